@@ -1,0 +1,26 @@
+"""The one exception type eatkit raises for bad input.
+
+Every message is a single line that names the problem (the set, file, word, option or model at fault),
+so that the CLI can print it as ``eatkit: error: <message>`` and exit non-zero without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class EatkitError(ValueError):
+    """Bad input or an unmet precondition, with a one-line message naming the problem."""
+
+    def __init__(self, message: str) -> None:
+        if "\n" in message:
+            raise AssertionError("EatkitError messages must be one line")
+        super().__init__(message)
+
+
+class MissingExtraError(EatkitError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{what} needs the optional dependency '{module}': install it with "
+            f"pip install 'eatkit[{extra}]'"
+        )
