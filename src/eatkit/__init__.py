@@ -1,5 +1,26 @@
-"""eatkit: embedding association tests for image, text and vision-language models."""
+"""eatkit: embedding association tests for image, text and vision-language models.
+
+The statistics live in :mod:`eatkit.stats` (numpy/scipy only) and are re-exported here.
+"""
 
 from eatkit._version import __version__
+from eatkit.stats import (
+    adjust_p_values,
+    bootstrap_effect_size,
+    eat,
+    group_permutation_test,
+    ml_eat,
+    sc_eat,
+    specificity,
+)
 
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    "adjust_p_values",
+    "bootstrap_effect_size",
+    "eat",
+    "group_permutation_test",
+    "ml_eat",
+    "sc_eat",
+    "specificity",
+]

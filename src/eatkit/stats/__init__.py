@@ -1,0 +1,39 @@
+"""EAT statistics on arrays: numpy and scipy only (no deep-learning imports).
+
+=====================================  ==========================================================
+:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
+:func:`sc_eat`                         single-category EAT of a word or target set (ML-EAT level 2)
+:func:`ml_eat`                         the three ML-EAT levels and the EAT pattern
+:func:`group_permutation_test`         exact / Monte Carlo permutation p-values for two groups
+:func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
+:func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
+:func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
+=====================================  ==========================================================
+"""
+
+from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
+from eatkit.stats.differential import EATResult, eat, sc_eat
+from eatkit.stats.effect_size import cohens_d
+from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
+from eatkit.stats.multitest import adjust_p_values
+from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
+from eatkit.stats.false_positives import SpecificityResult, specificity
+
+__all__ = [
+    "BootstrapResult",
+    "EATResult",
+    "Level3",
+    "MLEATResult",
+    "PATTERNS",
+    "PermutationOutcome",
+    "SpecificityResult",
+    "adjust_p_values",
+    "bootstrap_effect_size",
+    "cohens_d",
+    "eat",
+    "eat_pattern",
+    "group_permutation_test",
+    "ml_eat",
+    "sc_eat",
+    "specificity",
+]

@@ -1,0 +1,88 @@
+"""Input checks at the boundary of every statistic: one precise message per problem."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from eatkit.errors import EatkitError
+
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | None = None) -> np.ndarray:
+    """Return ``vectors`` as a float64 ``(n, d)`` array, or raise naming set ``name`` and the problem.
+
+    A 1-D vector is read as one row. Rows must be finite and have non-zero norm (cosine similarity is
+    undefined for a zero vector).
+    """
+    try:
+        arr = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EatkitError(f"set '{name}' is not a numeric array") from None
+    if arr.ndim == 1:
+        arr = arr[np.newaxis, :]
+    if arr.ndim != 2:
+        raise EatkitError(f"set '{name}' must be a 2-D array (n, d), got {arr.ndim} dimensions")
+    n, d = arr.shape
+    if n == 0:
+        raise EatkitError(f"set '{name}' is empty")
+    if n < min_rows:
+        raise EatkitError(f"set '{name}' has {n} stimuli; this test needs at least {min_rows}")
+    if d == 0:
+        raise EatkitError(f"set '{name}' has vectors of dimension 0")
+    if dim is not None and d != dim:
+        raise EatkitError(f"set '{name}' has dimension {d}, but the other sets have dimension {dim}")
+    finite = np.isfinite(arr).all(axis=1)
+    if not finite.all():
+        rows = np.flatnonzero(~finite)
+        raise EatkitError(f"set '{name}' has non-finite values (NaN or inf) in row(s) {_rows(rows)}")
+    norms = np.linalg.norm(arr, axis=1)
+    if not (norms > 0).all():
+        rows = np.flatnonzero(norms <= 0)
+        raise EatkitError(f"set '{name}' has zero-norm vector(s) in row(s) {_rows(rows)}")
+    return arr
+
+
+def check_sets(min_rows: int = 1, **sets: Any) -> dict[str, np.ndarray]:
+    """Check several named sets and that they share one dimension."""
+    out: dict[str, np.ndarray] = {}
+    dim: int | None = None
+    for name, vectors in sets.items():
+        arr = check_embeddings(name, vectors, min_rows=min_rows, dim=dim)
+        dim = arr.shape[1]
+        out[name] = arr
+    return out
+
+
+def check_alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise EatkitError(
+            f"alternative must be one of {', '.join(ALTERNATIVES)}, got '{alternative}'"
+        )
+    return alternative
+
+
+def check_ddof(ddof: Any) -> int:
+    if not isinstance(ddof, numbers.Integral) or isinstance(ddof, bool) or ddof < 0:
+        raise EatkitError(f"ddof must be a non-negative integer, got {ddof!r}")
+    return int(ddof)
+
+
+def check_values(name: str, values: Any, *, min_size: int = 1) -> np.ndarray:
+    """Check a 1-D array of association values (finite, at least ``min_size`` entries)."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise EatkitError(f"'{name}' must be a 1-D array of association values")
+    if arr.size < min_size:
+        raise EatkitError(f"'{name}' has {arr.size} values; at least {min_size} needed")
+    if not np.isfinite(arr).all():
+        raise EatkitError(f"'{name}' has non-finite values")
+    return arr
+
+
+def _rows(rows: np.ndarray, limit: int = 5) -> str:
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    return shown + (f" (and {rows.size - limit} more)" if rows.size > limit else "")

@@ -1,0 +1,254 @@
+"""The embedding association test (WEAT / iEAT / SEAT) and the single-category test (SC-EAT).
+
+Both compare two groups of association values with an effect size and a p-value:
+
+* EAT (level 1 of the ML-EAT): the groups are s(x, A, B) for x ∈ X and s(y, A, B) for y ∈ Y; the
+  statistic is s(X, Y, A, B) = Σ_x s(x, A, B) - Σ_y s(y, A, B) (iEAT seed eq. 1); the p-value
+  re-partitions X ∪ Y.
+* SC-EAT / ML-EAT level 2: for a target set T (a single word is a set of one), the groups are u(T, a) for
+  a ∈ A and u(T, b) for b ∈ B; the statistic is Σ_a u(T, a) - Σ_b u(T, b) (ML-EAT seed eq. 8); the
+  p-value re-partitions A ∪ B.
+
+Group sizes may differ: the permutation test handles that natively (partitions keep the original sizes);
+``sd="pooled"`` and ``p_method="welch"`` give the "American == White" seed's variants (appendix A.2).
+No group is ever truncated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from eatkit.errors import EatkitError
+from eatkit.stats._validation import check_alternative, check_ddof, check_sets
+from eatkit.stats.association import attribute_associations, target_associations
+from eatkit.stats.effect_size import check_sd, cohens_d
+from eatkit.stats.permutation import check_permutations, group_permutation_test
+
+P_METHODS = ("permutation", "welch")
+
+
+@dataclass(frozen=True)
+class EATResult:
+    """Result of an EAT or SC-EAT, with everything needed to say how it was computed.
+
+    Attributes
+    ----------
+    effect_size : float
+        Cohen's d (see ``sd`` and ``ddof``).
+    statistic : float
+        The test statistic: s(X, Y, A, B) for an EAT, Σ_A u - Σ_B u for an SC-EAT.
+    p_value : float
+        The p-value for ``alternative``.
+    p_values : dict
+        p-values for all three alternatives from the same partitions ("greater", "less", "two-sided").
+    alternative : str
+        "greater" (first group more associated with A), "less" or "two-sided".
+    p_method : str
+        "permutation" or "welch".
+    exact : bool
+        True when every partition was counted (always False for Welch's test).
+    n_permutations : int
+        Partitions evaluated (all of them when exact; random draws otherwise; 0 for Welch).
+    n_partitions : int
+        Number of distinct partitions C(n1 + n2, n1).
+    standard_errors : dict
+        Monte Carlo standard error of each p-value (0.0 when exact; empty for Welch);
+        ``mc_standard_error`` is the one of ``p_value``.
+    seed : int or None
+        Seed of the Monte Carlo stream, to repeat the run (None when exact or a Generator was passed).
+    sd, ddof : str, int
+        Standard deviation used for the effect size and its delta degrees of freedom.
+    groups : tuple of str
+        Names of the two groups, ("X", "Y") for an EAT and ("A", "B") for an SC-EAT.
+    associations : tuple of numpy arrays
+        The per-stimulus association values of the two groups (s(w, A, B) or u(T, a)).
+    tie_tolerance : float
+        Tolerance on subset sums for counting ties (see :mod:`eatkit.stats.permutation`).
+    """
+
+    effect_size: float
+    statistic: float
+    p_value: float
+    p_values: dict[str, float]
+    alternative: str
+    p_method: str
+    exact: bool
+    n_permutations: int
+    n_partitions: int
+    standard_errors: dict[str, float]
+    seed: int | None
+    sd: str
+    ddof: int
+    groups: tuple[str, str]
+    associations: tuple[np.ndarray, np.ndarray]
+    tie_tolerance: float
+
+    @property
+    def mc_standard_error(self) -> float:
+        """Monte Carlo standard error of ``p_value`` (0.0 when exact or Welch)."""
+        return self.standard_errors.get(self.alternative, 0.0)
+
+    def with_alternative(self, alternative: str) -> "EATResult":
+        """The same result reported for another alternative (nothing is recomputed)."""
+        check_alternative(alternative)
+        return dataclasses.replace(self, alternative=alternative, p_value=self.p_values[alternative])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (without the per-stimulus associations)."""
+        return {
+            "effect_size": self.effect_size,
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "p_values": dict(self.p_values),
+            "alternative": self.alternative,
+            "p_method": self.p_method,
+            "exact": self.exact,
+            "n_permutations": self.n_permutations,
+            "n_partitions": self.n_partitions,
+            "mc_standard_error": self.mc_standard_error,
+            "seed": self.seed,
+            "sd": self.sd,
+            "ddof": self.ddof,
+            "groups": list(self.groups),
+            "n": [int(a.size) for a in self.associations],
+        }
+
+
+def eat(
+    X: Any,
+    Y: Any,
+    A: Any,
+    B: Any,
+    *,
+    alternative: str = "greater",
+    permutations: str | int = "auto",
+    rng: Any = None,
+    ddof: int = 1,
+    sd: str = "caliskan",
+    p_method: str = "permutation",
+) -> EATResult:
+    """Embedding association test of targets X vs Y with attributes A vs B.
+
+    Parameters
+    ----------
+    X, Y, A, B : array_like, shape (n, d)
+        Embeddings (one row per stimulus; any scale, only directions matter).
+    alternative : {"greater", "less", "two-sided"}
+        "greater" tests whether X is more associated with A (and Y with B) than chance.
+        "two-sided" counts partitions whose |difference of means| reaches the observed one.
+    permutations : "auto", "exact" or int
+        See :func:`eatkit.stats.permutation.group_permutation_test`.
+    rng : None, int or numpy.random.Generator
+        Randomness for Monte Carlo p-values.
+    ddof : int
+        Delta degrees of freedom of the Caliskan SD (default 1).
+    sd : {"caliskan", "pooled"}
+        SD of all target associations (Caliskan et al.) or the pooled SD for unequal groups.
+    p_method : {"permutation", "welch"}
+        Permutation test over re-partitions of X ∪ Y, or Welch's unequal-variance t-test on the
+        associations ("American == White" seed).
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.1], [0.9, 0.2]]; Y = [[0.1, 1.0], [0.2, 0.9]]
+    >>> A = [[1.0, 0.0], [0.8, 0.1]]; B = [[0.0, 1.0], [0.1, 0.8]]
+    >>> r = eat(X, Y, A, B, permutations="exact")
+    >>> round(r.effect_size, 3), r.p_value, r.n_partitions
+    (1.726, 0.16666666666666666, 6)
+    """
+    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    sx = target_associations(sets["X"], sets["A"], sets["B"])
+    sy = target_associations(sets["Y"], sets["A"], sets["B"])
+    return _difference_test(sx, sy, ("X", "Y"), alternative, permutations, rng, ddof, sd, p_method)
+
+
+def sc_eat(
+    T: Any,
+    A: Any,
+    B: Any,
+    *,
+    alternative: str = "greater",
+    permutations: str | int = "auto",
+    rng: Any = None,
+    ddof: int = 1,
+    sd: str = "caliskan",
+    p_method: str = "permutation",
+) -> EATResult:
+    """Single-category EAT: association of one target (a vector) or a target set T with A vs B.
+
+    Effect size (ML-EAT seed eq. 5; for one word, the SC-EAT of the "American == White" seed, eq. 3):
+    d = (mean_a u(T, a) - mean_b u(T, b)) / SD_{x ∈ A ∪ B} u(T, x), and a permutation p-value over
+    re-partitions of A ∪ B (ML-EAT seed eq. 7).
+
+    Examples
+    --------
+    >>> r = sc_eat([1.0, 0.0], [[1.0, 0.1], [0.9, 0.0]], [[0.0, 1.0], [0.2, 1.0]], permutations="exact")
+    >>> r.groups, r.n_partitions, r.p_value
+    (('A', 'B'), 6, 0.16666666666666666)
+    """
+    sets = check_sets(min_rows=1, T=T, A=A, B=B)
+    ua = attribute_associations(sets["T"], sets["A"])
+    ub = attribute_associations(sets["T"], sets["B"])
+    return _difference_test(ua, ub, ("A", "B"), alternative, permutations, rng, ddof, sd, p_method)
+
+
+def _difference_test(
+    first: np.ndarray,
+    second: np.ndarray,
+    groups: tuple[str, str],
+    alternative: str,
+    permutations: Any,
+    rng: Any,
+    ddof: int,
+    sd: str,
+    p_method: str,
+) -> EATResult:
+    """Effect size and p-value of ``first`` vs ``second`` association values (shared by EAT and SC-EAT)."""
+    check_alternative(alternative)
+    ddof = check_ddof(ddof)
+    check_sd(sd, first.size, second.size, ddof)
+    if p_method not in P_METHODS:
+        raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{p_method}'")
+    if first.size + second.size < 2:
+        raise EatkitError(f"groups {groups[0]} and {groups[1]} need at least 2 stimuli in all")
+    d = float(cohens_d(first, second, sd=sd, ddof=ddof))
+    statistic = float(first.sum() - second.sum())
+    if p_method == "welch":
+        if first.size < 2 or second.size < 2:
+            raise EatkitError(
+                f"Welch's t-test needs at least 2 stimuli in each of {groups[0]} and {groups[1]}, "
+                f"got {first.size} and {second.size}"
+            )
+        p_values = {
+            alt: float(sps.ttest_ind(first, second, equal_var=False, alternative=alt).pvalue)
+            for alt in ("greater", "less", "two-sided")
+        }
+        return EATResult(
+            d, statistic, p_values[alternative], p_values, alternative, "welch", False, 0, 0, {},
+            None, sd, ddof if sd == "caliskan" else 1, groups, (first, second), 0.0,
+        )
+    check_permutations(permutations)
+    out = group_permutation_test(first, second, permutations=permutations, rng=rng)
+    return EATResult(
+        effect_size=d,
+        statistic=statistic,
+        p_value=out.p_values[alternative],
+        p_values=dict(out.p_values),
+        alternative=alternative,
+        p_method="permutation",
+        exact=out.exact,
+        n_permutations=out.n_permutations,
+        n_partitions=out.n_partitions,
+        standard_errors=dict(out.standard_errors),
+        seed=out.seed,
+        sd=sd,
+        ddof=ddof if sd == "caliskan" else 1,
+        groups=groups,
+        associations=(first, second),
+        tie_tolerance=out.tolerance,
+    )

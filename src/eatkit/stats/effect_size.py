@@ -1,0 +1,51 @@
+"""Standardised effect sizes (Cohen's d) of a difference between two groups of association values.
+
+Two standard deviations are offered:
+
+* ``"caliskan"``: the SD of *all* values of both groups together (Caliskan et al. 2017; iEAT seed §3.3;
+  ML-EAT seed eqs. 1 and 5), with ``ddof`` settable (default 1, the sample SD; Caliskan et al.'s code
+  used ddof=1 too),
+* ``"pooled"``: the pooled SD for unequal group sizes ("American == White" seed, appendix A.2, eq. 4):
+  sqrt(((N1 - 1) s1² + (N2 - 1) s2²) / (N1 + N2 - 2)), with s1, s2 the sample SDs (ddof = 1 by definition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eatkit.errors import EatkitError
+
+SD_METHODS = ("caliskan", "pooled")
+
+
+def check_sd(sd: str, n_first: int, n_second: int, ddof: int) -> None:
+    """Reject an SD choice that is undefined for these group sizes."""
+    if sd not in SD_METHODS:
+        raise EatkitError(f"sd must be one of {', '.join(SD_METHODS)}, got '{sd}'")
+    if sd == "pooled" and (n_first < 2 or n_second < 2):
+        raise EatkitError(
+            f"the pooled SD needs at least 2 values in each group, got {n_first} and {n_second}"
+        )
+    if sd == "caliskan" and n_first + n_second <= ddof:
+        raise EatkitError(f"the SD with ddof={ddof} needs more than {ddof} values in all")
+
+
+def cohens_d(first: np.ndarray, second: np.ndarray, *, sd: str = "caliskan", ddof: int = 1) -> np.ndarray:
+    """(mean(first) - mean(second)) / SD along the last axis (so it vectorises over bootstrap rows).
+
+    A zero SD (all values identical) gives d = 0 when the means are equal and ±inf otherwise,
+    following IEEE arithmetic rather than raising, so a degenerate resample does not abort a bootstrap.
+
+    >>> float(cohens_d(np.array([1.0, 2.0]), np.array([0.0, 1.0])))
+    1.224744871391589
+    """
+    diff = first.mean(axis=-1) - second.mean(axis=-1)
+    if sd == "caliskan":
+        scale = np.concatenate([first, second], axis=-1).std(axis=-1, ddof=ddof)
+    else:
+        n1, n2 = first.shape[-1], second.shape[-1]
+        v1, v2 = first.var(axis=-1, ddof=1), second.var(axis=-1, ddof=1)
+        scale = np.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = diff / scale
+    return np.where((scale == 0) & (diff == 0), 0.0, d)

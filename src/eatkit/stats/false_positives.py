@@ -1,0 +1,92 @@
+"""Specificity (false-positive) analysis of the EAT (iEAT seed, §6 "Specificity").
+
+The stimuli of all four sets are pooled and randomly re-partitioned into four sets of the original sizes
+|X|, |Y|, |A|, |B|, many times; each random test has no real target/attribute structure, so the share of
+random tests significant at level α estimates the false-positive rate, which a valid test keeps near α.
+(The seed reports 10.3% at α = 0.1 and 1.2% at α = 0.01 for the Insect-Flower stimuli.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eatkit.errors import EatkitError
+from eatkit.stats._validation import check_alternative, check_sets
+from eatkit.stats.association import unit_rows
+from eatkit.stats.effect_size import cohens_d
+from eatkit.stats.permutation import group_permutation_test, resolve_rng
+from eatkit.progress import progress
+
+
+@dataclass(frozen=True)
+class SpecificityResult:
+    """False-positive rates of the EAT on random re-partitions of the pooled stimuli."""
+
+    false_positive_rates: dict[float, float]
+    p_values: np.ndarray
+    effect_sizes: np.ndarray
+    n_partitions: int
+    permutations: str | int
+    alternative: str
+    seed: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "false_positive_rates": {str(a): r for a, r in self.false_positive_rates.items()},
+            "n_partitions": self.n_partitions,
+            "permutations": self.permutations,
+            "alternative": self.alternative,
+            "seed": self.seed,
+        }
+
+
+def specificity(
+    X: Any,
+    Y: Any,
+    A: Any,
+    B: Any,
+    *,
+    n_partitions: int = 1000,
+    alphas: tuple[float, ...] = (0.1, 0.05, 0.01),
+    permutations: str | int = 10_000,
+    alternative: str = "greater",
+    rng: Any = None,
+) -> SpecificityResult:
+    """False-positive rate of the EAT at each ``alpha`` over ``n_partitions`` random re-partitions.
+
+    Each random test's p-value uses ``permutations`` (see :func:`eatkit.stats.differential.eat`).
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> r = specificity(*(g.normal(size=(4, 5)) for _ in range(4)), n_partitions=50, permutations="exact", rng=1)
+    >>> sorted(r.false_positive_rates)
+    [0.01, 0.05, 0.1]
+    """
+    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    check_alternative(alternative)
+    if int(n_partitions) < 1:
+        raise EatkitError(f"n_partitions must be a positive integer, got {n_partitions}")
+    if not all(0 < a < 1 for a in alphas):
+        raise EatkitError(f"alphas must lie strictly between 0 and 1, got {alphas}")
+    generator, seed = resolve_rng(rng)
+    sizes = [len(sets[k]) for k in "XYAB"]
+    pooled = unit_rows(np.concatenate([sets[k] for k in "XYAB"]))
+    cos = pooled @ pooled.T
+    bounds = np.cumsum([0] + sizes)
+    p_values = np.empty(int(n_partitions))
+    effects = np.empty(int(n_partitions))
+    for i in progress(range(p_values.size), desc="specificity"):
+        order = generator.permutation(len(pooled))
+        x, y, a, b = (order[bounds[j] : bounds[j + 1]] for j in range(4))
+        targets = np.concatenate([x, y])
+        # s(w, A_i, B_i) for the random targets, from the pooled cosine matrix
+        s = cos[np.ix_(targets, a)].mean(axis=1) - cos[np.ix_(targets, b)].mean(axis=1)
+        sx, sy = s[: x.size], s[x.size :]
+        effects[i] = cohens_d(sx, sy)
+        p_values[i] = group_permutation_test(sx, sy, permutations=permutations, rng=generator).p_values[alternative]
+    rates = {float(a): float(np.mean(p_values < a)) for a in alphas}
+    return SpecificityResult(rates, p_values, effects, p_values.size, permutations, alternative, seed)

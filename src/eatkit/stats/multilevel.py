@@ -1,0 +1,159 @@
+"""The multilevel EAT (ML-EAT seed, "Approach"): three levels and the nine EAT patterns.
+
+* Level 1: the EAT of X vs Y with A vs B (eq. 1-4).
+* Level 2: the SC-EAT of X with A vs B, and of Y with A vs B (eq. 5-8).
+* Level 3: mean and SD (ddof = 1) of the cosine similarities of (X, A), (X, B), (Y, A), (Y, B) (eq. 10-11).
+
+A target is *associated* with A when its level-2 effect size is >= ``effect_threshold`` (0.2, Cohen's
+"small") and its one-sided p-value towards A is < ``alpha`` (0.05); with B when d <= -0.2 and the
+one-sided p towards B is < 0.05. (The seed's "p-value > 0.05" in the EAT-Map paragraph is a typo for
+"< 0.05": its pattern definitions require a significant p.) The pair of associations names the pattern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eatkit.stats._validation import check_sets
+from eatkit.stats.association import cosine_matrix
+from eatkit.stats.differential import EATResult, eat, sc_eat
+from eatkit.stats.permutation import resolve_rng
+
+#: (association of X, association of Y) -> pattern name; None = associated with neither attribute
+PATTERNS: dict[tuple[str | None, str | None], str] = {
+    ("A", "B"): "AB-Divergent",
+    ("B", "A"): "BA-Divergent",
+    ("A", "A"): "A-Uniform",
+    ("B", "B"): "B-Uniform",
+    ("A", None): "AX-Singular",
+    ("B", None): "BX-Singular",
+    (None, "A"): "AY-Singular",
+    (None, "B"): "BY-Singular",
+    (None, None): "Non-Directional",
+}
+
+
+@dataclass(frozen=True)
+class Level3:
+    """Mean and SD (ddof = 1) of the cosine similarities between one target and one attribute set."""
+
+    mean: float
+    sd: float
+    similarities: np.ndarray  # all pairwise cosines, flattened (target-major)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"mean": self.mean, "sd": self.sd}
+
+
+@dataclass(frozen=True)
+class MLEATResult:
+    """All three ML-EAT levels and the EAT pattern.
+
+    ``level2_x`` and ``level2_y`` report the one-sided p-value in the direction of their effect size
+    (towards A when d >= 0, towards B otherwise: ``alternative`` is "greater" or "less"); both tails are
+    in their ``p_values``.
+    """
+
+    level1: EATResult
+    level2_x: EATResult
+    level2_y: EATResult
+    level3: dict[str, Level3]  # keys "xa", "xb", "ya", "yb"
+    association_x: str | None
+    association_y: str | None
+    pattern: str
+    effect_threshold: float
+    alpha: float
+    seed: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level1": self.level1.to_dict(),
+            "level2_x": self.level2_x.to_dict(),
+            "level2_y": self.level2_y.to_dict(),
+            "level3": {k: v.to_dict() for k, v in self.level3.items()},
+            "association_x": self.association_x,
+            "association_y": self.association_y,
+            "pattern": self.pattern,
+            "effect_threshold": self.effect_threshold,
+            "alpha": self.alpha,
+            "seed": self.seed,
+        }
+
+
+def associated_attribute(result: EATResult, effect_threshold: float = 0.2, alpha: float = 0.05) -> str | None:
+    """"A", "B" or None: the attribute a level-2 result associates its target with (module docstring)."""
+    if result.effect_size >= effect_threshold and result.p_values["greater"] < alpha:
+        return "A"
+    if result.effect_size <= -effect_threshold and result.p_values["less"] < alpha:
+        return "B"
+    return None
+
+
+def eat_pattern(association_x: str | None, association_y: str | None) -> str:
+    """The pattern name for the attributes X and Y are associated with.
+
+    >>> eat_pattern("A", None)
+    'AX-Singular'
+    """
+    return PATTERNS[(association_x, association_y)]
+
+
+def ml_eat(
+    X: Any,
+    Y: Any,
+    A: Any,
+    B: Any,
+    *,
+    alternative: str = "greater",
+    permutations: str | int = "auto",
+    rng: Any = None,
+    ddof: int = 1,
+    sd: str = "caliskan",
+    p_method: str = "permutation",
+    effect_threshold: float = 0.2,
+    alpha: float = 0.05,
+) -> MLEATResult:
+    """Run the ML-EAT: level 1 (``alternative`` applies), level 2 for X and Y, level 3, the pattern.
+
+    The three permutation tests draw from independent streams spawned from one seed, recorded in
+    ``seed`` (and in each level's result), so a run is repeated exactly by passing ``rng=result.seed``.
+
+    Examples
+    --------
+    >>> X = [[1.0, 0.1], [0.9, 0.2], [1.0, 0.0]]; Y = [[0.1, 1.0], [0.2, 0.9], [0.0, 1.0]]
+    >>> A = [[1.0, 0.0], [0.8, 0.1], [0.9, 0.05]]; B = [[0.0, 1.0], [0.1, 0.8], [0.05, 0.9]]
+    >>> ml_eat(X, Y, A, B, permutations="exact").pattern
+    'Non-Directional'
+    """
+    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    generator, seed = resolve_rng(rng)
+    streams = generator.spawn(3)
+    options = dict(permutations=permutations, ddof=ddof, sd=sd, p_method=p_method)
+    level1 = eat(sets["X"], sets["Y"], sets["A"], sets["B"], alternative=alternative, rng=streams[0], **options)
+    level2 = []
+    for target, stream in zip(("X", "Y"), streams[1:]):
+        r = sc_eat(sets[target], sets["A"], sets["B"], rng=stream, **options)
+        level2.append(r.with_alternative("greater" if r.effect_size >= 0 else "less"))
+    level3 = {}
+    for t in ("X", "Y"):
+        for a in ("A", "B"):
+            cos = cosine_matrix(sets[t], sets[a]).ravel()
+            sd3 = float(cos.std(ddof=1)) if cos.size > 1 else float("nan")
+            level3[(t + a).lower()] = Level3(float(cos.mean()), sd3, cos)
+    assoc_x = associated_attribute(level2[0], effect_threshold, alpha)
+    assoc_y = associated_attribute(level2[1], effect_threshold, alpha)
+    return MLEATResult(
+        level1=level1,
+        level2_x=level2[0],
+        level2_y=level2[1],
+        level3=level3,
+        association_x=assoc_x,
+        association_y=assoc_y,
+        pattern=eat_pattern(assoc_x, assoc_y),
+        effect_threshold=effect_threshold,
+        alpha=alpha,
+        seed=seed,
+    )
