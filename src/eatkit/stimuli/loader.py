@@ -1,0 +1,67 @@
+"""Loading suites: the bundled ones (``eatkit/stimuli/suites/<id>.json``) or a user's suite file."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from eatkit.errors import EatkitError
+from eatkit.stimuli.schema import parse_suite
+from eatkit.stimuli.types import Suite
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Load a bundled suite by id (``"weat"``) or a suite file by path.
+
+    A :class:`~pathlib.Path`, or a string that ends in ``.json`` or contains a path separator, is read
+    as a file; any other string names a bundled suite.
+
+    >>> suite = load_suite("weat")
+    >>> suite.test("weat1").X.name, len(suite.test("weat1").X.items)
+    ('Flowers', 25)
+    """
+    if isinstance(name_or_path, Path) or name_or_path.endswith(".json") or any(
+        sep in name_or_path for sep in ("/", "\\")
+    ):
+        return _load_file(Path(name_or_path))
+    bundled = _bundled_files()
+    if name_or_path not in bundled:
+        raise EatkitError(
+            f"unknown suite '{name_or_path}' (bundled: {', '.join(sorted(bundled))}; "
+            "or give the path of a .json suite file)"
+        )
+    return _load_bundled(name_or_path)
+
+
+def list_suites() -> list[Suite]:
+    """The bundled suites, sorted by id.
+
+    >>> [suite.id for suite in list_suites()][:2]
+    ['ieat', 'ieat-intersectional']
+    """
+    return [_load_bundled(suite_id) for suite_id in sorted(_bundled_files())]
+
+
+def _bundled_files() -> dict[str, Traversable]:
+    folder = resources.files("eatkit.stimuli") / "suites"
+    return {f.name.removesuffix(".json"): f for f in folder.iterdir() if f.name.endswith(".json")}
+
+
+@cache
+def _load_bundled(suite_id: str) -> Suite:
+    file = _bundled_files()[suite_id]
+    return parse_suite(file.read_text(encoding="utf-8"), file.name, source=f"bundled:{file.name}")
+
+
+def _load_file(path: Path) -> Suite:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EatkitError(f"suite file {path} not found") from None
+    except UnicodeDecodeError as err:
+        raise EatkitError(f"suite file {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise EatkitError(f"suite file {path}: cannot read it ({err.strerror})") from None
+    return parse_suite(text, str(path), source=str(path.resolve()))

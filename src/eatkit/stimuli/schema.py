@@ -1,0 +1,221 @@
+"""Validation of suite files, format ``eatkit.suite/1`` (documented in ``docs/suite-schema.md``).
+
+A suite file is a JSON object with metadata, optional named stimulus ``sets`` and a list of ``tests``;
+each test's X, Y, A and B is an inline set object or the name of one of the ``sets``. Every problem is
+reported as one :class:`~eatkit.errors.EatkitError` line that names the file, the test and the set.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from eatkit.errors import EatkitError
+from eatkit.stimuli.types import MODALITIES, ROLES, AssociationTest, StimulusSet, Suite
+
+SCHEMA_ID = "eatkit.suite/1"
+
+# Allowed keys of each kind of object: key -> (JSON type or types, required).
+_SUITE_KEYS: dict[str, tuple[Any, bool]] = {
+    "schema": (str, True),
+    "id": (str, True),
+    "title": (str, True),
+    "citation": (str, False),
+    "description": (str, False),
+    "sets": (dict, False),
+    "tests": (list, True),
+}
+_TEST_KEYS: dict[str, tuple[Any, bool]] = {
+    "id": (str, True),
+    "title": (str, True),
+    "citation": (str, False),
+    "notes": (str, False),
+    **{role: ((dict, str), True) for role in ROLES},
+}
+_SET_KEYS: dict[str, tuple[Any, bool]] = {
+    "name": (str, True),
+    "modality": (str, True),
+    "items": (list, False),
+    "category": (str, False),
+    "templates": (list, False),
+}
+# Content keys each modality requires, and the ones it accepts (beyond name and modality).
+_MODALITY_KEYS: dict[str, tuple[str, frozenset[str]]] = {
+    "word": ("items", frozenset({"items", "templates"})),
+    "sentence": ("items", frozenset({"items"})),
+    "image": ("category", frozenset({"category"})),
+}
+assert tuple(_MODALITY_KEYS) == MODALITIES
+
+_EXPECTED = {
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+    (dict, str): "a set object or the name of an entry of 'sets'",
+}
+_JSON_TYPES = (
+    (bool, "boolean"), (str, "string"), ((int, float), "number"), (list, "array"), (dict, "object")
+)  # bool before number: True is an int
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def parse_suite(text: str, label: str, source: str = "") -> Suite:
+    """Parse and validate the text of a suite file; errors are prefixed ``suite file <label>:``.
+
+    >>> text = '''{"schema": "eatkit.suite/1", "id": "s", "title": "S", "tests": [{"id": "t",
+    ...   "title": "T", "X": {"name": "x", "modality": "word", "items": ["a"]}, "Y": "y", "A": "y",
+    ...   "B": "y"}], "sets": {"y": {"modality": "word", "items": ["b"]}}}'''
+    >>> parse_suite(text, "s.json").test("t").Y
+    StimulusSet(name='y', modality='word', items=('b',), category=None, templates=())
+    """
+    where = f"suite file {label}"
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in obj:
+                raise EatkitError(f"{where}: duplicate key '{key}' in a JSON object")
+            obj[key] = value
+        return obj
+
+    try:
+        data = json.loads(text, object_pairs_hook=unique_keys)
+    except json.JSONDecodeError as err:
+        raise EatkitError(
+            f"{where}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
+        ) from None
+    return _suite(data, where, source)
+
+
+def _suite(data: Any, where: str, source: str) -> Suite:
+    _check_keys(data, _SUITE_KEYS, where)
+    if data["schema"] != SCHEMA_ID:
+        raise EatkitError(f"{where}: unsupported schema '{data['schema']}' (expected '{SCHEMA_ID}')")
+    _check_id(data["id"], f"{where}: suite id")
+    named = {
+        key: _stimulus_set({"name": key, **value} if isinstance(value, dict) else value,
+                           f"{where}: set '{key}'")
+        for key, value in data.get("sets", {}).items()
+    }
+    citation = data.get("citation", "")
+    tests: list[AssociationTest] = []
+    first_index: dict[str, int] = {}
+    for number, test in enumerate(data["tests"], start=1):
+        tests.append(_test(test, f"{where}: test #{number}", where, named, citation))
+        test_id = tests[-1].id
+        if test_id in first_index:
+            raise EatkitError(
+                f"{where}: duplicate test id '{test_id}' (test #{first_index[test_id]} and test #{number})"
+            )
+        first_index[test_id] = number
+    return Suite(
+        id=data["id"],
+        title=data["title"],
+        tests=tuple(tests),
+        citation=citation,
+        description=data.get("description", ""),
+        source=source,
+    )
+
+
+def _test(
+    data: Any, numbered: str, where: str, named: dict[str, StimulusSet], citation: str
+) -> AssociationTest:
+    if isinstance(data, dict) and isinstance(data.get("id"), str) and _ID.fullmatch(data["id"]):
+        numbered = f"{where}: test '{data['id']}'"  # name the test by its id once the id is valid
+    _check_keys(data, _TEST_KEYS, numbered)
+    _check_id(data["id"], f"{numbered}: test id")
+    sets: dict[str, StimulusSet] = {}
+    for role in ROLES:
+        value = data[role]
+        if isinstance(value, dict):
+            sets[role] = _stimulus_set(value, f"{numbered}: set '{role}'")
+        elif value in named:
+            sets[role] = named[value]
+        else:
+            known = ", ".join(sorted(named)) or "none defined"
+            raise EatkitError(
+                f"{numbered}: set '{role}' refers to unknown set '{value}' in 'sets' (known: {known})"
+            )
+    return AssociationTest(
+        id=data["id"],
+        title=data["title"],
+        citation=data.get("citation", citation),
+        notes=data.get("notes", ""),
+        **sets,
+    )
+
+
+def _stimulus_set(data: Any, where: str) -> StimulusSet:
+    _check_keys(data, _SET_KEYS, where)
+    modality = data["modality"]
+    if modality not in _MODALITY_KEYS:
+        raise EatkitError(f"{where}: unknown modality '{modality}' (known: {', '.join(MODALITIES)})")
+    required, accepted = _MODALITY_KEYS[modality]
+    extra = sorted(data.keys() - {"name", "modality"} - accepted)
+    if extra:
+        only = " and ".join(sorted(accepted))
+        raise EatkitError(f"{where}: {modality} sets take no '{extra[0]}' (only {only})")
+    if required not in data:
+        raise EatkitError(f"{where}: {modality} sets need '{required}'")
+    category = data.get("category")
+    if category is not None and ("\\" in category or {"", ".", ".."} & set(category.split("/"))):
+        raise EatkitError(f"{where}: category '{category}' must be a relative folder path like 'gender/male'")
+    items = _strings(data.get("items", []), f"{where}: items")
+    if required == "items" and not items:
+        raise EatkitError(f"{where} has no items")
+    for item in items:
+        if item != item.strip():
+            raise EatkitError(f"{where}: item '{item}' has leading or trailing whitespace")
+    if len(set(items)) < len(items):
+        repeated = next(item for item in items if items.count(item) > 1)
+        raise EatkitError(f"{where} repeats item '{repeated}'")
+    templates = _strings(data.get("templates", []), f"{where}: templates")
+    for template in templates:
+        if "{x}" not in template:
+            raise EatkitError(f"{where}: template '{template}' has no '{{x}}' placeholder")
+    return StimulusSet(
+        name=data["name"], modality=modality, items=items, category=category, templates=templates
+    )
+
+
+def _check_keys(data: Any, table: dict[str, tuple[Any, bool]], where: str) -> None:
+    """Check that ``data`` is an object with only ``table``'s keys, all required ones, of the right types."""
+    if not isinstance(data, dict):
+        raise EatkitError(f"{where} must be an object, got {_json_type(data)}")
+    for key in data:
+        if key not in table:
+            raise EatkitError(f"{where}: unknown key '{key}' (allowed: {', '.join(table)})")
+    for key, (kind, required) in table.items():
+        if key not in data:
+            if required:
+                raise EatkitError(f"{where}: missing key '{key}'")
+        elif not isinstance(data[key], kind):
+            raise EatkitError(f"{where}: '{key}' must be {_EXPECTED[kind]}, got {_json_type(data[key])}")
+        elif required and data[key] in ("", [], {}):
+            raise EatkitError(f"{where}: '{key}' is empty")
+
+
+def _check_id(value: str, what: str) -> None:
+    if not _ID.fullmatch(value):
+        raise EatkitError(
+            f"{what} '{value}' must be letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
+
+
+def _strings(values: list[Any], what: str) -> tuple[str, ...]:
+    for index, value in enumerate(values):
+        if not isinstance(value, str) or not value:
+            raise EatkitError(f"{what}[{index}] must be a non-empty string, got {_json_type(value)}")
+    return tuple(values)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value == "":
+        return "an empty string"
+    for kind, name in _JSON_TYPES:
+        if isinstance(value, kind):
+            return name
+    return "null"
