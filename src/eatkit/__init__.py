@@ -4,6 +4,8 @@ The statistics live in :mod:`eatkit.stats` (numpy/scipy only) and are re-exporte
 """
 
 from eatkit._version import __version__
+from eatkit.runner import RunOptions, RunResult, run_suite
+from eatkit.stimuli.loader import list_suites, load_suite
 from eatkit.stats import (
     adjust_p_values,
     bootstrap_effect_size,
@@ -15,7 +17,12 @@ from eatkit.stats import (
 )
 
 __all__ = [
+    "RunOptions",
+    "RunResult",
     "__version__",
+    "list_suites",
+    "load_suite",
+    "run_suite",
     "adjust_p_values",
     "bootstrap_effect_size",
     "eat",

@@ -1,0 +1,85 @@
+"""Published numbers that eatkit must reproduce (Caliskan et al. 2017; Steed & Caliskan 2021; ML-EAT)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import shared_path
+from eatkit import RunOptions, load_suite, run_suite
+from eatkit.sources.precomputed import IEATEmbeddings
+from eatkit.sources.vectors import load_word_vectors
+from published_values import IEAT_TABLE1, IEAT_TABLE2_IGPT_FROM_TEXT, WEAT_CALISKAN_D
+
+pytestmark = pytest.mark.shared_data
+
+# The ML-EAT seed's Table 1: EAT patterns of the ten WEATs on GloVe 840B.
+ML_EAT_PATTERNS = {
+    "weat1": "AB-Divergent", "weat2": "AB-Divergent", "weat3": "Non-Directional",
+    "weat4": "Non-Directional", "weat5": "AX-Singular", "weat6": "BY-Singular",
+    "weat7": "Non-Directional", "weat8": "AX-Singular", "weat9": "BY-Singular", "weat10": "A-Uniform",
+}
+# Monte Carlo draws assumed behind a published sampled p-value (to bound its sampling error).
+PUBLISHED_DRAWS = 10_000
+
+
+@pytest.fixture(scope="module")
+def weat_glove840b():
+    path = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
+    suite = load_suite("weat")
+    vectors = load_word_vectors(path)
+    return run_suite(suite, vectors, options=RunOptions(seed=7, n_bootstrap=0))
+
+
+def test_weat_effect_sizes_match_caliskan_2017(weat_glove840b):
+    got = {r["test"]: r["effect_size"] for r in weat_glove840b.records}
+    for test, d in WEAT_CALISKAN_D.items():
+        assert abs(got[test] - d) <= 0.01, (test, got[test], d)
+
+
+def test_weat_p_values_significant_and_exact_where_cheap(weat_glove840b):
+    for r in weat_glove840b.records:
+        assert r["p_value"] < 0.02, r["test"]
+        # 25 + 25 and 32 + 32 targets exceed the 'auto' exact budget; every smaller test is exact
+        assert r["p_value_exact"] == (r["n_x"] + r["n_y"] <= 44), r["test"]
+    weat7 = next(r for r in weat_glove840b.records if r["test"] == "weat7")
+    # exact: 12870 partitions of 8 + 8 targets; the count is an integer
+    assert weat7["n_permutations"] == math.comb(16, 8)
+    assert (weat7["p_value"] * math.comb(16, 8)) == pytest.approx(round(weat7["p_value"] * math.comb(16, 8)))
+
+
+def test_weat_patterns_match_ml_eat_table_1(weat_glove840b):
+    assert {r["test"]: r["pattern"] for r in weat_glove840b.records} == ML_EAT_PATTERNS
+
+
+def _published_p_agrees(ours: float, ours_se: float, published: str) -> bool:
+    """A published p "<1e-k" is an upper bound; a number is rounded to 2 decimals and was sampled."""
+    if published.startswith("<"):
+        return ours < float(published[1:])
+    p = float(published)
+    published_se = math.sqrt(max(p * (1 - p), 1e-4) / PUBLISHED_DRAWS)
+    return abs(ours - p) <= 0.005 + 4 * math.hypot(published_se, ours_se)
+
+
+@pytest.mark.parametrize("model,key", [("igpt_l_32", "igpt"), ("simclr_152_3x_sk1", "simclr")])
+def test_ieat_table_1(model, key):
+    source = IEATEmbeddings(shared_path("ieat", "embeddings"), model)
+    run = run_suite(load_suite("ieat"), source, options=RunOptions(seed=3, permutations=20_000, n_bootstrap=0))
+    assert len(run.records) == 15
+    for r in run.records:
+        d, p = IEAT_TABLE1[r["test"]][key]
+        assert abs(r["effect_size"] - d) <= 0.01, (r["test"], r["effect_size"], d)
+        assert _published_p_agrees(r["p_value"], r["p_value_mc_se"], p), (r["test"], r["p_value"], p)
+        assert r["n_x"] == IEAT_TABLE1[r["test"]]["n_t"] or r["test"] in {"gender-career", "gender-science"}
+
+
+def test_ieat_intersectional_runs_and_matches_quoted_values():
+    source = IEATEmbeddings(shared_path("ieat", "embeddings"), "igpt_l_32")
+    run = run_suite(load_suite("ieat-intersectional"), source,
+                    options=RunOptions(seed=3, permutations=20_000, n_bootstrap=0))
+    got = {r["test"]: r for r in run.records}
+    assert len(got) == 16
+    for test, (d, p) in IEAT_TABLE2_IGPT_FROM_TEXT.items():
+        assert abs(got[test]["effect_size"] - d) <= 0.01, (test, got[test]["effect_size"], d)
+        assert _published_p_agrees(got[test]["p_value"], got[test]["p_value_mc_se"], p), test
