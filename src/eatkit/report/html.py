@@ -1,0 +1,273 @@
+"""One self-contained HTML report of one or more run folders.
+
+Figures are inline SVG, styles inline, no scripts, and a Content-Security-Policy that forbids every
+request, so the file opens offline and can be archived or mailed as is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from eatkit import __version__
+from eatkit.errors import EatkitError
+from eatkit.report.eatmap import eat_map_grid
+from eatkit.report.formatting import STARS_NOTE, fmt_d, is_missing
+from eatkit.report.plots import effect_size_heatmap, forest_plot, level3_plot
+from eatkit.report.run import PAIRS, Run, load_run, run_labels
+from eatkit.report.style import to_svg
+from eatkit.report.tables import (
+    COLUMNS,
+    NUMERIC,
+    caption,
+    csv_table,
+    latex_table,
+    markdown_table,
+    table_rows,
+)
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: #222;
+       margin: 0; background: #fff; line-height: 1.45; }
+main { max-width: 1180px; margin: 0 auto; padding: 1.5rem 2rem 3rem; }
+h1 { font-size: 1.7rem; margin-bottom: .2rem; }
+h2 { font-size: 1.35rem; border-bottom: 2px solid #222; padding-bottom: .2rem; margin-top: 2.5rem; }
+h3 { font-size: 1.1rem; margin-top: 1.8rem; }
+p.lead { color: #444; margin-top: 0; }
+.note { color: #444; font-size: .92rem; }
+nav ul { padding-left: 1.2rem; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; }
+th, td { padding: .28rem .55rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+thead th { border-bottom: 2px solid #222; background: #f4f4f4; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th .title { display: block; color: #555; font-size: .8rem; font-weight: normal; max-width: 20em; }
+td.pattern { white-space: nowrap; }
+table.manifest th { width: 14em; font-weight: 600; }
+table.manifest td { word-break: break-word; }
+table.manifest tr.group th { background: #f4f4f4; border-bottom: 2px solid #222; padding-top: .8rem; }
+code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .82rem; }
+pre { background: #f6f6f6; padding: .7rem; overflow-x: auto; white-space: pre; }
+details { margin: .5rem 0; }
+summary { cursor: pointer; font-weight: 600; }
+figure { margin: 1rem 0 1.5rem; }
+figure svg { display: block; max-width: 100%; height: auto; }
+figcaption { color: #444; font-size: .9rem; max-width: 60rem; margin-top: .4rem; }
+footer { margin-top: 3rem; color: #666; font-size: .85rem; border-top: 1px solid #ddd; padding-top: .6rem; }
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+#: manifest sections shown as groups: (heading, manifest key, rows always shown first, with a dash if absent)
+_GROUPS = (
+    ("Embedding source", "source", ("model", "layer", "pooling", "preprocessing")),
+    ("Statistics", "statistics", ("seed", "permutations")),
+    ("Suite", "suite", ("id", "title")),
+)
+#: top-level manifest keys shown elsewhere (stimuli checksums under Checksums, dropped words under Results)
+_ELSEWHERE = frozenset({"source", "statistics", "suite", "stimuli", "dropped"})
+
+_HTML_HEADERS = {
+    "test": "Test", "x": "X", "y": "Y", "a": "A", "b": "B", "n_t": "n<sub>t</sub>", "n_a": "n<sub>a</sub>",
+    "d": "d", "p": "p", "d_x": "d<sub>A,B,X</sub>", "d_y": "d<sub>A,B,Y</sub>", "pattern": "Pattern", "q": "q",
+}
+_CELL_CLASS = {**{c: "num" for c in NUMERIC}, "pattern": "pattern"}
+
+
+def _cell(tag: str, column: str, content: str) -> str:
+    css = f' class="{_CELL_CLASS[column]}"' if column in _CELL_CLASS else ""
+    return f"<{tag}{css}>{content}</{tag}>"
+
+
+def _is_checksum(path: str) -> bool:
+    last = path.rsplit(".", 1)[-1].lower()
+    return path.startswith("stimuli.") or any(word in last for word in ("sha256", "checksum", "md5", "hash"))
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        items: list[tuple[str, Any]] = []
+        for key, inner in value.items():
+            items += _flatten(inner, f"{prefix}.{key}" if prefix else str(key))
+        return items
+    return [(prefix, value)]
+
+
+def _text(value: Any) -> str:
+    if is_missing(value):
+        return "\u2014"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) if value else "\u2014"
+    return str(value)
+
+
+def _rows(section: Mapping[str, Any], first: Iterable[str], prefix: str) -> list[tuple[str, str]]:
+    """(label, value) rows of a manifest section: ``first`` keys always, then every other non-checksum."""
+    ordered = {key: section.get(key) for key in first} | {k: v for k, v in section.items() if k not in first}
+    return [(path.removeprefix(f"{prefix}."), _text(value)) for path, value in _flatten(ordered, prefix)
+            if not _is_checksum(path)]
+
+
+def _manifest_html(run: Run) -> str:
+    m = run.manifest
+    groups = {
+        heading: _rows(m[key] if isinstance(m.get(key), Mapping) else {}, first, key)
+        for heading, key, first in _GROUPS
+    }
+    groups["Embedding source"][0] = ("model", run.model)
+    groups["Run"] = _rows({k: v for k, v in m.items() if k not in _ELSEWHERE}, (), "")
+    body = []
+    for group, rows in groups.items():
+        body.append(f'<tr class="group"><th colspan="2">{escape(group)}</th></tr>')
+        body += [f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows]
+    checksums = [(p, v) for p, v in _flatten(m) if _is_checksum(p)]
+    sums = "".join(f"<tr><th>{escape(p)}</th><td><code>{escape(_text(v))}</code></td></tr>" for p, v in checksums)
+    return (
+        f'<table class="manifest">{"".join(body)}</table>'
+        f"<details><summary>Checksums ({len(checksums)})</summary>"
+        f'<div class="scroll"><table class="manifest">{sums}</table></div></details>'
+        f"<details><summary>Full manifest.json</summary><pre>{escape(json.dumps(m, indent=2))}</pre></details>"
+    )
+
+
+def _results_html(run: Run) -> str:
+    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in COLUMNS)
+    body = []
+    for record, row in zip(run.records, table_rows(run.records)):
+        cells = [f'<th scope="row">{escape(row["test"])}<span class="title">{escape(record["title"])}</span></th>']
+        cells += [_cell("td", c, escape(row[c])) for c in COLUMNS[1:]]
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    dropped = [
+        f"<li>{escape(r['test'])} {escape(s)}: {escape(', '.join(map(str, words)))}</li>"
+        for r in run.records if isinstance(r.get("dropped"), Mapping)
+        for s, words in r["dropped"].items() if words
+    ]
+    dropped_html = (f'<p class="note">Stimuli left out (<code>--oov drop</code>):</p><ul class="note">'
+                    f"{''.join(dropped)}</ul>") if dropped else ""
+    level3 = "".join(
+        f"<tr><th scope=\"row\">{escape(r['test'])}</th>"
+        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS) + "</tr>"
+        for r in run.records
+    )
+    exports = "".join(
+        f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"
+        for name, text in (("LaTeX (booktabs)", latex_table(run)), ("Markdown", markdown_table(run)),
+                           ("CSV", csv_table(run)))
+    )
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        f'<p class="note">{escape(caption(run))}</p>{dropped_html}{exports}'
+        "<h4>Level 3: mean (sd) cosine similarity of each target with each attribute</h4>"
+        '<div class="scroll"><table><thead><tr><th>Test</th><th class="num">X\u00b7A</th>'
+        '<th class="num">X\u00b7B</th><th class="num">Y\u00b7A</th><th class="num">Y\u00b7B</th></tr></thead>'
+        f"<tbody>{level3}</tbody></table></div>"
+    )
+
+
+def _level3_cell(record: Mapping[str, Any], pair: str) -> str:
+    level3 = record.get("level3")
+    stats = level3.get(pair) if isinstance(level3, Mapping) else None
+    if not isinstance(stats, Mapping):
+        return "n/a"
+    return f"{fmt_d(stats.get('mean'))} ({fmt_d(stats.get('sd'))})"
+
+
+def _figure(fig: Any, label: str, text: str) -> str:
+    svg = to_svg(fig).replace("<svg ", f'<svg role="img" aria-label="{escape(label)}" ', 1)
+    return f"<figure>{svg}<figcaption>{text}</figcaption></figure>"
+
+
+_EATMAP_NOTE = (
+    "EAT-Maps (ML-EAT): columns are the targets X and Y, rows the attributes A and B. A cell is shaded where "
+    "the target is associated with that attribute at level 2 (vermillion with / hatching: d &gt; 0; blue with "
+    "\\ hatching: d &lt; 0; grey: no association, the column's level-2 d is printed between its grey cells). "
+    "Under each map: the EAT pattern, and the level-1 effect size d with its permutation p-value."
+)
+_LEVEL3_NOTE = (
+    "Level 3 (ML-EAT): cosine similarities of every target stimulus with every attribute stimulus (box: "
+    "quartiles and median; whiskers: 1.5 IQR; dots: outliers; diamond: mean in results.json). When all four "
+    "distributions of every test crowd near 1, the embedding space is anisotropic and cosine similarity, hence "
+    "the EAT, says little."
+)
+
+
+def _ci_level(run: Run) -> float | None:
+    statistics = run.manifest.get("statistics")
+    level = statistics.get("confidence_level") if isinstance(statistics, Mapping) else None
+    return level if isinstance(level, float) and 0 < level < 1 else None
+
+
+def _run_section(index: int, run: Run, label: str) -> str:
+    title = f"Run {index}: {run.suite_title} \u2014 {label}"
+    if run.similarities is None:
+        level3 = (f'<p class="note">{escape(str(run.path / "similarities.npz"))} is absent: the level-3 '
+                  "distributions are not shown (the means and sds are in the table above).</p>")
+    else:
+        level3 = _figure(level3_plot(run.records, run.similarities), f"Level-3 similarity distributions, {label}",
+                         _LEVEL3_NOTE)
+    return (
+        f'<section id="run-{index}"><h2>{escape(title)}</h2>'
+        f'<p class="note">Folder: <code>{escape(str(run.path))}</code></p>'
+        f"<h3>Manifest</h3>{_manifest_html(run)}"
+        f"<h3>Results</h3>{_results_html(run)}"
+        "<h3>EAT-Maps</h3>"
+        + _figure(eat_map_grid(run.records, ncols=4), f"EAT-Maps, {label}", _EATMAP_NOTE)
+        + "<h3>Effect sizes</h3>"
+        + _figure(forest_plot(run.records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
+                  "Level-1 effect sizes d with bootstrap confidence intervals; filled markers: q &lt; 0.05. "
+                  + escape(STARS_NOTE) + ".")
+        + f"<h3>Level 3: cosine similarities</h3>{level3}</section>"
+    )
+
+
+def render_html(runs: Sequence[Run]) -> str:
+    """The report of ``runs`` as one HTML document (see :func:`write_html_report`)."""
+    if not runs:
+        raise EatkitError("the HTML report needs at least one run folder")
+    labels = run_labels(runs)
+    suites = list(dict.fromkeys(run.suite_title for run in runs))
+    nav = "".join(f'<li><a href="#run-{i}">{escape(run.suite_title)} \u2014 {escape(label)}</a></li>'
+                  for i, (run, label) in enumerate(zip(runs, labels), 1))
+    comparison = ""
+    if len(runs) > 1:
+        nav = '<li><a href="#comparison">Comparison of runs</a></li>' + nav
+        comparison = (
+            '<section id="comparison"><h2>Comparison of runs</h2>'
+            + _figure(effect_size_heatmap(runs), "Effect sizes by model and test",
+                      "Level-1 effect sizes d by model (rows) and test (columns); hatched n/a: the run lacks the "
+                      "test. " + escape(STARS_NOTE) + ".")
+            + "</section>"
+        )
+    sections = "".join(_run_section(i, run, label) for i, (run, label) in enumerate(zip(runs, labels), 1))
+    heading = f"{'; '.join(suites)} \u2014 {', '.join(labels)}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>eatkit report: {escape(heading)}</title><style>{_CSS}</style></head>\n"
+        f"<body><main><h1>eatkit report</h1><p class=\"lead\">{escape(heading)}</p>"
+        f"<nav><ul>{nav}</ul></nav>{comparison}{sections}"
+        f"<footer>Written by eatkit {escape(__version__)} from the run folders listed above; every number "
+        "comes from their results.json, manifest.json and similarities.npz.</footer></main></body></html>\n"
+    )
+
+
+def write_html_report(run_dirs: Sequence[str | Path], out: str | Path) -> Path:
+    """Write one self-contained HTML report of the run folders to ``out`` and return its path.
+
+    With two or more folders the report opens with a models x tests heatmap of effect sizes.
+
+    >>> write_html_report(["out/igpt", "out/simclr"], "report.html")   # doctest: +SKIP
+    PosixPath('report.html')
+    """
+    out = Path(out)
+    if out.is_dir():
+        raise EatkitError(f"report path {out} is a folder; give a file name such as {out / 'report.html'}")
+    runs = [load_run(run_dir) for run_dir in run_dirs]
+    document = render_html(runs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(document, encoding="utf-8")
+    return out

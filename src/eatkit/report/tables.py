@@ -1,0 +1,173 @@
+"""Tables of a run in the formats papers use: Markdown, CSV and LaTeX (booktabs).
+
+The columns follow the iEAT seed's Table 1 (X, Y, A, B, n_t, n_a, d, p; sizes written ``n_X/n_Y`` where the
+two sets differ) plus the ML-EAT level-2 effect sizes d_{A,B,X} and d_{A,B,Y}, the EAT pattern and the
+Benjamini-Hochberg q-value.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from eatkit.errors import EatkitError
+from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, is_missing
+from eatkit.report.run import Run, load_run
+
+#: column keys of every table, in order; values of the keys in NUMERIC are right-aligned numbers
+COLUMNS: tuple[str, ...] = ("test", "x", "y", "a", "b", "n_t", "n_a", "d", "p", "d_x", "d_y", "pattern", "q")
+NUMERIC = frozenset({"n_t", "n_a", "d", "p", "d_x", "d_y", "q"})
+
+_HEADERS = {  # (Markdown/CSV, LaTeX) header of each column
+    "test": ("Test", "Test"), "x": ("X", "$X$"), "y": ("Y", "$Y$"), "a": ("A", "$A$"), "b": ("B", "$B$"),
+    "n_t": ("n_t", "$n_t$"), "n_a": ("n_a", "$n_a$"), "d": ("d", "$d$"), "p": ("p", "$p$"),
+    "d_x": ("d_ABX", "$d_{A,B,X}$"), "d_y": ("d_ABY", "$d_{A,B,Y}$"), "pattern": ("Pattern", "Pattern"),
+    "q": ("q", "$q$"),
+}
+_LEGEND = (
+    "d: level-1 effect size; p: permutation p-value; d_ABX, d_ABY: level-2 effect sizes of X and Y "
+    "with A vs. B (ML-EAT); q: Benjamini-Hochberg-corrected p; n_t, n_a: stimuli per target and "
+    "attribute set (n_X/n_Y where they differ)"
+)
+_TEX_LEGEND = (
+    "$d$: level-1 effect size; $p$: permutation $p$-value; $d_{A,B,X}$, $d_{A,B,Y}$: level-2 effect sizes "
+    "of $X$ and $Y$ with $A$ vs.\\ $B$ (ML-EAT); $q$: Benjamini-Hochberg-corrected $p$; $n_t$, $n_a$: "
+    "stimuli per target and attribute set ($n_X/n_Y$ where they differ)"
+)
+_TEX_SPECIALS = re.compile(r"[\\{}_&%$#~^]")
+_TEX_REPLACEMENTS = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_MD_SPECIALS = re.compile(r"([\\`*_\[\]<>|])")
+FORMATS = {"md": "table.md", "csv": "table.csv", "tex": "table.tex"}
+
+
+def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The cells of each record as display strings (not yet escaped for any format), keyed by COLUMNS.
+
+    >>> row = table_rows([record])[0]                                  # doctest: +SKIP
+    >>> row["n_t"], row["d"], row["pattern"]                           # doctest: +SKIP
+    ('32/30', '1.41', 'Non-Directional')
+    """
+    return [
+        {
+            "test": str(r["test"]), "x": str(r["x_name"]), "y": str(r["y_name"]), "a": str(r["a_name"]),
+            "b": str(r["b_name"]), "n_t": fmt_sizes(r["n_x"], r["n_y"]), "n_a": fmt_sizes(r["n_a"], r["n_b"]),
+            "d": fmt_d(r["effect_size"]), "p": fmt_p(r["p_value"]), "d_x": fmt_d(r["level2_x_effect_size"]),
+            "d_y": fmt_d(r["level2_y_effect_size"]), "pattern": str(r["pattern"]), "q": fmt_p(r["q_value"]),
+        }
+        for r in records
+    ]
+
+
+def caption(run: Run) -> str:
+    """The table's caption: suite, model and a legend of the columns."""
+    return f"{run.suite_title}, {run.model}. {_LEGEND}."
+
+
+def escape_latex(text: str) -> str:
+    r"""Escape LaTeX's special characters ``\ { } _ & % $ # ~ ^`` in ``text``.
+
+    >>> escape_latex("a_b & 50% {x} ~ ^ \\")
+    'a\\_b \\& 50\\% \\{x\\} \\textasciitilde{} \\textasciicircum{} \\textbackslash{}'
+    """
+    return _TEX_SPECIALS.sub(lambda m: _TEX_REPLACEMENTS.get(m.group(), "\\" + m.group()), text)
+
+
+def escape_markdown(text: str) -> str:
+    r"""Backslash-escape the characters that would break or restyle a Markdown table cell.
+
+    >>> escape_markdown("a|b *c* d_e")
+    'a\\|b \\*c\\* d\\_e'
+    """
+    return _MD_SPECIALS.sub(r"\\\1", text)
+
+
+def _tex_number(text: str) -> str:
+    """A formatted number in math mode (a true minus sign, ``1.0e-07`` as ``1.0\\times10^{-7}``)."""
+    match = re.fullmatch(r"(-?[\d.]+)e([+-]\d+)", text)
+    if match:
+        return f"${match.group(1)}\\times10^{{{int(match.group(2))}}}$"
+    return f"${text}$" if re.fullmatch(r"-?[\d./]+", text) else escape_latex(text)
+
+
+def markdown_table(run: Run) -> str:
+    """The run as a GitHub/pandoc Markdown table followed by a ``Table:`` caption line.
+
+    >>> print(markdown_table(load_run("out/weat")))                   # doctest: +SKIP
+    | Test | X | Y | A | B | n\\_t | ...
+    """
+    header = [escape_markdown(_HEADERS[c][0]) for c in COLUMNS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if c in NUMERIC else "---" for c in COLUMNS) + "|"]
+    lines += ["| " + " | ".join(escape_markdown(row[c]) for c in COLUMNS) + " |" for row in table_rows(run.records)]
+    return "\n".join(lines) + f"\n\nTable: {escape_markdown(caption(run))}\n"
+
+
+def csv_table(run: Run) -> str:
+    """The run's table as CSV: the same columns plus the title, numbers at full precision, n/a empty.
+
+    >>> csv_table(load_run("out/weat")).splitlines()[0]              # doctest: +SKIP
+    'Test,Title,X,Y,A,B,n_t,n_a,d,p,d_ABX,d_ABY,Pattern,q'
+    """
+    raw = {"d": "effect_size", "p": "p_value", "d_x": "level2_x_effect_size", "d_y": "level2_y_effect_size",
+           "q": "q_value"}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["Test", "Title", *(_HEADERS[c][0] for c in COLUMNS[1:])])
+    for record, row in zip(run.records, table_rows(run.records)):
+        exact = {c: "" if is_missing(record[key]) else repr(float(record[key])) for c, key in raw.items()}
+        writer.writerow([row["test"], record["title"], *(exact.get(c, row[c]) for c in COLUMNS[1:])])
+    return buffer.getvalue()
+
+
+def latex_table(run: Run) -> str:
+    r"""The run as a LaTeX ``table`` with a booktabs ``tabular`` (needs ``\usepackage{booktabs}``).
+
+    >>> print(latex_table(load_run("out/weat")))                      # doctest: +SKIP
+    """
+    label = re.sub(r"[^A-Za-z0-9:.-]+", "-", f"tab:eatkit-{run.records[0].get('suite', '')}-{run.model}")
+    spec = "".join("r" if c in NUMERIC else "l" for c in COLUMNS)
+    cell = {c: (_tex_number if c in NUMERIC else escape_latex) for c in COLUMNS}
+    rows = [" & ".join(cell[c](row[c]) for c in COLUMNS) + r" \\" for row in table_rows(run.records)]
+    return "\n".join([
+        r"% eatkit table; needs \usepackage{booktabs}",
+        r"\begin{table}[htbp]",
+        r"\centering",
+        rf"\caption{{{escape_latex(run.suite_title)}, {escape_latex(run.model)}. {_TEX_LEGEND}.}}",
+        rf"\label{{{label}}}",
+        r"\small",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(_HEADERS[c][1] for c in COLUMNS) + r" \\",
+        r"\midrule",
+        *rows,
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]) + "\n"
+
+
+_WRITERS = {"md": markdown_table, "csv": csv_table, "tex": latex_table}
+
+
+def write_tables(run_dir: str | Path, formats: Sequence[str] = ("md", "csv", "tex"),
+                 out_dir: str | Path | None = None) -> list[Path]:
+    """Write ``table.md``, ``table.csv`` and/or ``table.tex`` of a run (into the run folder by default).
+
+    >>> write_tables("out/weat", formats=("tex",))                    # doctest: +SKIP
+    [PosixPath('out/weat/table.tex')]
+    """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise EatkitError(f"unknown table format {unknown[0]!r}: choose from {', '.join(FORMATS)}")
+    run = load_run(run_dir)
+    out = Path(out_dir) if out_dir is not None else run.path
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in dict.fromkeys(formats):
+        path = out / FORMATS[fmt]
+        path.write_text(_WRITERS[fmt](run), encoding="utf-8")
+        paths.append(path)
+    return paths
