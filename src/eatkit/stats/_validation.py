@@ -23,6 +23,8 @@ def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | N
     except (TypeError, ValueError):
         raise EatkitError(f"set '{name}' is not a numeric array") from None
     if arr.ndim == 1:
+        if arr.size == 0:
+            raise EatkitError(f"set '{name}' is empty")
         arr = arr[np.newaxis, :]
     if arr.ndim != 2:
         raise EatkitError(f"set '{name}' must be a 2-D array (n, d), got {arr.ndim} dimensions")
@@ -69,6 +71,13 @@ def check_ddof(ddof: Any) -> int:
     if not isinstance(ddof, numbers.Integral) or isinstance(ddof, bool) or ddof < 0:
         raise EatkitError(f"ddof must be a non-negative integer, got {ddof!r}")
     return int(ddof)
+
+
+def check_count(name: str, value: Any) -> int:
+    """A positive whole number (e.g. a number of resamples), or a precise error."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise EatkitError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def check_values(name: str, values: Any, *, min_size: int = 1) -> np.ndarray:

@@ -9,6 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 
+def rounding_error(dim: int) -> float:
+    """A bound on the float64 rounding error of one association value (s or u) of ``dim``-d vectors.
+
+    A cosine of unit vectors is a length-``dim`` dot product (error <= dim ε) after two normalisations
+    (a few ε); s(w, A, B) is a difference of two means of cosines, so its error is below 2 (dim + 2) ε.
+    """
+    return 2.0 * (dim + 2) * float(np.finfo(np.float64).eps)
+
+
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (inputs are validated to have non-zero norm)."""
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

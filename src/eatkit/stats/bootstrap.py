@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_ddof, check_sets
-from eatkit.stats.association import cosine_matrix
+from eatkit.stats._validation import check_count, check_ddof, check_sets
+from eatkit.stats.association import cosine_matrix, rounding_error
 from eatkit.stats.effect_size import check_sd, cohens_d
 from eatkit.stats.permutation import resolve_rng
 
@@ -75,15 +75,15 @@ def bootstrap_effect_size(
     check_sd(sd, len(sets["X"]), len(sets["Y"]), ddof)
     if not 0 < confidence_level < 1:
         raise EatkitError(f"confidence_level must be between 0 and 1, got {confidence_level}")
-    if int(n_resamples) < 1:
-        raise EatkitError(f"n_resamples must be a positive integer, got {n_resamples}")
+    n_resamples = check_count("n_resamples", n_resamples)
     unknown = set(resample) - {"X", "Y", "A", "B"}
     if unknown:
         raise EatkitError(f"resample lists unknown sets: {', '.join(sorted(unknown))} (use X, Y, A, B)")
     generator, seed = resolve_rng(rng)
     cos = {t + a: cosine_matrix(sets[t], sets[a]) for t in "XY" for a in "AB"}
+    atol = rounding_error(sets["X"].shape[1])
     sizes = {name: len(v) for name, v in sets.items()}
-    out = np.empty(int(n_resamples))
+    out = np.empty(n_resamples)
     for start in range(0, out.size, _BATCH):
         b = min(_BATCH, out.size - start)
         # weights[name][r, i] = how often stimulus i of set `name` is in resample r, over the set size
@@ -94,7 +94,7 @@ def bootstrap_effect_size(
             s_all = weights["A"] @ cos[t + "A"].T - weights["B"] @ cos[t + "B"].T  # (b, |t|)
             idx = _indices(generator, b, sizes[t], t in resample)
             groups.append(np.take_along_axis(s_all, idx, axis=1))
-        out[start : start + b] = cohens_d(groups[0], groups[1], sd=sd, ddof=ddof)
+        out[start : start + b] = cohens_d(groups[0], groups[1], sd=sd, ddof=ddof, atol=atol)
     tail = (1 - confidence_level) / 2
     low, high = np.quantile(out, [tail, 1 - tail])
     return BootstrapResult(float(low), float(high), confidence_level, out.size, tuple(resample), seed, out)

@@ -25,7 +25,7 @@ from scipy import stats as sps
 
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_alternative, check_ddof, check_sets
-from eatkit.stats.association import attribute_associations, target_associations
+from eatkit.stats.association import attribute_associations, rounding_error, target_associations
 from eatkit.stats.effect_size import check_sd, cohens_d
 from eatkit.stats.permutation import check_permutations, group_permutation_test
 
@@ -164,7 +164,8 @@ def eat(
     sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
     sx = target_associations(sets["X"], sets["A"], sets["B"])
     sy = target_associations(sets["Y"], sets["A"], sets["B"])
-    return _difference_test(sx, sy, ("X", "Y"), alternative, permutations, rng, ddof, sd, p_method)
+    atol = rounding_error(sets["X"].shape[1])
+    return _difference_test(sx, sy, ("X", "Y"), alternative, permutations, rng, ddof, sd, p_method, atol)
 
 
 def sc_eat(
@@ -194,7 +195,8 @@ def sc_eat(
     sets = check_sets(min_rows=1, T=T, A=A, B=B)
     ua = attribute_associations(sets["T"], sets["A"])
     ub = attribute_associations(sets["T"], sets["B"])
-    return _difference_test(ua, ub, ("A", "B"), alternative, permutations, rng, ddof, sd, p_method)
+    atol = rounding_error(sets["T"].shape[1])
+    return _difference_test(ua, ub, ("A", "B"), alternative, permutations, rng, ddof, sd, p_method, atol)
 
 
 def _difference_test(
@@ -207,16 +209,16 @@ def _difference_test(
     ddof: int,
     sd: str,
     p_method: str,
+    atol: float,
 ) -> EATResult:
-    """Effect size and p-value of ``first`` vs ``second`` association values (shared by EAT and SC-EAT)."""
+    """Effect size and p-value of ``first`` vs ``second`` association values (shared by EAT and SC-EAT);
+    ``atol`` bounds the rounding error of each value."""
     check_alternative(alternative)
     ddof = check_ddof(ddof)
     check_sd(sd, first.size, second.size, ddof)
     if p_method not in P_METHODS:
         raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{p_method}'")
-    if first.size + second.size < 2:
-        raise EatkitError(f"groups {groups[0]} and {groups[1]} need at least 2 stimuli in all")
-    d = float(cohens_d(first, second, sd=sd, ddof=ddof))
+    d = float(cohens_d(first, second, sd=sd, ddof=ddof, atol=atol))
     statistic = float(first.sum() - second.sum())
     if p_method == "welch":
         if first.size < 2 or second.size < 2:
@@ -233,7 +235,7 @@ def _difference_test(
             None, sd, ddof if sd == "caliskan" else 1, groups, (first, second), 0.0,
         )
     check_permutations(permutations)
-    out = group_permutation_test(first, second, permutations=permutations, rng=rng)
+    out = group_permutation_test(first, second, permutations=permutations, rng=rng, atol=atol)
     return EATResult(
         effect_size=d,
         statistic=statistic,

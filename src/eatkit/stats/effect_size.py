@@ -30,11 +30,15 @@ def check_sd(sd: str, n_first: int, n_second: int, ddof: int) -> None:
         raise EatkitError(f"the SD with ddof={ddof} needs more than {ddof} values in all")
 
 
-def cohens_d(first: np.ndarray, second: np.ndarray, *, sd: str = "caliskan", ddof: int = 1) -> np.ndarray:
+def cohens_d(
+    first: np.ndarray, second: np.ndarray, *, sd: str = "caliskan", ddof: int = 1, atol: float = 0.0
+) -> np.ndarray:
     """(mean(first) - mean(second)) / SD along the last axis (so it vectorises over bootstrap rows).
 
-    A zero SD (all values identical) gives d = 0 when the means are equal and ±inf otherwise,
-    following IEEE arithmetic rather than raising, so a degenerate resample does not abort a bootstrap.
+    ``atol`` is the rounding error of each value: an SD or a difference of means within 2 atol of zero
+    is zero (so rounding noise in cosines is not standardised into an effect). A zero SD (all values
+    identical) gives d = 0 when the means are equal and ±inf otherwise, rather than raising, so a
+    degenerate resample does not abort a bootstrap.
 
     >>> float(cohens_d(np.array([1.0, 2.0]), np.array([0.0, 1.0])))
     1.224744871391589
@@ -46,6 +50,8 @@ def cohens_d(first: np.ndarray, second: np.ndarray, *, sd: str = "caliskan", ddo
         n1, n2 = first.shape[-1], second.shape[-1]
         v1, v2 = first.var(axis=-1, ddof=1), second.var(axis=-1, ddof=1)
         scale = np.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2))
+    diff = np.where(np.abs(diff) <= 2 * atol, 0.0, diff)
+    scale = np.where(scale <= 2 * atol, 0.0, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = diff / scale
     return np.where((scale == 0) & (diff == 0), 0.0, d)

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_alternative, check_sets
-from eatkit.stats.association import unit_rows
+from eatkit.stats._validation import check_alternative, check_count, check_sets
+from eatkit.stats.association import rounding_error, unit_rows
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.permutation import group_permutation_test, resolve_rng
 from eatkit.progress import progress
@@ -68,8 +68,7 @@ def specificity(
     """
     sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
     check_alternative(alternative)
-    if int(n_partitions) < 1:
-        raise EatkitError(f"n_partitions must be a positive integer, got {n_partitions}")
+    n_partitions = check_count("n_partitions", n_partitions)
     if not all(0 < a < 1 for a in alphas):
         raise EatkitError(f"alphas must lie strictly between 0 and 1, got {alphas}")
     generator, seed = resolve_rng(rng)
@@ -77,8 +76,9 @@ def specificity(
     pooled = unit_rows(np.concatenate([sets[k] for k in "XYAB"]))
     cos = pooled @ pooled.T
     bounds = np.cumsum([0] + sizes)
-    p_values = np.empty(int(n_partitions))
-    effects = np.empty(int(n_partitions))
+    atol = rounding_error(pooled.shape[1])
+    p_values = np.empty(n_partitions)
+    effects = np.empty(n_partitions)
     for i in progress(range(p_values.size), desc="specificity"):
         order = generator.permutation(len(pooled))
         x, y, a, b = (order[bounds[j] : bounds[j + 1]] for j in range(4))
@@ -86,7 +86,8 @@ def specificity(
         # s(w, A_i, B_i) for the random targets, from the pooled cosine matrix
         s = cos[np.ix_(targets, a)].mean(axis=1) - cos[np.ix_(targets, b)].mean(axis=1)
         sx, sy = s[: x.size], s[x.size :]
-        effects[i] = cohens_d(sx, sy)
-        p_values[i] = group_permutation_test(sx, sy, permutations=permutations, rng=generator).p_values[alternative]
+        effects[i] = cohens_d(sx, sy, atol=atol)
+        outcome = group_permutation_test(sx, sy, permutations=permutations, rng=generator, atol=atol)
+        p_values[i] = outcome.p_values[alternative]
     rates = {float(a): float(np.mean(p_values < a)) for a in alphas}
     return SpecificityResult(rates, p_values, effects, p_values.size, permutations, alternative, seed)

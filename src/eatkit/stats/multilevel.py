@@ -119,7 +119,8 @@ def ml_eat(
     """Run the ML-EAT: level 1 (``alternative`` applies), level 2 for X and Y, level 3, the pattern.
 
     The three permutation tests draw from independent streams spawned from one seed, recorded in
-    ``seed`` (and in each level's result), so a run is repeated exactly by passing ``rng=result.seed``.
+    ``seed``, so a run is repeated exactly by passing ``rng=result.seed`` (the levels' own ``seed``
+    fields are None: they draw from the spawned streams).
 
     Examples
     --------

@@ -1,0 +1,141 @@
+"""Properties of the EAT statistics that hold for every input (hypothesis)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from eatkit.stats import eat, group_permutation_test, sc_eat
+
+# the autouse cache fixture of conftest.py is function-scoped but irrelevant to these pure functions
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+MIRROR = {"greater": "less", "less": "greater", "two-sided": "two-sided"}
+
+# small integer coordinates produce exact ties, duplicated vectors and orthogonal pairs on purpose
+coordinate = st.integers(-4, 4).map(float)
+
+
+@st.composite
+def embedding_set(draw, dim: int, max_rows: int = 6, min_rows: int = 1) -> np.ndarray:
+    rows = draw(st.integers(min_rows, max_rows))
+    arr = draw(arrays(np.float64, (rows, dim), elements=coordinate))
+    assume((np.abs(arr).sum(axis=1) > 0).all())  # cosine needs non-zero rows
+    return arr
+
+
+@st.composite
+def eat_inputs(draw, max_targets: int = 6) -> tuple[np.ndarray, ...]:
+    dim = draw(st.integers(2, 4))
+    X = draw(embedding_set(dim, max_targets))
+    Y = draw(embedding_set(dim, max_targets))
+    A = draw(embedding_set(dim, 4))
+    B = draw(embedding_set(dim, 4))
+    return X, Y, A, B
+
+
+def _spread(result) -> float:
+    return float(np.concatenate(result.associations).std())
+
+
+@SETTINGS
+@given(eat_inputs())
+def test_swapping_targets_flips_d_and_mirrors_p(sets) -> None:
+    X, Y, A, B = sets
+    forward = eat(X, Y, A, B, permutations="exact")
+    backward = eat(Y, X, A, B, permutations="exact")
+    for alt, mirror in MIRROR.items():
+        assert backward.p_values[mirror] == forward.p_values[alt]
+    assert backward.statistic == pytest.approx(-forward.statistic, abs=1e-12)
+    assume(_spread(forward) > 1e-9)  # d of (almost) constant associations is rounding noise
+    assert backward.effect_size == pytest.approx(-forward.effect_size, rel=1e-9, abs=1e-9)
+
+
+@SETTINGS
+@given(
+    eat_inputs(),
+    st.sampled_from("XYAB"),
+    st.integers(0, 5),
+    st.floats(1e-3, 1e3),
+)
+def test_scaling_a_vector_changes_nothing(sets, which: str, row: int, factor: float) -> None:
+    X, Y, A, B = sets
+    before = eat(X, Y, A, B, permutations="exact")
+    scaled = dict(zip("XYAB", (X.copy(), Y.copy(), A.copy(), B.copy())))
+    scaled[which][row % len(scaled[which])] *= factor
+    after = eat(**scaled, permutations="exact")
+    np.testing.assert_allclose(
+        np.concatenate(after.associations), np.concatenate(before.associations), atol=1e-12
+    )
+    # all associations equal up to rounding: see test_scaling_keeps_ties_between_rounding_noise
+    assume(_spread(before) > 1e-9)
+    assert after.p_values == before.p_values
+    assert after.effect_size == pytest.approx(before.effect_size, rel=1e-9, abs=1e-9)
+
+
+def test_scaling_keeps_ties_between_rounding_noise() -> None:
+    # A and B are the same direction, so every s(w, A, B) is 0; scaling A by 1.5 makes the computed
+    # cosines differ in the last bit (s = +-1.1e-16). The tie tolerance (relative to sum |s| = 2.2e-16)
+    # does not absorb that, and d = 2.2e-16 / 1.6e-16 = 1.41 with p("greater") = 0.5 instead of 0 and 1.
+    X, Y, A = np.array([[0.0, 0.0, 1.0]]), np.array([[0.0, 0.0, -1.0]]), np.array([[0.0, 1.0, 1.0]])
+    before = eat(X, Y, A, A, permutations="exact")
+    after = eat(X, Y, 1.5 * A, A, permutations="exact")
+    assert (before.effect_size, before.p_values["greater"]) == (0.0, 1.0)
+    assert (after.effect_size, after.p_values["greater"]) == (0.0, 1.0)
+
+
+@SETTINGS
+@given(
+    arrays(np.float64, st.integers(1, 9), elements=st.floats(-1, 1, allow_subnormal=False)),
+    arrays(np.float64, st.integers(1, 9), elements=st.floats(-1, 1, allow_subnormal=False)),
+    st.sampled_from(["exact", 1, 7, 300]),
+)
+def test_p_values_are_in_the_unit_interval_and_at_least_one_partition(first, second, permutations) -> None:
+    out = group_permutation_test(first, second, permutations=permutations, rng=0)
+    floor = 1 / math.comb(first.size + second.size, first.size) if out.exact else 1 / (permutations + 1)
+    for p in out.p_values.values():
+        assert floor <= p <= 1.0
+    # the observed split reaches itself: "greater" and "less" together cover every partition at least once
+    assert out.counts["greater"] + out.counts["less"] >= out.n_permutations + (1 if out.exact else 0)
+
+
+@SETTINGS
+@given(
+    arrays(np.float64, st.integers(2, 9), elements=st.floats(-1, 1, allow_subnormal=False)),
+    arrays(np.float64, st.integers(2, 9), elements=st.floats(-1, 1, allow_subnormal=False)),
+)
+def test_swapping_groups_mirrors_the_exact_counts(first, second) -> None:
+    forward = group_permutation_test(first, second, permutations="exact")
+    backward = group_permutation_test(second, first, permutations="exact")
+    for alt, mirror in MIRROR.items():
+        assert backward.counts[mirror] == forward.counts[alt]
+
+
+@SETTINGS
+@given(eat_inputs(max_targets=30), st.integers(0, 2**32), st.integers(1, 3000))
+def test_same_seed_same_monte_carlo_result(sets, seed: int, draws: int) -> None:
+    X, Y, A, B = sets
+    a = eat(X, Y, A, B, permutations=draws, rng=seed)
+    b = eat(X, Y, A, B, permutations=draws, rng=seed)
+    c = eat(X, Y, A, B, permutations=draws, rng=np.random.default_rng(seed))
+    assert a.p_values == b.p_values == c.p_values
+    assert a.standard_errors == b.standard_errors
+    assert (a.seed, c.seed, a.n_permutations, a.exact) == (seed, None, draws, False)
+
+
+@SETTINGS
+@given(eat_inputs())
+def test_sc_eat_swapping_attributes_flips_d_and_mirrors_p(sets) -> None:
+    X, _, A, B = sets
+    forward = sc_eat(X, A, B, permutations="exact")
+    backward = sc_eat(X, B, A, permutations="exact")
+    for alt, mirror in MIRROR.items():
+        assert backward.p_values[mirror] == forward.p_values[alt]
+    assume(_spread(forward) > 1e-9)
+    assert backward.effect_size == pytest.approx(-forward.effect_size, rel=1e-9, abs=1e-9)

@@ -1,0 +1,227 @@
+"""Every bad input to the statistics gives one EatkitError with an exact, one-line message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from eatkit.errors import EatkitError
+from eatkit.stats import (
+    adjust_p_values,
+    bootstrap_effect_size,
+    eat,
+    group_permutation_test,
+    ml_eat,
+    sc_eat,
+    specificity,
+)
+
+RNG = np.random.default_rng(0)
+GOOD = {name: RNG.normal(size=(3, 4)) for name in "XYAB"}
+
+
+def _sets(**changes) -> dict[str, np.ndarray]:
+    return {**GOOD, **changes}
+
+
+def _with_rows(rows: dict[int, list[float]], n: int = 3) -> np.ndarray:
+    arr = RNG.normal(size=(n, 4))
+    for i, row in rows.items():
+        arr[i] = row
+    return arr
+
+
+def _message(call, *args, **kwargs) -> str:
+    with pytest.raises(EatkitError) as info:
+        call(*args, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"X": _with_rows({1: [1.0, np.nan, 0.0, 0.0]})},
+            "set 'X' has non-finite values (NaN or inf) in row(s) 1",
+        ),
+        (
+            {"B": _with_rows({0: [np.inf, 0, 0, 0], 2: [0, 0, -np.inf, 1]})},
+            "set 'B' has non-finite values (NaN or inf) in row(s) 0, 2",
+        ),
+        ({"A": _with_rows({2: [0.0, 0.0, 0.0, 0.0]})}, "set 'A' has zero-norm vector(s) in row(s) 2"),
+        ({"Y": np.zeros((7, 4))}, "set 'Y' has zero-norm vector(s) in row(s) 0, 1, 2, 3, 4 (and 2 more)"),
+        ({"Y": np.ones((3, 5))}, "set 'Y' has dimension 5, but the other sets have dimension 4"),
+        ({"B": np.ones((2, 3))}, "set 'B' has dimension 3, but the other sets have dimension 4"),
+        ({"A": np.empty((0, 4))}, "set 'A' is empty"),
+        ({"X": np.ones((2, 3, 4))}, "set 'X' must be a 2-D array (n, d), got 3 dimensions"),
+        ({"X": [["a", "b"]]}, "set 'X' is not a numeric array"),
+        ({"Y": [[1.0, 2.0], [3.0]]}, "set 'Y' is not a numeric array"),
+    ],
+)
+def test_bad_embeddings(changes: dict, message: str) -> None:
+    assert _message(eat, **_sets(**changes)) == message
+
+
+def test_empty_list_is_an_empty_set() -> None:
+    # [] is the natural way to pass a set whose stimuli were all dropped; today it reads as one row of
+    # dimension 0 ("set 'B' has vectors of dimension 0")
+    assert _message(eat, **_sets(B=[])) == "set 'B' is empty"
+
+
+def test_sc_eat_and_ml_eat_name_their_sets() -> None:
+    assert _message(sc_eat, [0.0, 0.0, 0.0, 0.0], GOOD["A"], GOOD["B"]) == (
+        "set 'T' has zero-norm vector(s) in row(s) 0"
+    )
+    assert _message(ml_eat, **_sets(A=np.ones((2, 2)))) == (
+        "set 'A' has dimension 2, but the other sets have dimension 4"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"alternative": "bigger"}, "alternative must be one of greater, less, two-sided, got 'bigger'"),
+        (
+            {"alternative": "two_sided"},
+            "alternative must be one of greater, less, two-sided, got 'two_sided'",
+        ),
+        ({"permutations": 0}, "permutations must be 'auto', 'exact' or a positive integer, got 0"),
+        ({"permutations": -5}, "permutations must be 'auto', 'exact' or a positive integer, got -5"),
+        ({"permutations": 1.5}, "permutations must be 'auto', 'exact' or a positive integer, got 1.5"),
+        ({"permutations": True}, "permutations must be 'auto', 'exact' or a positive integer, got True"),
+        ({"permutations": "all"}, "permutations must be 'auto', 'exact' or a positive integer, got 'all'"),
+        ({"ddof": -1}, "ddof must be a non-negative integer, got -1"),
+        ({"ddof": 1.0}, "ddof must be a non-negative integer, got 1.0"),
+        ({"ddof": True}, "ddof must be a non-negative integer, got True"),
+        ({"ddof": 6}, "the SD with ddof=6 needs more than 6 values in all"),
+        ({"sd": "hedges"}, "sd must be one of caliskan, pooled, got 'hedges'"),
+        ({"p_method": "t"}, "p_method must be one of permutation, welch, got 't'"),
+        (
+            {"permutations": 100, "rng": "abc"},
+            "rng must be None, a non-negative integer seed or a numpy Generator, got 'abc'",
+        ),
+        (
+            {"permutations": 100, "rng": -1},
+            "rng must be None, a non-negative integer seed or a numpy Generator, got -1",
+        ),
+        (
+            {"permutations": 100, "rng": 1.5},
+            "rng must be None, a non-negative integer seed or a numpy Generator, got 1.5",
+        ),
+    ],
+)
+def test_bad_options(options: dict, message: str) -> None:
+    assert _message(eat, **GOOD, **options) == message
+
+
+def test_bad_rng_is_rejected_even_when_the_test_is_exact() -> None:
+    # 3 + 3 targets: "auto" counts exactly and never draws, but a bad rng is still a bad input (it would
+    # fail later on a larger test)
+    assert _message(eat, **GOOD, rng="abc") == (
+        "rng must be None, a non-negative integer seed or a numpy Generator, got 'abc'"
+    )
+
+
+def test_ml_eat_rejects_a_bad_rng() -> None:
+    assert _message(ml_eat, **GOOD, rng=np.random.RandomState(0)).startswith(
+        "rng must be None, a non-negative integer seed or a numpy Generator, got RandomState"
+    )
+
+
+def test_exact_test_too_large() -> None:
+    g = np.random.default_rng(1)
+    X, Y, A, B = g.normal(size=(40, 3)), g.normal(size=(40, 3)), g.normal(size=(2, 3)), g.normal(size=(2, 3))
+    # both halves of the 80 values list all 2^40 subset sums: 2 * 2^40 = 2.2e12 sums of 8 bytes, 3 arrays
+    assert _message(eat, X, Y, A, B, permutations="exact") == (
+        "an exact permutation test for 40 + 40 values would list 2.2e+12 subset sums (about 52777 GB); "
+        "pass a number of Monte Carlo permutations instead"
+    )
+    # 27 + 27 is the first equal split over the limit
+    assert _message(
+        group_permutation_test, np.arange(27.0), np.arange(27.0), permutations="exact"
+    ).startswith("an exact permutation test for 27 + 27 values would list")
+
+
+def test_one_element_groups() -> None:
+    X1 = GOOD["X"][:1]
+    assert _message(eat, X1, GOOD["Y"], GOOD["A"], GOOD["B"], sd="pooled") == (
+        "the pooled SD needs at least 2 values in each group, got 1 and 3"
+    )
+    assert _message(eat, X1, GOOD["Y"], GOOD["A"], GOOD["B"], p_method="welch") == (
+        "Welch's t-test needs at least 2 stimuli in each of X and Y, got 1 and 3"
+    )
+    assert _message(sc_eat, GOOD["X"], GOOD["A"], GOOD["B"][:1], p_method="welch") == (
+        "Welch's t-test needs at least 2 stimuli in each of A and B, got 3 and 1"
+    )
+    assert _message(bootstrap_effect_size, GOOD["X"], X1, GOOD["A"], GOOD["B"], sd="pooled") == (
+        "the pooled SD needs at least 2 values in each group, got 3 and 1"
+    )
+
+
+def test_one_element_groups_are_fine_for_the_permutation_test() -> None:
+    r = eat(GOOD["X"][:1], GOOD["Y"][:1], GOOD["A"], GOOD["B"], permutations="exact")
+    assert r.n_partitions == 2 and r.p_value in (0.5, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        ([[1.0, 2.0]], [1.0], "'first' must be a 1-D array of association values"),
+        ([1.0], [], "'second' has 0 values; at least 1 needed"),
+        ([1.0, np.nan], [1.0], "'first' has non-finite values"),
+    ],
+)
+def test_bad_association_values(first, second, message: str) -> None:
+    assert _message(group_permutation_test, first, second) == message
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"confidence_level": 1.0}, "confidence_level must be between 0 and 1, got 1.0"),
+        ({"n_resamples": 0}, "n_resamples must be a positive integer, got 0"),
+        ({"resample": ("X", "Z", "C")}, "resample lists unknown sets: C, Z (use X, Y, A, B)"),
+    ],
+)
+def test_bad_bootstrap_options(options: dict, message: str) -> None:
+    assert _message(bootstrap_effect_size, **GOOD, **options) == message
+
+
+@pytest.mark.parametrize("count", [2.5, "many"])
+def test_counts_must_be_integers(count) -> None:
+    # today 2.5 is silently truncated to 2 and "many" raises int()'s own ValueError
+    assert _message(bootstrap_effect_size, **GOOD, n_resamples=count).startswith(
+        "n_resamples must be a positive integer, got "
+    )
+    assert _message(specificity, **GOOD, n_partitions=count).startswith(
+        "n_partitions must be a positive integer, got "
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n_partitions": 0}, "n_partitions must be a positive integer, got 0"),
+        ({"alphas": (0.05, 1.0)}, "alphas must lie strictly between 0 and 1, got (0.05, 1.0)"),
+        ({"alternative": "up"}, "alternative must be one of greater, less, two-sided, got 'up'"),
+        ({"permutations": "many"}, "permutations must be 'auto', 'exact' or a positive integer, got 'many'"),
+    ],
+)
+def test_bad_specificity_options(options: dict, message: str) -> None:
+    assert _message(specificity, **GOOD, **options) == message
+
+
+@pytest.mark.parametrize(
+    ("p", "method", "message"),
+    [
+        ([0.1], "bonferroni", "method must be one of holm, bh, got 'bonferroni'"),
+        ([[0.1, 0.2]], "holm", "p-values must be a 1-D array"),
+        ([0.1, 1.2], "bh", "p-values must be finite numbers in [0, 1]"),
+        ([0.1, -0.1], "bh", "p-values must be finite numbers in [0, 1]"),
+        ([0.1, np.nan], "holm", "p-values must be finite numbers in [0, 1]"),
+    ],
+)
+def test_bad_p_values(p, method: str, message: str) -> None:
+    assert _message(adjust_p_values, p, method) == message
