@@ -110,27 +110,22 @@ def run_suite(
     for test in progress(selected, desc=f"{suite.id}"):
         sets = {role: _embed(source, s, embedded, test) for role, s in test.sets().items()}
         seed = _test_seed(run_seed, test.id)
+        vectors = [sets[r].vectors for r in "XYAB"]
+        common = dict(rng=seed, ddof=options.ddof, sd=options.sd)
         try:
             result = ml_eat(
-                *(sets[r].vectors for r in "XYAB"),
+                *vectors,
                 alternative=options.alternative,
                 permutations=options.permutations,
-                rng=seed,
-                ddof=options.ddof,
-                sd=options.sd,
                 p_method=options.p_method,
                 effect_threshold=options.effect_threshold,
                 alpha=options.alpha,
+                **common,
             )
             ci = None
             if options.n_bootstrap > 0:
                 ci = bootstrap_effect_size(
-                    *(sets[r].vectors for r in "XYAB"),
-                    n_resamples=options.n_bootstrap,
-                    confidence_level=options.confidence_level,
-                    rng=seed,
-                    ddof=options.ddof,
-                    sd=options.sd,
+                    *vectors, n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, **common
                 )
         except EatkitError as err:
             raise EatkitError(f"test '{test.id}': {err}") from None
