@@ -12,6 +12,7 @@ records -> table / JSON / manifest. Nothing here computes a statistic itself.
 
 from __future__ import annotations
 
+import csv
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -79,7 +80,11 @@ class RunResult:
         except OSError as err:
             raise EatkitError(f"cannot create output folder {out}: {err.strerror}") from None
         (out / "results.json").write_text(self.to_json() + "\n", encoding="utf-8")
-        self.table().to_csv(out / "results.csv", index=False)
+        rows = [flatten_record(r) for r in self.records]
+        with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
         arrays = {f"{t}/{k}": v for t, sims in self.similarities.items() for k, v in sims.items()}
         np.savez_compressed(out / "similarities.npz", **arrays)
         (out / "manifest.json").write_text(json.dumps(self.manifest, indent=2) + "\n", encoding="utf-8")

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_alternative, check_ddof, check_sets
@@ -226,6 +225,8 @@ def _difference_test(
                 f"Welch's t-test needs at least 2 stimuli in each of {groups[0]} and {groups[1]}, "
                 f"got {first.size} and {second.size}"
             )
+        from scipy import stats as sps  # imported here: scipy.stats costs ~1 s at start-up
+
         p_values = {
             alt: float(sps.ttest_ind(first, second, equal_var=False, alternative=alt).pvalue)
             for alt in ("greater", "less", "two-sided")

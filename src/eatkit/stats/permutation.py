@@ -53,8 +53,9 @@ DEFAULT_MONTE_CARLO = 100_000
 AUTO_EXACT_MAX_SUMS = 2 * 2**22
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this (about 3 GB).
 EXACT_MAX_SUMS = 2 * 2**26
-#: draws generated per vectorised Monte Carlo batch (bounds memory; part of the seeded stream's layout)
-MC_BATCH = 1 << 16
+#: draws generated per vectorised Monte Carlo batch (small enough to stay in cache; part of the seeded
+#: stream's layout, so changing it changes sampled p-values for a given seed)
+MC_BATCH = 1 << 12
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,7 @@ def _monte_carlo_sums(values: np.ndarray, k: int, draws: int, rng: np.random.Gen
     r = min(k, n - k)
     total = float(values.sum())
     out = np.empty(draws)
-    base = np.arange(n, dtype=np.int16 if n < 2**15 else np.int64)
+    base = np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64)
     for start in range(0, draws, MC_BATCH):
         b = min(MC_BATCH, draws - start)
         perm = np.tile(base, (b, 1))
