@@ -2,7 +2,7 @@
 
 =====================================  ==========================================================
 :func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
-:func:`sc_eat`                         single-category EAT of a word or target set (ML-EAT level 2)
+:func:`sc_eat`, :func:`sc_eats`         single-category EAT of a word or target set (ML-EAT level 2)
 :func:`ml_eat`                         the three ML-EAT levels and the EAT pattern
 :func:`group_permutation_test`         exact / Monte Carlo permutation p-values for two groups
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
@@ -12,7 +12,7 @@
 """
 
 from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
-from eatkit.stats.differential import EATResult, eat, sc_eat
+from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
 from eatkit.stats.multitest import adjust_p_values
@@ -35,5 +35,6 @@ __all__ = [
     "group_permutation_test",
     "ml_eat",
     "sc_eat",
+    "sc_eats",
     "specificity",
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_alternative, check_ddof, check_sets
 from eatkit.stats.association import attribute_associations, rounding_error, target_associations
 from eatkit.stats.effect_size import check_sd, cohens_d
-from eatkit.stats.permutation import check_permutations, group_permutation_test
+from eatkit.stats.permutation import permutation_tests
 
 P_METHODS = ("permutation", "welch")
 
@@ -164,7 +164,8 @@ def eat(
     sx = target_associations(sets["X"], sets["A"], sets["B"])
     sy = target_associations(sets["Y"], sets["A"], sets["B"])
     atol = rounding_error(sets["X"].shape[1])
-    return _difference_test(sx, sy, ("X", "Y"), alternative, permutations, rng, ddof, sd, p_method, atol)
+    options = (alternative, permutations, rng, ddof, sd, p_method, atol)
+    return _difference_tests(sx[:, None], sy[:, None], ("X", "Y"), *options)[0]
 
 
 def sc_eat(
@@ -191,14 +192,37 @@ def sc_eat(
     >>> r.groups, r.n_partitions, r.p_value
     (('A', 'B'), 6, 0.16666666666666666)
     """
-    sets = check_sets(min_rows=1, T=T, A=A, B=B)
-    ua = attribute_associations(sets["T"], sets["A"])
-    ub = attribute_associations(sets["T"], sets["B"])
-    atol = rounding_error(sets["T"].shape[1])
-    return _difference_test(ua, ub, ("A", "B"), alternative, permutations, rng, ddof, sd, p_method, atol)
+    return sc_eats([T], A, B, alternative=alternative, permutations=permutations, rng=rng, ddof=ddof, sd=sd,
+                   p_method=p_method)[0]
 
 
-def _difference_test(
+def sc_eats(
+    targets: Sequence[Any],
+    A: Any,
+    B: Any,
+    *,
+    alternative: str = "greater",
+    permutations: str | int = "auto",
+    rng: Any = None,
+    ddof: int = 1,
+    sd: str = "caliskan",
+    p_method: str = "permutation",
+) -> list[EATResult]:
+    """:func:`sc_eat` of several targets (vectors or sets) against the same A and B.
+
+    All targets re-partition the same A ∪ B, so Monte Carlo draws are shared (each p-value is valid on
+    its own; drawing once is faster). ML-EAT level 2 uses this for X and Y.
+    """
+    sets = check_sets(min_rows=1, **{f"T{i}" if len(targets) > 1 else "T": t for i, t in enumerate(targets)},
+                      A=A, B=B)
+    Ts = [v for name, v in sets.items() if name.startswith("T")]
+    ua = np.column_stack([attribute_associations(T, sets["A"]) for T in Ts])
+    ub = np.column_stack([attribute_associations(T, sets["B"]) for T in Ts])
+    atol = rounding_error(sets["A"].shape[1])
+    return _difference_tests(ua, ub, ("A", "B"), alternative, permutations, rng, ddof, sd, p_method, atol)
+
+
+def _difference_tests(
     first: np.ndarray,
     second: np.ndarray,
     groups: tuple[str, str],
@@ -209,49 +233,57 @@ def _difference_test(
     sd: str,
     p_method: str,
     atol: float,
-) -> EATResult:
-    """Effect size and p-value of ``first`` vs ``second`` association values (shared by EAT and SC-EAT);
-    ``atol`` bounds the rounding error of each value."""
+) -> list[EATResult]:
+    """Effect size and p-value of each column of ``first`` (k, q) vs ``second`` (m, q) association
+    values (shared by EAT and SC-EAT); ``atol`` bounds the rounding error of each value."""
     check_alternative(alternative)
     ddof = check_ddof(ddof)
-    check_sd(sd, first.size, second.size, ddof)
+    k, m = first.shape[0], second.shape[0]
+    check_sd(sd, k, m, ddof)
     if p_method not in P_METHODS:
         raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{p_method}'")
-    d = float(cohens_d(first, second, sd=sd, ddof=ddof, atol=atol))
-    statistic = float(first.sum() - second.sum())
     if p_method == "welch":
-        if first.size < 2 or second.size < 2:
+        if k < 2 or m < 2:
             raise EatkitError(
-                f"Welch's t-test needs at least 2 stimuli in each of {groups[0]} and {groups[1]}, "
-                f"got {first.size} and {second.size}"
+                f"Welch's t-test needs at least 2 stimuli in each of {groups[0]} and {groups[1]}, got {k} and {m}"
             )
         from scipy import stats as sps  # imported here: scipy.stats costs ~1 s at start-up
 
-        p_values = {
-            alt: float(sps.ttest_ind(first, second, equal_var=False, alternative=alt).pvalue)
-            for alt in ("greater", "less", "two-sided")
-        }
-        return EATResult(
-            d, statistic, p_values[alternative], p_values, alternative, "welch", False, 0, 0, {},
-            None, sd, ddof if sd == "caliskan" else 1, groups, (first, second), 0.0,
+        outcomes = [None] * first.shape[1]
+    else:
+        outcomes = permutation_tests(first, second, permutations=permutations, rng=rng, atol=atol)
+    results = []
+    for c, out in enumerate(outcomes):
+        x, y = first[:, c], second[:, c]
+        common = dict(
+            effect_size=float(cohens_d(x, y, sd=sd, ddof=ddof, atol=atol)),
+            statistic=float(x.sum() - y.sum()),  # iEAT seed eq. 1 / ML-EAT seed eq. 8
+            alternative=alternative,
+            sd=sd,
+            ddof=ddof if sd == "caliskan" else 1,
+            groups=groups,
+            associations=(x, y),
         )
-    check_permutations(permutations)
-    out = group_permutation_test(first, second, permutations=permutations, rng=rng, atol=atol)
-    return EATResult(
-        effect_size=d,
-        statistic=statistic,
-        p_value=out.p_values[alternative],
-        p_values=dict(out.p_values),
-        alternative=alternative,
-        p_method="permutation",
-        exact=out.exact,
-        n_permutations=out.n_permutations,
-        n_partitions=out.n_partitions,
-        standard_errors=dict(out.standard_errors),
-        seed=out.seed,
-        sd=sd,
-        ddof=ddof if sd == "caliskan" else 1,
-        groups=groups,
-        associations=(first, second),
-        tie_tolerance=out.tolerance,
-    )
+        if out is None:
+            p_values = {
+                alt: float(sps.ttest_ind(x, y, equal_var=False, alternative=alt).pvalue)
+                for alt in ("greater", "less", "two-sided")
+            }
+            results.append(EATResult(
+                p_value=p_values[alternative], p_values=p_values, p_method="welch", exact=False,
+                n_permutations=0, n_partitions=0, standard_errors={}, seed=None, tie_tolerance=0.0, **common,
+            ))
+            continue
+        results.append(EATResult(
+            p_value=out.p_values[alternative],
+            p_values=dict(out.p_values),
+            p_method="permutation",
+            exact=out.exact,
+            n_permutations=out.n_permutations,
+            n_partitions=out.n_partitions,
+            standard_errors=dict(out.standard_errors),
+            seed=out.seed,
+            tie_tolerance=out.tolerance,
+            **common,
+        ))
+    return results

@@ -19,7 +19,7 @@ import numpy as np
 
 from eatkit.stats._validation import check_sets
 from eatkit.stats.association import cosine_matrix
-from eatkit.stats.differential import EATResult, eat, sc_eat
+from eatkit.stats.differential import EATResult, eat, sc_eats
 from eatkit.stats.permutation import resolve_rng
 
 #: (association of X, association of Y) -> pattern name; None = associated with neither attribute
@@ -118,9 +118,10 @@ def ml_eat(
 ) -> MLEATResult:
     """Run the ML-EAT: level 1 (``alternative`` applies), level 2 for X and Y, level 3, the pattern.
 
-    The three permutation tests draw from independent streams spawned from one seed, recorded in
-    ``seed``, so a run is repeated exactly by passing ``rng=result.seed`` (the levels' own ``seed``
-    fields are None: they draw from the spawned streams).
+    Level 1 and level 2 draw from independent streams spawned from one seed, recorded in ``seed``, so
+    a run is repeated exactly by passing ``rng=result.seed`` (the levels' own ``seed`` fields are None:
+    they draw from the spawned streams). The level-2 tests of X and Y share their random partitions
+    of A ∪ B (each p-value is valid on its own).
 
     Examples
     --------
@@ -131,13 +132,14 @@ def ml_eat(
     """
     sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
     generator, seed = resolve_rng(rng)
-    streams = generator.spawn(3)
+    streams = generator.spawn(2)
     options = dict(permutations=permutations, ddof=ddof, sd=sd, p_method=p_method)
     level1 = eat(sets["X"], sets["Y"], sets["A"], sets["B"], alternative=alternative, rng=streams[0], **options)
-    level2 = []
-    for target, stream in zip(("X", "Y"), streams[1:]):
-        r = sc_eat(sets[target], sets["A"], sets["B"], rng=stream, **options)
-        level2.append(r.with_alternative("greater" if r.effect_size >= 0 else "less"))
+    # X and Y re-partition the same A ∪ B: one set of Monte Carlo draws serves both
+    level2 = [
+        r.with_alternative("greater" if r.effect_size >= 0 else "less")
+        for r in sc_eats([sets["X"], sets["Y"]], sets["A"], sets["B"], rng=streams[1], **options)
+    ]
     level3 = {}
     for t in ("X", "Y"):
         for a in ("A", "B"):

@@ -155,17 +155,34 @@ def group_permutation_test(
     """
     x = check_values("first", first)
     y = check_values("second", second)
+    return permutation_tests(x[:, np.newaxis], y[:, np.newaxis], permutations=permutations, rng=rng, atol=atol)[0]
+
+
+def permutation_tests(
+    first: np.ndarray,
+    second: np.ndarray,
+    *,
+    permutations: str | int = "auto",
+    rng: Any = None,
+    atol: float = 0.0,
+) -> list[PermutationOutcome]:
+    """:func:`group_permutation_test` for each column of ``first`` (k, q) and ``second`` (m, q).
+
+    The columns are re-partitioned by the same rows (e.g. the SC-EATs of X and of Y both re-partition
+    A ∪ B), so Monte Carlo draws are shared between columns: each column's p-value is valid on its own,
+    and the draws cost one shuffle instead of q.
+    """
     permutations = check_permutations(permutations)
     generator, seed = resolve_rng(rng)
-    k, m = x.size, y.size
+    k, m = first.shape[0], second.shape[0]
     n = k + m
     n_partitions = math.comb(n, k)
-    values = np.concatenate([x, y])
-    total = float(values.sum())
-    observed = float(x.sum())
-    tolerance = 4.0 * n * np.finfo(np.float64).eps * float(np.abs(values).sum()) + 2.0 * n * atol
-    thresholds = _thresholds(observed, total, k, m, tolerance)
-
+    values = np.concatenate([first, second])
+    eps = np.finfo(np.float64).eps
+    tolerances = [4.0 * n * eps * float(np.abs(col).sum()) + 2.0 * n * atol for col in values.T]
+    thresholds = [
+        _thresholds(float(col[:k].sum()), float(col.sum()), k, m, tol) for col, tol in zip(values.T, tolerances)
+    ]
     cost = exact_cost(n, k)
     if permutations == "exact" and cost > EXACT_MAX_SUMS:
         gb = cost * 8 * 3 / 1e9
@@ -174,18 +191,23 @@ def group_permutation_test(
             f"(about {gb:.0f} GB); pass a number of Monte Carlo permutations instead"
         )
     if permutations == "exact" or (permutations == "auto" and cost <= AUTO_EXACT_MAX_SUMS):
-        counts = _count_exact(values, k, thresholds)
-        p_values = {alt: min(1.0, c / n_partitions) for alt, c in counts.items()}
-        zeros = {alt: 0.0 for alt in counts}
-        return PermutationOutcome(p_values, True, n_partitions, n_partitions, zeros, counts, tolerance, None)
-
+        outcomes = []
+        for col, t, tol in zip(values.T, thresholds, tolerances):
+            counts = _count_exact(col, k, t)
+            p_values = {alt: min(1.0, c / n_partitions) for alt, c in counts.items()}
+            zeros = {alt: 0.0 for alt in counts}
+            outcomes.append(PermutationOutcome(p_values, True, n_partitions, n_partitions, zeros, counts, tol, None))
+        return outcomes
     draws = DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations)
     sums = _monte_carlo_sums(values, k, draws, generator)
-    counts = _count_sums(sums, thresholds)
-    p_values = {alt: (c + 1) / (draws + 1) for alt, c in counts.items()}
-    # standard error of the sampled proportion c / draws
-    errors = {alt: math.sqrt((c / draws) * (1 - c / draws) / draws) for alt, c in counts.items()}
-    return PermutationOutcome(p_values, False, draws, n_partitions, errors, counts, tolerance, seed)
+    outcomes = []
+    for col_sums, t, tol in zip(sums.T, thresholds, tolerances):
+        counts = _count_sums(col_sums, t)
+        p_values = {alt: (c + 1) / (draws + 1) for alt, c in counts.items()}
+        # standard error of the sampled proportion c / draws
+        errors = {alt: math.sqrt((c / draws) * (1 - c / draws) / draws) for alt, c in counts.items()}
+        outcomes.append(PermutationOutcome(p_values, False, draws, n_partitions, errors, counts, tol, seed))
+    return outcomes
 
 
 # --- thresholds -------------------------------------------------------------------------------------
@@ -302,16 +324,17 @@ def _count_exact(values: np.ndarray, k: int, t: _Thresholds) -> dict[str, int]:
 
 
 def _monte_carlo_sums(values: np.ndarray, k: int, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Subset sums of ``draws`` uniformly random size-k subsets (each without replacement).
+    """Subset sums of ``draws`` uniformly random size-k subsets of the rows of ``values`` (n, q), each
+    drawn without replacement; returns (draws, q).
 
     Vectorised partial Fisher-Yates: for position i = 0..r-1, swap column i with a uniform column in
     [i, n). Only r = min(k, n - k) positions are shuffled; when the complement is the smaller side its
     sum is subtracted from the total.
     """
-    n = values.size
+    n = values.shape[0]
     r = min(k, n - k)
-    total = float(values.sum())
-    out = np.empty(draws)
+    total = values.sum(axis=0)
+    out = np.empty((draws, values.shape[1]))
     base = np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64)
     for start in range(0, draws, MC_BATCH):
         b = min(MC_BATCH, draws - start)
@@ -322,6 +345,8 @@ def _monte_carlo_sums(values: np.ndarray, k: int, draws: int, rng: np.random.Gen
             swapped = perm[rows, j]
             perm[rows, j] = perm[:, i]
             perm[:, i] = swapped
-        chosen = values[perm[:, :r]].sum(axis=1)
-        out[start : start + b] = chosen if r == k else total - chosen
+        chosen = perm[:, :r]
+        for c in range(values.shape[1]):
+            sums = values[chosen, c].sum(axis=1)
+            out[start : start + b, c] = sums if r == k else total[c] - sums
     return out
