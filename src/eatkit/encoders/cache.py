@@ -1,0 +1,195 @@
+"""An on-disk cache of stimulus embeddings, so that a model embeds each stimulus once.
+
+One entry holds the embedding of one stimulus under one encoder configuration. Its key is
+
+    sha256(json({"config": <encoder config>, "modality": <modality>, "content": <stimulus content>}))
+
+with the encoder config as returned by :meth:`eatkit.encoders.base.NeuralEncoder.cache_config` (encoder
+class and version, model id, weights identity, layer, pooling, preprocessing, prompt template, dtype)
+and the stimulus content being the text itself or ``"sha256:<hex>"`` of an image file's bytes.
+
+Layout: ``<cache dir>/embeddings-v1/<key[:2]>/<key>.npe``. An entry file is the ``.npy`` serialisation
+of the vector followed by the 32-byte SHA-256 of ``key + payload``; entries are written to a temporary
+file and moved into place with :func:`os.replace` (atomic), so a reader sees a whole entry or none.
+A truncated, corrupt or misplaced entry fails its checksum, is deleted and reported as a miss.
+
+Hashing image files is the main cost of a fully cached run, so :meth:`EmbeddingCache.file_hashes`
+remembers each file's SHA-256 in ``<cache dir>/file-sha256-v1.json`` under its path, size, inode,
+modification and change times (``st_mtime_ns``, ``st_ctime_ns``), as ``git`` does for its index: any
+write to a file changes its change time, and the file is hashed again.
+
+The cache directory is ``$EATKIT_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/eatkit``, else
+``~/.cache/eatkit``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_ENTRIES = "embeddings-v1"
+_FILE_HASHES = "file-sha256-v1.json"
+_SUFFIX = ".npe"
+_DIGEST = 32  # bytes of the trailing SHA-256
+
+
+def cache_dir() -> Path:
+    """The cache directory from the environment (it need not exist yet).
+
+    >>> cache_dir().name if "EATKIT_CACHE_DIR" not in os.environ else "eatkit"
+    'eatkit'
+    """
+    explicit = os.environ.get("EATKIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "eatkit"
+
+
+def entry_key(config: dict[str, Any], modality: str, content: str) -> str:
+    """The cache key of one stimulus embedded under ``config`` (see the module docstring).
+
+    >>> entry_key({"model": "m"}, "word", "rose")[:12]
+    '5495f9451110'
+    """
+    payload = json.dumps(
+        {"config": config, "modality": modality, "content": content},
+        sort_keys=True,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "f"; _ = p.write_bytes(b"")
+    >>> file_sha256(p)[:16]
+    'e3b0c44298fc1c14'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class EmbeddingCache:
+    """Embeddings on disk, one checksummed file per (encoder config, stimulus) key.
+
+    >>> import tempfile, numpy as np
+    >>> cache = EmbeddingCache(tempfile.mkdtemp())
+    >>> key = entry_key({"model": "m"}, "word", "rose")
+    >>> cache.put(key, np.array([1.0, 2.0], dtype=np.float32)); cache.get(key)
+    array([1., 2.], dtype=float32)
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root) if root is not None else cache_dir()
+
+    @property
+    def entries_dir(self) -> Path:
+        return self.root / _ENTRIES
+
+    def _path(self, key: str) -> Path:
+        return self.entries_dir / key[:2] / f"{key}{_SUFFIX}"
+
+    def file_hashes(self, paths: list[str], workers: int = 2) -> list[str]:
+        """SHA-256 of each file, from the remembered hashes when the file is unchanged (module docstring).
+
+        A file that cannot be read raises :class:`OSError` (its ``filename`` names it).
+        """
+        memo_path = self.root / _FILE_HASHES
+        try:
+            memo = json.loads(memo_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            memo = {}
+        if not isinstance(memo, dict):
+            memo = {}
+        stamps = []
+        for path in paths:
+            st = os.stat(path)
+            stamps.append(f"{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        todo = [i for i, (p, stamp) in enumerate(zip(paths, stamps))
+                if not (isinstance(memo.get(p), list) and memo[p][:1] == [stamp])]
+        if todo:
+            with ThreadPoolExecutor(max(workers, 1)) as pool:
+                for i, digest in zip(todo, pool.map(file_sha256, [paths[i] for i in todo])):
+                    memo[paths[i]] = [stamps[i], digest]
+            self._write_atomic(memo_path, json.dumps(memo, sort_keys=True).encode("utf-8"))
+        return [memo[p][1] for p in paths]
+
+    def get(self, key: str) -> np.ndarray | None:
+        """The stored vector, or ``None`` if absent or corrupt (a corrupt entry is deleted)."""
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        payload, digest = data[:-_DIGEST], data[-_DIGEST:]
+        if len(data) > _DIGEST and hashlib.sha256(key.encode("ascii") + payload).digest() == digest:
+            try:
+                return np.load(io.BytesIO(payload), allow_pickle=False)
+            except ValueError:  # a valid checksum over a non-.npy payload: treat as corrupt
+                pass
+        path.unlink(missing_ok=True)
+        return None
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        """Store ``vector`` under ``key`` atomically (temporary file, then :func:`os.replace`)."""
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(vector), allow_pickle=False)
+        payload = buffer.getvalue()
+        digest = hashlib.sha256(key.encode("ascii") + payload).digest()
+        self._write_atomic(self._path(key), payload + digest)
+
+    @staticmethod
+    def _write_atomic(path: Path, data: bytes) -> None:
+        """Write ``data`` to a temporary file next to ``path``, then :func:`os.replace` it into place."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def info(self) -> dict[str, Any]:
+        """``{"path", "entries", "bytes"}`` of the cache (zero entries if it does not exist)."""
+        entries = 0
+        size = 0
+        for path in self.entries_dir.glob(f"*/*{_SUFFIX}"):
+            entries += 1
+            size += path.stat().st_size
+        return {"path": str(self.root), "entries": entries, "bytes": size}
+
+    def clear(self) -> int:
+        """Delete every entry, left-over temporary files and the remembered file hashes; return the
+        number of entries deleted."""
+        removed = self.info()["entries"]
+        shutil.rmtree(self.entries_dir, ignore_errors=True)
+        (self.root / _FILE_HASHES).unlink(missing_ok=True)
+        return removed
+
+
+def cache_info() -> dict[str, Any]:
+    """``{"path", "entries", "bytes"}`` of the cache in :func:`cache_dir` (``eatkit cache info``)."""
+    return EmbeddingCache().info()
+
+
+def clear_cache() -> int:
+    """Empty the cache in :func:`cache_dir` (``eatkit cache clear``); return the entries deleted."""
+    return EmbeddingCache().clear()

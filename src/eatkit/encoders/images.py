@@ -1,0 +1,186 @@
+"""Image stimuli on disk: resolving categories to files, decoding to RGB, and explicit preprocessing.
+
+Conventions (recorded in every image encoder's configuration through :meth:`Preprocessing.to_dict`):
+
+- **Files** of a category are the image files (:data:`IMAGE_SUFFIXES`, any case, hidden files skipped)
+  directly inside ``<root>/<category>``, sorted by name; their ids are ``<category>/<file name>``.
+- **Decoding** (:func:`load_image`): the EXIF orientation is applied (as image viewers and OpenCV, which
+  the iEAT reference code used, do); the first frame of an animation is used; palette and
+  greyscale images become RGB; transparency (alpha channel, or a palette/greyscale transparency
+  colour) is composited onto white; CMYK uses Pillow's conversion; 16-bit greyscale is scaled to 8 bits.
+- **Geometry** (:class:`Preprocessing`): ``"top-left-square"`` keeps the top-left ``min(w, h)``
+  square, then resizes it to ``size`` (exactly what the iEAT reference code does); ``"center-square"``
+  keeps the centred square instead; ``"resize-shorter+center-crop"`` resizes the shorter side to
+  ``resize`` and crops the centre ``size`` x ``size`` (timm's and torchvision's evaluation transform);
+  ``"stretch"`` resizes the whole image to ``size`` x ``size`` (Hugging Face's BLIP and ImageGPT processors).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eatkit.errors import EatkitError
+from eatkit.stimuli.types import StimulusSet
+
+IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
+CROPS: tuple[str, ...] = ("top-left-square", "center-square", "resize-shorter+center-crop", "stretch")
+INTERPOLATIONS: tuple[str, ...] = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")
+
+
+def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
+    """The image set with ``items`` set to the sorted image files of ``root/<category>``.
+
+    >>> import tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / "t" / "c").mkdir(parents=True); _ = (root / "t" / "c" / "b.png").write_bytes(b"")
+    >>> s = resolve_image_set(StimulusSet("C", "image", category="t/c"), root)
+    >>> [pathlib.Path(p).name for p in s.items], image_ids(s)
+    (['b.png'], ('t/c/b.png',))
+    """
+    root = Path(root)
+    if stimuli.modality != "image" or not stimuli.category:
+        raise EatkitError(f"set '{stimuli.name}' is not an image category")
+    if not root.is_dir():
+        raise EatkitError(f"image folder {root} does not exist")
+    folder = root / stimuli.category
+    if not folder.is_dir():
+        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
+    files = sorted(
+        p for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in IMAGE_SUFFIXES
+    )
+    if not files:
+        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' contains no images "
+                          f"({' '.join(IMAGE_SUFFIXES)})")
+    return dataclasses.replace(stimuli, items=tuple(str(p) for p in files))
+
+
+def image_ids(stimuli: StimulusSet) -> tuple[str, ...]:
+    """The ids of a resolved image set's files: ``<category>/<file name>`` (relative to the image root)."""
+    prefix = f"{stimuli.category}/" if stimuli.category else ""
+    return tuple(prefix + Path(item).name for item in stimuli.items)
+
+
+def load_image(path: str | Path, *, draft: tuple[int, int] | None = None) -> Any:
+    """Decode an image file to an 8-bit RGB :class:`PIL.Image.Image` (conventions in the module docstring).
+
+    ``draft`` lets a JPEG decoder downscale by 1/2, 1/4 or 1/8 while decoding, keeping both sides at
+    least ``draft`` (Pillow's :meth:`~PIL.Image.Image.draft`; much faster for large photographs).
+    An unreadable file is an :class:`EatkitError` naming it.
+
+    >>> import tempfile, pathlib; from PIL import Image
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.png"; Image.new("LA", (1, 1), (0, 0)).save(p)
+    >>> load_image(p).getpixel((0, 0))  # fully transparent black on white
+    (255, 255, 255)
+    """
+    from eatkit.encoders.base import require
+
+    pil = require("PIL.Image", "image loading", "image")
+    ops = require("PIL.ImageOps", "image loading", "image")
+    try:
+        with pil.open(path) as image:
+            if draft is not None and image.format == "JPEG":
+                image.draft(None, draft)
+            image.load()
+            return _to_rgb(ops.exif_transpose(image), pil)
+    except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise EatkitError(f"cannot read image {path}: {reason}") from None
+
+
+def _to_rgb(image: Any, pil: Any) -> Any:
+    """8-bit RGB with any transparency composited onto white (see the module docstring)."""
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        scaled = np.clip(np.asarray(image, dtype=np.float64) / 257.0, 0, 255).round().astype(np.uint8)
+        image = pil.fromarray(scaled, mode="L")
+    if image.mode == "P" or (image.mode in ("L", "RGB") and "transparency" in image.info):
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La"):
+        rgba = image.convert("RGBA")
+        background = pil.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return pil.alpha_composite(background, rgba).convert("RGB")
+    return image.convert("RGB")
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """Geometry and normalisation of an image model's input, recorded in manifests and cache keys.
+
+    ``crop`` and ``resize`` follow the module docstring (``resize`` is used by
+    ``"resize-shorter+center-crop"`` only and defaults to ``size``); ``interpolation`` names a Pillow
+    filter (``"box"`` averages the source pixels whose centres fall in each output pixel's footprint,
+    which equals OpenCV's ``INTER_AREA`` of the iEAT code for integer reduction factors); ``mean`` and
+    ``std`` normalise ``[0, 1]`` pixel values per channel; ``jpeg_draft`` lets JPEGs decode at a
+    reduced scale that is still at least the size needed (faster, slightly different pixels).
+
+    >>> p = Preprocessing(size=4, crop="top-left-square", interpolation="box", mean=(0.5,) * 3, std=(0.5,) * 3)
+    >>> from PIL import Image; p(Image.new("RGB", (8, 6), (255, 0, 0))).shape
+    (3, 4, 4)
+    """
+
+    size: int = 224
+    crop: str = "resize-shorter+center-crop"
+    resize: int | None = None
+    interpolation: str = "bicubic"
+    mean: tuple[float, float, float] = (0.485, 0.456, 0.406)
+    std: tuple[float, float, float] = (0.229, 0.224, 0.225)
+    jpeg_draft: bool = True
+
+    def __post_init__(self) -> None:
+        if self.crop not in CROPS:
+            raise EatkitError(f"unknown crop '{self.crop}' (known: {', '.join(CROPS)})")
+        if self.interpolation not in INTERPOLATIONS:
+            raise EatkitError(f"unknown interpolation '{self.interpolation}' (known: {', '.join(INTERPOLATIONS)})")
+        if self.size < 1 or (self.resize is not None and self.resize < self.size):
+            raise EatkitError(f"bad preprocessing sizes: size={self.size}, resize={self.resize}")
+        object.__setattr__(self, "mean", tuple(float(m) for m in self.mean))
+        object.__setattr__(self, "std", tuple(float(s) for s in self.std))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-able record of this preprocessing (with the decoding conventions)."""
+        return {**dataclasses.asdict(self), "resize": self.resize or self.size,
+                "mean": list(self.mean), "std": list(self.std),
+                "decode": "exif-orientation, first frame, alpha over white, 8-bit RGB"}
+
+    def load(self, path: str | Path) -> Any:
+        """Decode ``path`` and apply the geometry: a ``size`` x ``size`` RGB :class:`PIL.Image.Image`."""
+        need = (self.resize or self.size) if self.crop == "resize-shorter+center-crop" else self.size
+        return self.geometry(load_image(path, draft=(need, need) if self.jpeg_draft else None))
+
+    def array(self, path: str | Path) -> np.ndarray:
+        """Decode, crop, resize and normalise ``path``: the ``(3, size, size)`` float32 model input."""
+        return self.normalize(self.load(path))
+
+    def geometry(self, image: Any) -> Any:
+        """Crop and resize an RGB image to ``size`` x ``size`` (no normalisation)."""
+        from PIL import Image
+
+        resample = getattr(Image.Resampling, self.interpolation.upper())
+        w, h = image.size
+        if self.crop == "resize-shorter+center-crop":
+            short = self.resize or self.size
+            # torchvision.transforms.Resize(int): the longer side is truncated, not rounded
+            nw, nh = (short, int(short * h / w)) if w <= h else (int(short * w / h), short)
+            image = image.resize((nw, nh), resample)
+            left, top = round((nw - self.size) / 2.0), round((nh - self.size) / 2.0)
+            return image.crop((left, top, left + self.size, top + self.size))
+        if self.crop == "stretch":
+            return image.resize((self.size, self.size), resample)
+        side = min(w, h)
+        left, top = ((w - side) // 2, (h - side) // 2) if self.crop == "center-square" else (0, 0)
+        return image.resize((self.size, self.size), resample, box=(left, top, left + side, top + side))
+
+    def normalize(self, image: Any) -> np.ndarray:
+        """An RGB image as a ``(3, H, W)`` float32 array, ``(x / 255 - mean) / std`` per channel."""
+        pixels = np.asarray(image, dtype=np.float32) / np.float32(255.0)
+        mean = np.asarray(self.mean, dtype=np.float32)
+        std = np.asarray(self.std, dtype=np.float32)
+        return np.ascontiguousarray(((pixels - mean) / std).transpose(2, 0, 1))
+
+    def __call__(self, image: Any) -> np.ndarray:
+        """Geometry then normalisation of a decoded RGB image: a ``(3, size, size)`` float32 array."""
+        return self.normalize(self.geometry(image))

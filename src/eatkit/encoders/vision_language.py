@@ -1,0 +1,292 @@
+"""Vision-language encoders: CLIP (open_clip and transformers) and BLIP retrieval embeddings.
+
+One encoder embeds images, words and sentences into the model's joint (contrastive) space, so that a
+test may take its targets from one modality and its attributes from another (images vs words, as in
+ML-EAT's CLIP analysis and the "American == White" study).
+
+Embedding definitions (every embedding is L2-normalised, as the models' contrastive losses use them):
+
+- **CLIP** (Radford et al. 2021; ``hf-clip:``, ``open_clip:``): images: the vision tower's pooled output
+  (class token after the final layer norm, or the attention pool of ResNets) times the visual
+  projection (transformers ``image_embeds``, open_clip ``encode_image``); texts: the text tower's
+  end-of-text token after the final layer norm, times the text projection (``text_embeds``,
+  ``encode_text``). ML-EAT (seed 002) collects CLIP embeddings "after projection to the model's
+  multimodal text-and-image latent space".
+- **BLIP** (Li et al. 2022; ``hf-blip:``): the image-text contrastive (ITC) features of
+  ``BlipForImageTextRetrieval``: ``vision_proj`` of the image [CLS] state and ``text_proj`` of the
+  unimodal text encoder's [CLS] state (its ``use_itm_head=False`` path).
+
+Word stimuli go through the ``prompt`` template (``"a photo of {x}"``; ML-EAT uses ``"a picture that
+brings to mind {x}"``; default: the bare word), sentences are embedded as they are, texts are
+truncated at the model's context length. Images are decoded in full by
+:func:`eatkit.encoders.images.load_image` (no reduced-scale JPEG decoding) and preprocessed as the
+model's own evaluation transform does (open_clip's preprocess config, or the Hugging Face
+``preprocessor_config.json``; the same pixels as open_clip's transform and transformers' Pillow image
+processors, apart from transparency, which eatkit composites onto white), recorded in the configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eatkit.encoders.base import NeuralEncoder, require
+from eatkit.encoders.cache import file_sha256
+from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
+from eatkit.encoders.text import (
+    apply_prompt,
+    check_prompt,
+    ensure_installed,
+    hf_json,
+    hf_weights_identity,
+    library_version,
+    load_pretrained,
+)
+from eatkit.errors import EatkitError
+
+# Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
+_PIL_RESAMPLE: dict[int, str] = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+# open_clip's inference resize modes
+_OPEN_CLIP_RESIZE: dict[str, str] = {"shortest": "resize-shorter+center-crop", "squash": "stretch"}
+
+
+# -- the model-side computation (each returns unit-norm (n, d) torch tensors) ------------------------
+
+
+def _unit(features: Any) -> Any:
+    import torch
+
+    return torch.nn.functional.normalize(features, p=2, dim=-1)
+
+
+def clip_image_features(model: Any, pixel_values: Any) -> Any:
+    """transformers ``CLIPModel``: ``visual_projection(vision_model(x).pooler_output)``, normalised
+    (= ``CLIPModel(...).image_embeds``)."""
+    return _unit(model.visual_projection(model.vision_model(pixel_values=pixel_values).pooler_output))
+
+
+def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
+    """transformers ``CLIPModel``: ``text_projection`` of the end-of-text state, normalised
+    (= ``CLIPModel(...).text_embeds``)."""
+    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+    out = model.text_model(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
+    return _unit(model.text_projection(out.pooler_output))
+
+
+def blip_image_features(model: Any, pixel_values: Any) -> Any:
+    """transformers ``BlipForImageTextRetrieval`` ITC image feature: ``vision_proj`` of the [CLS] state."""
+    hidden = model.vision_model(pixel_values=pixel_values).last_hidden_state
+    return _unit(model.vision_proj(hidden[:, 0, :]))
+
+
+def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
+    """transformers ``BlipForImageTextRetrieval`` ITC text feature: ``text_proj`` of the unimodal text
+    encoder's [CLS] state (no cross-attention to an image)."""
+    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+    hidden = model.text_encoder(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
+    return _unit(model.text_proj(hidden.last_hidden_state[:, 0, :]))
+
+
+def open_clip_image_features(model: Any, pixel_values: Any) -> Any:
+    """open_clip: ``model.encode_image(x, normalize=True)``."""
+    return model.encode_image(pixel_values, normalize=True)
+
+
+def open_clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
+    """open_clip: ``model.encode_text(tokenizer(texts), normalize=True)``."""
+    return model.encode_text(tokenizer(texts), normalize=True)
+
+
+# -- the encoders ------------------------------------------------------------------------------------
+
+
+class JointEncoder(NeuralEncoder):
+    """Images, words and sentences into one vision-language space (subclasses load the model and say
+    how each tower embeds a batch)."""
+
+    modalities = frozenset({"word", "sentence", "image"})
+    #: the embedding definition recorded in :meth:`config`
+    definition: str = ""
+    #: ``(model, pixel_values) -> (n, d)`` and ``(model, tokenizer, texts) -> (n, d)`` unit-norm tensors
+    image_features: Callable[[Any, Any], Any]
+    text_features: Callable[[Any, Any, list[str]], Any]
+    _net: Any
+    _tokenizer: Any
+
+    def __init__(self, *, id: str, model: str, weights: str, library: str, preprocessing: Preprocessing,
+                 prompt: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.id, self.model, self.weights, self.library = id, model, weights, library
+        self.preprocessing = preprocessing
+        self.prompt = check_prompt(prompt)
+
+    def config(self) -> dict[str, Any]:
+        return {"model": self.model, "weights": self.weights, "library": self.library,
+                "embedding": self.definition, "prompt": self.prompt, "normalize": True,
+                "preprocessing": self.preprocessing.to_dict(), "dtype": "float32"}
+
+    def _prepare(self, modality: str, item: str) -> Any:
+        if modality == "word":
+            return apply_prompt(self.prompt, item)[0]
+        return super()._prepare(modality, item)
+
+    def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            if modality == "image":
+                out = self.image_features(self._net, torch.from_numpy(np.stack(inputs)))
+            else:
+                out = self.text_features(self._net, self._tokenizer, list(inputs))
+        return out.float().cpu().numpy()
+
+
+def hf_image_preprocessing(model_id: str, revision: str | None = None) -> Preprocessing:
+    """The Hugging Face image processor's evaluation transform (``preprocessor_config.json``) as an
+    eatkit :class:`Preprocessing`: a shortest-edge resize then centre crop (CLIP), or a resize to a
+    fixed square (BLIP)."""
+    cfg = hf_json(model_id, "preprocessor_config.json", revision)
+    if cfg is None:
+        raise EatkitError(f"model '{model_id}' has no preprocessor_config.json (not an image-text model?)")
+    if not cfg.get("do_resize", True) or cfg.get("do_rescale", True) is False or \
+            abs(cfg.get("rescale_factor", 1 / 255) - 1 / 255) > 1e-12 or cfg.get("do_normalize", True) is False:
+        raise EatkitError(f"the image preprocessing of model '{model_id}' (no resize, rescale or normalisation) "
+                          "is not supported")
+    size, crop = cfg.get("size"), cfg.get("crop_size")
+    size = {"shortest_edge": size} if isinstance(size, int) else size or {}
+    crop = {"height": crop, "width": crop} if isinstance(crop, int) else crop or {}
+    common = {"interpolation": _PIL_RESAMPLE.get(cfg.get("resample", 3), "bicubic"), "jpeg_draft": False,
+              "mean": cfg.get("image_mean", (0.48145466, 0.4578275, 0.40821073)),
+              "std": cfg.get("image_std", (0.26862954, 0.26130258, 0.27577711))}
+    if cfg.get("do_center_crop") and "shortest_edge" in size and crop.get("height") == crop.get("width"):
+        return Preprocessing(size=crop["height"], crop="resize-shorter+center-crop", resize=size["shortest_edge"],
+                             **common)
+    if not cfg.get("do_center_crop") and "height" in size and size["height"] == size.get("width"):
+        return Preprocessing(size=size["height"], crop="stretch", **common)
+    raise EatkitError(f"the image preprocessing of model '{model_id}' (size {size}, crop {crop}) is not supported")
+
+
+class _HFJointEncoder(JointEncoder):
+    """A transformers vision-language model: ``name`` is a hub id or a local folder."""
+
+    family: str = ""
+    model_class: str = ""
+
+    def __init__(self, name: str, *, prompt: str | None = None, revision: str | None = None,
+                 **options: Any) -> None:
+        ensure_installed("transformers", f"the model '{self.family}:{name}'", "vl")
+        super().__init__(id=f"{self.family}:{name}", model=name, weights=hf_weights_identity(name, revision),
+                         library=library_version("transformers"),
+                         preprocessing=hf_image_preprocessing(name, revision), prompt=prompt, **options)
+        self.revision = revision
+
+    def _load(self) -> None:
+        self._net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+                                                     f"the model '{self.id}'", "vl")
+
+
+class HFCLIPEncoder(_HFJointEncoder):
+    """CLIP through transformers ``CLIPModel`` (``hf-clip:<model id>``), e.g. ``openai/clip-vit-base-patch32``.
+
+    Example::
+
+        enc = HFCLIPEncoder("openai/clip-vit-base-patch32", prompt="a photo of {x}", images="ieat/images")
+        enc.embed(StimulusSet("flowers", "word", ("rose",))).vectors.shape  # (1, 512)
+    """
+
+    family, model_class = "hf-clip", "CLIPModel"
+    definition = ("CLIP joint space: image = visual_projection(pooled class token), text = "
+                  "text_projection(end-of-text token), L2-normalised")
+    image_features, text_features = staticmethod(clip_image_features), staticmethod(clip_text_features)
+
+
+class HFBlipEncoder(_HFJointEncoder):
+    """BLIP image-text contrastive embeddings through transformers ``BlipForImageTextRetrieval``
+    (``hf-blip:<model id>``), e.g. ``Salesforce/blip-itm-base-coco`` (the "American == White" study's model).
+
+    Example::
+
+        enc = HFBlipEncoder("Salesforce/blip-itm-base-coco", prompt="a photo of {x}")
+    """
+
+    family, model_class = "hf-blip", "BlipForImageTextRetrieval"
+    definition = ("BLIP ITC space: image = vision_proj(image [CLS] state), text = text_proj(unimodal text "
+                  "[CLS] state), L2-normalised")
+    image_features, text_features = staticmethod(blip_image_features), staticmethod(blip_text_features)
+
+
+class OpenCLIPEncoder(JointEncoder):
+    """CLIP through open_clip (``open_clip:<architecture>/<pretrained>``): ``pretrained`` is one of
+    open_clip's tags for the architecture (``open_clip.list_pretrained_tags_by_model``) or a weights file.
+
+    Example::
+
+        enc = OpenCLIPEncoder("ViT-B-32/openai", prompt="a picture that brings to mind {x}")
+    """
+
+    definition = ("CLIP joint space: image = encode_image (projected pooled features), text = encode_text "
+                  "(projected end-of-text token), L2-normalised; QuickGELU when the weights were trained with it")
+    image_features = staticmethod(open_clip_image_features)
+    text_features = staticmethod(open_clip_text_features)
+
+    def __init__(self, name: str, *, prompt: str | None = None, **options: Any) -> None:
+        arch, _, pretrained = name.partition("/")
+        open_clip = require("open_clip", f"the model 'open_clip:{name}'", "vl")
+        model_cfg = open_clip.get_model_config(arch)
+        if model_cfg is None:
+            raise EatkitError(f"unknown open_clip architecture '{arch}' (see open_clip.list_models())")
+        tag_cfg = open_clip.get_pretrained_cfg(arch, pretrained) if pretrained else {}
+        if tag_cfg:
+            weights = f"{arch}/{pretrained} {tag_cfg.get('hf_hub') or tag_cfg.get('url')}"
+        elif pretrained and Path(pretrained).expanduser().is_file():
+            weights = f"{Path(pretrained).name}:{file_sha256(Path(pretrained).expanduser())}"
+        else:
+            tags = ", ".join(open_clip.list_pretrained_tags_by_model(arch)) or "none"
+            raise EatkitError(f"open_clip model 'open_clip:{name}' needs <architecture>/<pretrained tag or weights "
+                              f"file> (tags of {arch}: {tags})")
+        super().__init__(id=f"open_clip:{name}", model=arch, weights=weights,
+                         library=library_version("open_clip_torch"),
+                         preprocessing=open_clip_preprocessing(open_clip, arch, model_cfg, tag_cfg),
+                         prompt=prompt, **options)
+        self.arch, self.pretrained = arch, pretrained
+        # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise
+        self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu"))
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "quick_gelu": self.quick_gelu}
+
+    def _load(self) -> None:
+        import open_clip
+
+        try:
+            self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu)
+        except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
+            reason = " ".join(str(exc).split())[:200]
+            raise EatkitError(f"cannot load the model '{self.id}' (offline, or not published?): {reason}") from None
+        self._tokenizer = open_clip.get_tokenizer(self.arch)
+        self._net.eval()
+        own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
+        if open_clip_preprocessing(open_clip, self.arch, {"vision_cfg": {"image_size": own["size"]}},
+                                   own) != self.preprocessing:
+            raise EatkitError(f"open_clip resolved the preprocessing of '{self.id}' as {own}, unlike eatkit's "
+                              f"{self.preprocessing.to_dict()}: please report this")
+
+
+def open_clip_preprocessing(open_clip: Any, arch: str, model_cfg: dict[str, Any],
+                            tag_cfg: dict[str, Any]) -> Preprocessing:
+    """open_clip's inference transform for ``arch`` with pretrained config ``tag_cfg``: its
+    ``PreprocessCfg`` defaults overlaid with the tag's mean, std, interpolation and resize mode, at the
+    architecture's image size (as ``open_clip.create_model`` resolves it)."""
+    cfg = open_clip.transform.merge_preprocess_dict(open_clip.transform.PreprocessCfg(), tag_cfg)
+    size = model_cfg["vision_cfg"].get("image_size", cfg["size"])
+    size = size if isinstance(size, int) else size[0] if size[0] == size[1] else None
+    crop = _OPEN_CLIP_RESIZE.get(cfg["resize_mode"])
+    if size is None or crop is None or cfg["interpolation"] not in INTERPOLATIONS:
+        raise EatkitError(f"the image preprocessing of open_clip '{arch}' ({cfg['resize_mode']} resize, "
+                          f"{cfg['interpolation']} interpolation, size {model_cfg['vision_cfg'].get('image_size')}) "
+                          "is not supported")
+    return Preprocessing(size=size, crop=crop, resize=size if crop != "stretch" else None,
+                         interpolation=cfg["interpolation"], mean=cfg["mean"], std=cfg["std"], jpeg_draft=False)

@@ -1,0 +1,262 @@
+"""The on-disk embedding cache and the cache logic of NeuralEncoder (hits, misses, corruption, no-cache)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eatkit.encoders import cache as cache_module
+from eatkit.encoders.base import NeuralEncoder
+from eatkit.encoders.cache import EmbeddingCache, cache_dir, cache_info, clear_cache, entry_key, file_sha256
+from eatkit.errors import EatkitError
+from eatkit.stimuli.types import StimulusSet
+
+WORDS = StimulusSet("flowers", "word", ("rose", "tulip", "daisy"))
+
+
+class Letters(NeuralEncoder):
+    """A toy encoder: a word's (length, number of vowels, scale); counts loads and encoded inputs."""
+
+    id = "letters"
+    modalities = frozenset({"word"})
+
+    def __init__(self, scale: float = 1.0, **options):
+        super().__init__(**options)
+        self.scale = scale
+        self.loads = 0
+        self.encoded: list[str] = []
+
+    def config(self):
+        return {"model": "letters", "scale": self.scale}
+
+    def _load(self):
+        self.loads += 1
+
+    def _encode(self, modality, inputs):
+        self.encoded.extend(inputs)
+        return np.array([[len(w), sum(c in "aeiou" for c in w), self.scale] for w in inputs], dtype=np.float32)
+
+
+def test_entry_key_is_sha256_of_sorted_json():
+    payload = '{"config": {"a": 1, "b": 2}, "content": "rose", "modality": "word"}'
+    assert entry_key({"b": 2, "a": 1}, "word", "rose") == hashlib.sha256(payload.encode()).hexdigest()
+    keys = {entry_key({"a": 1}, "word", "rose"), entry_key({"a": 2}, "word", "rose"),
+            entry_key({"a": 1}, "sentence", "rose"), entry_key({"a": 1}, "word", "Rose")}
+    assert len(keys) == 4
+
+
+def test_file_sha256(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"abc" * 1_000_000)
+    assert file_sha256(path) == hashlib.sha256(b"abc" * 1_000_000).hexdigest()
+
+
+def test_cache_dir_resolution(monkeypatch, tmp_path):
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / "explicit"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("EATKIT_CACHE_DIR")
+    assert cache_dir() == tmp_path / "xdg" / "eatkit"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "eatkit"
+
+
+def test_put_get_round_trip_keeps_bits(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    vector = np.array([1 / 3, -0.0, 1e-30, 7.0], dtype=np.float32)
+    key = entry_key({"m": 1}, "word", "rose")
+    assert cache.get(key) is None
+    cache.put(key, vector)
+    got = cache.get(key)
+    assert got.dtype == np.float32 and got.tobytes() == vector.tobytes()
+    path = tmp_path / "embeddings-v1" / key[:2] / f"{key}.npe"
+    assert path.is_file() and path.stat().st_size == len(path.read_bytes())
+    assert cache.info() == {"path": str(tmp_path), "entries": 1, "bytes": path.stat().st_size}
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "swap"])
+def test_corrupt_entry_is_a_miss_and_is_removed(tmp_path, damage):
+    cache = EmbeddingCache(tmp_path)
+    key, other = entry_key({}, "word", "rose"), entry_key({}, "word", "ant")
+    cache.put(key, np.arange(4, dtype=np.float32))
+    cache.put(other, np.arange(4, dtype=np.float32) + 1)
+    path = cache._path(key)
+    data = path.read_bytes()
+    if damage == "flip":
+        data = data[:100] + bytes([data[100] ^ 1]) + data[101:]
+    elif damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "empty":
+        data = b""
+    else:  # another key's (valid) entry under this key's name: the checksum covers the key
+        data = cache._path(other).read_bytes()
+    path.write_bytes(data)
+    assert cache.get(key) is None
+    assert not path.exists()
+    np.testing.assert_array_equal(cache.get(other), [1, 2, 3, 4])
+
+
+def test_valid_checksum_over_garbage_is_a_miss(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    key = entry_key({}, "word", "rose")
+    cache._path(key).parent.mkdir(parents=True)
+    payload = b"not an npy file"
+    cache._path(key).write_bytes(payload + hashlib.sha256(key.encode() + payload).digest())
+    assert cache.get(key) is None
+
+
+def test_failed_write_leaves_no_entry_and_no_temporary_file(tmp_path, monkeypatch):
+    cache = EmbeddingCache(tmp_path)
+    key = entry_key({}, "word", "rose")
+
+    def crash(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module.os, "replace", crash)
+    with pytest.raises(OSError, match="No space"):
+        cache.put(key, np.ones(3, dtype=np.float32))
+    assert cache.get(key) is None
+    assert list(cache._path(key).parent.iterdir()) == []
+
+
+def test_info_and_clear(tmp_path, monkeypatch):
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / "c"))
+    assert cache_info() == {"path": str(tmp_path / "c"), "entries": 0, "bytes": 0}
+    encoder = Letters()
+    encoder.embed(WORDS)
+    info = cache_info()
+    assert info["entries"] == 3 and info["bytes"] == 3 * (128 + 12 + 32)  # npy header + 3 float32 + digest
+    (tmp_path / "c" / "keep.txt").write_text("not ours")
+    assert clear_cache() == 3
+    assert cache_info()["entries"] == 0
+    assert (tmp_path / "c" / "keep.txt").read_text() == "not ours"
+
+
+def test_second_embed_is_served_from_the_cache_without_loading():
+    first = Letters()
+    a = first.embed(WORDS)
+    assert first.loads == 1 and first.encoded == ["rose", "tulip", "daisy"]
+    second = Letters()
+    b = second.embed(WORDS)
+    assert second.loads == 0 and second.encoded == []
+    assert b.ids == ("rose", "tulip", "daisy")
+    np.testing.assert_array_equal(b.vectors, [[4, 2, 1], [5, 2, 1], [5, 2, 1]])
+    assert b.vectors.dtype == np.float64 and a.vectors.tobytes() == b.vectors.tobytes()
+    assert second.manifest()["cache"] == {"enabled": True, "path": os.environ["EATKIT_CACHE_DIR"],
+                                          "hits": 3, "misses": 0, "batches": 0}
+
+
+def test_partial_hits_compute_only_the_missing_stimuli():
+    Letters().embed(StimulusSet("some", "word", ("tulip",)))
+    encoder = Letters()
+    out = encoder.embed(WORDS)
+    assert encoder.encoded == ["rose", "daisy"]
+    assert out.ids == ("rose", "tulip", "daisy")
+    np.testing.assert_array_equal(out.vectors[:, 0], [4, 5, 5])
+
+
+def test_corrupt_entry_is_recomputed_by_the_encoder():
+    Letters().embed(WORDS)
+    cache = EmbeddingCache()
+    key = entry_key(Letters().cache_config(), "word", "tulip")
+    cache._path(key).write_bytes(b"\x00" * 10)
+    encoder = Letters()
+    out = encoder.embed(WORDS)
+    assert encoder.encoded == ["tulip"]
+    np.testing.assert_array_equal(out.vectors[1], [5, 2, 1])
+    assert cache.get(key) is not None
+
+
+def test_config_change_is_a_miss():
+    Letters(scale=1.0).embed(WORDS)
+    encoder = Letters(scale=2.0)
+    out = encoder.embed(WORDS)
+    assert encoder.encoded == ["rose", "tulip", "daisy"]
+    np.testing.assert_array_equal(out.vectors[:, 2], [2, 2, 2])
+
+
+def test_encoder_version_is_part_of_the_key():
+    class Letters2(Letters):
+        encoder_version = "2"
+
+    assert Letters2().cache_config()["encoder_version"] == "2"
+    assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "1",
+                                        "model": "letters", "scale": 1.0}
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path):
+    Letters().embed(WORDS)
+    before = cache_info()
+    encoder = Letters(cache=False)
+    encoder.embed(WORDS)
+    encoder.embed(WORDS)
+    assert encoder.encoded == ["rose", "tulip", "daisy"] * 2 and encoder.loads == 1
+    assert cache_info() == before
+    assert encoder.manifest()["cache"] == {"enabled": False, "path": None, "hits": 0, "misses": 6, "batches": 2}
+
+
+def test_explicit_cache_dir(tmp_path):
+    Letters(cache_dir=tmp_path / "mine").embed(WORDS)
+    assert EmbeddingCache(tmp_path / "mine").info()["entries"] == 3
+    assert cache_info()["entries"] == 0
+
+
+def test_batches_follow_batch_size():
+    encoder = Letters(batch_size=2, cache=False)
+    encoder.embed(StimulusSet("w", "word", tuple("abcde")))
+    assert encoder.stats["batches"] == 3
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_bad_batch_size(bad):
+    with pytest.raises(EatkitError, match=rf"^batch_size must be a positive integer, got {bad!r}$"):
+        Letters(batch_size=bad)
+
+
+def test_wrong_modality_and_templates_and_empty_sets():
+    with pytest.raises(EatkitError, match=r"^model 'letters' cannot embed the image set 'X' \(it embeds: word\)$"):
+        Letters().embed(StimulusSet("X", "image", category="t/x"))
+    with pytest.raises(EatkitError, match=r"^set 'T' still has templates: expand them into sentences before"):
+        Letters().embed(StimulusSet("T", "word", ("rose",), templates=("This is {x}.",)))
+    with pytest.raises(EatkitError, match=r"^set 'E' is empty$"):
+        Letters().embed(StimulusSet("E", "word", ()))
+
+
+def test_cache_config_is_json():
+    assert json.loads(json.dumps(Letters().cache_config()))["scale"] == 1.0
+    assert Path(os.environ["EATKIT_CACHE_DIR"]) == cache_dir()
+
+
+def test_file_hashes_are_remembered_until_the_file_changes(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c")
+    image = tmp_path / "a.png"
+    image.write_bytes(b"first")
+    old = file_sha256(image)
+    assert cache.file_hashes([str(image)]) == [old]
+    memo = json.loads((tmp_path / "c" / "file-sha256-v1.json").read_text())
+    assert memo[str(image)][1] == old
+    stat = image.stat()
+    image.write_bytes(b"other")  # same size; restore the modification time: the change time still moves
+    os.utime(image, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert cache.file_hashes([str(image)]) == [hashlib.sha256(b"other").hexdigest()]
+    (tmp_path / "c" / "file-sha256-v1.json").write_text("{not json")
+    assert cache.file_hashes([str(image)]) == [hashlib.sha256(b"other").hexdigest()]
+    assert cache.clear() == 0 and not (tmp_path / "c" / "file-sha256-v1.json").exists()
+
+
+def test_remembered_hash_of_a_stale_stamp_is_not_used(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c")
+    image = tmp_path / "a.png"
+    image.write_bytes(b"bytes")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "file-sha256-v1.json").write_text(json.dumps({str(image): ["0:0:0:0", "f" * 64]}))
+    assert cache.file_hashes([str(image)]) == [hashlib.sha256(b"bytes").hexdigest()]
+    with pytest.raises(FileNotFoundError) as info:
+        cache.file_hashes([str(tmp_path / "gone.png")])
+    assert info.value.filename == str(tmp_path / "gone.png")
