@@ -132,14 +132,14 @@ def test_layer_out_of_range_is_a_one_line_error(tiny_bert):
     enc = build_model(f"hf:{tiny_bert}", layer=3, cache=False)
     with pytest.raises(EatkitError) as err:
         enc.embed(words("rose"))
-    assert str(err.value) == (f"layer 3 is out of range for model '{tiny_bert}': it has hidden states 0..2 "
+    assert str(err.value) == (f"layer 3 is out of range for model 'hf:{tiny_bert}': it has hidden states 0..2 "
                               "(0 = embedding layer; -1 = last layer)")
 
 
 def test_bad_options_are_one_line_errors(tiny_bert):
     with pytest.raises(EatkitError) as err:
         build_model(f"hf:{tiny_bert}", pooling="max")
-    assert str(err.value) == f"unknown pooling 'max' for model '{tiny_bert}' (known: cls, mean, last, token)"
+    assert str(err.value) == f"unknown pooling 'max' for model 'hf:{tiny_bert}' (known: cls, mean, last, token)"
     with pytest.raises(EatkitError, match=r"^layer must be an integer, got 'last'$"):
         build_model(f"hf:{tiny_bert}", layer="last")
     enc = build_model(f"hf:{tiny_bert}", pooling="token", cache=False)

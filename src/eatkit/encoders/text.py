@@ -124,10 +124,12 @@ def encode_texts(
     spans: Sequence[tuple[int, int]] | None = None,
     normalize: bool = False,
     max_length: int | None = None,
+    label: str | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` with a transformers model: hidden state ``layer`` pooled by ``pooling``.
 
-    ``spans`` are the character spans of the stimulus words in ``texts`` (needed by ``"token"``).
+    ``spans`` are the character spans of the stimulus words in ``texts`` (needed by ``"token"``);
+    ``label`` names the model in error messages (default: its ``name_or_path``).
     Returns a float32 ``(len(texts), d)`` array.
 
     Example (``model``/``tokenizer`` from ``transformers.AutoModel``/``AutoTokenizer``)::
@@ -138,7 +140,7 @@ def encode_texts(
 
     if pooling not in POOLINGS:
         raise EatkitError(f"unknown pooling '{pooling}' (known: {', '.join(POOLINGS)})")
-    name = getattr(model.config, "name_or_path", "") or type(model).__name__
+    name = label or getattr(model.config, "name_or_path", "") or type(model).__name__
     want_offsets = pooling == "token"
     if want_offsets and not getattr(tokenizer, "is_fast", False):
         raise EatkitError(f"pooling 'token' needs a fast tokenizer (offset mappings); model '{name}' has none")
@@ -293,12 +295,12 @@ class TransformerTextEncoder(NeuralEncoder):
                  weights: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         ensure_installed("transformers", f"the text model 'hf:{name}'", "text")
+        self.id = id or f"hf:{name}"
         pooling = "mean" if pooling is None else pooling
         if pooling not in POOLINGS:
-            raise EatkitError(f"unknown pooling '{pooling}' for model '{name}' (known: {', '.join(POOLINGS)})")
+            raise EatkitError(f"unknown pooling '{pooling}' for model '{self.id}' (known: {', '.join(POOLINGS)})")
         if layer is not None and (not isinstance(layer, int) or isinstance(layer, bool)):
             raise EatkitError(f"layer must be an integer, got {layer!r}")
-        self.id = id or f"hf:{name}"
         self.name, self.revision, self.model = name, revision, model or name
         self.layer = -1 if layer is None else layer
         self.pooling, self.prompt = pooling, check_prompt(prompt)
@@ -331,7 +333,7 @@ class TransformerTextEncoder(NeuralEncoder):
         texts = [text for text, _ in inputs]
         spans = [span for _, span in inputs] if self.pooling == "token" else None
         return encode_texts(self._model, self._tokenizer, texts, layer=self.layer, pooling=self.pooling,
-                            spans=spans, normalize=self.normalize, max_length=self.max_length)
+                            spans=spans, normalize=self.normalize, max_length=self.max_length, label=self.id)
 
 
 def minilm_folder() -> Path:
