@@ -142,3 +142,23 @@ def test_run_ieat_published_embeddings_writes_outputs(capsys, tmp_path):
     assert records["weight"]["effect_size"] == pytest.approx(1.67, abs=0.01)
     assert records["native"]["p_value_exact"] and records["native"]["n_permutations"] == 12870
     assert "weight" in out and "native" in out
+
+
+def test_report_and_cache_commands(capsys, tmp_path):
+    run_dir = tmp_path / "run"
+    code, _, err = run_cli(capsys, "run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests",
+                           "weat6,weat7", "--bootstrap", "50", "--report", "-q", "-o", str(run_dir))
+    assert code == 0, err
+    html = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert "BY-Singular" in html and ("<svg" in html or "data:image/png" in html)
+    code, out, _ = run_cli(capsys, "report", str(run_dir), str(run_dir), "--html", str(tmp_path / "two.html"))
+    assert code == 0 and (tmp_path / "two.html").exists()
+    code, _, err = run_cli(capsys, "report", str(tmp_path / "nothing-here"), "--html", str(tmp_path / "x.html"))
+    assert_one_line_error(code, err, "nothing-here")
+    code, out, _ = run_cli(capsys, "cache", "info")
+    assert code == 0 and "path" in out
+
+
+def test_data_get_unknown_dataset(capsys):
+    code, _, err = run_cli(capsys, "data", "get", "nosuch")
+    assert_one_line_error(code, err, "unknown dataset 'nosuch'")
