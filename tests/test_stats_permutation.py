@@ -145,7 +145,8 @@ def test_monte_carlo_within_4_standard_errors_of_exact(k: int, m: int, seed: int
     for alt in ALTERNATIVES:
         c = out.counts[alt]
         assert out.p_values[alt] == (c + 1) / (draws + 1)
-        assert out.standard_errors[alt] == pytest.approx(math.sqrt(c / draws * (1 - c / draws) / draws))
+        p = (c + 1) / (draws + 1)
+        assert out.standard_errors[alt] == pytest.approx(math.sqrt(p * (1 - p) / draws))
 
 
 def test_monte_carlo_draws_every_subset_uniformly() -> None:

@@ -23,7 +23,7 @@ coordinate = st.integers(-4, 4).map(float)
 
 
 @st.composite
-def embedding_set(draw, dim: int, max_rows: int = 6, min_rows: int = 1) -> np.ndarray:
+def embedding_set(draw, dim: int, max_rows: int = 6, min_rows: int = 2) -> np.ndarray:
     rows = draw(st.integers(min_rows, max_rows))
     arr = draw(arrays(np.float64, (rows, dim), elements=coordinate))
     assume((np.abs(arr).sum(axis=1) > 0).all())  # cosine needs non-zero rows
@@ -81,9 +81,11 @@ def test_scaling_a_vector_changes_nothing(sets, which: str, row: int, factor: fl
 
 def test_scaling_keeps_ties_between_rounding_noise() -> None:
     # A and B are the same direction, so every s(w, A, B) is 0; scaling A by 1.5 makes the computed
-    # cosines differ in the last bit (s = +-1.1e-16). The tie tolerance (relative to sum |s| = 2.2e-16)
-    # does not absorb that, and d = 2.2e-16 / 1.6e-16 = 1.41 with p("greater") = 0.5 instead of 0 and 1.
-    X, Y, A = np.array([[0.0, 0.0, 1.0]]), np.array([[0.0, 0.0, -1.0]]), np.array([[0.0, 1.0, 1.0]])
+    # cosines differ in the last bit (s = +-1.1e-16). Without the cosines' rounding bound in the tie
+    # tolerance, d = 2.2e-16 / 1.6e-16 = 1.41 with p("greater") = 0.5 instead of 0 and 1.
+    X = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 2.0]])
+    Y = np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -3.0]])
+    A = np.array([[0.0, 1.0, 1.0]])
     before = eat(X, Y, A, A, permutations="exact")
     after = eat(X, Y, 1.5 * A, A, permutations="exact")
     assert (before.effect_size, before.p_values["greater"]) == (0.0, 1.0)

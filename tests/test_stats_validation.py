@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -145,31 +147,36 @@ def test_exact_test_too_large() -> None:
 
 
 def test_one_element_groups() -> None:
+    # with one stimulus per group Cohen's d is ±√2 whatever the data: refused, naming the set
     X1 = GOOD["X"][:1]
-    assert _message(eat, X1, GOOD["Y"], GOOD["A"], GOOD["B"], sd="pooled") == (
-        "the pooled SD needs at least 2 values in each group, got 1 and 3"
+    assert _message(eat, X1, GOOD["Y"], GOOD["A"], GOOD["B"]) == "set 'X' has 1 stimuli; this test needs at least 2"
+    assert _message(ml_eat, GOOD["X"], GOOD["Y"], GOOD["A"][:1], GOOD["B"]) == (
+        "set 'A' has 1 stimuli; this test needs at least 2"
     )
-    assert _message(eat, X1, GOOD["Y"], GOOD["A"], GOOD["B"], p_method="welch") == (
-        "Welch's t-test needs at least 2 stimuli in each of X and Y, got 1 and 3"
-    )
-    assert _message(sc_eat, GOOD["X"], GOOD["A"], GOOD["B"][:1], p_method="welch") == (
-        "Welch's t-test needs at least 2 stimuli in each of A and B, got 3 and 1"
-    )
-    assert _message(bootstrap_effect_size, GOOD["X"], X1, GOOD["A"], GOOD["B"], sd="pooled") == (
-        "the pooled SD needs at least 2 values in each group, got 3 and 1"
+    assert _message(sc_eat, GOOD["X"], GOOD["A"], GOOD["B"][:1]) == "set 'B' has 1 stimuli; this test needs at least 2"
+    assert _message(bootstrap_effect_size, GOOD["X"], X1, GOOD["A"], GOOD["B"]) == (
+        "set 'Y' has 1 stimuli; this test needs at least 2"
     )
 
 
-def test_one_element_groups_are_fine_for_the_permutation_test() -> None:
-    r = eat(GOOD["X"][:1], GOOD["Y"][:1], GOOD["A"], GOOD["B"], permutations="exact")
-    assert r.n_partitions == 2 and r.p_value in (0.5, 1.0)
+def test_single_attributes_and_single_target_word_are_fine() -> None:
+    r = eat(GOOD["X"], GOOD["Y"], GOOD["A"][:1], GOOD["B"][:1], permutations="exact")
+    assert r.n_partitions == math.comb(6, 3)
+    assert sc_eat(GOOD["X"][0], GOOD["A"], GOOD["B"], permutations="exact").n_partitions == math.comb(6, 3)
+
+
+def test_welch_with_no_variance_is_refused() -> None:
+    same = np.array([[1.0, 0.0], [2.0, 0.0]])
+    assert _message(eat, same, -same, [[1.0, 1.0]], [[1.0, -1.0]], p_method="welch") == (
+        "Welch's t-test is undefined here: the associations of X and Y have no variance; use the permutation test"
+    )
 
 
 @pytest.mark.parametrize(
     ("first", "second", "message"),
     [
         ([[1.0, 2.0]], [1.0], "'first' must be a 1-D array of association values"),
-        ([1.0], [], "'second' has 0 values; at least 1 needed"),
+        ([1.0], [], "'second' is empty"),
         ([1.0, np.nan], [1.0], "'first' has non-finite values"),
     ],
 )

@@ -48,12 +48,14 @@ def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | N
     return arr
 
 
-def check_sets(min_rows: int = 1, **sets: Any) -> dict[str, np.ndarray]:
-    """Check several named sets and that they share one dimension."""
+def check_sets(min_rows: int | dict[str, int] = 2, **sets: Any) -> dict[str, np.ndarray]:
+    """Check several named sets (at least ``min_rows`` stimuli each, or per name) and that they share
+    one dimension. Two per group is the default: with one, Cohen's d is ±√2 whatever the data."""
     out: dict[str, np.ndarray] = {}
     dim: int | None = None
     for name, vectors in sets.items():
-        arr = check_embeddings(name, vectors, min_rows=min_rows, dim=dim)
+        least = min_rows.get(name, 2) if isinstance(min_rows, dict) else min_rows
+        arr = check_embeddings(name, vectors, min_rows=least, dim=dim)
         dim = arr.shape[1]
         out[name] = arr
     return out
@@ -80,13 +82,16 @@ def check_count(name: str, value: Any) -> int:
     return int(value)
 
 
-def check_values(name: str, values: Any, *, min_size: int = 1) -> np.ndarray:
-    """Check a 1-D array of association values (finite, at least ``min_size`` entries)."""
-    arr = np.asarray(values, dtype=np.float64)
+def check_values(name: str, values: Any) -> np.ndarray:
+    """Check a non-empty 1-D array of finite association values."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EatkitError(f"'{name}' is not a numeric array") from None
     if arr.ndim != 1:
         raise EatkitError(f"'{name}' must be a 1-D array of association values")
-    if arr.size < min_size:
-        raise EatkitError(f"'{name}' has {arr.size} values; at least {min_size} needed")
+    if arr.size == 0:
+        raise EatkitError(f"'{name}' is empty")
     if not np.isfinite(arr).all():
         raise EatkitError(f"'{name}' has non-finite values")
     return arr

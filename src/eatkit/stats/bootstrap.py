@@ -20,7 +20,7 @@ from eatkit.stats.association import cosine_matrix, rounding_error
 from eatkit.stats.effect_size import check_sd, cohens_d
 from eatkit.stats.permutation import resolve_rng
 
-_BATCH = 2048  # resamples per vectorised batch
+_BATCH = 2048  # resamples per vectorised batch (part of the seeded stream's layout, like MC_BATCH)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def bootstrap_effect_size(
     >>> bool(ci.low <= ci.high), ci.n_resamples
     (True, 200)
     """
-    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     ddof = check_ddof(ddof)
     check_sd(sd, len(sets["X"]), len(sets["Y"]), ddof)
     if not 0 < confidence_level < 1:

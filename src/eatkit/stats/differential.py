@@ -136,7 +136,8 @@ def eat(
     Parameters
     ----------
     X, Y, A, B : array_like, shape (n, d)
-        Embeddings (one row per stimulus; any scale, only directions matter).
+        Embeddings (one row per stimulus; any scale, only directions matter). X and Y need at least 2
+        stimuli each (with one per group Cohen's d is ±√2 whatever the data); A and B at least 1.
     alternative : {"greater", "less", "two-sided"}
         "greater" tests whether X is more associated with A (and Y with B) than chance.
         "two-sided" counts partitions whose |difference of means| reaches the observed one.
@@ -160,7 +161,7 @@ def eat(
     >>> round(r.effect_size, 3), r.p_value, r.n_partitions
     (1.726, 0.16666666666666666, 6)
     """
-    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     sx = target_associations(sets["X"], sets["A"], sets["B"])
     sy = target_associations(sets["Y"], sets["A"], sets["B"])
     atol = rounding_error(sets["X"].shape[1])
@@ -213,9 +214,11 @@ def sc_eats(
     All targets re-partition the same A ∪ B, so Monte Carlo draws are shared (each p-value is valid on
     its own; drawing once is faster). ML-EAT level 2 uses this for X and Y.
     """
-    sets = check_sets(min_rows=1, **{f"T{i}" if len(targets) > 1 else "T": t for i, t in enumerate(targets)},
-                      A=A, B=B)
-    Ts = [v for name, v in sets.items() if name.startswith("T")]
+    if len(targets) == 0:
+        raise EatkitError("sc_eats needs at least one target")
+    names = [f"T{i}" if len(targets) > 1 else "T" for i in range(len(targets))]
+    sets = check_sets({name: 1 for name in names}, **dict(zip(names, targets)), A=A, B=B)
+    Ts = [sets[name] for name in names]
     ua = np.column_stack([attribute_associations(T, sets["A"]) for T in Ts])
     ub = np.column_stack([attribute_associations(T, sets["B"]) for T in Ts])
     atol = rounding_error(sets["A"].shape[1])
@@ -243,10 +246,6 @@ def _difference_tests(
     if p_method not in P_METHODS:
         raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{p_method}'")
     if p_method == "welch":
-        if k < 2 or m < 2:
-            raise EatkitError(
-                f"Welch's t-test needs at least 2 stimuli in each of {groups[0]} and {groups[1]}, got {k} and {m}"
-            )
         from scipy import stats as sps  # imported here: scipy.stats costs ~1 s at start-up
 
         outcomes = [None] * first.shape[1]
@@ -269,6 +268,11 @@ def _difference_tests(
                 alt: float(sps.ttest_ind(x, y, equal_var=False, alternative=alt).pvalue)
                 for alt in ("greater", "less", "two-sided")
             }
+            if not all(np.isfinite(list(p_values.values()))):
+                raise EatkitError(
+                    f"Welch's t-test is undefined here: the associations of {groups[0]} and {groups[1]} "
+                    "have no variance; use the permutation test"
+                )
             results.append(EATResult(
                 p_value=p_values[alternative], p_values=p_values, p_method="welch", exact=False,
                 n_permutations=0, n_partitions=0, standard_errors={}, seed=None, tie_tolerance=0.0, **common,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats._validation import check_ddof
 
 SD_METHODS = ("caliskan", "pooled")
 
@@ -43,6 +44,9 @@ def cohens_d(
     >>> float(cohens_d(np.array([1.0, 2.0]), np.array([0.0, 1.0])))
     1.224744871391589
     """
+    first = np.asarray(first, dtype=np.float64)
+    second = np.asarray(second, dtype=np.float64)
+    check_sd(sd, first.shape[-1], second.shape[-1], check_ddof(ddof))
     diff = first.mean(axis=-1) - second.mean(axis=-1)
     if sd == "caliskan":
         scale = np.concatenate([first, second], axis=-1).std(axis=-1, ddof=ddof)

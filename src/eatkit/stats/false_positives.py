@@ -66,10 +66,10 @@ def specificity(
     >>> sorted(r.false_positive_rates)
     [0.01, 0.05, 0.1]
     """
-    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     check_alternative(alternative)
     n_partitions = check_count("n_partitions", n_partitions)
-    if not all(0 < a < 1 for a in alphas):
+    if not isinstance(alphas, (tuple, list)) or not all(0 < a < 1 for a in alphas):
         raise EatkitError(f"alphas must lie strictly between 0 and 1, got {alphas}")
     generator, seed = resolve_rng(rng)
     sizes = [len(sets[k]) for k in "XYAB"]

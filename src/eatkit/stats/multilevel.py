@@ -130,7 +130,7 @@ def ml_eat(
     >>> ml_eat(X, Y, A, B, permutations="exact").pattern
     'Non-Directional'
     """
-    sets = check_sets(min_rows=1, X=X, Y=Y, A=A, B=B)
+    sets = check_sets(X=X, Y=Y, A=A, B=B)
     generator, seed = resolve_rng(rng)
     streams = generator.spawn(2)
     options = dict(permutations=permutations, ddof=ddof, sd=sd, p_method=p_method)

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_alternative, check_values
+from eatkit.stats._validation import check_values
 
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
@@ -199,13 +199,11 @@ def permutation_tests(
             outcomes.append(PermutationOutcome(p_values, True, n_partitions, n_partitions, zeros, counts, tol, None))
         return outcomes
     draws = DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations)
-    sums = _monte_carlo_sums(values, k, draws, generator)
     outcomes = []
-    for col_sums, t, tol in zip(sums.T, thresholds, tolerances):
-        counts = _count_sums(col_sums, t)
+    for counts, tol in zip(_monte_carlo_counts(values, k, draws, generator, thresholds), tolerances):
         p_values = {alt: (c + 1) / (draws + 1) for alt, c in counts.items()}
-        # standard error of the sampled proportion c / draws
-        errors = {alt: math.sqrt((c / draws) * (1 - c / draws) / draws) for alt, c in counts.items()}
+        # binomial standard error of the reported p (never 0, also when no draw reached the observed value)
+        errors = {alt: math.sqrt(p * (1 - p) / draws) for alt, p in p_values.items()}
         outcomes.append(PermutationOutcome(p_values, False, draws, n_partitions, errors, counts, tol, seed))
     return outcomes
 
@@ -323,18 +321,20 @@ def _count_exact(values: np.ndarray, k: int, t: _Thresholds) -> dict[str, int]:
 # --- Monte Carlo ------------------------------------------------------------------------------------
 
 
-def _monte_carlo_sums(values: np.ndarray, k: int, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Subset sums of ``draws`` uniformly random size-k subsets of the rows of ``values`` (n, q), each
-    drawn without replacement; returns (draws, q).
+def _monte_carlo_counts(
+    values: np.ndarray, k: int, draws: int, rng: np.random.Generator, thresholds: list[_Thresholds]
+) -> list[dict[str, int]]:
+    """Counts, per column of ``values`` (n, q), of ``draws`` uniformly random size-k row subsets (each
+    drawn without replacement) whose sums reach the column's thresholds. Memory is bounded by the batch.
 
     Vectorised partial Fisher-Yates: for position i = 0..r-1, swap column i with a uniform column in
     [i, n). Only r = min(k, n - k) positions are shuffled; when the complement is the smaller side its
     sum is subtracted from the total.
     """
-    n = values.shape[0]
+    n, q = values.shape
     r = min(k, n - k)
     total = values.sum(axis=0)
-    out = np.empty((draws, values.shape[1]))
+    counts = [{"greater": 0, "less": 0, "two-sided": 0} for _ in range(q)]
     base = np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64)
     for start in range(0, draws, MC_BATCH):
         b = min(MC_BATCH, draws - start)
@@ -346,7 +346,9 @@ def _monte_carlo_sums(values: np.ndarray, k: int, draws: int, rng: np.random.Gen
             perm[rows, j] = perm[:, i]
             perm[:, i] = swapped
         chosen = perm[:, :r]
-        for c in range(values.shape[1]):
+        for c in range(q):
             sums = values[chosen, c].sum(axis=1)
-            out[start : start + b, c] = sums if r == k else total[c] - sums
-    return out
+            batch_counts = _count_sums(sums if r == k else total[c] - sums, thresholds[c])
+            for alt, value in batch_counts.items():
+                counts[c][alt] += value
+    return counts
