@@ -102,11 +102,34 @@ def test_list_commands(capsys):
         (["run", "weat", "--vectors", "/no/such/vectors.txt"], ["/no/such/vectors.txt does not exist"]),
         (["run", "weat", "--model", "glove-6b-50d"], ["out-of-vocabulary", "gladiola", "--oov drop"]),
         (["list", "tests"], ["needs a suite name"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--tests", ","], ["the list of tests to run is empty"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--tests", "weat7,weat7"], ["more than once: weat7"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["--seed", "whole number >= 0"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--bootstrap", "-1"], ["--bootstrap"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["positive number of draws"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "0"], ["pooled SD always uses ddof=1"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
     code, _, err = run_cli(capsys, *argv)
     assert_one_line_error(code, err, *fragments)
+
+
+def test_output_folder_that_is_a_file(capsys, tmp_path):
+    afile = tmp_path / "out"
+    afile.write_text("not a folder")
+    code, _, err = run_cli(capsys, "run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "-o", str(afile))
+    assert_one_line_error(code, err, "exists and is not a folder")
+
+
+def test_manifest_records_the_command_given_to_main(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat7",
+                           "--bootstrap", "0", "-q", "-o", str(tmp_path))
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["command"].startswith("eatkit run weat --model glove-6b-50d --oov drop --tests weat7")
+    record = json.loads((tmp_path / "results.json").read_text())[0]
+    assert record["level2_x_alternative"] == ("greater" if record["level2_x_effect_size"] >= 0 else "less")
 
 
 def test_malformed_vectors_file(capsys, tmp_path):

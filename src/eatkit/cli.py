@@ -20,6 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``eatkit`` command."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     from eatkit import progress
 
     progress.set_enabled(not getattr(args, "quiet", False))
@@ -37,15 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from eatkit.runner import RunOptions, run_suite
+    from eatkit.runner import RunOptions, prepare_output, run_suite, select_tests
     from eatkit.stimuli.loader import load_suite
 
+    # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
-    if tests:
-        for t in tests:
-            suite.test(t)  # unknown test ids fail before any model is loaded
-    source = _source(args, suite)
+    select_tests(suite, tests)
     options = RunOptions(
         permutations=_permutations(args.permutations),
         alternative=args.alternative,
@@ -54,8 +53,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sd=args.sd,
         p_method=args.p_method,
         n_bootstrap=args.bootstrap,
-    )
-    command = "eatkit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else None
+    ).validate()
+    prepare_output(args.output)
+    source = _source(args, suite)
+    command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
     run = run_suite(suite, source, tests=tests, options=options, command=command)
     out = run.save(args.output)
     for r in run.records:
@@ -111,14 +112,20 @@ def _source(args: argparse.Namespace, suite: Any) -> Any:
 def _permutations(value: str) -> str | int:
     if value in ("auto", "exact"):
         return value
-    try:
+    if value.isdigit() and int(value) > 0:
         return int(value)
-    except ValueError:
-        raise EatkitError(f"--permutations must be auto, exact or a number, got '{value}'") from None
+    raise EatkitError(f"--permutations must be auto, exact or a positive number of draws, got '{value}'")
+
+
+def _non_negative(value: str) -> int:
+    """argparse type for --seed and --bootstrap: a whole number >= 0."""
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got '{value}'")
+    return int(value)
 
 
 def _split(value: str | None) -> list[str] | None:
-    return [t.strip() for t in value.split(",") if t.strip()] if value else None
+    return None if value is None else [t.strip() for t in value.split(",") if t.strip()]
 
 
 def format_table(records: list[dict[str, Any]]) -> str:
@@ -126,7 +133,8 @@ def format_table(records: list[dict[str, Any]]) -> str:
     header = ("test", "n_x", "n_y", "n_a", "n_b", "d", "p", "q", "d(X)", "d(Y)", "pattern")
     rows = [header]
     for r in records:
-        p = _p(r["p_value"]) + ("" if r["p_value_exact"] else "*")
+        sampled = r["p_method"] == "permutation" and not r["p_value_exact"]
+        p = _p(r["p_value"]) + ("*" if sampled else "")
         rows.append((
             r["test"], str(r["n_x"]), str(r["n_y"]), str(r["n_a"]), str(r["n_b"]),
             f"{r['effect_size']:.2f}", p, _p(r["q_value"]),
@@ -136,7 +144,11 @@ def format_table(records: list[dict[str, Any]]) -> str:
     lines = ["  ".join(c.rjust(w) if 0 < i < 10 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.append("p: exact permutation p-value; * sampled (Monte Carlo); q: Benjamini-Hochberg across the run")
+    if records and records[0]["p_method"] == "welch":
+        lines.append("p: Welch's t-test; q: Benjamini-Hochberg across the run")
+    else:
+        lines.append("p: exact permutation p-value; * sampled (Monte Carlo); q: Benjamini-Hochberg across the run")
+    lines.append("d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)")
     return "\n".join(lines)
 
 
@@ -235,12 +247,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default="auto", help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default="greater", choices=("greater", "less", "two-sided"))
-    run.add_argument("--seed", type=int, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
-    run.add_argument("--ddof", type=int, default=1, help="delta degrees of freedom of the effect-size SD (default 1)")
+    run.add_argument("--seed", type=_non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
+    run.add_argument("--ddof", type=_non_negative, default=1, help="delta degrees of freedom of the effect-size SD (default 1)")
     run.add_argument("--sd", default="caliskan", choices=("caliskan", "pooled"),
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default="permutation", choices=("permutation", "welch"))
-    run.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the CI of d (0: none)")
+    run.add_argument("--bootstrap", type=_non_negative, default=2000, help="bootstrap resamples for the CI of d (0: none)")
     run.add_argument("--oov", default="error", choices=("error", "drop"),
                      help="out-of-vocabulary words: fail (default) or drop them and record it")
     run.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")

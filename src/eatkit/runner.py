@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,9 @@ from eatkit.manifest import build_manifest
 from eatkit.progress import progress
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values, bootstrap_effect_size, ml_eat
+from eatkit.stats._validation import check_alternative, check_ddof
+from eatkit.stats.differential import P_METHODS
+from eatkit.stats.effect_size import check_sd
 from eatkit.stats.permutation import check_permutations, resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
@@ -51,6 +56,26 @@ class RunOptions:
     effect_threshold: float = 0.2
     alpha: float = 0.05
 
+    def validate(self) -> "RunOptions":
+        """Check every option before any model is loaded; one precise error per problem."""
+        check_permutations(self.permutations)
+        check_alternative(self.alternative)
+        resolve_rng(self.seed)
+        check_ddof(self.ddof)
+        check_sd(self.sd, 2, 2, 0)
+        if self.sd == "pooled" and self.ddof != 1:
+            raise EatkitError("ddof applies to the Caliskan SD; the pooled SD always uses ddof=1")
+        if self.p_method not in P_METHODS:
+            raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{self.p_method}'")
+        if not isinstance(self.n_bootstrap, int) or self.n_bootstrap < 0:
+            raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap}")
+        for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):
+            if not 0 < value < 1:
+                raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value}")
+        if self.effect_threshold < 0:
+            raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold}")
+        return self
+
 
 @dataclass
 class RunResult:
@@ -69,26 +94,54 @@ class RunResult:
         return pd.DataFrame([flatten_record(r) for r in self.records])
 
     def to_json(self) -> str:
-        """``results.json``: the records as a JSON list."""
-        return json.dumps(self.records, indent=2, allow_nan=True)
+        """``results.json``: the records as a JSON list (non-finite numbers written as null)."""
+        return json.dumps(_finite(self.records), indent=2, allow_nan=False)
 
     def save(self, out_dir: str | Path) -> Path:
         """Write ``results.json``, ``results.csv``, ``similarities.npz`` and ``manifest.json``."""
-        out = Path(out_dir)
+        out = prepare_output(out_dir)
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            (out / "results.json").write_text(self.to_json() + "\n", encoding="utf-8")
+            rows = [flatten_record(r) for r in _finite(self.records)]
+            with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+            arrays = {f"{t}/{k}": v for t, sims in self.similarities.items() for k, v in sims.items()}
+            np.savez_compressed(out / "similarities.npz", **arrays)
+            manifest = json.dumps(_finite(self.manifest), indent=2, allow_nan=False)
+            (out / "manifest.json").write_text(manifest + "\n", encoding="utf-8")
         except OSError as err:
-            raise EatkitError(f"cannot create output folder {out}: {err.strerror}") from None
-        (out / "results.json").write_text(self.to_json() + "\n", encoding="utf-8")
-        rows = [flatten_record(r) for r in self.records]
-        with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        arrays = {f"{t}/{k}": v for t, sims in self.similarities.items() for k, v in sims.items()}
-        np.savez_compressed(out / "similarities.npz", **arrays)
-        (out / "manifest.json").write_text(json.dumps(self.manifest, indent=2) + "\n", encoding="utf-8")
+            raise EatkitError(f"cannot write results to {out}: {err.strerror or err}") from None
         return out
+
+
+def prepare_output(out_dir: str | Path) -> Path:
+    """Create the output folder (or check it is a writable folder) before any work is done."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise EatkitError(f"output folder {out} exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise EatkitError(f"cannot create output folder {out}: {err.strerror or err}") from None
+    for name in ("results.json", "results.csv", "similarities.npz", "manifest.json"):
+        if (out / name).is_dir():
+            raise EatkitError(f"cannot write {out / name}: it is a folder")
+    if not os.access(out, os.W_OK):
+        raise EatkitError(f"output folder {out} is not writable")
+    return out
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats replaced by None (JSON has no NaN or infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def run_suite(
@@ -104,12 +157,9 @@ def run_suite(
     Each test gets its own seed derived from the run seed and the test id, so a test's Monte Carlo
     p-value does not depend on which other tests ran. A set shared by several tests is embedded once.
     """
-    options = options or RunOptions()
-    check_permutations(options.permutations)
+    options = (options or RunOptions()).validate()
     _, run_seed = resolve_rng(options.seed)
-    selected = [suite.test(t) for t in tests] if tests else list(suite.tests)
-    if not selected:
-        raise EatkitError(f"suite '{suite.id}' has no tests to run")
+    selected = select_tests(suite, tests)
     embedded: dict[str, Embedded] = {}
     records, similarities, results, stimuli = [], {}, {}, {}
     for test in progress(selected, desc=f"{suite.id}"):
@@ -149,6 +199,18 @@ def run_suite(
     return RunResult(suite, records, similarities, manifest, results)
 
 
+def select_tests(suite: Suite, tests: Sequence[str] | None) -> list[AssociationTest]:
+    """The tests to run: all (``tests`` None) or the named ones, each once, in the order given."""
+    if tests is None:
+        return list(suite.tests)
+    if not tests:
+        raise EatkitError("the list of tests to run is empty")
+    repeated = sorted({t for t in tests if list(tests).count(t) > 1})
+    if repeated:
+        raise EatkitError(f"tests listed more than once: {', '.join(repeated)}")
+    return [suite.test(t) for t in tests]
+
+
 def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
     """A record with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``...)."""
     flat: dict[str, Any] = {}
@@ -166,9 +228,9 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _test_seed(run_seed: int | None, test_id: str) -> int:
+def _test_seed(run_seed: int, test_id: str) -> int:
     """A per-test seed from the run seed and the test id (independent of which tests run)."""
-    state = np.random.SeedSequence([run_seed or 0, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
+    state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
     return int(state[0]) << 32 | int(state[1])
 
 
@@ -223,9 +285,11 @@ def _record(
         "level2_x_effect_size": l2x.effect_size,
         "level2_x_p_value": l2x.p_value,
         "level2_x_p_exact": l2x.exact,
+        "level2_x_alternative": l2x.alternative,
         "level2_y_effect_size": l2y.effect_size,
         "level2_y_p_value": l2y.p_value,
         "level2_y_p_exact": l2y.exact,
+        "level2_y_alternative": l2y.alternative,
         "level2_x_association": result.association_x,
         "level2_y_association": result.association_y,
         "level3": {k: v.to_dict() for k, v in result.level3.items()},
