@@ -115,6 +115,15 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
     assert_one_line_error(code, err, *fragments)
 
 
+@pytest.mark.shared_data
+def test_infeasible_exact_test_is_refused_before_any_statistics(capsys, tmp_path):
+    vectors = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
+    code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--permutations", "exact",
+                           "-o", str(tmp_path))
+    assert_one_line_error(code, err, "test 'weat3'", "32 + 32", "would not fit in memory")
+    assert not (tmp_path / "results.json").exists()
+
+
 def test_output_folder_that_is_a_file(capsys, tmp_path):
     afile = tmp_path / "out"
     afile.write_text("not a folder")

@@ -31,7 +31,7 @@ from eatkit.stats import adjust_p_values, bootstrap_effect_size, ml_eat
 from eatkit.stats._validation import check_alternative, check_ddof
 from eatkit.stats.differential import P_METHODS
 from eatkit.stats.effect_size import check_sd
-from eatkit.stats.permutation import check_permutations, resolve_rng
+from eatkit.stats.permutation import EXACT_MAX_SUMS, check_permutations, exact_cost, resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 #: columns of the printed and CSV table, in order
@@ -162,8 +162,15 @@ def run_suite(
     selected = select_tests(suite, tests)
     embedded: dict[str, Embedded] = {}
     records, similarities, results, stimuli = [], {}, {}, {}
+    # embed everything first, so that a problem with any stimulus or an infeasible exact test is reported
+    # before minutes of statistics
+    all_sets = {}
+    for test in progress(selected, desc="embedding"):
+        all_sets[test.id] = {role: _embed(source, s, embedded, test) for role, s in test.sets().items()}
+        if options.permutations == "exact" and options.p_method == "permutation":
+            _check_exact_feasible(test.id, all_sets[test.id])
     for test in progress(selected, desc=f"{suite.id}"):
-        sets = {role: _embed(source, s, embedded, test) for role, s in test.sets().items()}
+        sets = all_sets[test.id]
         seed = _test_seed(run_seed, test.id)
         vectors = [sets[r].vectors for r in "XYAB"]
         common = dict(rng=seed, ddof=options.ddof, sd=options.sd)
@@ -226,6 +233,17 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
         else:
             flat[key] = value
     return flat
+
+
+def _check_exact_feasible(test_id: str, sets: dict[str, Embedded]) -> None:
+    """Refuse ``permutations="exact"`` up front for a test whose exact count cannot fit in memory."""
+    for first, second in (("X", "Y"), ("A", "B")):
+        k, m = len(sets[first].ids), len(sets[second].ids)
+        if exact_cost(k + m, k) > EXACT_MAX_SUMS:
+            raise EatkitError(
+                f"test '{test_id}': an exact permutation test for {k} + {m} stimuli ({first} and {second}) "
+                "would not fit in memory; use --permutations auto or a number of draws"
+            )
 
 
 def _test_seed(run_seed: int, test_id: str) -> int:
