@@ -105,7 +105,8 @@ def _source(args: argparse.Namespace, suite: Any) -> Any:
     except TypeError as err:
         if "unexpected keyword argument" in str(err):
             name = str(err).rsplit("'", 2)[-2]
-            raise EatkitError(f"model '{spec.name}' does not take the option --{name.replace('_', '-')}") from None
+            flag = {"cache": "no-cache", "images": "images"}.get(name, name.replace("_", "-"))
+            raise EatkitError(f"model '{spec.name}' does not take the option --{flag}") from None
         raise
 
 
