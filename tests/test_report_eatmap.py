@@ -10,7 +10,7 @@ from matplotlib.colors import to_hex
 
 from eatkit.errors import EatkitError
 from eatkit.report import eat_map, eat_map_grid
-from eatkit.report.style import NEGATIVE, NEUTRAL, POSITIVE, new_figure
+from eatkit.report.style import NEGATIVE, NEUTRAL, POSITIVE, new_figure, wrap
 
 GREY = (NEUTRAL, "")
 
@@ -64,17 +64,42 @@ def test_eat_map_shades_the_cells_of_each_pattern(pattern):
     for text, association in zip(ax.texts, PATTERN_ASSOCIATIONS[pattern]):
         assert (text.get_fontweight() == "bold") is (association is not None)
         assert (text.get_style() == "italic") is (association is None)
-    assert ax.get_xlabel() == f"{pattern}\nd = 1.50, p = 1.0e-07"
+    assert ax.get_xlabel() == f"{pattern}\nd = 1.50, p \u2264 1.0e-05"  # p = 1/(99999 + 1): the Monte Carlo floor
     assert ax.get_title() == "Flowers vs. insects,\npleasant vs. unpleasant"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["X: Flowers", "Y: Insects"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["A: Pleasant", "B: Unpleasant"]
     assert ax.yaxis_inverted()  # row A on top
 
 
-def test_cells_are_coloured_by_the_sign_of_the_effect_not_by_the_row():
-    # a target recorded as associated with A but with a negative d (inconsistent input) shows the sign
-    fig = eat_map(record("AX-Singular", level2_x_effect_size=-0.4))
-    assert cells(fig.axes[0])["AX"] == (NEGATIVE, "\\\\")
+@pytest.mark.parametrize(("p_value", "exact", "method", "caption"), [
+    (1e-05, False, "permutation", "p \u2264 1.0e-05"),  # no draw as extreme: the floor 1/(n + 1)
+    (0.0123, False, "permutation", "p = 0.012\u2020"),  # sampled
+    (0.0123, True, "permutation", "p = 0.012"),  # counted exactly
+    (1e-05, False, "welch", "p = 1.0e-05"),  # Welch's t-test: nothing sampled
+])
+def test_the_caption_marks_sampled_p_values(p_value, exact, method, caption):
+    fig = eat_map(record(p_value=p_value, p_value_exact=exact, p_method=method))
+    assert fig.axes[0].get_xlabel() == f"AB-Divergent\nd = 1.50, {caption}"
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"level2_x_effect_size": -0.4},  # associated with A, but the level-2 d points to B
+     "level2_x_association='A' but level2_x_effect_size=-0.4 (an association with A needs d > 0, with B d < 0)"),
+    ({"level2_y_effect_size": None},
+     "level2_y_association='B' but level2_y_effect_size=None (an association with A needs d > 0, with B d < 0)"),
+    ({"level2_y_association": None},  # the pattern says AB-Divergent, the associations say otherwise
+     "pattern='AB-Divergent', but its level-2 associations (X: 'A', Y: None) make 'AX-Singular'"),
+    ({"level2_x_alternative": "less"},
+     "level2_x_alternative='less' with level2_x_effect_size=0.85 (expected 'greater' when d >= 0, 'less' when d < 0)"),
+    ({"level2_y_alternative": "two-sided"},
+     ("level2_y_alternative='two-sided' with level2_y_effect_size=-0.62 (expected 'greater' when d >= 0, 'less' "
+      "when d < 0)")),
+    ({"p_method": "bootstrap"}, "p_method='bootstrap'; expected 'permutation' or 'welch'"),
+])
+def test_contradictory_records_are_refused(overrides, message):
+    with pytest.raises(EatkitError) as info:
+        eat_map(record(**overrides))
+    assert str(info.value) == f"record: test 't1' has {message}"
 
 
 def test_eat_map_draws_into_a_given_axes():
@@ -93,10 +118,15 @@ def test_grid_draws_one_map_per_record_with_a_legend():
     x0, y0 = fig.axes[0].get_position().x0, fig.axes[0].get_position().y0
     assert fig.axes[4].get_position().x0 == pytest.approx(x0)
     assert fig.axes[4].get_position().y0 < y0 and fig.axes[3].get_position().x0 > x0
+    (note,) = fig.texts  # the legend of the p-values under the maps: records sit at the floor of 99999 draws
+    assert note.get_text() == wrap(
+        "p: level-1 permutation p-value (alternative: greater); \u2264: none of the n = 99999 random partitions was "
+        "as extreme as the observed one, so p is the Monte Carlo floor 1/(n + 1)", 162)
     (legend,) = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == [
         "associated, d > 0", "associated, d < 0", "not associated (|d| < 0.2 or p \u2265 0.05)"]
     assert [p.get_hatch() for p in legend.get_patches()] == ["//", "\\\\", None]
+    assert eat_map_grid(records, ncols=4, p_legend=False).texts == []  # explained in a caption instead
 
 
 def test_grid_maps_never_overlap_even_with_long_titles():

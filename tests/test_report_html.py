@@ -63,6 +63,8 @@ def test_report_is_self_contained(two_runs):
     assert ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
             "style-src 'unsafe-inline'; img-src data:\">") in text
     assert not [a for _, a in tags if any(k.startswith("on") for k in a)]  # no event handlers
+    # not even a namespace or metadata URL (matplotlib's creator, licence and Dublin Core links)
+    assert "://" not in text and "<metadata" not in text and "xmlns" not in text
 
 
 def test_report_sections_and_figures(two_runs):
@@ -70,9 +72,10 @@ def test_report_sections_and_figures(two_runs):
     parser = Elements(text)
     assert parser.headings[:4] == [
         "h1:eatkit report", "h2:Comparison of runs",
-        "h2:Run 1: WEAT 1-10 (Caliskan, Bryson & Narayanan 2017) \u2014 glove.840B.300d.weat-items.txt", "h3:Manifest"]
+        "h2:Run 1: WEAT 1-10 (Caliskan, Bryson & Narayanan 2017) \u2014 glove.840B.300d.weat-items.txt", "h3:Results"]
+    # results first, then the pictures, the manifest last
     assert [h for h in parser.headings if h.startswith("h3:")] == [
-        "h3:Manifest", "h3:Results", "h3:EAT-Maps", "h3:Effect sizes", "h3:Level 3: cosine similarities"] * 2
+        "h3:Results", "h3:EAT-Maps", "h3:Effect sizes", "h3:Level 3: cosine similarities", "h3:Manifest"] * 2
     labels = [a["aria-label"] for t, a in parser.tags if t == "svg" and "aria-label" in a]
     per_run = ("EAT-Maps, {}", "Forest plot of effect sizes, {}", "Level-3 similarity distributions, {}")
     assert labels == ["Effect sizes by model and test", *(f.format("glove.840B.300d.weat-items.txt") for f in per_run),
@@ -86,18 +89,18 @@ def test_report_sections_and_figures(two_runs):
 
 def test_report_manifest_table(two_runs):
     _, text, _ = two_runs
-    assert ('<tr class="group"><th colspan="2">Embedding source</th></tr><tr><th>model</th><td>gpt2</td></tr>'
-            "<tr><th>layer</th><td>12</td></tr><tr><th>pooling</th><td>last token</td></tr>"
+    assert ('<h3>Manifest</h3><table class="manifest"><tr class="group"><th colspan="2">Embedding source</th></tr>'
+            "<tr><th>model</th><td>gpt2</td></tr><tr><th>layer</th><td>12</td></tr><tr><th>pooling</th><td>last token</td></tr>"
             "<tr><th>preprocessing.tokenizer</th><td>gpt2</td></tr>"
             "<tr><th>preprocessing.max_length</th><td>256</td></tr>"
             "<tr><th>weights</th><td>openai-community/gpt2@607a30d783dfa663caf39e06633721c8d4cfcd7e</td></tr>"
             "<tr><th>library</th><td>transformers 4.57.1</td></tr><tr><th>prompt</th><td>This is {x}.</td></tr>"
             '<tr class="group"><th colspan="2">Statistics</th></tr><tr><th>seed</th><td>0</td></tr>'
             "<tr><th>permutations</th><td>auto</td></tr><tr><th>alternative</th><td>greater</td></tr>") in text
-    # GloVe: the model id is the source's id; no layer, pooling or preprocessing
-    assert ("<tr><th>model</th><td>glove.840B.300d.weat-items.txt</td></tr><tr><th>layer</th><td>\u2014</td></tr>"
-            "<tr><th>pooling</th><td>\u2014</td></tr><tr><th>preprocessing</th><td>\u2014</td></tr>"
-            "<tr><th>source</th><td>word-vectors</td></tr>") in text
+    # GloVe: the model id is the source's id, shown first; no empty layer, pooling or preprocessing rows
+    assert ('<tr class="group"><th colspan="2">Embedding source</th></tr><tr><th>id</th>'
+            "<td>glove.840B.300d.weat-items.txt</td></tr><tr><th>source</th><td>word-vectors</td></tr>"
+            "<tr><th>kind</th><td>file</td></tr>") in text
     for row in ("<tr><th>oov</th><td>drop</td></tr>", "<tr><th>environment.python</th><td>3.11.7</td></tr>",
                 "<tr><th>title</th><td>WEAT 1-10 (Caliskan, Bryson &amp; Narayanan 2017)</td></tr>",
                 "<tr><th>confidence_level</th><td>0.95</td></tr>"):
@@ -112,16 +115,38 @@ def test_report_manifest_table(two_runs):
 
 def test_report_results_table(two_runs):
     _, text, _ = two_runs
+    assert ('<th class="num">d</th><th class="num">p</th><th class="num">q</th><th class="num">d<sub>A,B,X</sub></th>'
+            '<th class="num">p<sub>A,B,X</sub></th><th class="num">d<sub>A,B,Y</sub></th>'
+            '<th class="num">p<sub>A,B,Y</sub></th><th class="pattern">Pattern</th></tr>') in text
     assert ('<tr><th scope="row">weat3<span class="title">WEAT 3: European American vs. African American names with '
             'pleasant vs. unpleasant (Greenwald et al. 1998)</span></th><td>European American</td>'
             '<td>African American</td><td>Pleasant</td><td>Unpleasant - Alt</td><td class="num">32/30</td>'
-            '<td class="num">25</td><td class="num">1.41</td><td class="num">1.0e-07</td><td class="num">0.15</td>'
-            '<td class="num">-0.10</td><td class="pattern">Non-Directional</td><td class="num">3.3e-07</td></tr>'
-            ) in text
+            '<td class="num">25</td><td class="num">1.41</td><td class="num">\u22641.0e-05</td><td class="num">3.3e-05</td>'
+            '<td class="num">0.15</td><td class="num">0.230\u2020</td><td class="num">-0.10</td>'
+            '<td class="num">0.310\u2020</td><td class="pattern">Non-Directional</td></tr>') in text
+    assert ("\u2020: sampled p-value, a Monte Carlo estimate from n = 100000 random partitions (unmarked ones are "
+            "exact); \u2264: none of the n = 100000 random partitions was as extreme as the observed one, so p is the "
+            "Monte Carlo floor 1/(n + 1); q: p after Benjamini-Hochberg correction across the run; d_ABX, d_ABY: "
+            "level-2 (ML-EAT) effect sizes of X and Y with A vs. B; p_ABX, p_ABY: their p-values, one-sided towards "
+            "the sign of the level-2 d (A when d \u2265 0, else B), not corrected for multiple testing;") in text
     assert "<li>weat3 Y: Tashika, Ebony</li>" in text
     assert ('<tr><th scope="row">weat1</th><td class="num">0.21 (0.08)</td><td class="num">0.12 (0.08)</td>'
             '<td class="num">0.11 (0.08)</td><td class="num">0.19 (0.08)</td></tr>') in text
-    assert "<summary>LaTeX (booktabs)</summary><pre>% eatkit table; needs \\usepackage{booktabs}" in text
+    assert "<summary>LaTeX (booktabs)</summary><pre>% eatkit table; needs \\usepackage{booktabs,graphicx}" in text
+
+
+def test_report_captions_explain_the_marks_and_the_interval(two_runs):
+    _, text, _ = two_runs
+    glove, gpt2 = text.split('<section id="run-2">')
+    maps = "Under each map: the EAT pattern, and the level-1 effect size d with its p-value. p: level-1 permutation " \
+        "p-value (alternative: greater); \u2020: sampled p-value, a Monte Carlo estimate from n = 100000 random " \
+        "partitions (unmarked ones are exact)"
+    assert maps + "; \u2264: none of the n = 100000 random partitions" in glove
+    assert maps + ".</figcaption>" in gpt2  # no p of that run sits at the floor
+    assert ("<figcaption>Level-1 effect sizes d with 95% percentile bootstrap confidence intervals (2000 resamples). "
+            "The bootstrap resamples the target stimuli within X and within Y and keeps the attribute sets A and B "
+            "fixed, so the interval is conditional on the attribute sets; it answers a different question than the "
+            "permutation p-value (which re-partitions X \u222a Y) and can disagree with it") in text
 
 
 def test_report_is_reproducible(two_runs, tmp_path):
@@ -135,6 +160,26 @@ def test_single_run_has_no_comparison_and_notes_missing_similarities(tmp_path):
     text = write_html_report([run_dir], tmp_path / "one.html").read_text(encoding="utf-8")
     assert "Comparison of runs" not in text and 'id="run-1"' in text and 'id="run-2"' not in text
     assert f"{run_dir / 'similarities.npz'} is absent: the level-3 distributions are not shown" in text
+    # the default manifest names only the model: no empty group, and no bootstrap count to state
+    assert ('<table class="manifest"><tr class="group"><th colspan="2">Embedding source</th></tr>'
+            "<tr><th>model</th><td>demo-model</td></tr></table>") in text
+    assert "bootstrap confidence intervals. The bootstrap" in text
+    welch = write_run(tmp_path, [record(p_method="welch")], name="welch")
+    text = write_html_report([welch], tmp_path / "welch.html").read_text(encoding="utf-8")
+    assert "a different question than the p-value and can disagree" in text and "\u2264" not in text.split("<h3>")[1]  # p = 1e-05 unmarked
+
+
+def test_manifest_rows_with_empty_values_are_dropped(tmp_path):
+    manifest = {"source": {"id": "efficientnet_lite0", "model": "tf_efficientnet_lite0", "layer": None, "pooling": "",
+                           "preprocessing": {}, "prompt": [], "resize": 224},
+                "statistics": {"seed": 3, "permutations": float("nan")}, "note": ""}
+    run_dir = write_run(tmp_path, [record()], manifest)
+    text = write_html_report([run_dir], tmp_path / "one.html").read_text(encoding="utf-8")
+    assert ('<table class="manifest"><tr class="group"><th colspan="2">Embedding source</th></tr>'
+            "<tr><th>id</th><td>efficientnet_lite0</td></tr><tr><th>model</th><td>tf_efficientnet_lite0</td></tr>"
+            "<tr><th>resize</th><td>224</td></tr>"
+            '<tr class="group"><th colspan="2">Statistics</th></tr><tr><th>seed</th><td>3</td></tr></table>') in text
+    assert "<h2>Run 1: demo \u2014 efficientnet_lite0</h2>" in text  # labelled by eatkit's model id
     assert text.count("<svg ") == 2  # EAT-Maps and forest plot
 
 

@@ -45,14 +45,14 @@ def test_forest_plot_marks_significance_after_correction():
     assert ax.get_ylim() == (4.5, -0.5)  # first test on top
     assert ax.get_title() == "Demo suite"
     (legend,) = fig.legends
-    assert [t.get_text() for t in legend.get_texts()] == ["q < 0.05", "q \u2265 0.05", "bootstrap CI"]
+    assert [t.get_text() for t in legend.get_texts()] == ["q < 0.05", "q \u2265 0.05", "bootstrap CI (targets resampled)"]
     assert legend.get_title().get_text() == wrap(STARS_NOTE, 90)
     assert "Benjamini-Hochberg" in STARS_NOTE
 
 
 def test_forest_plot_of_long_titles_stays_inside_the_figure(runs):
     fig = forest_plot(runs[0].records, ci_level=0.95)
-    assert fig.legends[0].get_texts()[2].get_text() == "95% bootstrap CI"
+    assert fig.legends[0].get_texts()[2].get_text() == "95% bootstrap CI (targets resampled)"
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     ax = fig.axes[0]

@@ -31,8 +31,14 @@ def test_similarities_are_optional(tmp_path):
     assert run.similarities is None and len(run.records) == 10
 
 
-def test_model_falls_back_to_other_source_keys_and_the_folder_name(tmp_path):
-    assert load_run(write_run(tmp_path, [record()], {"source": {"id": "glove-6b-50d"}}, "a")).model == "glove-6b-50d"
+def test_model_is_the_sources_id_first_then_other_keys_then_the_folder_name(tmp_path):
+    # eatkit's model id (source.id) wins over a library's model name
+    source = {"model": "tf_efficientnet_lite0", "name": "EfficientNet-Lite0", "id": "efficientnet_lite0"}
+    assert load_run(write_run(tmp_path, [record()], {"source": source}, "id")).model == "efficientnet_lite0"
+    del source["id"]
+    assert load_run(write_run(tmp_path, [record()], {"source": source}, "model")).model == "tf_efficientnet_lite0"
+    assert load_run(write_run(tmp_path, [record()], {"source": {"model_id": "m", "name": "n"}}, "mid")).model == "m"
+    assert load_run(write_run(tmp_path, [record()], {"source": {"name": "n", "id": ""}}, "name")).model == "n"
     assert load_run(write_run(tmp_path, [record()], {"source": {}}, "b")).model == "b"
     assert load_run(write_run(tmp_path, [record()], {}, "c")).suite_title == "demo"
 
@@ -68,9 +74,13 @@ def test_malformed_json_and_records_are_named(tmp_path):
     (run_dir / "results.json").write_text(json.dumps([record(), record()]))
     assert _error(run_dir) == f"{run_dir / 'results.json'} holds test 't1' more than once"
     broken = record()
-    del broken["q_value"], broken["level3"], broken["n_a"]
+    del broken["q_value"], broken["level3"], broken["n_a"], broken["p_method"], broken["level2_y_alternative"]
     (run_dir / "results.json").write_text(json.dumps([broken]))
-    assert _error(run_dir) == f"{run_dir / 'results.json'}: test 't1' lacks 'n_a', 'q_value'"
+    assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' lacks 'n_a', 'p_method', 'q_value', "
+                               "'level2_y_alternative'")
+    (run_dir / "results.json").write_text(json.dumps([record("BY-Singular", level2_y_effect_size=0.3)]))
+    assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' has level2_y_association='B' but "
+                               "level2_y_effect_size=0.3 (an association with A needs d > 0, with B d < 0)")
     (run_dir / "results.json").write_text(json.dumps([3]))
     assert _error(run_dir) == f"{run_dir / 'results.json'}: every result must be a JSON object, got int"
     (run_dir / "results.json").write_text(json.dumps([record()]))

@@ -42,21 +42,30 @@ def make_run(tmp_path: Path, name: str = "glove-like", similarities: bool = True
 
 
 def record(pattern: str = "AB-Divergent", **overrides: Any) -> dict[str, Any]:
-    """One results.json record with the level-2 associations of ``pattern`` and signs to match."""
+    """One results.json record with the level-2 associations of ``pattern`` and signs to match.
+
+    Level 1 is sampled with 99999 partitions and sits at the Monte Carlo floor (p = 1/100000); the level-2
+    p-values are exact, each one-sided towards the sign of its d unless ``overrides`` say otherwise.
+    """
     x, y = PATTERN_ASSOCIATIONS[pattern]
     sign = {"A": 1.0, "B": -1.0, None: 0.1}
     base = {
         "suite": "demo", "test": "t1", "title": "Flowers vs. insects, pleasant vs. unpleasant",
         "x_name": "Flowers", "y_name": "Insects", "a_name": "Pleasant", "b_name": "Unpleasant",
         "n_x": 25, "n_y": 25, "n_a": 25, "n_b": 25, "dropped": {},
-        "effect_size": 1.5, "effect_size_ci": [1.2, 1.7], "p_value": 1e-7, "q_value": 2e-7,
-        "level2_x_effect_size": 0.85 * sign[x], "level2_x_p_value": 0.001 if x else 0.3,
-        "level2_y_effect_size": 0.62 * sign[y], "level2_y_p_value": 0.002 if y else 0.4,
+        "effect_size": 1.5, "effect_size_ci": [1.2, 1.7], "statistic": 2.2, "p_value": 1e-5, "p_value_exact": False,
+        "p_value_mc_se": 1e-5, "p_method": "permutation", "n_permutations": 99999, "n_partitions": 126410606437752,
+        "alternative": "greater", "q_value": 2e-5,
+        "level2_x_effect_size": 0.85 * sign[x], "level2_x_p_value": 0.001 if x else 0.3, "level2_x_p_exact": True,
+        "level2_y_effect_size": 0.62 * sign[y], "level2_y_p_value": 0.002 if y else 0.4, "level2_y_p_exact": True,
+        "level2_x_association": x, "level2_y_association": y,
         "level3": {p: {"mean": 0.1, "sd": 0.05} for p in PAIRS},
-        "pattern": pattern, "level2_x_association": x, "level2_y_association": y,
-        "pattern_thresholds": {"effect_size": 0.2, "alpha": 0.05},
+        "pattern": pattern, "pattern_thresholds": {"effect_size": 0.2, "alpha": 0.05},
     }
     base.update(overrides)
+    for target in "xy":
+        d = base[f"level2_{target}_effect_size"]
+        base.setdefault(f"level2_{target}_alternative", "greater" if d is None or d >= 0 else "less")
     return base
 
 

@@ -135,7 +135,10 @@ def format_table(records: list[dict[str, Any]]) -> str:
     rows = [header]
     for r in records:
         sampled = r["p_method"] == "permutation" and not r["p_value_exact"]
-        p = _p(r["p_value"]) + ("*" if sampled else "")
+        if sampled and r["p_value"] * (r["n_permutations"] + 1) < 1.5:  # no draw reached the observed value
+            p = "≤" + _p(r["p_value"])
+        else:
+            p = _p(r["p_value"]) + ("†" if sampled else "")
         rows.append((
             r["test"], str(r["n_x"]), str(r["n_y"]), str(r["n_a"]), str(r["n_b"]),
             f"{r['effect_size']:.2f}", p, _p(r["q_value"]),
@@ -148,7 +151,8 @@ def format_table(records: list[dict[str, Any]]) -> str:
     if records and records[0]["p_method"] == "welch":
         lines.append("p: Welch's t-test; q: Benjamini-Hochberg across the run")
     else:
-        lines.append("p: exact permutation p-value; * sampled (Monte Carlo); q: Benjamini-Hochberg across the run")
+        lines.append("p: exact permutation p-value; † sampled (Monte Carlo); ≤ no random partition reached the "
+                     "observed value; q: Benjamini-Hochberg across the run")
     lines.append("d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)")
     return "\n".join(lines)
 

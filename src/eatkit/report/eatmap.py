@@ -2,8 +2,10 @@
 
 Columns are the targets X and Y, rows the attributes A and B (Wolfe, Hiniker & Howe, ML-EAT, section
 "EAT-Maps"). The cell (attribute, target) is shaded when the run recorded that target as associated with
-that attribute (``level2_x_association`` / ``level2_y_association``), coloured by the sign of the target's
-level-2 effect size; every other cell is grey. Each of the nine EAT patterns thus has its own map.
+that attribute (``level2_x_association`` / ``level2_y_association``): towards A means a positive level-2
+effect size (vermillion), towards B a negative one (blue); every other cell is grey. Each of the nine EAT
+patterns thus has its own map. Records whose associations, signs and pattern disagree are refused
+(:func:`~eatkit.report.run.check_record`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
-from eatkit.report.formatting import fmt_d, fmt_p
+from eatkit.report.formatting import AT_FLOOR, TEXT_SYMBOLS, fmt_d, fmt_p_marked, p_note
 from eatkit.report.run import check_record
 from eatkit.report.style import (
     INK,
@@ -35,16 +37,27 @@ _ATTRIBUTES = ("A", "B")
 _COLUMN_CHARS, _ROW_CHARS = 12, 15  # characters of 8-pt text that fit above a column / left of a row
 
 
-def cell_style(association: str | None, attribute: str, effect_size: float | None) -> tuple[str, str]:
-    """(facecolor, hatch) of the cell ``attribute`` in a target's column.
+def cell_style(association: str | None, attribute: str) -> tuple[str, str]:
+    """(facecolor, hatch) of the cell ``attribute`` in a target's column: shaded by the sign of the level-2
+    d (towards A: d > 0, towards B: d < 0) where the target is associated with ``attribute``, else grey.
 
-    >>> cell_style("A", "A", 0.9), cell_style("A", "B", 0.9), cell_style("B", "B", -0.5)
+    >>> cell_style("A", "A"), cell_style("A", "B"), cell_style("B", "B")
     (('#D55E00', '//'), ('#DDDDDD', ''), ('#0072B2', '\\\\\\\\'))
     """
     if association != attribute:
         return NEUTRAL, ""
-    negative = effect_size is not None and effect_size < 0
-    return (NEGATIVE, NEGATIVE_HATCH) if negative else (POSITIVE, POSITIVE_HATCH)
+    return (POSITIVE, POSITIVE_HATCH) if attribute == "A" else (NEGATIVE, NEGATIVE_HATCH)
+
+
+def p_phrase(record: Mapping[str, Any]) -> str:
+    """The level-1 p-value as the map's caption writes it, with the mark of a sampled one.
+
+    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 99999, "p_value": 1e-05}
+    >>> p_phrase(rec), p_phrase({**rec, "p_value": 0.0123}), p_phrase({**rec, "p_method": "welch"})
+    ('p ≤ 1.0e-05', 'p = 0.012†', 'p = 1.0e-05')
+    """
+    text = fmt_p_marked(record)
+    return f"p {AT_FLOOR} {text[1:]}" if text.startswith(AT_FLOOR) else f"p = {text}"
 
 
 def _title(record: Mapping[str, Any]) -> str:
@@ -66,7 +79,7 @@ def _draw(ax: Axes, record: Mapping[str, Any]) -> None:
         association = record[f"level2_{key}_association"]
         effect = record[f"level2_{key}_effect_size"]
         for row, attribute in enumerate(_ATTRIBUTES):
-            face, hatch = cell_style(association, attribute, effect)
+            face, hatch = cell_style(association, attribute)
             cell = Rectangle((col, row), 1, 1, facecolor=face, hatch=hatch, edgecolor="white", linewidth=3)
             cell.set_gid(f"eatmap-{record['test']}-{attribute}{target}")
             ax.add_patch(cell)
@@ -88,10 +101,8 @@ def _draw(ax: Axes, record: Mapping[str, Any]) -> None:
     for spine in ax.spines.values():
         spine.set_visible(False)
     ax.set_title(_title(record), fontsize=8.5, color=INK)
-    ax.set_xlabel(
-        f"{record['pattern']}\nd = {fmt_d(record['effect_size'])}, p = {fmt_p(record['p_value'])}",
-        fontsize=9, color=INK,
-    )
+    ax.set_xlabel(f"{record['pattern']}\nd = {fmt_d(record['effect_size'])}, {p_phrase(record)}", fontsize=9,
+                  color=INK)
 
 
 class _Layout:
@@ -100,15 +111,17 @@ class _Layout:
     (Constrained layout cannot place equal-aspect axes under multi-line titles without overlaps.)
     """
 
-    width, left, square, bottom, legend = 2.9, 1.05, 1.55, 0.55, 0.75
+    width, left, square, bottom, legend, note_line = 2.9, 1.05, 1.55, 0.55, 0.75, 0.16
 
-    def __init__(self, records: Sequence[Mapping[str, Any]], ncols: int, legend: bool) -> None:
+    def __init__(self, records: Sequence[Mapping[str, Any]], ncols: int, legend: bool, note: str = "") -> None:
         title_lines = max(_title(r).count("\n") + 1 for r in records)
         label_lines = max(label.count("\n") + 1 for r in records for label in _column_labels(r))
         self.top = 0.25 + 0.15 * title_lines + 0.135 * label_lines
         self.height = self.top + self.square + self.bottom
         self.ncols, self.nrows = ncols, math.ceil(len(records) / ncols)
-        self.legend_height = self.legend if legend else 0.0
+        self.note = wrap(note, int(14 * ncols * self.width)) if note else ""
+        self.note_height = (self.note.count("\n") + 1) * self.note_line + 0.1 if note else 0.0
+        self.legend_height = self.legend + self.note_height if legend else 0.0
 
     def figure(self) -> Figure:
         return new_figure(self.ncols * self.width, self.nrows * self.height + self.legend_height, constrained=False)
@@ -150,8 +163,9 @@ def _legend_handles(records: Sequence[Mapping[str, Any]]) -> list[Any]:
     ]
 
 
-def eat_map_grid(records: Sequence[Mapping[str, Any]], ncols: int = 5) -> Figure:
-    """EAT-Maps of a whole suite, ``ncols`` to a row, with a legend of the shading.
+def eat_map_grid(records: Sequence[Mapping[str, Any]], ncols: int = 5, p_legend: bool = True) -> Figure:
+    """EAT-Maps of a whole suite, ``ncols`` to a row, with a legend of the shading and, unless ``p_legend`` is
+    false (a caption outside the figure explains them), of the p-values and their marks.
 
     >>> fig = eat_map_grid(load_run("out/weat").records, ncols=5)   # doctest: +SKIP
     """
@@ -161,10 +175,14 @@ def eat_map_grid(records: Sequence[Mapping[str, Any]], ncols: int = 5) -> Figure
         raise EatkitError(f"eat_map_grid: ncols must be a positive integer, got {ncols}")
     for record in records:
         check_record(record)
-    layout = _Layout(records, min(ncols, len(records)), legend=True)
+    note = p_note(records, TEXT_SYMBOLS) if p_legend else ""
+    layout = _Layout(records, min(ncols, len(records)), legend=True, note=note)
     fig = layout.figure()
     for index, record in enumerate(records):
         _draw(layout.axes(fig, index), record)
-    fig.legend(handles=_legend_handles(records), loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=3,
-               fontsize=9, frameon=False, title="Level 2 (ML-EAT)", title_fontsize=9)
+    height = fig.get_size_inches()[1]
+    fig.legend(handles=_legend_handles(records), loc="lower center", bbox_to_anchor=(0.5, layout.note_height / height),
+               ncols=3, fontsize=9, frameon=False, title="Level 2 (ML-EAT)", title_fontsize=9)
+    if note:
+        fig.text(0.5, 0.05 / height, layout.note, ha="center", va="bottom", fontsize=8, color=INK)
     return fig

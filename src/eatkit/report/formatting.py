@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from eatkit.stats.permutation import DEFAULT_MONTE_CARLO
 
 #: significance marks for Benjamini-Hochberg q-values, strictest first
 STAR_LEVELS: tuple[tuple[float, str], ...] = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
@@ -12,6 +15,11 @@ STARS_NOTE = (
     ", ".join(f"{mark} q < {level:g}" for level, mark in reversed(STAR_LEVELS))
     + " (q: p-value after Benjamini-Hochberg correction across the run)"
 )
+#: marks of a sampled permutation p-value: at the Monte Carlo floor 1/(n + 1), or above it
+AT_FLOOR, SAMPLED = "\u2264", "\u2020"
+#: how the legends write their symbols: plain text (Markdown, HTML, figures) or LaTeX
+TEXT_SYMBOLS = {"p": "p", "n": "n", "le": AT_FLOOR, "dagger": SAMPLED, "ge": "\u2265", "vs": "vs."}
+TEX_SYMBOLS = {"p": "$p$", "n": "$n$", "le": r"$\leq$", "dagger": r"$^\dagger$", "ge": r"$\geq$", "vs": "vs.\\"}
 
 
 def is_missing(value: Any) -> bool:
@@ -20,12 +28,13 @@ def is_missing(value: Any) -> bool:
 
 
 def fmt_d(value: float | None) -> str:
-    """An effect size with two decimals, as papers report Cohen's d.
+    """An effect size with two decimals, as papers report Cohen's d (never ``-0.00``).
 
-    >>> fmt_d(1.5049), fmt_d(-0.2), fmt_d(None)
-    ('1.50', '-0.20', 'n/a')
+    >>> fmt_d(1.5049), fmt_d(-0.2), fmt_d(-0.004), fmt_d(None)
+    ('1.50', '-0.20', '0.00', 'n/a')
     """
-    return "n/a" if is_missing(value) else f"{value:.2f}"
+    # round() rounds exactly as format() does; adding 0.0 turns the -0.0 it may leave into 0.0
+    return "n/a" if is_missing(value) else f"{round(value, 2) + 0.0:.2f}"
 
 
 def fmt_p(value: float | None) -> str:
@@ -37,6 +46,69 @@ def fmt_p(value: float | None) -> str:
     if is_missing(value):
         return "n/a"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def sampled_draws(record: Mapping[str, Any], level: str = "") -> int | None:
+    """The number of random partitions behind a sampled permutation p-value of ``record``, or ``None``
+    when that p is exact or a Welch p-value. ``level`` is ``""`` (level 1), ``"x"`` or ``"y"`` (level 2).
+
+    Level 2 draws as many partitions as level 1 when level 1 is sampled; when level 1 was counted
+    exactly, ``permutations="auto"`` was in force and level 2 drew the default number.
+
+    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 5000,
+    ...        "level2_x_p_exact": False}
+    >>> sampled_draws(rec), sampled_draws(rec, "x"), sampled_draws({**rec, "p_method": "welch"})
+    (5000, 5000, None)
+    """
+    exact = record["p_value_exact"] if not level else record[f"level2_{level}_p_exact"]
+    if record["p_method"] != "permutation" or exact:
+        return None
+    return int(record["n_permutations"]) if not record["p_value_exact"] else DEFAULT_MONTE_CARLO
+
+
+def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
+    """A p-value of ``record`` (see :func:`sampled_draws` for ``level``) with the mark of a sampled one:
+    ``≤`` before a p at the Monte Carlo floor 1/(n + 1) (no draw was as extreme as the observation),
+    ``†`` after any other sampled p; exact and Welch p-values stay unmarked.
+
+    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 99999, "p_value": 1e-05}
+    >>> fmt_p_marked(rec), fmt_p_marked({**rec, "p_value": 0.0123}), fmt_p_marked({**rec, "p_value_exact": True})
+    ('≤1.0e-05', '0.012†', '1.0e-05')
+    """
+    p = record["p_value"] if not level else record[f"level2_{level}_p_value"]
+    text, draws = fmt_p(p), sampled_draws(record, level)
+    if draws is None or is_missing(p):
+        return text
+    return AT_FLOOR + text if math.isclose(p * (draws + 1), 1.0, rel_tol=1e-9) else text + SAMPLED
+
+
+def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TEXT_SYMBOLS) -> str:
+    """The legend of the level-1 p-values of ``records`` and of their sampling marks, in ``symbols``.
+
+    >>> rec = {"p_method": "welch", "p_value_exact": False, "alternative": "greater", "level2_x_p_exact": False,
+    ...        "level2_y_p_exact": False, "p_value": 0.01, "level2_x_p_value": 0.2, "level2_y_p_value": 0.3}
+    >>> p_note([rec])
+    "p: level-1 p-value of Welch's t-test (alternative: greater)"
+    """
+    methods = {r["p_method"] for r in records}
+    p = symbols["p"]
+    kind = {frozenset({"permutation"}): f"permutation {p}-value", frozenset({"welch"}): f"{p}-value of Welch's t-test"}
+    alternatives = sorted({str(r["alternative"]) for r in records})
+    note = (f"{p}: level-1 {kind.get(frozenset(methods), f'{p}-value (permutation or Welch)')} "
+            f"(alternative: {' or '.join(alternatives)})")
+    marks = [(fmt_p_marked(r, level), sampled_draws(r, level)) for r in records for level in ("", "x", "y")]
+    draws = sorted({n for _, n in marks if n is not None})
+    if not draws:
+        return note
+    n = f"{symbols['n']} = {' or '.join(map(str, draws))}"
+    clauses = []
+    if any(text.endswith(SAMPLED) for text, _ in marks):
+        clauses.append(f"{symbols['dagger']}: sampled {p}-value, a Monte Carlo estimate from {n} random partitions "
+                       "(unmarked ones are exact)")
+    if any(text.startswith(AT_FLOOR) for text, _ in marks):
+        clauses.append(f"{symbols['le']}: none of the {n} random partitions was as extreme as the observed one, so "
+                       f"{p} is the Monte Carlo floor 1/({symbols['n']} + 1)")
+    return "; ".join([note, *clauses])
 
 
 def stars(q: float | None) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 from eatkit import __version__
 from eatkit.errors import EatkitError
 from eatkit.report.eatmap import eat_map_grid
-from eatkit.report.formatting import STARS_NOTE, fmt_d, is_missing
+from eatkit.report.formatting import STARS_NOTE, fmt_d, is_missing, p_note
 from eatkit.report.plots import effect_size_heatmap, forest_plot, level3_plot
-from eatkit.report.run import PAIRS, Run, load_run, run_labels
+from eatkit.report.run import MODEL_KEYS, PAIRS, Run, load_run, run_labels
 from eatkit.report.style import to_svg
 from eatkit.report.tables import (
     COLUMNS,
@@ -41,9 +41,10 @@ p.lead { color: #444; margin-top: 0; }
 nav ul { padding-left: 1.2rem; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; }
-th, td { padding: .28rem .55rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+th, td { padding: .28rem .45rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #222; background: #f4f4f4; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th[scope=row] { min-width: 9rem; }
 th .title { display: block; color: #555; font-size: .8rem; font-weight: normal; max-width: 20em; }
 td.pattern { white-space: nowrap; }
 table.manifest th { width: 14em; font-weight: 600; }
@@ -61,9 +62,9 @@ footer { margin-top: 3rem; color: #666; font-size: .85rem; border-top: 1px solid
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
-#: manifest sections shown as groups: (heading, manifest key, rows always shown first, with a dash if absent)
+#: manifest sections shown as groups: (heading, manifest key, rows shown first where present)
 _GROUPS = (
-    ("Embedding source", "source", ("model", "layer", "pooling", "preprocessing")),
+    ("Embedding source", "source", (*MODEL_KEYS, "layer", "pooling", "preprocessing")),
     ("Statistics", "statistics", ("seed", "permutations")),
     ("Suite", "suite", ("id", "title")),
 )
@@ -72,7 +73,8 @@ _ELSEWHERE = frozenset({"source", "statistics", "suite", "stimuli", "dropped"})
 
 _HTML_HEADERS = {
     "test": "Test", "x": "X", "y": "Y", "a": "A", "b": "B", "n_t": "n<sub>t</sub>", "n_a": "n<sub>a</sub>",
-    "d": "d", "p": "p", "d_x": "d<sub>A,B,X</sub>", "d_y": "d<sub>A,B,Y</sub>", "pattern": "Pattern", "q": "q",
+    "d": "d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
+    "d_y": "d<sub>A,B,Y</sub>", "p_y": "p<sub>A,B,Y</sub>", "pattern": "Pattern",
 }
 _CELL_CLASS = {**{c: "num" for c in NUMERIC}, "pattern": "pattern"}
 
@@ -96,19 +98,19 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
+def _is_empty(value: Any) -> bool:
+    return is_missing(value) or (isinstance(value, (str, list, tuple, Mapping)) and not value)
+
+
 def _text(value: Any) -> str:
-    if is_missing(value):
-        return "\u2014"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value)) if value else "\u2014"
-    return str(value)
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
 def _rows(section: Mapping[str, Any], first: Iterable[str], prefix: str) -> list[tuple[str, str]]:
-    """(label, value) rows of a manifest section: ``first`` keys always, then every other non-checksum."""
-    ordered = {key: section.get(key) for key in first} | {k: v for k, v in section.items() if k not in first}
+    """(label, value) rows of a manifest section: ``first`` keys, then every other; no checksum, no empty value."""
+    ordered = {key: section[key] for key in first if key in section} | dict(section)
     return [(path.removeprefix(f"{prefix}."), _text(value)) for path, value in _flatten(ordered, prefix)
-            if not _is_checksum(path)]
+            if not _is_checksum(path) and not _is_empty(value)]
 
 
 def _manifest_html(run: Run) -> str:
@@ -117,10 +119,11 @@ def _manifest_html(run: Run) -> str:
         heading: _rows(m[key] if isinstance(m.get(key), Mapping) else {}, first, key)
         for heading, key, first in _GROUPS
     }
-    groups["Embedding source"][0] = ("model", run.model)
     groups["Run"] = _rows({k: v for k, v in m.items() if k not in _ELSEWHERE}, (), "")
     body = []
     for group, rows in groups.items():
+        if not rows:
+            continue
         body.append(f'<tr class="group"><th colspan="2">{escape(group)}</th></tr>')
         body += [f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows]
     checksums = [(p, v) for p, v in _flatten(m) if _is_checksum(p)]
@@ -147,11 +150,6 @@ def _results_html(run: Run) -> str:
     ]
     dropped_html = (f'<p class="note">Stimuli left out (<code>--oov drop</code>):</p><ul class="note">'
                     f"{''.join(dropped)}</ul>") if dropped else ""
-    level3 = "".join(
-        f"<tr><th scope=\"row\">{escape(r['test'])}</th>"
-        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS) + "</tr>"
-        for r in run.records
-    )
     exports = "".join(
         f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"
         for name, text in (("LaTeX (booktabs)", latex_table(run)), ("Markdown", markdown_table(run)),
@@ -160,10 +158,26 @@ def _results_html(run: Run) -> str:
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
         f'<p class="note">{escape(caption(run))}</p>{dropped_html}{exports}'
-        "<h4>Level 3: mean (sd) cosine similarity of each target with each attribute</h4>"
+    )
+
+
+def _level3_html(run: Run, label: str) -> str:
+    rows = "".join(
+        f"<tr><th scope=\"row\">{escape(r['test'])}</th>"
+        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS) + "</tr>"
+        for r in run.records
+    )
+    if run.similarities is None:
+        figure = (f'<p class="note">{escape(str(run.path / "similarities.npz"))} is absent: the level-3 '
+                  "distributions are not shown, only their means and sds above.</p>")
+    else:
+        figure = _figure(level3_plot(run.records, run.similarities), f"Level-3 similarity distributions, {label}",
+                         _LEVEL3_NOTE)
+    return (
+        '<p class="note">Mean (sd) cosine similarity of each target set with each attribute set:</p>'
         '<div class="scroll"><table><thead><tr><th>Test</th><th class="num">X\u00b7A</th>'
         '<th class="num">X\u00b7B</th><th class="num">Y\u00b7A</th><th class="num">Y\u00b7B</th></tr></thead>'
-        f"<tbody>{level3}</tbody></table></div>"
+        f"<tbody>{rows}</tbody></table></div>{figure}"
     )
 
 
@@ -184,7 +198,7 @@ _EATMAP_NOTE = (
     "EAT-Maps (ML-EAT): columns are the targets X and Y, rows the attributes A and B. A cell is shaded where "
     "the target is associated with that attribute at level 2 (vermillion with / hatching: d &gt; 0; blue with "
     "\\ hatching: d &lt; 0; grey: no association, the column's level-2 d is printed between its grey cells). "
-    "Under each map: the EAT pattern, and the level-1 effect size d with its permutation p-value."
+    "Under each map: the EAT pattern, and the level-1 effect size d with its p-value. "
 )
 _LEVEL3_NOTE = (
     "Level 3 (ML-EAT): cosine similarities of every target stimulus with every attribute stimulus (box: "
@@ -194,32 +208,45 @@ _LEVEL3_NOTE = (
 )
 
 
-def _ci_level(run: Run) -> float | None:
+def _statistic(run: Run, key: str) -> Any:
     statistics = run.manifest.get("statistics")
-    level = statistics.get("confidence_level") if isinstance(statistics, Mapping) else None
+    return statistics.get(key) if isinstance(statistics, Mapping) else None
+
+
+def _ci_level(run: Run) -> float | None:
+    level = _statistic(run, "confidence_level")
     return level if isinstance(level, float) and 0 < level < 1 else None
+
+
+def _forest_note(run: Run) -> str:
+    level, resamples = _ci_level(run), _statistic(run, "n_bootstrap")
+    interval = f"{level:.0%} " if level is not None else ""
+    count = f" ({resamples} resamples)" if isinstance(resamples, int) and resamples > 0 else ""
+    permutation = all(r["p_method"] == "permutation" for r in run.records)
+    p_value = "the permutation p-value (which re-partitions X \u222a Y)" if permutation else "the p-value"
+    return escape(
+        f"Level-1 effect sizes d with {interval}percentile bootstrap confidence intervals{count}. The bootstrap "
+        "resamples the target stimuli within X and within Y and keeps the attribute sets A and B fixed, so the "
+        f"interval is conditional on the attribute sets; it answers a different question than {p_value} "
+        "and can disagree with it, e.g. exclude 0 while p \u2265 0.05. "
+        f"Filled markers: q < 0.05. {STARS_NOTE}."
+    )
 
 
 def _run_section(index: int, run: Run, label: str) -> str:
     title = f"Run {index}: {run.suite_title} \u2014 {label}"
-    if run.similarities is None:
-        level3 = (f'<p class="note">{escape(str(run.path / "similarities.npz"))} is absent: the level-3 '
-                  "distributions are not shown (the means and sds are in the table above).</p>")
-    else:
-        level3 = _figure(level3_plot(run.records, run.similarities), f"Level-3 similarity distributions, {label}",
-                         _LEVEL3_NOTE)
     return (
         f'<section id="run-{index}"><h2>{escape(title)}</h2>'
         f'<p class="note">Folder: <code>{escape(str(run.path))}</code></p>'
-        f"<h3>Manifest</h3>{_manifest_html(run)}"
         f"<h3>Results</h3>{_results_html(run)}"
         "<h3>EAT-Maps</h3>"
-        + _figure(eat_map_grid(run.records, ncols=4), f"EAT-Maps, {label}", _EATMAP_NOTE)
+        + _figure(eat_map_grid(run.records, ncols=4, p_legend=False), f"EAT-Maps, {label}",
+                  _EATMAP_NOTE + escape(p_note(run.records)) + ".")
         + "<h3>Effect sizes</h3>"
         + _figure(forest_plot(run.records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
-                  "Level-1 effect sizes d with bootstrap confidence intervals; filled markers: q &lt; 0.05. "
-                  + escape(STARS_NOTE) + ".")
-        + f"<h3>Level 3: cosine similarities</h3>{level3}</section>"
+                  _forest_note(run))
+        + f"<h3>Level 3: cosine similarities</h3>{_level3_html(run, label)}"
+        + f"<h3>Manifest</h3>{_manifest_html(run)}</section>"
     )
 
 

@@ -45,7 +45,8 @@ def _ci(record: Mapping[str, Any]) -> tuple[float, float] | None:
 
 def forest_plot(records: Sequence[Mapping[str, Any]], ax: Axes | None = None, title: str | None = None,
                 ci_level: float | None = None) -> Figure:
-    """Level-1 effect sizes with their bootstrap CIs, one row per test (suite order, top to bottom).
+    """Level-1 effect sizes with their percentile bootstrap CIs (target stimuli resampled within X and
+    within Y, attribute sets fixed), one row per test (suite order, top to bottom).
 
     Filled markers are significant after correction (q < 0.05), hollow ones are not; the column on the
     right repeats d with ``*``/``**``/``***`` for q < 0.05/0.01/0.001 (Benjamini-Hochberg).
@@ -86,7 +87,7 @@ def forest_plot(records: Sequence[Mapping[str, Any]], ax: Axes | None = None, ti
     ]
     if any(_ci(r) is not None for r in records):
         level = "" if ci_level is None else f"{ci_level:.0%} "
-        handles.append(Line2D([], [], color=INK, linewidth=1.5, label=f"{level}bootstrap CI"))
+        handles.append(Line2D([], [], color=INK, linewidth=1.5, label=f"{level}bootstrap CI (targets resampled)"))
     ax.figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8.5,
                      frameon=False, title=wrap(STARS_NOTE, 90), title_fontsize=8)
     return ax.figure

@@ -7,6 +7,7 @@ the same way everywhere: with an :class:`~eatkit.errors.EatkitError` naming the 
 from __future__ import annotations
 
 import json
+import math
 import zipfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats.multilevel import PATTERNS
 
 #: the four level-3 similarity distributions of ML-EAT: target x attribute
 PAIRS: tuple[str, ...] = ("xa", "xb", "ya", "yb")
@@ -24,17 +26,23 @@ PAIRS: tuple[str, ...] = ("xa", "xb", "ya", "yb")
 #: keys every results.json record must hold for the report to draw it
 REQUIRED_KEYS: tuple[str, ...] = (
     "test", "title", "x_name", "y_name", "a_name", "b_name", "n_x", "n_y", "n_a", "n_b",
-    "effect_size", "p_value", "q_value", "level2_x_effect_size", "level2_x_p_value",
-    "level2_y_effect_size", "level2_y_p_value", "pattern", "level2_x_association",
-    "level2_y_association",
+    "effect_size", "p_value", "p_value_exact", "p_method", "n_permutations", "alternative", "q_value",
+    "level2_x_effect_size", "level2_x_p_value", "level2_x_p_exact", "level2_x_alternative",
+    "level2_y_effect_size", "level2_y_p_value", "level2_y_p_exact", "level2_y_alternative",
+    "pattern", "level2_x_association", "level2_y_association",
 )
+#: p-value methods the report knows how to label (a sampled permutation p is marked, Welch's is not)
+P_METHODS: tuple[str, ...] = ("permutation", "welch")
 
-#: manifest ``source`` keys that may hold the model id, in order of preference
-_MODEL_KEYS: tuple[str, ...] = ("model", "model_id", "id", "name")
+#: manifest ``source`` keys that may hold the model id, in order of preference (``id``: eatkit's model id)
+MODEL_KEYS: tuple[str, ...] = ("id", "model", "model_id", "name")
 
 
 def check_record(record: Mapping[str, Any], where: str = "record") -> None:
-    """Raise :class:`EatkitError` unless ``record`` has every key the report reads.
+    """Raise :class:`EatkitError` unless ``record`` has every key the report reads and its level-2 result
+    agrees with itself: an association with A needs a level-2 d > 0 (with B, d < 0), each level-2 p is
+    one-sided towards the sign of its d, and the pattern is the one the two associations make
+    (:data:`eatkit.stats.multilevel.PATTERNS`).
 
     >>> check_record(["weat1"], "results.json")
     Traceback (most recent call last):
@@ -47,9 +55,31 @@ def check_record(record: Mapping[str, Any], where: str = "record") -> None:
     missing = [key for key in REQUIRED_KEYS if key not in record]
     if missing:
         raise EatkitError(f"{where}: {name} lacks {', '.join(repr(k) for k in missing)}")
-    for key in ("level2_x_association", "level2_y_association"):
-        if record[key] not in ("A", "B", None):
-            raise EatkitError(f"{where}: {name} has {key}={record[key]!r}; expected 'A', 'B' or null")
+    if record["p_method"] not in P_METHODS:
+        raise EatkitError(f"{where}: {name} has p_method={record['p_method']!r}; expected 'permutation' or 'welch'")
+    for target in ("x", "y"):
+        _check_level2(record, target, f"{where}: {name}")
+    associations = (record["level2_x_association"], record["level2_y_association"])
+    if record["pattern"] != PATTERNS[associations]:
+        raise EatkitError(
+            f"{where}: {name} has pattern={record['pattern']!r}, but its level-2 associations "
+            f"(X: {associations[0]!r}, Y: {associations[1]!r}) make {PATTERNS[associations]!r}"
+        )
+
+
+def _check_level2(record: Mapping[str, Any], target: str, who: str) -> None:
+    key, d = f"level2_{target}", record[f"level2_{target}_effect_size"]
+    association, alternative = record[f"{key}_association"], record[f"{key}_alternative"]
+    if association not in ("A", "B", None):
+        raise EatkitError(f"{who} has {key}_association={association!r}; expected 'A', 'B' or null")
+    finite = isinstance(d, (int, float)) and math.isfinite(d)
+    if association is not None and not (finite and (d > 0 if association == "A" else d < 0)):
+        raise EatkitError(f"{who} has {key}_association={association!r} but {key}_effect_size={d!r} "
+                          "(an association with A needs d > 0, with B d < 0)")
+    expected = ("greater" if d >= 0 else "less") if finite else alternative
+    if alternative not in ("greater", "less") or alternative != expected:
+        raise EatkitError(f"{who} has {key}_alternative={alternative!r} with {key}_effect_size={d!r} "
+                          "(expected 'greater' when d >= 0, 'less' when d < 0)")
 
 
 @dataclass(frozen=True)
@@ -63,10 +93,11 @@ class Run:
 
     @property
     def model(self) -> str:
-        """The model id recorded in the manifest's ``source``, else the folder name."""
+        """The model id recorded in the manifest's ``source`` (its first key of :data:`MODEL_KEYS`), else the
+        folder name."""
         source = self.manifest.get("source")
         if isinstance(source, Mapping):
-            for key in _MODEL_KEYS:
+            for key in MODEL_KEYS:
                 if isinstance(source.get(key), str) and source[key]:
                     return source[key]
         return self.path.name

@@ -61,12 +61,22 @@ def wrap(text: str, width: int, split_words: bool = False) -> str:
     return textwrap.fill(str(text), width, break_long_words=split_words) or str(text)
 
 
+#: matplotlib's SVG metadata block (creator URL, licence and Dublin Core namespaces) is left out
+_NO_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
+
+
 def to_svg(fig: Figure) -> str:
-    """The figure as an ``<svg>`` element for inlining into HTML (no XML prolog, no date, stable ids)."""
+    """The figure as an ``<svg>`` element for inlining into HTML: no XML prolog, no metadata, no date, stable
+    ids, and no ``xmlns`` attributes (HTML's parser puts inline SVG in its namespace), so no URL at all.
+
+    >>> "://" in to_svg(new_figure(1, 1))
+    False
+    """
     import matplotlib
 
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": "eatkit", "svg.fonttype": "path"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
+        fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
     svg = buffer.getvalue()
-    return svg[re.search(r"<svg\b", svg).start():]
+    tag = re.search(r"<svg\b[^>]*>", svg)
+    return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", tag.group()) + svg[tag.end():]

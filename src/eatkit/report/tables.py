@@ -1,8 +1,9 @@
 """Tables of a run in the formats papers use: Markdown, CSV and LaTeX (booktabs).
 
 The columns follow the iEAT seed's Table 1 (X, Y, A, B, n_t, n_a, d, p; sizes written ``n_X/n_Y`` where the
-two sets differ) plus the ML-EAT level-2 effect sizes d_{A,B,X} and d_{A,B,Y}, the EAT pattern and the
-Benjamini-Hochberg q-value.
+two sets differ) plus the Benjamini-Hochberg q-value, the ML-EAT level-2 effect sizes d_{A,B,X} and
+d_{A,B,Y} with their p-values, and the EAT pattern. Sampled permutation p-values carry the marks of
+:func:`~eatkit.report.formatting.fmt_p_marked`, explained in the caption.
 """
 
 from __future__ import annotations
@@ -15,31 +16,44 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, is_missing
+from eatkit.report.formatting import (
+    AT_FLOOR,
+    SAMPLED,
+    TEX_SYMBOLS,
+    TEXT_SYMBOLS,
+    fmt_d,
+    fmt_p,
+    fmt_p_marked,
+    fmt_sizes,
+    is_missing,
+    p_note,
+)
 from eatkit.report.run import Run, load_run
 
 #: column keys of every table, in order; values of the keys in NUMERIC are right-aligned numbers
-COLUMNS: tuple[str, ...] = ("test", "x", "y", "a", "b", "n_t", "n_a", "d", "p", "d_x", "d_y", "pattern", "q")
-NUMERIC = frozenset({"n_t", "n_a", "d", "p", "d_x", "d_y", "q"})
+COLUMNS: tuple[str, ...] = (
+    "test", "x", "y", "a", "b", "n_t", "n_a", "d", "p", "q", "d_x", "p_x", "d_y", "p_y", "pattern",
+)
+NUMERIC = frozenset({"n_t", "n_a", "d", "p", "q", "d_x", "p_x", "d_y", "p_y"})
 
 _HEADERS = {  # (Markdown/CSV, LaTeX) header of each column
     "test": ("Test", "Test"), "x": ("X", "$X$"), "y": ("Y", "$Y$"), "a": ("A", "$A$"), "b": ("B", "$B$"),
-    "n_t": ("n_t", "$n_t$"), "n_a": ("n_a", "$n_a$"), "d": ("d", "$d$"), "p": ("p", "$p$"),
-    "d_x": ("d_ABX", "$d_{A,B,X}$"), "d_y": ("d_ABY", "$d_{A,B,Y}$"), "pattern": ("Pattern", "Pattern"),
-    "q": ("q", "$q$"),
+    "n_t": ("n_t", "$n_t$"), "n_a": ("n_a", "$n_a$"), "d": ("d", "$d$"), "p": ("p", "$p$"), "q": ("q", "$q$"),
+    "d_x": ("d_ABX", "$d_{A,B,X}$"), "p_x": ("p_ABX", "$p_{A,B,X}$"),
+    "d_y": ("d_ABY", "$d_{A,B,Y}$"), "p_y": ("p_ABY", "$p_{A,B,Y}$"), "pattern": ("Pattern", "Pattern"),
 }
+#: the column legend; {names} are the symbols of TEXT_SYMBOLS/TEX_SYMBOLS or the headers of _HEADERS
 _LEGEND = (
-    "d: level-1 effect size; p: permutation p-value; d_ABX, d_ABY: level-2 effect sizes of X and Y "
-    "with A vs. B (ML-EAT); q: Benjamini-Hochberg-corrected p; n_t, n_a: stimuli per target and "
-    "attribute set (n_X/n_Y where they differ)"
+    "{d}: level-1 effect size; {p_note}; {q}: {p} after Benjamini-Hochberg correction across the run; "
+    "{d_x}, {d_y}: level-2 (ML-EAT) effect sizes of {x} and {y} with {a} {vs} {b}; {p_x}, {p_y}: their "
+    "{p}-values, one-sided towards the sign of the level-2 {d} ({a} when {d} {ge} 0, else {b}), not corrected "
+    "for multiple testing; {n_t}, {n_a}: stimuli per target and attribute set ({sizes} where they differ)"
 )
-_TEX_LEGEND = (
-    "$d$: level-1 effect size; $p$: permutation $p$-value; $d_{A,B,X}$, $d_{A,B,Y}$: level-2 effect sizes "
-    "of $X$ and $Y$ with $A$ vs.\\ $B$ (ML-EAT); $q$: Benjamini-Hochberg-corrected $p$; $n_t$, $n_a$: "
-    "stimuli per target and attribute set ($n_X/n_Y$ where they differ)"
-)
-_TEX_SPECIALS = re.compile(r"[\\{}_&%$#~^]")
-_TEX_REPLACEMENTS = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_TEX_SPECIALS = re.compile(r"[\\{}_&%$#~^<>|]")
+_TEX_REPLACEMENTS = {
+    "\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+    ">": r"\textgreater{}", "|": r"\textbar{}",
+}
 _MD_SPECIALS = re.compile(r"([\\`*_\[\]<>|])")
 FORMATS = {"md": "table.md", "csv": "table.csv", "tex": "table.tex"}
 
@@ -48,23 +62,32 @@ def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The cells of each record as display strings (not yet escaped for any format), keyed by COLUMNS.
 
     >>> row = table_rows([record])[0]                                  # doctest: +SKIP
-    >>> row["n_t"], row["d"], row["pattern"]                           # doctest: +SKIP
-    ('32/30', '1.41', 'Non-Directional')
+    >>> row["n_t"], row["d"], row["p"], row["pattern"]                 # doctest: +SKIP
+    ('32/30', '1.41', '≤1.0e-05', 'Non-Directional')
     """
     return [
         {
             "test": str(r["test"]), "x": str(r["x_name"]), "y": str(r["y_name"]), "a": str(r["a_name"]),
             "b": str(r["b_name"]), "n_t": fmt_sizes(r["n_x"], r["n_y"]), "n_a": fmt_sizes(r["n_a"], r["n_b"]),
-            "d": fmt_d(r["effect_size"]), "p": fmt_p(r["p_value"]), "d_x": fmt_d(r["level2_x_effect_size"]),
-            "d_y": fmt_d(r["level2_y_effect_size"]), "pattern": str(r["pattern"]), "q": fmt_p(r["q_value"]),
+            "d": fmt_d(r["effect_size"]), "p": fmt_p_marked(r), "q": fmt_p(r["q_value"]),
+            "d_x": fmt_d(r["level2_x_effect_size"]), "p_x": fmt_p_marked(r, "x"),
+            "d_y": fmt_d(r["level2_y_effect_size"]), "p_y": fmt_p_marked(r, "y"), "pattern": str(r["pattern"]),
         }
         for r in records
     ]
 
 
+def legend(records: Sequence[Mapping[str, Any]], tex: bool = False) -> str:
+    """The legend of the table's columns and p-value marks, as plain text or LaTeX (``tex``)."""
+    symbols, column = (TEX_SYMBOLS, 1) if tex else (TEXT_SYMBOLS, 0)
+    headers = {key: names[column] for key, names in _HEADERS.items()}
+    sizes = "$n_X/n_Y$" if tex else "n_X/n_Y"
+    return _LEGEND.format_map({**symbols, **headers, "p_note": p_note(records, symbols), "sizes": sizes})
+
+
 def caption(run: Run) -> str:
     """The table's caption: suite, model and a legend of the columns."""
-    return f"{run.suite_title}, {run.model}. {_LEGEND}."
+    return f"{run.suite_title}, {run.model}. {legend(run.records)}."
 
 
 def escape_latex(text: str) -> str:
@@ -86,11 +109,14 @@ def escape_markdown(text: str) -> str:
 
 
 def _tex_number(text: str) -> str:
-    """A formatted number in math mode (a true minus sign, ``1.0e-07`` as ``1.0\\times10^{-7}``)."""
-    match = re.fullmatch(r"(-?[\d.]+)e([+-]\d+)", text)
-    if match:
-        return f"${match.group(1)}\\times10^{{{int(match.group(2))}}}$"
-    return f"${text}$" if re.fullmatch(r"-?[\d./]+", text) else escape_latex(text)
+    """A formatted number in math mode (a true minus sign, ``1.0e-07`` as ``1.0\\times10^{-7}``, the marks
+    of a sampled p as ``\\leq`` and ``^\\dagger``); "n/a" stays text."""
+    match = re.fullmatch(rf"({AT_FLOOR}?)(-?[\d./]+)(?:e([+-]\d+))?({SAMPLED}?)", text)
+    if not match:
+        return escape_latex(text)
+    floor, mantissa, exponent, sampled = match.groups()
+    power = "" if exponent is None else rf"\times10^{{{int(exponent)}}}"
+    return "$" + (r"\leq " if floor else "") + mantissa + power + (r"{}^{\dagger}" if sampled else "") + "$"
 
 
 def markdown_table(run: Run) -> str:
@@ -106,24 +132,26 @@ def markdown_table(run: Run) -> str:
 
 
 def csv_table(run: Run) -> str:
-    """The run's table as CSV: the same columns plus the title, numbers at full precision, n/a empty.
+    """The run's table as CSV: the same columns plus the title, numbers unmarked at full precision,
+    n/a empty (whether a p-value was sampled is in results.csv).
 
     >>> csv_table(load_run("out/weat")).splitlines()[0]              # doctest: +SKIP
-    'Test,Title,X,Y,A,B,n_t,n_a,d,p,d_ABX,d_ABY,Pattern,q'
+    'Test,Title,X,Y,A,B,n_t,n_a,d,p,q,d_ABX,p_ABX,d_ABY,p_ABY,Pattern'
     """
-    raw = {"d": "effect_size", "p": "p_value", "d_x": "level2_x_effect_size", "d_y": "level2_y_effect_size",
-           "q": "q_value"}
+    raw = {"d": "effect_size", "p": "p_value", "q": "q_value", "d_x": "level2_x_effect_size",
+           "p_x": "level2_x_p_value", "d_y": "level2_y_effect_size", "p_y": "level2_y_p_value"}
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["Test", "Title", *(_HEADERS[c][0] for c in COLUMNS[1:])])
     for record, row in zip(run.records, table_rows(run.records)):
-        exact = {c: "" if is_missing(record[key]) else repr(float(record[key])) for c, key in raw.items()}
+        exact = {c: "" if is_missing(record[key]) else repr(float(record[key]) + 0.0) for c, key in raw.items()}
         writer.writerow([row["test"], record["title"], *(exact.get(c, row[c]) for c in COLUMNS[1:])])
     return buffer.getvalue()
 
 
 def latex_table(run: Run) -> str:
-    r"""The run as a LaTeX ``table`` with a booktabs ``tabular`` (needs ``\usepackage{booktabs}``).
+    r"""The run as a LaTeX ``table`` with a booktabs ``tabular``, shrunk to the line width where it is wider
+    (needs ``\usepackage{booktabs,graphicx}``).
 
     >>> print(latex_table(load_run("out/weat")))                      # doctest: +SKIP
     """
@@ -132,19 +160,20 @@ def latex_table(run: Run) -> str:
     cell = {c: (_tex_number if c in NUMERIC else escape_latex) for c in COLUMNS}
     rows = [" & ".join(cell[c](row[c]) for c in COLUMNS) + r" \\" for row in table_rows(run.records)]
     return "\n".join([
-        r"% eatkit table; needs \usepackage{booktabs}",
+        r"% eatkit table; needs \usepackage{booktabs,graphicx}",
         r"\begin{table}[htbp]",
         r"\centering",
-        rf"\caption{{{escape_latex(run.suite_title)}, {escape_latex(run.model)}. {_TEX_LEGEND}.}}",
+        rf"\caption{{{escape_latex(run.suite_title)}, {escape_latex(run.model)}. {legend(run.records, tex=True)}.}}",
         rf"\label{{{label}}}",
         r"\small",
+        r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
         " & ".join(_HEADERS[c][1] for c in COLUMNS) + r" \\",
         r"\midrule",
         *rows,
         r"\bottomrule",
-        r"\end{tabular}",
+        r"\end{tabular}}",
         r"\end{table}",
     ]) + "\n"
 
