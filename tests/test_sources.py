@@ -263,6 +263,8 @@ def test_malformed_text_files(tmp_path, text, message):
 def test_missing_and_empty_files(tmp_path):
     with error(f"vectors file {tmp_path / 'nope.txt'} does not exist"):
         load_word_vectors(tmp_path / "nope.txt")
+    with error(f"vectors file {tmp_path} is a folder, not a vectors file"):
+        load_word_vectors(tmp_path)
     with error(f"vectors file {tmp_path / 'empty.txt'} is empty"):
         load_word_vectors(write(tmp_path / "empty.txt", ""))
 
@@ -278,6 +280,40 @@ def test_malformed_binary_files(tmp_path):
     nan = write_word2vec_binary(tmp_path / "nan.bin", {"rose": [1.0, 2.0], "ant": [float("nan"), 4.0]})
     with error(f"vectors file {nan}: the vector of 'ant' has non-finite values"):
         load_word_vectors(nan)
+
+
+@pytest.mark.parametrize("name, data", [("v.txt", b"1 0\nrose\n"), ("v.bin", b"2 0\nrose ant \n")])
+def test_a_header_dimension_below_one_is_refused(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with error(f"vectors file {path}: the header declares dimension 0; it must be at least 1"):
+        load_word_vectors(path)
+
+
+def _damaged_gzip(kind: str) -> bytes:
+    """gzip data cut short, with a corrupt deflate stream, or with a bad header after the magic bytes."""
+    data = gzip.compress(GLOVE_TEXT.encode() * 20)
+    if kind == "truncated":
+        return data[:40]
+    if kind == "corrupt":
+        return data[:10] + b"\xff" * 8 + data[18:]
+    return b"\x1f\x8b" + b"garbage" * 4
+
+
+@pytest.mark.parametrize(
+    "kind, reason",
+    [
+        ("truncated", "Compressed file ended before the end-of-stream marker was reached"),
+        ("corrupt", "Error -3 while decompressing data: invalid block type"),
+        ("garbage", "Unknown compression method"),
+    ],
+)
+@pytest.mark.parametrize("name", ["v.txt.gz", "v.bin.gz"])
+def test_damaged_gzip_files_are_one_line_errors(tmp_path, name, kind, reason):
+    path = tmp_path / name
+    path.write_bytes(_damaged_gzip(kind))
+    with error(f"cannot read vectors file {path}: {reason}"):
+        load_word_vectors(path)
 
 
 @pytest.mark.skipif(
@@ -549,6 +585,8 @@ def test_generic_lookup_errors(tmp_path):
 def test_generic_file_errors(tmp_path):
     with error(f"embeddings file {tmp_path / 'nope.npz'} does not exist"):
         PrecomputedEmbeddings(tmp_path / "nope.npz")
+    with error(f"embeddings file {tmp_path} is a folder, not an embeddings file (.npz, .npy, .csv, .parquet)"):
+        PrecomputedEmbeddings(tmp_path)
     with error(
         f"embeddings file {write(tmp_path / 'e.txt', 'x')}: unsupported format "
         "(expected one of: .npz, .npy, .csv, .parquet)"
@@ -580,3 +618,26 @@ def test_generic_file_errors(tmp_path):
     write(tmp_path / "t.csv", "key,v\nrose,1\n")
     with error(f"embeddings file {tmp_path / 't.csv'} has no id column (expected one of: id, img, word)"):
         PrecomputedEmbeddings(tmp_path / "t.csv")
+
+
+def test_an_ieat_folder_given_as_an_embeddings_file_asks_for_the_model(tmp_path):
+    write_ieat(tmp_path, "age_old_m_1.csv", ",0,1,img\n0,1.0,2.0,a.jpg\n")
+    write_ieat(tmp_path, "age_old_m2.csv", ",0,1,img\n0,1.0,2.0,a.jpg\n")
+    with error(f"embeddings file {tmp_path} is a folder: pass --embeddings-model (models found: m2, m_1)"):
+        PrecomputedEmbeddings(tmp_path)
+
+
+def test_garbage_or_truncated_npz_is_a_one_line_error(tmp_path):
+    whole = tmp_path / "whole.npz"
+    np.savez_compressed(whole, ids=np.array(IDS * 50), vectors=np.arange(500.0).reshape(250, 2))
+    data = whole.read_bytes()
+    cases = {
+        "truncated.npz": (data[: len(data) // 2], "File is not a zip file"),
+        "garbage.npz": (b"PK\x03\x04" + b"garbage" * 10, "File is not a zip file"),
+        "flipped.npz": (data[:200] + bytes(b ^ 0xFF for b in data[200:260]) + data[260:],  # a zlib.error
+                        "Error -3 while decompressing data: invalid distance too far back"),
+    }
+    for name, (content, reason) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with error(f"embeddings file {tmp_path / name} is not a readable .npz archive ({reason})"):
+            PrecomputedEmbeddings(tmp_path / name)

@@ -16,6 +16,16 @@ class EatkitError(ValueError):
         super().__init__(message)
 
 
+def one_line(reason: object, limit: int = 200) -> str:
+    """An exception (or any text) as the reason part of an :class:`EatkitError` message: whitespace runs
+    collapsed to one space, at most ``limit`` characters, the type name when there is no text.
+
+    >>> one_line(OSError("bad\\n  header")), one_line(EOFError())
+    ('bad header', 'EOFError')
+    """
+    return " ".join(str(reason).split())[:limit] or type(reason).__name__
+
+
 class MissingExtraError(EatkitError):
     """An optional dependency is not installed; the message names the extra to install."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 from abc import abstractmethod
 from collections import deque
@@ -29,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from eatkit.encoders.cache import EmbeddingCache, entry_key
+from eatkit.encoders.cache import EmbeddingCache, entry_key, file_sha256
 from eatkit.encoders.images import Preprocessing, image_ids, resolve_image_set
 from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.progress import progress
@@ -49,16 +50,37 @@ def require(module: str, what: str, extra: str) -> ModuleType:
         raise MissingExtraError(what, extra, module.partition(".")[0]) from None
 
 
+def ensure_installed(module: str, what: str, extra: str) -> None:
+    """Fail early, without importing it, when an optional dependency is missing (:func:`require` imports).
+
+    >>> ensure_installed("json", "the demo", "text")
+    """
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(what, extra, module)
+
+
+def installed_version(name: str) -> str | None:
+    """The version of an installed distribution (read from its metadata, not imported), or ``None``.
+
+    >>> installed_version("numpy") == np.__version__, installed_version("no-such-distribution")
+    (True, None)
+    """
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def distribution_version(name: str) -> str:
     """``"name==version"`` of an installed distribution (a weights identity), or an error naming it.
 
     >>> distribution_version("numpy").startswith("numpy==")
     True
     """
-    try:
-        return f"{name}=={importlib.metadata.version(name)}"
-    except importlib.metadata.PackageNotFoundError:
-        raise EatkitError(f"the package '{name}' is not installed: pip install {name}") from None
+    version = installed_version(name)
+    if version is None:
+        raise EatkitError(f"the package '{name}' is not installed: pip install {name}")
+    return f"{name}=={version}"
 
 
 class NeuralEncoder(EmbeddingSource):
@@ -88,6 +110,8 @@ class NeuralEncoder(EmbeddingSource):
     preprocessing: Preprocessing | None = None
     #: bump when a change in the extraction code changes its output (it is part of every cache key)
     encoder_version: ClassVar[str] = "1"
+    #: the distributions whose versions can change the output (recorded by :meth:`cache_config`)
+    libraries: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -135,10 +159,18 @@ class NeuralEncoder(EmbeddingSource):
     # -- the machinery -----------------------------------------------------------------------------
 
     def cache_config(self) -> dict[str, Any]:
-        """:meth:`config` with the encoder class and its version: the configuration part of a cache key."""
+        """:meth:`config` with the encoder class, its version and the installed versions of its
+        :attr:`libraries` (``None``: not installed): the configuration part of a cache key."""
         cls = type(self)
         return {"encoder": f"{cls.__module__}.{cls.__qualname__}", "encoder_version": self.encoder_version,
-                **self.config()}
+                **self.config(), "libraries": {name: installed_version(name) for name in self.libraries}}
+
+    def file_hashes(self, paths: list[str]) -> list[str]:
+        """SHA-256 of each file; with the cache on, remembered there under the file's stat stamp (see
+        :meth:`EmbeddingCache.file_hashes`), so that an unchanged file is not read again."""
+        if self._cache is None:
+            return [file_sha256(path) for path in paths]
+        return self._cache.file_hashes(paths, self.workers)
 
     def manifest(self) -> dict[str, Any]:
         cache = self._cache.info() if self._cache is not None else {"path": None}
@@ -200,9 +232,10 @@ class NeuralEncoder(EmbeddingSource):
         if modality != "image":
             return items
         try:
-            return [f"sha256:{h}" for h in self._cache.file_hashes(items, self.workers)]
+            hashes = self.file_hashes(items)
         except OSError as exc:
             raise EatkitError(f"cannot read image {exc.filename}: {exc.strerror}") from None
+        return [f"sha256:{h}" for h in hashes]
 
     def _prefetch(self, modality: str, batches: list[list[str]]) -> Iterator[list[Any]]:
         """Prepared batches in order; for images, the next batch is prepared in worker threads while

@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from eatkit.errors import EatkitError, one_line
+
 _ENTRIES = "embeddings-v1"
 _FILE_HASHES = "file-sha256-v1.json"
 _SUFFIX = ".npe"
@@ -108,7 +110,8 @@ class EmbeddingCache:
     def file_hashes(self, paths: list[str], workers: int = 2) -> list[str]:
         """SHA-256 of each file, from the remembered hashes when the file is unchanged (module docstring).
 
-        A file that cannot be read raises :class:`OSError` (its ``filename`` names it).
+        A file that cannot be read raises :class:`OSError` (its ``filename`` names it); a cache that
+        cannot be written, :class:`EatkitError`.
         """
         memo_path = self.root / _FILE_HASHES
         try:
@@ -147,25 +150,36 @@ class EmbeddingCache:
         return None
 
     def put(self, key: str, vector: np.ndarray) -> None:
-        """Store ``vector`` under ``key`` atomically (temporary file, then :func:`os.replace`)."""
+        """Store ``vector`` under ``key`` atomically (temporary file, then :func:`os.replace`); a cache that
+        cannot be written is an :class:`EatkitError`."""
         buffer = io.BytesIO()
         np.save(buffer, np.ascontiguousarray(vector), allow_pickle=False)
         payload = buffer.getvalue()
         digest = hashlib.sha256(key.encode("ascii") + payload).digest()
         self._write_atomic(self._path(key), payload + digest)
 
-    @staticmethod
-    def _write_atomic(path: Path, data: bytes) -> None:
-        """Write ``data`` to a temporary file next to ``path``, then :func:`os.replace` it into place."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
+    def _write_atomic(self, path: Path, data: bytes) -> None:
+        """Write ``data`` to a temporary file next to ``path``, then :func:`os.replace` it into place;
+        a failure is an :class:`EatkitError` naming the cache directory."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
+        except OSError as exc:
+            raise self._write_error(exc) from None
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise self._write_error(exc) from None
             raise
+
+    def _write_error(self, exc: OSError) -> EatkitError:
+        not_a_folder = self.root.exists() and not self.root.is_dir()
+        reason = "it is not a folder" if not_a_folder else one_line(exc.strerror or exc)
+        return EatkitError(f"cannot write the embedding cache at {self.root}: {reason}")
 
     def info(self) -> dict[str, Any]:
         """``{"path", "entries", "bytes"}`` of the cache (zero entries if it does not exist)."""

@@ -27,21 +27,29 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import NeuralEncoder, distribution_version, require
+from eatkit.encoders.base import (
+    NeuralEncoder,
+    distribution_version,
+    ensure_installed,
+    require,
+)
+from eatkit.encoders.hf import (
+    check_model_type,
+    hf_json,
+    hf_weights_identity,
+    load_pretrained,
+)
 from eatkit.encoders.images import Preprocessing
-from eatkit.errors import EatkitError
+from eatkit.errors import EatkitError, one_line
 
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
-#: the three public ImageGPT checkpoints: number of blocks (Chen et al. 2020, table 1)
-IMAGEGPT_LAYERS: dict[str, int] = {"openai/imagegpt-small": 24, "openai/imagegpt-medium": 36,
-                                   "openai/imagegpt-large": 48}
 IMAGEGPT_POOLINGS: tuple[str, ...] = ("mean", "next-pixel-logits")
 
 
 def _offline_error(what: str, exc: Exception) -> EatkitError:
-    reason = " ".join(str(exc).split())[:200]
-    return EatkitError(f"could not fetch the pretrained weights of {what} (offline, or not published?): {reason}")
+    return EatkitError(f"could not fetch the pretrained weights of {what} (offline, or not published?): "
+                       f"{one_line(exc)}")
 
 
 def _with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
@@ -62,6 +70,7 @@ class ClassifierFeatures(NeuralEncoder):
     """
 
     modalities = frozenset({"image"})
+    libraries = ("torch", "timm", "pillow")
 
     def __init__(self, *, id: str, model: str, weights: str, preprocessing: Preprocessing,
                  **options: Any) -> None:
@@ -110,7 +119,7 @@ class TimmFeatures(ClassifierFeatures):
                 raise EatkitError(f"unknown timm model '{name}' (see timm.list_models())")
             weights = weights or (f"timm=={timm.__version__} {cfg.hf_hub_id or cfg.url}" if pretrained
                                   else "random initialisation (pretrained=False)")
-            preprocessing = preprocessing or self._timm_preprocessing(name, cfg)
+            preprocessing = preprocessing or self._timm_preprocessing(name, cfg, crop)
         if not pretrained and state_dict is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
@@ -118,10 +127,11 @@ class TimmFeatures(ClassifierFeatures):
         self.name, self.pretrained, self._state_dict = name, pretrained, state_dict
 
     @staticmethod
-    def _timm_preprocessing(name: str, cfg: Any) -> Preprocessing:
+    def _timm_preprocessing(name: str, cfg: Any, crop: str | None) -> Preprocessing:
         """timm's evaluation transform from the pretrained config: resize to floor(size / crop_pct),
-        centre crop, the config's interpolation, mean and std."""
-        if cfg.crop_mode != "center":
+        centre crop, the config's interpolation, mean and std (the user's ``crop``, which replaces the
+        centre crop, may stand in for a crop mode eatkit does not implement)."""
+        if cfg.crop_mode != "center" and crop is None:
             raise EatkitError(f"timm model '{name}' uses crop mode '{cfg.crop_mode}', which eatkit does not "
                               "implement: pass crop=... to choose one")
         size = int(cfg.input_size[-1])
@@ -146,6 +156,8 @@ class TorchvisionFeatures(ClassifierFeatures):
     features), its ``DEFAULT`` weights and their evaluation transform (torchvision resizes tensors,
     eatkit resizes with Pillow: pixel values can differ by rounding)."""
 
+    libraries = ("torch", "torchvision", "pillow")
+
     def __init__(self, name: str, *, pretrained: bool = True, crop: str | None = None,
                  interpolation: str | None = None, id: str | None = None, **options: Any) -> None:
         models = require("torchvision.models", f"the torchvision model '{name}'", "image")
@@ -157,8 +169,8 @@ class TorchvisionFeatures(ClassifierFeatures):
         preprocessing = Preprocessing(size=t.crop_size[0], crop="resize-shorter+center-crop",
                                       resize=t.resize_size[0], interpolation=t.interpolation.value,
                                       mean=t.mean, std=t.std)
-        tv = importlib.metadata.version("torchvision")
-        weights = f"torchvision=={tv} {default}" if pretrained else "random initialisation (pretrained=False)"
+        weights = (f"{distribution_version('torchvision')} {default}" if pretrained
+                   else "random initialisation (pretrained=False)")
         if not pretrained:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
@@ -258,25 +270,32 @@ class ImageGPTFeatures(NeuralEncoder):
     """ImageGPT embeddings: layer-normalised hidden states of layer ``layer`` averaged over the pixel
     sequence (seed 000 eq. 2), or the next-pixel logits at the last position (appendix C).
 
-    ``model`` is a Hugging Face id (``from_pretrained``, the user path) or an in-memory
+    ``model`` is a Hugging Face id or a local model folder (``from_pretrained``, the user path; its
+    weights identity is the hub commit or the folder's file hashes, as for text models) or an in-memory
     ``ImageGPTForCausalImageModeling`` / ``ImageGPTModel`` (then ``clusters`` is required).
     ``layer`` defaults to ``round(5 * n_layer / 12)``: the seed's 20 of 48 (10 of 24, 15 of 36).
-    Pixels: the top-left square (as the iEAT reference code), area-resized to ``n_px`` (32), scaled to
-    [-1, 1] and mapped to the nearest colour cluster.
+    Pixels: decoded in full (no reduced-scale JPEG decoding), the top-left square (the iEAT reference
+    code's crop), area-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster.
     """
 
     modalities = frozenset({"image"})
+    libraries = ("torch", "transformers", "pillow")
 
     def __init__(self, model: str | Any = "openai/imagegpt-large", *, layer: int | None = None,
-                 pooling: str = "mean", clusters: np.ndarray | None = None, revision: str = "main",
+                 pooling: str = "mean", clusters: np.ndarray | None = None, revision: str | None = None,
                  crop: str = "top-left-square", id: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         if pooling not in IMAGEGPT_POOLINGS:
             raise EatkitError(f"unknown ImageGPT pooling '{pooling}' (known: {', '.join(IMAGEGPT_POOLINGS)})")
         if isinstance(model, str):
-            self.id = id or model.rpartition("/")[2]
+            self.id = id or Path(model).name
             self._net = None
-            n_layer, n_px, weights = self._hub_config(model, revision)
+            ensure_installed("transformers", f"the image model '{self.id}'", "vl")
+            weights = hf_weights_identity(model, revision, self.file_hashes)
+            config = hf_json(model, "config.json", revision) or {}
+            check_model_type(model, config.get("model_type", "unknown"), "imagegpt", f"the image model '{self.id}'")
+            # ImageGPTConfig's defaults for keys a config.json may leave out
+            n_layer, n_px = int(config.get("n_layer", 24)), math.isqrt(int(config.get("n_positions", 1024)))
         else:
             if clusters is None:
                 raise EatkitError("an in-memory ImageGPT model needs its colour clusters (clusters=...)")
@@ -295,19 +314,6 @@ class ImageGPTFeatures(NeuralEncoder):
         self.preprocessing = Preprocessing(size=n_px, crop=crop, interpolation="box",
                                            mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
 
-    @staticmethod
-    def _hub_config(model: str, revision: str) -> tuple[int, int, str]:
-        """(n_layer, n_px, weights identity) of a hub checkpoint, without loading it when it is known."""
-        identity = f"huggingface {model}@{revision}"
-        if model in IMAGEGPT_LAYERS:
-            return IMAGEGPT_LAYERS[model], 32, identity
-        transformers = require("transformers", "ImageGPT", "vl")
-        try:
-            config = transformers.ImageGPTConfig.from_pretrained(model, revision=revision)
-        except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
-            raise _offline_error(f"'{model}'", exc) from None
-        return config.n_layer, math.isqrt(config.n_positions), identity
-
     def config(self) -> dict[str, Any]:
         context = "input: SOS + the first n_px * n_px - 1 pixel tokens"
         return {"model": self.model, "weights": self.weights,
@@ -321,13 +327,9 @@ class ImageGPTFeatures(NeuralEncoder):
     def _load(self) -> None:
         self._torch = require("torch", f"the image model '{self.id}'", "image")
         if self._net is None:
-            transformers = require("transformers", "ImageGPT", "vl")
-            try:
-                self._net = transformers.ImageGPTForCausalImageModeling.from_pretrained(
-                    self.model, revision=self.revision)
-                processor = transformers.ImageGPTImageProcessor.from_pretrained(self.model, revision=self.revision)
-            except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
-                raise _offline_error(f"'{self.model}'", exc) from None
+            self._net, processor = load_pretrained("ImageGPTForCausalImageModeling", self.model, self.revision,
+                                                   f"the image model '{self.id}'", "vl", model_type="imagegpt",
+                                                   processor="ImageGPTImageProcessor")
             self._clusters = np.asarray(processor.clusters, dtype=np.float32)
         if self.pooling == "next-pixel-logits" and not hasattr(self._net, "lm_head"):
             raise EatkitError("next-pixel-logits pooling needs an ImageGPTForCausalImageModeling model")

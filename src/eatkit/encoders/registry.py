@@ -1,9 +1,9 @@
 """One registry of named embedding models (``eatkit list models``).
 
 Each entry names a factory by import path, so that listing models imports nothing heavy; the factory's
-module imports torch, transformers or open_clip only when the model is built. Modules that define
-models call :func:`register` at import time of *this* registry's ``_BUILTIN`` table (below), not
-elsewhere, so the list is complete without importing any encoder module.
+module imports torch, transformers or open_clip only when the model is built. The built-in models are
+the :class:`ModelSpec` entries of the tuple at the bottom of this module, registered when it is
+imported, so the list is complete without importing any encoder module; :func:`register` adds others.
 """
 
 from __future__ import annotations

@@ -21,24 +21,24 @@ pooling of the last layer, L2-normalised, 256 tokens at most), loaded from the P
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import NeuralEncoder, distribution_version, require
-from eatkit.encoders.cache import file_sha256
-from eatkit.errors import EatkitError, MissingExtraError
+from eatkit.encoders.base import (
+    NeuralEncoder,
+    distribution_version,
+    ensure_installed,
+    require,
+)
+from eatkit.encoders.hf import hf_weights_identity, load_pretrained
+from eatkit.errors import EatkitError
 from eatkit.sources.base import Embedded
 from eatkit.stimuli.types import StimulusSet
 
 POOLINGS: tuple[str, ...] = ("cls", "mean", "last", "token")
-#: files of a local model folder that determine its output (weights, configuration, vocabulary)
-_IDENTITY_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".json", ".txt", ".model")
 
 
 # -- prompts -----------------------------------------------------------------------------------------
@@ -167,101 +167,6 @@ def encode_texts(
     return pooled.float().cpu().numpy()
 
 
-# -- model identity (cheap: no torch) ----------------------------------------------------------------
-
-
-def hf_file(model_id: str, filename: str, revision: str | None = None) -> Path | None:
-    """A file of a Hugging Face model: from a local model folder, or from the hub (its local cache when
-    ``HF_HUB_OFFLINE=1``); ``None`` when the model has no such file."""
-    local = Path(model_id).expanduser()
-    if local.is_dir():
-        path = local / filename
-        return path if path.is_file() else None
-    hub = require("huggingface_hub", f"the Hugging Face model '{model_id}'", "text")
-    errors = require("huggingface_hub.errors", f"the Hugging Face model '{model_id}'", "text")
-    try:
-        return Path(hub.hf_hub_download(model_id, filename, revision=revision))
-    except errors.LocalEntryNotFoundError as exc:  # a subclass of EntryNotFoundError: offline, not cached
-        failure: Exception = exc
-    except errors.EntryNotFoundError:
-        return None
-    except errors.RepositoryNotFoundError:
-        raise EatkitError(f"unknown Hugging Face model '{model_id}' (no such repository, or it is private)") from None
-    except errors.RevisionNotFoundError:
-        raise EatkitError(f"Hugging Face model '{model_id}' has no revision '{revision}'") from None
-    except Exception as exc:  # noqa: BLE001 -- network errors come in many types
-        failure = exc
-    reason = " ".join(str(failure).split())[:200]
-    raise EatkitError(f"cannot fetch the Hugging Face model '{model_id}' (offline and not cached?): {reason}")
-
-
-def hf_json(model_id: str, filename: str, revision: str | None = None) -> dict[str, Any] | None:
-    """A JSON file of a Hugging Face model (see :func:`hf_file`), parsed; ``None`` when absent."""
-    path = hf_file(model_id, filename, revision)
-    if path is None:
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EatkitError(f"cannot read {filename} of model '{model_id}': {exc}") from None
-
-
-def hf_weights_identity(model_id: str, revision: str | None = None) -> str:
-    """What pins a model's weights: the hub commit of ``model_id`` (resolved through its config.json), or
-    for a local folder the SHA-256 of its weight, configuration and vocabulary files.
-
-    >>> import tempfile, pathlib; d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "config.json").write_text("{}")
-    >>> hf_weights_identity(str(d))
-    'config.json:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a'
-    """
-    local = Path(model_id).expanduser()
-    if local.is_dir():
-        files = sorted(p for p in local.iterdir() if p.is_file() and p.suffix in _IDENTITY_SUFFIXES)
-        return " ".join(f"{p.name}:{file_sha256(p)}" for p in files)
-    config = hf_file(model_id, "config.json", revision)
-    if config is None:
-        raise EatkitError(f"Hugging Face model '{model_id}' has no config.json")
-    # hub cache layout: .../models--org--name/snapshots/<commit>/config.json
-    commit = config.parent.name if config.parent.parent.name == "snapshots" else revision or "unknown"
-    return f"hf:{model_id}@{commit}"
-
-
-def ensure_installed(module: str, what: str, extra: str) -> None:
-    """Fail early, without importing it, when an optional dependency is missing.
-
-    >>> ensure_installed("json", "the demo", "text")
-    """
-    if importlib.util.find_spec(module) is None:
-        raise MissingExtraError(what, extra, module)
-
-
-def library_version(name: str) -> str:
-    """``"name==version"`` of an installed library, or ``"name (not installed)"`` (config records it)."""
-    try:
-        return f"{name}=={importlib.metadata.version(name)}"
-    except importlib.metadata.PackageNotFoundError:
-        return f"{name} (not installed)"
-
-
-def load_pretrained(model_class: str, name: str, revision: str | None, what: str, extra: str) -> tuple[Any, Any]:
-    """``transformers.<model_class>.from_pretrained(name)`` in eval mode and its ``AutoTokenizer``
-    (transformers' own progress bars off: eatkit draws its own); a load failure is a one-line error."""
-    transformers = require("transformers", what, extra)
-    logging = transformers.utils.logging
-    bars = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(name, revision=revision)
-        model = getattr(transformers, model_class).from_pretrained(name, revision=revision)
-    except OSError as exc:
-        reason = " ".join(str(exc).split())[:200]
-        raise EatkitError(f"cannot load {what}: {reason}") from None
-    finally:
-        if bars:
-            logging.enable_progress_bar()
-    return model.eval(), tokenizer
-
-
 # -- the encoders ------------------------------------------------------------------------------------
 
 
@@ -288,6 +193,7 @@ class TransformerTextEncoder(NeuralEncoder):
     """
 
     modalities = frozenset({"word", "sentence"})
+    libraries = ("torch", "transformers")
 
     def __init__(self, name: str, *, layer: int | None = None, pooling: str | None = None,
                  prompt: str | None = None, normalize: bool = False, max_length: int | None = None,
@@ -305,12 +211,11 @@ class TransformerTextEncoder(NeuralEncoder):
         self.layer = -1 if layer is None else layer
         self.pooling, self.prompt = pooling, check_prompt(prompt)
         self.normalize, self.max_length = bool(normalize), max_length
-        self.weights = weights or hf_weights_identity(name, revision)
+        self.weights = weights or hf_weights_identity(name, revision, self.file_hashes)
 
     def config(self) -> dict[str, Any]:
-        return {"model": self.model, "weights": self.weights, "library": library_version("transformers"),
-                "layer": self.layer, "pooling": self.pooling, "prompt": self.prompt,
-                "normalize": self.normalize, "max_length": self.max_length, "dtype": "float32"}
+        return {"model": self.model, "weights": self.weights, "layer": self.layer, "pooling": self.pooling,
+                "prompt": self.prompt, "normalize": self.normalize, "max_length": self.max_length, "dtype": "float32"}
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
         if self.pooling == "token" and stimuli.modality != "word":

@@ -33,19 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import NeuralEncoder, require
-from eatkit.encoders.cache import file_sha256
+from eatkit.encoders.base import NeuralEncoder, ensure_installed, require
+from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
-from eatkit.encoders.text import (
-    apply_prompt,
-    check_prompt,
-    ensure_installed,
-    hf_json,
-    hf_weights_identity,
-    library_version,
-    load_pretrained,
-)
-from eatkit.errors import EatkitError
+from eatkit.encoders.text import apply_prompt, check_prompt
+from eatkit.errors import EatkitError, one_line
 
 # Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
 _PIL_RESAMPLE: dict[int, str] = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
@@ -104,8 +96,8 @@ def open_clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any
 
 
 class JointEncoder(NeuralEncoder):
-    """Images, words and sentences into one vision-language space (subclasses load the model and say
-    how each tower embeds a batch)."""
+    """Images, words and sentences into one vision-language space (subclasses set ``self.weights``, load
+    the model and say how each tower embeds a batch)."""
 
     modalities = frozenset({"word", "sentence", "image"})
     #: the embedding definition recorded in :meth:`config`
@@ -113,18 +105,19 @@ class JointEncoder(NeuralEncoder):
     #: ``(model, pixel_values) -> (n, d)`` and ``(model, tokenizer, texts) -> (n, d)`` unit-norm tensors
     image_features: Callable[[Any, Any], Any]
     text_features: Callable[[Any, Any, list[str]], Any]
+    weights: str
     _net: Any
     _tokenizer: Any
 
-    def __init__(self, *, id: str, model: str, weights: str, library: str, preprocessing: Preprocessing,
-                 prompt: str | None = None, **options: Any) -> None:
+    def __init__(self, *, id: str, model: str, preprocessing: Preprocessing, prompt: str | None = None,
+                 **options: Any) -> None:
         super().__init__(**options)
-        self.id, self.model, self.weights, self.library = id, model, weights, library
+        self.id, self.model = id, model
         self.preprocessing = preprocessing
         self.prompt = check_prompt(prompt)
 
     def config(self) -> dict[str, Any]:
-        return {"model": self.model, "weights": self.weights, "library": self.library,
+        return {"model": self.model, "weights": self.weights,
                 "embedding": self.definition, "prompt": self.prompt, "normalize": True,
                 "preprocessing": self.preprocessing.to_dict(), "dtype": "float32"}
 
@@ -158,7 +151,7 @@ def hf_image_preprocessing(model_id: str, revision: str | None = None) -> Prepro
     size, crop = cfg.get("size"), cfg.get("crop_size")
     size = {"shortest_edge": size} if isinstance(size, int) else size or {}
     crop = {"height": crop, "width": crop} if isinstance(crop, int) else crop or {}
-    common = {"interpolation": _PIL_RESAMPLE.get(cfg.get("resample", 3), "bicubic"), "jpeg_draft": False,
+    common = {"interpolation": _PIL_RESAMPLE.get(cfg.get("resample", 3), "bicubic"),
               "mean": cfg.get("image_mean", (0.48145466, 0.4578275, 0.40821073)),
               "std": cfg.get("image_std", (0.26862954, 0.26130258, 0.27577711))}
     if cfg.get("do_center_crop") and "shortest_edge" in size and crop.get("height") == crop.get("width"):
@@ -174,18 +167,20 @@ class _HFJointEncoder(JointEncoder):
 
     family: str = ""
     model_class: str = ""
+    model_type: str = ""  # of config.json
+    libraries = ("torch", "transformers", "pillow")
 
     def __init__(self, name: str, *, prompt: str | None = None, revision: str | None = None,
                  **options: Any) -> None:
         ensure_installed("transformers", f"the model '{self.family}:{name}'", "vl")
-        super().__init__(id=f"{self.family}:{name}", model=name, weights=hf_weights_identity(name, revision),
-                         library=library_version("transformers"),
-                         preprocessing=hf_image_preprocessing(name, revision), prompt=prompt, **options)
+        super().__init__(id=f"{self.family}:{name}", model=name, preprocessing=hf_image_preprocessing(name, revision),
+                         prompt=prompt, **options)
         self.revision = revision
+        self.weights = hf_weights_identity(name, revision, self.file_hashes)
 
     def _load(self) -> None:
         self._net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
-                                                     f"the model '{self.id}'", "vl")
+                                                     f"the model '{self.id}'", "vl", model_type=self.model_type)
 
 
 class HFCLIPEncoder(_HFJointEncoder):
@@ -197,7 +192,7 @@ class HFCLIPEncoder(_HFJointEncoder):
         enc.embed(StimulusSet("flowers", "word", ("rose",))).vectors.shape  # (1, 512)
     """
 
-    family, model_class = "hf-clip", "CLIPModel"
+    family, model_class, model_type = "hf-clip", "CLIPModel", "clip"
     definition = ("CLIP joint space: image = visual_projection(pooled class token), text = "
                   "text_projection(end-of-text token), L2-normalised")
     image_features, text_features = staticmethod(clip_image_features), staticmethod(clip_text_features)
@@ -212,7 +207,7 @@ class HFBlipEncoder(_HFJointEncoder):
         enc = HFBlipEncoder("Salesforce/blip-itm-base-coco", prompt="a photo of {x}")
     """
 
-    family, model_class = "hf-blip", "BlipForImageTextRetrieval"
+    family, model_class, model_type = "hf-blip", "BlipForImageTextRetrieval", "blip"
     definition = ("BLIP ITC space: image = vision_proj(image [CLS] state), text = text_proj(unimodal text "
                   "[CLS] state), L2-normalised")
     image_features, text_features = staticmethod(blip_image_features), staticmethod(blip_text_features)
@@ -231,6 +226,7 @@ class OpenCLIPEncoder(JointEncoder):
                   "(projected end-of-text token), L2-normalised; QuickGELU when the weights were trained with it")
     image_features = staticmethod(open_clip_image_features)
     text_features = staticmethod(open_clip_text_features)
+    libraries = ("torch", "open_clip_torch", "pillow")
 
     def __init__(self, name: str, *, prompt: str | None = None, **options: Any) -> None:
         arch, _, pretrained = name.partition("/")
@@ -239,19 +235,17 @@ class OpenCLIPEncoder(JointEncoder):
         if model_cfg is None:
             raise EatkitError(f"unknown open_clip architecture '{arch}' (see open_clip.list_models())")
         tag_cfg = open_clip.get_pretrained_cfg(arch, pretrained) if pretrained else {}
-        if tag_cfg:
-            weights = f"{arch}/{pretrained} {tag_cfg.get('hf_hub') or tag_cfg.get('url')}"
-        elif pretrained and Path(pretrained).expanduser().is_file():
-            weights = f"{Path(pretrained).name}:{file_sha256(Path(pretrained).expanduser())}"
-        else:
+        weights_file = Path(pretrained).expanduser()
+        if not tag_cfg and not (pretrained and weights_file.is_file()):
             tags = ", ".join(open_clip.list_pretrained_tags_by_model(arch)) or "none"
             raise EatkitError(f"open_clip model 'open_clip:{name}' needs <architecture>/<pretrained tag or weights "
                               f"file> (tags of {arch}: {tags})")
-        super().__init__(id=f"open_clip:{name}", model=arch, weights=weights,
-                         library=library_version("open_clip_torch"),
+        super().__init__(id=f"open_clip:{name}", model=arch,
                          preprocessing=open_clip_preprocessing(open_clip, arch, model_cfg, tag_cfg),
                          prompt=prompt, **options)
         self.arch, self.pretrained = arch, pretrained
+        self.weights = (f"{arch}/{pretrained} {tag_cfg.get('hf_hub') or tag_cfg.get('url')}" if tag_cfg
+                        else f"{weights_file.name}:{self.file_hashes([str(weights_file)])[0]}")
         # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise
         self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu"))
 
@@ -264,8 +258,8 @@ class OpenCLIPEncoder(JointEncoder):
         try:
             self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
-            reason = " ".join(str(exc).split())[:200]
-            raise EatkitError(f"cannot load the model '{self.id}' (offline, or not published?): {reason}") from None
+            raise EatkitError(f"cannot load the model '{self.id}' (offline, or not published?): "
+                              f"{one_line(exc)}") from None
         self._tokenizer = open_clip.get_tokenizer(self.arch)
         self._net.eval()
         own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
@@ -289,4 +283,4 @@ def open_clip_preprocessing(open_clip: Any, arch: str, model_cfg: dict[str, Any]
                           f"{cfg['interpolation']} interpolation, size {model_cfg['vision_cfg'].get('image_size')}) "
                           "is not supported")
     return Preprocessing(size=size, crop=crop, resize=size if crop != "stretch" else None,
-                         interpolation=cfg["interpolation"], mean=cfg["mean"], std=cfg["std"], jpeg_draft=False)
+                         interpolation=cfg["interpolation"], mean=cfg["mean"], std=cfg["std"])

@@ -25,6 +25,8 @@ import csv
 import hashlib
 import io
 import os
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from eatkit.encoders.images import image_ids
-from eatkit.errors import EatkitError, MissingExtraError
+from eatkit.errors import EatkitError, MissingExtraError, one_line
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
 from eatkit.stimuli.types import StimulusSet
@@ -133,6 +135,13 @@ class PrecomputedEmbeddings(EmbeddingSource):
 
     def __init__(self, path: str | os.PathLike[str], *, model: str | None = None) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            found = IEATEmbeddings.models_in(self.path)
+            if found:
+                raise EatkitError(f"embeddings file {self.path} is a folder: pass --embeddings-model "
+                                  f"(models found: {', '.join(found)})")
+            raise EatkitError(f"embeddings file {self.path} is a folder, not an embeddings file "
+                              f"({', '.join(SUFFIXES)})")
         if not self.path.is_file():
             raise EatkitError(f"embeddings file {self.path} does not exist")
         self.layout = self.path.suffix.lower().lstrip(".")
@@ -155,8 +164,9 @@ class PrecomputedEmbeddings(EmbeddingSource):
         try:
             with np.load(io.BytesIO(self._bytes(self.path)), allow_pickle=False) as archive:
                 arrays = {key: archive[key] for key in archive.files}
-        except (OSError, ValueError) as exc:
-            raise EatkitError(f"embeddings file {self.path} is not a readable .npz archive ({exc})") from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:  # garbage or truncated
+            raise EatkitError(f"embeddings file {self.path} is not a readable .npz archive "
+                              f"({one_line(exc)})") from None
         if not {"ids", "vectors"} <= arrays.keys():
             raise EatkitError(
                 f"embeddings file {self.path} must hold arrays 'ids' and 'vectors' "
@@ -171,7 +181,7 @@ class PrecomputedEmbeddings(EmbeddingSource):
         try:
             matrix = np.load(io.BytesIO(self._bytes(self.path)), allow_pickle=False)
         except (OSError, ValueError) as exc:
-            raise EatkitError(f"embeddings file {self.path} is not a readable .npy array ({exc})") from None
+            raise EatkitError(f"embeddings file {self.path} is not a readable .npy array ({one_line(exc)})") from None
         try:
             ids = self._bytes(sidecar).decode("utf-8").splitlines()
         except UnicodeDecodeError:
@@ -187,7 +197,7 @@ class PrecomputedEmbeddings(EmbeddingSource):
         except ImportError:
             raise MissingExtraError("reading parquet embeddings", "parquet", "pyarrow") from None
         except Exception as exc:  # pyarrow raises its own error types for a corrupt file
-            raise EatkitError(f"embeddings file {self.path} is not a readable parquet file ({exc})") from None
+            raise EatkitError(f"embeddings file {self.path} is not a readable parquet file ({one_line(exc)})") from None
         return _table_arrays(self.path, _frame_cells(frame), ID_COLUMNS)
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
@@ -247,7 +257,7 @@ def _csv_cells(path: Path, data: bytes) -> tuple[list[str], np.ndarray]:
     try:
         lines = list(csv.reader(io.StringIO(data.decode("utf-8"))))
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise EatkitError(f"embeddings file {path} is not a valid CSV file: {exc}") from None
+        raise EatkitError(f"embeddings file {path} is not a valid CSV file: {one_line(exc)}") from None
     rows = [(lineno, row) for lineno, row in enumerate(lines, start=1) if row]
     if not rows:
         raise EatkitError(f"embeddings file {path} is empty")

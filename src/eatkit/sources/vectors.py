@@ -38,6 +38,7 @@ import io
 import math
 import mmap
 import os
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
@@ -49,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from eatkit.encoders.cache import file_sha256
-from eatkit.errors import EatkitError, MissingExtraError
+from eatkit.errors import EatkitError, MissingExtraError, one_line
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
 
@@ -113,9 +114,6 @@ class WordVectors(EmbeddingSource):
         # Built from the end so that the first occurrence of a duplicated word overwrites the later ones.
         n = len(self.words)
         return dict(zip(reversed(self.words), range(n - 1, -1, -1), strict=True))
-
-    def __contains__(self, word: str) -> bool:
-        return self._key(word) in self._index
 
     def _key(self, word: str) -> str:
         return word if self.cased else word.lower()
@@ -185,6 +183,8 @@ def load_word_vectors(
     (['rose'], 3, 'word2vec-text')
     """
     path = Path(path)
+    if path.is_dir():
+        raise EatkitError(f"vectors file {path} is a folder, not a vectors file")
     if not path.is_file():
         raise EatkitError(f"vectors file {path} does not exist")
     if path.stat().st_size == 0:
@@ -193,7 +193,10 @@ def load_word_vectors(
         binary = path.name.endswith((".bin", ".bin.gz"))
     wanted = None if words is None else {w if cased else w.lower() for w in words}
     reader = _read_binary if binary else _read_text
-    vocabulary, matrix, fmt, total = reader(path, wanted)
+    try:
+        vocabulary, matrix, fmt, total = reader(path, wanted)
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable, or truncated or corrupt gzip data
+        raise EatkitError(f"cannot read vectors file {path}: {one_line(exc)}") from None
     return WordVectors(
         vocabulary,
         matrix,
@@ -217,9 +220,13 @@ def _open_bytes(path: Path) -> Any:
     return gzip.open(path, "rb") if compressed else open(path, "rb")
 
 
-def _header(line: bytes) -> tuple[int, int] | None:
+def _header(path: Path, line: bytes) -> tuple[int, int] | None:
+    """The ``(count, dim)`` of a word2vec header line, or ``None`` when ``line`` is not one."""
     fields = line.split()
     if len(fields) == 2 and all(f.isdigit() for f in fields):
+        if int(fields[1]) < 1:
+            raise EatkitError(f"vectors file {path}: the header declares dimension {int(fields[1])}; it must be "
+                              "at least 1")
         return int(fields[0]), int(fields[1])
     return None
 
@@ -248,7 +255,7 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
             if not line:
                 continue
             if lineno == 1:
-                declared = _header(line)
+                declared = _header(path, line)
                 if declared is not None:
                     dim = declared[1]
                     continue
@@ -336,7 +343,7 @@ def _read_binary(path: Path, wanted: set[str] | None) -> tuple[list[str], np.nda
     """Walk the word2vec binary records, keeping the offsets of wanted vectors, then gather them."""
     with _binary_buffer(path) as data:
         end = data.find(b"\n")
-        declared = _header(bytes(data[: end if end >= 0 else 64]))
+        declared = _header(path, bytes(data[: end if end >= 0 else 64]))
         if declared is None:
             raise EatkitError(
                 f"vectors file {path}: a word2vec binary file must start with a '<count> <dim>' line"

@@ -34,7 +34,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from eatkit.errors import EatkitError
+from eatkit.encoders.cache import file_sha256
+from eatkit.errors import EatkitError, one_line
 from eatkit.progress import progress as progress_bar
 
 _CHUNK = 1 << 16
@@ -119,7 +120,7 @@ def build_manifest(root: str | Path, **fields: Any) -> dict[str, Any]:
         raise EatkitError(f"cannot build a manifest of '{root}': not a directory")
     files = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        files[path.relative_to(root).as_posix()] = {"sha256": _sha256(path), "size": path.stat().st_size}
+        files[path.relative_to(root).as_posix()] = {"sha256": file_sha256(path), "size": path.stat().st_size}
     return {**fields, "files": files}
 
 
@@ -166,20 +167,8 @@ def download_dataset(
     return dest
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _verified(path: Path, expected: Mapping[str, Any]) -> bool:
-    return path.is_file() and path.stat().st_size == expected["size"] and _sha256(path) == expected["sha256"]
-
-
-def _one_line(reason: object) -> str:
-    return " ".join(str(reason).split())
+    return path.is_file() and path.stat().st_size == expected["size"] and file_sha256(path) == expected["sha256"]
 
 
 def _fetch(url: str, target: Path, rel: str, *, expected: Mapping[str, Any] | None) -> None:
@@ -188,7 +177,7 @@ def _fetch(url: str, target: Path, rel: str, *, expected: Mapping[str, Any] | No
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     except OSError as err:
-        raise EatkitError(f"cannot write into '{target.parent}': {_one_line(err.strerror or err)}") from None
+        raise EatkitError(f"cannot write into '{target.parent}': {one_line(err.strerror or err)}") from None
     tmp = Path(tmp_name)
     try:
         digest = hashlib.sha256()
@@ -206,8 +195,8 @@ def _fetch(url: str, target: Path, rel: str, *, expected: Mapping[str, Any] | No
         os.replace(tmp, target)
     except urllib.error.URLError as err:
         reason = f"HTTP {err.code} {err.reason}" if isinstance(err, urllib.error.HTTPError) else err.reason
-        raise EatkitError(f"cannot download '{rel}' from {url}: {_one_line(reason)}") from None
+        raise EatkitError(f"cannot download '{rel}' from {url}: {one_line(reason)}") from None
     except (OSError, http.client.HTTPException) as err:  # connection reset, timeout, short read, disk full
-        raise EatkitError(f"cannot download '{rel}' from {url}: {_one_line(err)}") from None
+        raise EatkitError(f"cannot download '{rel}' from {url}: {one_line(err)}") from None
     finally:
         tmp.unlink(missing_ok=True)
