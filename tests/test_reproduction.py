@@ -83,3 +83,20 @@ def test_ieat_intersectional_runs_and_matches_quoted_values():
     for test, (d, p) in IEAT_TABLE2_IGPT_FROM_TEXT.items():
         assert abs(got[test]["effect_size"] - d) <= 0.01, (test, got[test]["effect_size"], d)
         assert _published_p_agrees(got[test]["p_value"], got[test]["p_value_mc_se"], p), test
+
+
+def test_ieat_specificity_matches_section_6():
+    """iEAT §6: 1,000 random re-partitions of the Insect-Flower stimuli (iGPT) give false positives at
+    10.3% (p < 0.1) and 1.2% (p < 0.01); the rate must stay within binomial error of alpha and of those."""
+    from eatkit import specificity
+
+    source = IEATEmbeddings(shared_path("ieat", "embeddings"), "igpt_l_32")
+    test = load_suite("ieat").test("insect-flower")
+    sets = {role: source.embed(s).vectors for role, s in test.sets().items()}
+    result = specificity(sets["X"], sets["Y"], sets["A"], sets["B"], n_partitions=1000, permutations=10_000, rng=0)
+    published = {0.1: 0.103, 0.01: 0.012}
+    for alpha, rate in result.false_positive_rates.items():
+        se = math.sqrt(alpha * (1 - alpha) / 1000)
+        assert abs(rate - alpha) <= 3 * se, (alpha, rate)
+        if alpha in published:
+            assert abs(rate - published[alpha]) <= 3 * math.sqrt(2) * se, (alpha, rate)
