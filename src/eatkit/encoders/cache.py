@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
+from eatkit.paths import user_dir
 
 _ENTRIES = "embeddings-v1"
 _FILE_HASHES = "file-sha256-v1.json"
@@ -50,12 +51,7 @@ def cache_dir() -> Path:
     >>> cache_dir().name if "EATKIT_CACHE_DIR" not in os.environ else "eatkit"
     'eatkit'
     """
-    explicit = os.environ.get("EATKIT_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "eatkit"
+    return user_dir("EATKIT_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 
 def entry_key(config: dict[str, Any], modality: str, content: str) -> str:

@@ -36,6 +36,7 @@ from typing import Any
 
 from eatkit.encoders.cache import file_sha256
 from eatkit.errors import EatkitError, one_line
+from eatkit.paths import user_dir
 from eatkit.progress import progress as progress_bar
 
 _CHUNK = 1 << 16
@@ -88,11 +89,7 @@ def default_data_dir() -> Path:
     >>> default_data_dir()  # doctest: +SKIP
     PosixPath('/home/me/.local/share/eatkit')
     """
-    if os.environ.get("EATKIT_DATA_DIR"):
-        return Path(os.environ["EATKIT_DATA_DIR"]).expanduser()
-    if os.environ.get("XDG_DATA_HOME"):
-        return Path(os.environ["XDG_DATA_HOME"]).expanduser() / "eatkit"
-    return Path.home() / ".local" / "share" / "eatkit"
+    return user_dir("EATKIT_DATA_DIR", "XDG_DATA_HOME", ".local/share")
 
 
 def load_manifest(name: str) -> dict[str, Any]:
