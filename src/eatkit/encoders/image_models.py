@@ -41,6 +41,7 @@ from eatkit.encoders.hf import (
 )
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line
+from eatkit.safe_io import load_torch_weights
 
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
@@ -226,9 +227,8 @@ def efficientnet_lite_state_dict(variant: int) -> dict[str, Any]:
     The two state dicts list the same tensors in the same order under different names; the renaming
     pairs them by position and checks every pair's shape (an error names the first mismatch).
     """
-    torch = require("torch", f"efficientnet_lite{variant}", "image")
     timm = require("timm", f"efficientnet_lite{variant}", "image")
-    source = torch.load(efficientnet_lite_file(variant), map_location="cpu", weights_only=True)
+    source = load_torch_weights(efficientnet_lite_file(variant))
     target = timm.create_model(f"tf_efficientnet_lite{variant}", pretrained=False).state_dict()
     if len(source) != len(target):
         raise EatkitError(f"efficientnet_lite{variant} weights have {len(source)} tensors, timm expects "

@@ -4,7 +4,8 @@ Conventions (recorded in every image encoder's configuration through :meth:`Prep
 
 - **Files** of a category are the image files (:data:`IMAGE_SUFFIXES`, any case, hidden files skipped)
   directly inside ``<root>/<category>``, sorted by name; their ids are ``<category>/<file name>``. A
-  broken symbolic link to an image, or a subfolder holding images, is an error (never silently skipped).
+  broken symbolic link to an image, or a subfolder holding images, is an error (never silently skipped);
+  so is a category or an image that reaches outside ``<root>`` (``..``, absolute, a symbolic link out).
 - **Decoding** (:func:`load_image`): the EXIF orientation is applied (as image viewers and OpenCV, which
   the iEAT reference code used, do); the first frame of an animation is used; palette and
   greyscale images become RGB; transparency (alpha channel, or a palette/greyscale transparency
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
+from eatkit.safe_io import inside
 from eatkit.stimuli.types import StimulusSet
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
@@ -49,7 +51,7 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
         raise EatkitError(f"set '{stimuli.name}' is not an image category")
     if not root.is_dir():
         raise EatkitError(f"image folder {root} does not exist")
-    folder = root / stimuli.category
+    folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'")
     if not folder.is_dir():
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
     files = []
@@ -62,6 +64,7 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
             if not p.is_file():
                 what = "a broken symbolic link" if p.is_symlink() else "not a regular file"
                 raise EatkitError(f"image {p} for set '{stimuli.name}' is {what}")
+            inside(root, f"{stimuli.category}/{p.name}", f"image of set '{stimuli.name}'")
             files.append(p)
     if not files:
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' contains no images "

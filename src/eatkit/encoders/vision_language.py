@@ -256,7 +256,8 @@ class OpenCLIPEncoder(JointEncoder):
         import open_clip
 
         try:
-            self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu)
+            self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
+                                                weights_only=True)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
             raise EatkitError(f"cannot load the model '{self.id}' (offline, or not published?): "
                               f"{one_line(exc)}") from None

@@ -35,6 +35,7 @@ import pandas as pd
 
 from eatkit.encoders.images import image_ids
 from eatkit.errors import EatkitError, MissingExtraError, one_line
+from eatkit.safe_io import inside
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
 from eatkit.stimuli.types import StimulusSet
@@ -92,7 +93,7 @@ class IEATEmbeddings(EmbeddingSource):
         _require_category(stimuli)
         name = self.file_name(stimuli.category)
         if name not in self._tables:
-            path = self.root / name
+            path = inside(self.root, name, "embeddings file")
             if not path.is_file():
                 raise EatkitError(
                     f"embeddings folder {self.root} has no file for category '{stimuli.category}' and "

@@ -37,6 +37,7 @@ from typing import Any
 from eatkit.encoders.cache import file_sha256
 from eatkit.errors import EatkitError, one_line
 from eatkit.paths import user_dir
+from eatkit.safe_io import inside
 from eatkit.progress import progress as progress_bar
 
 _CHUNK = 1 << 16
@@ -152,7 +153,7 @@ def download_dataset(
     wanted = sorted([*files, *optional])
     items = progress_bar(wanted, desc=f"downloading {name}") if progress else wanted
     for rel in items:
-        target = dest / rel
+        target = inside(dest, rel, "dataset file")
         expected = files.get(rel)
         if expected is None:  # known missing: fetched (unverified) only if the source can serve it
             if not target.is_file():
