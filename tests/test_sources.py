@@ -60,9 +60,9 @@ def test_word_vectors_embed_in_order_as_float64():
     wv = WordVectors(["rose", "ant"], np.array([[1, 0], [0, 2]], dtype=np.float32), id="toy")
     e = wv.embed(words("ant", "rose", "ant"))
     assert e.vectors.dtype == np.float64
-    assert e.vectors.tolist() == [[0.0, 2.0], [1.0, 0.0], [0.0, 2.0]]
-    assert e.ids == ("ant", "rose", "ant")
-    assert e.dropped == ()
+    assert e.vectors.tolist() == [[0.0, 2.0], [1.0, 0.0]]
+    assert e.ids == ("ant", "rose")
+    assert e.dropped == ("ant (repeated)",)  # the duplicate rule: see test_duplicates.py
 
 
 def test_oov_error_lists_every_missing_word_once():
@@ -88,7 +88,9 @@ def test_oov_drop_reports_dropped_words():
 def test_case_folding_only_when_uncased():
     vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
     uncased = WordVectors(["rose", "Tulip"], vectors, cased=False)
-    assert uncased.embed(words("ROSE", "Rose")).vectors.tolist() == [[1.0, 0.0], [1.0, 0.0]]
+    folded = uncased.embed(words("ROSE", "Rose"))
+    assert folded.vectors.tolist() == [[1.0, 0.0]]
+    assert folded.dropped == ("Rose (the same entry of word-vectors as ROSE)",)
     with error(
         "out-of-vocabulary words in set 'Flowers' (word-vectors): Tulip; pass --oov drop to drop them"
     ):
@@ -97,11 +99,6 @@ def test_case_folding_only_when_uncased():
     assert cased.embed(words("Tulip")).vectors.tolist() == [[0.0, 1.0]]
     with error("out-of-vocabulary words in set 'Flowers' (word-vectors): Rose; pass --oov drop to drop them"):
         cased.embed(words("Rose"))
-
-
-def test_first_occurrence_of_a_duplicate_word_wins():
-    wv = WordVectors(["rose", "ant", "rose"], np.array([[1.0], [2.0], [3.0]]))
-    assert wv.embed(words("rose")).vectors.tolist() == [[1.0]]
 
 
 def test_zero_vectors_are_returned_as_they_are():
@@ -128,6 +125,7 @@ def test_in_memory_manifest():
         "sha256": None,
         "dimension": 3,
         "vocabulary_size": 2,
+        "duplicated_words": 0,
         "cased": False,
         "oov": "drop",
     }
@@ -221,12 +219,6 @@ def test_words_filter_still_checks_every_row_length(tmp_path):
     path = write(tmp_path / "v.txt", "rose 1 0\nant 0\n")
     with error(f"vectors file {path}: line 2 has 1 values, expected 2"):
         load_word_vectors(path, words=["rose"])
-
-
-def test_duplicates_in_a_file_first_occurrence_wins(tmp_path):
-    path = write(tmp_path / "v.txt", "rose 1 0\nrose 2 0\n")
-    assert load_word_vectors(path).embed(words("rose")).vectors.tolist() == [[1.0, 0.0]]
-    assert load_word_vectors(path, words=["rose"]).vectors.tolist() == [[1.0, 0.0]]
 
 
 def test_multi_word_entries(tmp_path):
@@ -501,7 +493,6 @@ def test_ieat_missing_folder(tmp_path):
             ",0,1,img\n0,1.0,2.0,a.jpg\n1,nan,2.0,b.jpg\n",
             "{path}: row 2 (img 'b.jpg') has missing, NaN or infinite values",
         ),
-        (",0,1,img\n0,1.0,2.0,a.jpg\n1,1.0,2.0,a.jpg\n", "{path}: img 'a.jpg' occurs more than once"),
         (",0,1,file\n0,1.0,2.0,a.jpg\n", "{path} has no id column (expected one of: img)"),
         (",0,1,img\n", "{path} has no rows"),
         (",0,1,img\n0,1.0,2.0,\n", "{path}: row 1 has no img"),

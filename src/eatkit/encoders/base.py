@@ -35,6 +35,7 @@ from eatkit.encoders.images import Preprocessing, image_ids, resolve_image_set
 from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.progress import progress
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stimuli.duplicates import drop_duplicates
 from eatkit.stimuli.types import StimulusSet
 
 
@@ -180,11 +181,14 @@ class NeuralEncoder(EmbeddingSource):
     def embed(self, stimuli: StimulusSet) -> Embedded:
         items, ids = self._stimuli(stimuli)
         modality = stimuli.modality
+        contents = self._contents(modality, items)
+        first, copies = drop_duplicates(ids, contents, "byte-identical to" if modality == "image" else "same as")
+        items, ids, contents = [items[i] for i in first], tuple(ids[i] for i in first), [contents[i] for i in first]
         vectors: list[np.ndarray | None] = [None] * len(items)
         keys: list[str] = []
         if self._cache is not None:
             config = self.cache_config()
-            keys = [entry_key(config, modality, c) for c in self._contents(modality, items)]
+            keys = [entry_key(config, modality, c) for c in contents]
             vectors = [self._cache.get(k) for k in keys]
         missing = [i for i, v in enumerate(vectors) if v is None]
         self.stats["hits"] += len(items) - len(missing)
@@ -206,7 +210,7 @@ class NeuralEncoder(EmbeddingSource):
                     vectors[i] = vector
                     if self._cache is not None:
                         self._cache.put(keys[i], vector)
-        return Embedded(np.stack(vectors).astype(np.float64), ids)
+        return Embedded(np.stack(vectors).astype(np.float64), ids, copies)
 
     def _stimuli(self, stimuli: StimulusSet) -> tuple[list[str], tuple[str, ...]]:
         """The inputs (texts, or image file paths) of a set and their ids."""

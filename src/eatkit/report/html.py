@@ -148,7 +148,8 @@ def _results_html(run: Run) -> str:
         for r in run.records if isinstance(r.get("dropped"), Mapping)
         for s, words in r["dropped"].items() if words
     ]
-    dropped_html = (f'<p class="note">Stimuli left out (<code>--oov drop</code>):</p><ul class="note">'
+    dropped_html = (f'<p class="note">Stimuli left out (<code>--oov drop</code>, and later copies of a '
+                    f'duplicated stimulus):</p><ul class="note">'
                     f"{''.join(dropped)}</ul>") if dropped else ""
     exports = "".join(
         f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"

@@ -17,6 +17,8 @@ image encoders give it, ``<category>/<file name>``; an image set whose files are
 (no ``items``) takes every id under ``<category>/``, in file order. In the iEAT layout the category
 selects the file, and images are looked up by file name (the ``img`` column). Returned ids are
 the ids as stored; a stimulus without an embedding is an error naming it. Rows keep file order.
+Duplicates follow :mod:`eatkit.stimuli.duplicates`: an id the file lists twice has its first row used,
+and a set that uses it, or that lists a stimulus twice, records the left-out copies as dropped.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from eatkit.errors import EatkitError, MissingExtraError, one_line
 from eatkit.safe_io import inside
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
+from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
 from eatkit.stimuli.types import StimulusSet
 
 ID_COLUMNS: tuple[str, ...] = ("id", "img", "word")
@@ -66,7 +69,7 @@ class IEATEmbeddings(EmbeddingSource):
             )
         self.id = model
         self.model = model
-        self._tables: dict[str, tuple[np.ndarray, tuple[str, ...]]] = {}
+        self._tables: dict[str, _Table] = {}
         self._sha256: dict[str, str] = {}
 
     @staticmethod
@@ -101,11 +104,11 @@ class IEATEmbeddings(EmbeddingSource):
                 )
             data = path.read_bytes()
             self._sha256[name] = hashlib.sha256(data).hexdigest()
-            self._tables[name] = _table_arrays(path, _csv_cells(path, data), ("img",))
-        vectors, ids = self._tables[name]
+            self._tables[name] = _Table(*_table_arrays(path, _csv_cells(path, data), ("img",)), path)
+        table = self._tables[name]
         if not stimuli.items:
-            return Embedded(vectors.copy(), ids)
-        return _select(vectors, ids, [Path(item).name for item in stimuli.items], stimuli, self.root / name)
+            return table.select(list(dict.fromkeys(table.ids)), stimuli)
+        return table.select([Path(item).name for item in stimuli.items], stimuli)
 
     def manifest(self) -> dict[str, Any]:
         """Layout, folder, model, and the SHA-256 of every file read so far."""
@@ -153,8 +156,8 @@ class PrecomputedEmbeddings(EmbeddingSource):
         self.id = model or self.path.name
         self.model = model
         self._sha256: dict[str, str] = {}
-        self.vectors, self.ids = getattr(self, f"_read_{self.layout}")()
-        self._row = {id_: row for row, id_ in enumerate(self.ids)}
+        self._table = _Table(*getattr(self, f"_read_{self.layout}")(), self.path)
+        self.vectors, self.ids = self._table.vectors, self._table.ids
 
     def _bytes(self, path: Path) -> bytes:
         data = path.read_bytes()
@@ -209,17 +212,17 @@ class PrecomputedEmbeddings(EmbeddingSource):
                 "store the embeddings of the filled-in sentences and list the sentences as items"
             )
         if stimuli.modality != "image":
-            return _select(self.vectors, self.ids, list(stimuli.items), stimuli, self.path, self._row)
+            return self._table.select(list(stimuli.items), stimuli)
         _require_category(stimuli)
         if stimuli.items:
-            return _select(self.vectors, self.ids, list(image_ids(stimuli)), stimuli, self.path, self._row)
+            return self._table.select(list(image_ids(stimuli)), stimuli)
         prefix = f"{stimuli.category}/"
-        rows = [row for row, id_ in enumerate(self.ids) if id_.startswith(prefix)]
-        if not rows:
+        wanted = list(dict.fromkeys(id_ for id_ in self.ids if id_.startswith(prefix)))
+        if not wanted:
             raise EatkitError(
                 f"embeddings file {self.path} has no ids under '{prefix}' for set '{stimuli.name}'"
             )
-        return Embedded(self.vectors[rows], tuple(self.ids[row] for row in rows))
+        return self._table.select(wanted, stimuli)
 
     def manifest(self) -> dict[str, Any]:
         """Layout, folder, model, and the SHA-256 of the file(s) read."""
@@ -313,7 +316,7 @@ def _table_arrays(
 def _check_arrays(
     path: Path, vectors: np.ndarray, ids: list[str], id_name: str = "id"
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Check that ids and vectors match, ids are unique, and every value is a finite number."""
+    """Check that ids and vectors match and every value is a finite number."""
     if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number) or vectors.shape[1] == 0:
         raise EatkitError(
             f"embeddings file {path}: expected a numeric matrix (one row per id), got shape "
@@ -331,28 +334,27 @@ def _check_arrays(
             f"embeddings file {path}: row {row + 1} ({id_name} '{ids[row]}') "
             "has missing, NaN or infinite values"
         )
-    seen: set[str] = set()
-    for id_ in ids:
-        if id_ in seen:
-            raise EatkitError(f"embeddings file {path}: {id_name} '{id_}' occurs more than once")
-        seen.add(id_)
     return vectors, tuple(ids)
 
 
-def _select(
-    vectors: np.ndarray,
-    ids: tuple[str, ...],
-    wanted: list[str],
-    stimuli: StimulusSet,
-    where: Path,
-    row_of: dict[str, int] | None = None,
-) -> Embedded:
-    """The rows of ``wanted`` ids, in that order; a missing id is an error naming all of them."""
-    row_of = row_of if row_of is not None else {id_: row for row, id_ in enumerate(ids)}
-    missing = list(dict.fromkeys(w for w in wanted if w not in row_of))
-    if missing:
-        raise EatkitError(
-            f"embeddings file {where} has no embedding for set '{stimuli.name}': {', '.join(missing)}"
-        )
-    rows = [row_of[w] for w in wanted]
-    return Embedded(vectors[rows].reshape(len(rows), vectors.shape[1]), tuple(ids[r] for r in rows))
+class _Table:
+    """The vectors and ids of one file, looked up by id (an id listed twice: its first row)."""
+
+    def __init__(self, vectors: np.ndarray, ids: tuple[str, ...], path: Path) -> None:
+        self.vectors, self.ids, self.path = vectors, ids, path
+        self.row_of = {id_: row for row, id_ in reversed(list(enumerate(ids)))}
+        self.duplicated = file_duplicates(ids, path.name) if len(self.row_of) < len(ids) else {}
+
+    def select(self, wanted: list[str], stimuli: StimulusSet) -> Embedded:
+        """The rows of ``wanted`` ids, in that order (duplicates recorded as dropped); a missing id is an
+        error naming all of them."""
+        missing = list(dict.fromkeys(w for w in wanted if w not in self.row_of))
+        if missing:
+            raise EatkitError(
+                f"embeddings file {self.path} has no embedding for set '{stimuli.name}': {', '.join(missing)}"
+            )
+        first, copies = drop_duplicates(wanted)
+        ids = [wanted[i] for i in first]
+        noted = tuple(self.duplicated[id_] for id_ in ids if id_ in self.duplicated)
+        rows = [self.row_of[id_] for id_ in ids]
+        return Embedded(self.vectors[rows].reshape(len(rows), self.vectors.shape[1]), tuple(ids), copies + noted)

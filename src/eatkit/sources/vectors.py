@@ -11,7 +11,11 @@ offline default model :func:`glove_6b_50d`. Conventions, recorded in :meth:`Word
   vocabulary like any word.
 - **Out-of-vocabulary words**: ``oov="error"`` (the default) refuses a set with missing words and
   names all of them; ``oov="drop"`` leaves them out and reports them in :attr:`Embedded.dropped`.
-- **Duplicates**: when a word occurs more than once in the vocabulary, its first occurrence wins.
+- **Duplicates** (the rule of :mod:`eatkit.stimuli.duplicates`): a word the vocabulary lists more than
+  once has its first vector used, and a set that uses it records the left-out copies in
+  :attr:`Embedded.dropped`; two items of a set looked up as the same entry (``"Rose"`` and ``"rose"``
+  with ``cased=False``, or a word listed twice) keep the first and record the other as dropped. The
+  manifest counts the vocabulary's duplicated words (``duplicated_words``).
 - **Zero vectors** are returned as they are; cosine similarity is undefined for them and the
   statistics layer refuses them, naming the word.
 - **Precision**: vectors are stored as float32 (the precision of the published files); :meth:`embed`
@@ -52,6 +56,7 @@ import pandas as pd
 from eatkit.encoders.cache import file_sha256
 from eatkit.errors import EatkitError, MissingExtraError, one_line
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
 from eatkit.stimuli.types import StimulusSet
 
 OOV_POLICIES: tuple[str, ...] = ("error", "drop")
@@ -115,6 +120,11 @@ class WordVectors(EmbeddingSource):
         n = len(self.words)
         return dict(zip(reversed(self.words), range(n - 1, -1, -1), strict=True))
 
+    @cached_property
+    def _duplicated(self) -> dict[str, str]:
+        """The vocabulary entries listed more than once, with the record a set using one carries."""
+        return {} if len(self._index) == len(self.words) else file_duplicates(self.words, self.id)
+
     def _key(self, word: str) -> str:
         return word if self.cased else word.lower()
 
@@ -129,16 +139,21 @@ class WordVectors(EmbeddingSource):
             raise EatkitError(
                 f"set '{stimuli.name}' has modality '{stimuli.modality}', but {self.id} embeds only word sets"
             )
-        rows = [self._index.get(self._key(word)) for word in stimuli.items]
+        keys = [self._key(word) for word in stimuli.items]
+        rows = [self._index.get(key) for key in keys]
         missing = tuple(dict.fromkeys(w for w, r in zip(stimuli.items, rows, strict=True) if r is None))
         if missing and self.oov == "error":
             raise EatkitError(
                 f"out-of-vocabulary words in set '{stimuli.name}' ({self.id}): {', '.join(missing)}; "
                 "pass --oov drop to drop them"
             )
-        kept = [(w, r) for w, r in zip(stimuli.items, rows, strict=True) if r is not None]
-        vectors = np.asarray(self.vectors[np.array([r for _, r in kept], dtype=np.intp)], dtype=np.float64)
-        return Embedded(vectors, tuple(w for w, _ in kept), missing)
+        found = [i for i, r in enumerate(rows) if r is not None]
+        first, copies = drop_duplicates([stimuli.items[i] for i in found], [rows[i] for i in found],
+                                        f"the same entry of {self.id} as")
+        kept = [found[j] for j in first]
+        ambiguous = tuple(self._duplicated[keys[i]] for i in kept if keys[i] in self._duplicated)
+        vectors = np.asarray(self.vectors[np.array([rows[i] for i in kept], dtype=np.intp)], dtype=np.float64)
+        return Embedded(vectors, tuple(stimuli.items[i] for i in kept), missing + copies + ambiguous)
 
     def manifest(self) -> dict[str, Any]:
         """Where the vectors come from, the file's SHA-256, dimension, vocabulary size, case, OOV policy."""
@@ -151,6 +166,7 @@ class WordVectors(EmbeddingSource):
             "sha256": self._sha256,
             "dimension": self.dimension,
             "vocabulary_size": len(self.words),
+            "duplicated_words": len(self._duplicated),
             "cased": self.cased,
             "oov": self.oov,
         }
@@ -245,7 +261,6 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
     wanted_first = None if wanted is None else {w.split(" ")[0].encode("utf-8") for w in wanted}
     vocabulary: list[str] = []
     kept: list[tuple[int, bytes]] = []  # (line number, the line's values)
-    seen: set[str] = set()
     dim: int | None = None
     declared: tuple[int, int] | None = None
     total = 0
@@ -272,10 +287,9 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
             if wanted_first is not None and line[: line.index(b" ")] not in wanted_first:
                 continue
             word = line[:cut].decode("utf-8", errors="replace")
-            if (wanted is not None and word not in wanted) or word in seen:
-                continue  # first occurrence wins
-            seen.add(word)
-            vocabulary.append(word)
+            if wanted is not None and word not in wanted:
+                continue
+            vocabulary.append(word)  # duplicates kept: WordVectors records them when a set uses them
             kept.append((lineno, line[cut + 1 :]))
     if dim is None or total == 0:
         raise EatkitError(f"vectors file {path} contains no vectors")
@@ -351,7 +365,6 @@ def _read_binary(path: Path, wanted: set[str] | None) -> tuple[list[str], np.nda
         count, dim = declared
         vocabulary: list[str] = []
         offsets: list[int] = []
-        seen: set[str] = set()
         pos = end + 1
         for k in range(count):
             while pos < len(data) and data[pos] == 0x0A:  # optional newline after the previous vector
@@ -364,8 +377,7 @@ def _read_binary(path: Path, wanted: set[str] | None) -> tuple[list[str], np.nda
                 )
             word = bytes(data[pos:space]).decode("utf-8", errors="replace")
             pos = space + 1 + 4 * dim
-            if (wanted is None or word in wanted) and word not in seen:  # first occurrence wins
-                seen.add(word)
+            if wanted is None or word in wanted:  # duplicates kept: see WordVectors
                 vocabulary.append(word)
                 offsets.append(space + 1)
         if data[pos:].strip():

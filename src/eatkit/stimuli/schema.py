@@ -168,9 +168,6 @@ def _stimulus_set(data: Any, where: str) -> StimulusSet:
     for item in items:
         if item != item.strip():
             raise EatkitError(f"{where}: item '{item}' has leading or trailing whitespace")
-    if len(set(items)) < len(items):
-        repeated = next(item for item in items if items.count(item) > 1)
-        raise EatkitError(f"{where} repeats item '{repeated}'")
     templates = _strings(data.get("templates", []), f"{where}: templates")
     for template in templates:
         if "{x}" not in template:
