@@ -211,9 +211,38 @@ def test_unknown_hub_model_offline_is_a_one_line_error(monkeypatch):
     with pytest.raises(EatkitError) as err:
         build_model("hf:eatkit-tests/no-such-model")
     message = str(err.value)
-    assert message.startswith("cannot fetch the Hugging Face model 'eatkit-tests/no-such-model' "
-                              "(offline and not cached?): ")
-    assert "\n" not in message
+    assert message == ("cannot load the Hugging Face model 'eatkit-tests/no-such-model': "
+                       "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)")
+
+
+def test_no_network_is_offline_mode_at_once(monkeypatch):
+    """Without HF_HUB_OFFLINE, an unreachable hub is found by one TCP probe; huggingface_hub is then put in
+    offline mode, so a model that is not cached fails at once instead of after ~25 s of retries."""
+    import socket
+
+    from huggingface_hub import constants
+
+    from eatkit.encoders import hf
+
+    probes = []
+
+    def unreachable(address, timeout=None):
+        probes.append((address, timeout))
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(socket, "create_connection", unreachable)
+    hf.hub_offline.cache_clear()
+    try:
+        for _ in range(2):
+            with pytest.raises(EatkitError, match="^cannot load the Hugging Face model 'eatkit-tests/no-such-model': "
+                                                  "it is not in the local cache and the Hugging Face hub cannot be "
+                                                  r"reached \(HF_HUB_OFFLINE=1 or no network\)$"):
+                build_model("hf:eatkit-tests/no-such-model")
+        assert probes == [(("huggingface.co", 443), hf.HUB_PROBE_TIMEOUT_S)]  # probed once per process
+        assert constants.HF_HUB_OFFLINE is True
+    finally:
+        hf.hub_offline.cache_clear()
 
 
 def test_embeddings_are_cached_and_deterministic(tiny_bert, tmp_path):

@@ -11,7 +11,10 @@ transformers would otherwise initialise at random with a warning.
 from __future__ import annotations
 
 import json
+import socket
+import urllib.parse
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,45 @@ _IDENTITY_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".
 VL_MODEL_TYPES: dict[str, str] = {"clip": "hf-clip", "blip": "hf-blip"}
 
 
+#: seconds to wait for the hub's TCP connection before treating it as unreachable
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+@cache
+def hub_offline() -> bool:
+    """Whether Hugging Face downloads are off: ``HF_HUB_OFFLINE=1``, or the hub cannot be reached (one
+    TCP connection to its endpoint, :data:`HUB_PROBE_TIMEOUT_S`), in which case huggingface_hub is put in
+    offline mode for the rest of the process (transformers, timm and open_clip included): models are read
+    from the local cache only, and a model that is not there fails at once, without huggingface_hub's
+    retries (about 25 s of repeated messages per file). Checked once per process.
+
+    >>> isinstance(hub_offline(), bool)
+    True
+    """
+    try:
+        from huggingface_hub import constants
+    except ImportError:  # nothing can download from the hub
+        return True
+    if constants.HF_HUB_OFFLINE:
+        return True
+    host = urllib.parse.urlsplit(constants.ENDPOINT).hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=HUB_PROBE_TIMEOUT_S).close()
+    except OSError:
+        constants.HF_HUB_OFFLINE = True  # read at call time by huggingface_hub and transformers
+        return True
+    return False
+
+
+def fetch_error(what: str, failure: object) -> EatkitError:
+    """The one-line error for a model whose files could not be fetched: offline (:func:`hub_offline`), that
+    it is not in the local cache; online, the failure (e.g. no such model)."""
+    if hub_offline():
+        return EatkitError(f"cannot load {what}: it is not in the local cache and the Hugging Face hub cannot be "
+                           "reached (HF_HUB_OFFLINE=1 or no network)")
+    return EatkitError(f"cannot load {what} (not published?): {one_line(failure)}")
+
+
 def hf_file(model_id: str, filename: str, revision: str | None = None) -> Path | None:
     """A file of a Hugging Face model: from a local model folder, or from the hub (its local cache when
     ``HF_HUB_OFFLINE=1``); ``None`` when the model has no such file."""
@@ -34,6 +76,7 @@ def hf_file(model_id: str, filename: str, revision: str | None = None) -> Path |
         return path if path.is_file() else None
     hub = require("huggingface_hub", f"the Hugging Face model '{model_id}'", "text")
     errors = require("huggingface_hub.errors", f"the Hugging Face model '{model_id}'", "text")
+    hub_offline()
     try:
         return Path(hub.hf_hub_download(model_id, filename, revision=revision))
     except errors.LocalEntryNotFoundError as exc:  # a subclass of EntryNotFoundError: offline, not cached
@@ -46,8 +89,7 @@ def hf_file(model_id: str, filename: str, revision: str | None = None) -> Path |
         raise EatkitError(f"Hugging Face model '{model_id}' has no revision '{revision}'") from None
     except Exception as exc:  # noqa: BLE001 -- network errors come in many types
         failure = exc
-    raise EatkitError(f"cannot fetch the Hugging Face model '{model_id}' (offline and not cached?): "
-                      f"{one_line(failure)}")
+    raise fetch_error(f"the Hugging Face model '{model_id}'", failure)
 
 
 def hf_json(model_id: str, filename: str, revision: str | None = None) -> dict[str, Any] | None:
@@ -111,6 +153,7 @@ def load_pretrained(model_class: str, name: str, revision: str | None, what: str
     bars, verbosity = logging.is_progress_bar_enabled(), logging.get_verbosity()
     logging.disable_progress_bar()
     logging.set_verbosity_error()
+    offline = not Path(name).expanduser().is_dir() and hub_offline()
     try:
         config = transformers.AutoConfig.from_pretrained(name, revision=revision)
         check_model_type(name, config.model_type, model_type, what)
@@ -119,6 +162,8 @@ def load_pretrained(model_class: str, name: str, revision: str | None, what: str
             name, revision=revision, config=config, output_loading_info=True)
     except EatkitError:
         raise
+    except OSError as exc:  # a file that is neither in a local folder nor fetchable
+        raise (fetch_error(what, exc) if offline else EatkitError(f"cannot load {what}: {one_line(exc)}")) from None
     except Exception as exc:  # noqa: BLE001 -- hub, file and checkpoint errors come in many types
         raise EatkitError(f"cannot load {what}: {one_line(exc)}") from None
     finally:

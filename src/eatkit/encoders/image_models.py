@@ -35,8 +35,10 @@ from eatkit.encoders.base import (
 )
 from eatkit.encoders.hf import (
     check_model_type,
+    fetch_error,
     hf_json,
     hf_weights_identity,
+    hub_offline,
     load_pretrained,
 )
 from eatkit.encoders.images import Preprocessing
@@ -46,11 +48,6 @@ from eatkit.safe_io import load_torch_weights
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
 IMAGEGPT_POOLINGS: tuple[str, ...] = ("mean", "next-pixel-logits")
-
-
-def _offline_error(what: str, exc: Exception) -> EatkitError:
-    return EatkitError(f"could not fetch the pretrained weights of {what} (offline, or not published?): "
-                       f"{one_line(exc)}")
 
 
 def _with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
@@ -142,10 +139,13 @@ class TimmFeatures(ClassifierFeatures):
 
     def _build(self) -> Callable[[Any], Any]:
         timm = require("timm", f"the timm model '{self.name}'", "image")
+        download = self.pretrained and self._state_dict is None
+        if download:
+            hub_offline()
         try:
-            net = timm.create_model(self.name, pretrained=self.pretrained and self._state_dict is None)
+            net = timm.create_model(self.name, pretrained=download)
         except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
-            raise _offline_error(f"timm model '{self.name}'", exc) from None
+            raise fetch_error(f"the pretrained weights of timm model '{self.name}'", exc) from None
         if self._state_dict is not None:
             net.load_state_dict(self._state_dict())
         net.eval()
@@ -185,7 +185,8 @@ class TorchvisionFeatures(ClassifierFeatures):
         try:
             net = models.get_model(self.name, weights=self._default if self.pretrained else None)
         except Exception as exc:  # noqa: BLE001 -- download errors (URLError, OSError, ...)
-            raise _offline_error(f"torchvision model '{self.name}'", exc) from None
+            raise EatkitError(f"could not fetch the pretrained weights of torchvision model '{self.name}' (offline, "
+                              f"or not published?): {one_line(exc)}") from None
         parent, attr = _last_linear(net)
         setattr(parent, attr, torch.nn.Identity())
         net.eval()

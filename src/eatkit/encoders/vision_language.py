@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder, ensure_installed, require
-from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained
+from eatkit.encoders.hf import fetch_error, hf_json, hf_weights_identity, hub_offline, load_pretrained
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
 from eatkit.encoders.text import apply_prompt, check_prompt
-from eatkit.errors import EatkitError, one_line
+from eatkit.errors import EatkitError
 
 # Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
 _PIL_RESAMPLE: dict[int, str] = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
@@ -255,12 +255,13 @@ class OpenCLIPEncoder(JointEncoder):
     def _load(self) -> None:
         import open_clip
 
+        if not Path(self.pretrained).expanduser().is_file():
+            hub_offline()
         try:
             self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
                                                 weights_only=True)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
-            raise EatkitError(f"cannot load the model '{self.id}' (offline, or not published?): "
-                              f"{one_line(exc)}") from None
+            raise fetch_error(f"the model '{self.id}'", exc) from None
         self._tokenizer = open_clip.get_tokenizer(self.arch)
         self._net.eval()
         own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
