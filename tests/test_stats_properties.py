@@ -141,3 +141,60 @@ def test_sc_eat_swapping_attributes_flips_d_and_mirrors_p(sets) -> None:
         assert backward.p_values[mirror] == forward.p_values[alt]
     assume(_spread(forward) > 1e-9)
     assert backward.effect_size == pytest.approx(-forward.effect_size, rel=1e-9, abs=1e-9)
+
+
+def _transform(sets, seed: int, scale: float) -> tuple[np.ndarray, ...]:
+    """Every vector multiplied by ``scale`` times one random orthogonal matrix (a rotation or reflection)."""
+    dim = sets[0].shape[1]
+    q, r = np.linalg.qr(np.random.default_rng(seed).normal(size=(dim, dim)))
+    q = q * np.sign(np.diag(r))  # the Haar-distributed orthogonal matrix
+    return tuple(scale * (s @ q) for s in sets)
+
+
+@SETTINGS
+@given(eat_inputs(), st.integers(0, 2**32 - 1), st.floats(1e-3, 1e3), st.sampled_from(["caliskan", "pooled"]))
+def test_rotating_and_scaling_the_whole_space_changes_nothing(sets, seed: int, scale: float, sd: str) -> None:
+    before = eat(*sets, permutations="exact", sd=sd, alternative="two-sided")
+    after = eat(*_transform(sets, seed, scale), permutations="exact", sd=sd, alternative="two-sided")
+    np.testing.assert_allclose(
+        np.concatenate(after.associations), np.concatenate(before.associations), atol=1e-12
+    )
+    assume(_spread(before) > 1e-9)
+    assert after.p_values == before.p_values
+    assert after.effect_size == pytest.approx(before.effect_size, rel=1e-9, abs=1e-9)
+
+
+@SETTINGS
+@given(eat_inputs(), st.integers(2, 3))
+def test_duplicating_every_stimulus_leaves_d_unchanged(sets, copies: int) -> None:
+    X, Y, A, B = sets
+    doubled = [np.concatenate([s] * copies) for s in sets]
+    n = len(X) + len(Y)
+    for ddof, factor in ((0, 1.0), (1, math.sqrt((copies * n - 1) / (copies * (n - 1))))):
+        # population SD: d is unchanged; sample SD (ddof=1): only its n - 1 changes, by this closed form
+        before = eat(X, Y, A, B, permutations=10, rng=0, ddof=ddof)
+        after = eat(*doubled, permutations=10, rng=0, ddof=ddof)
+        assert after.statistic == pytest.approx(copies * before.statistic, rel=1e-9, abs=1e-12)
+        assume(_spread(before) > 1e-9)
+        assert after.effect_size == pytest.approx(factor * before.effect_size, rel=1e-9, abs=1e-9)
+    # duplicating the attributes alone changes no association at all
+    same = eat(X, Y, *doubled[2:], permutations="exact")
+    reference = eat(X, Y, A, B, permutations="exact")
+    np.testing.assert_allclose(np.concatenate(same.associations), np.concatenate(reference.associations),
+                               atol=1e-12)
+    assert same.p_values == reference.p_values
+
+
+@SETTINGS
+@given(eat_inputs(max_targets=8), st.sampled_from(["exact", 1, 9, 200]), st.integers(0, 2**32 - 1))
+def test_eat_and_sc_eat_p_values_lie_in_one_over_n_plus_one_to_one(sets, permutations, seed: int) -> None:
+    X, Y, A, B = sets
+    for result, total in ((eat(X, Y, A, B, permutations=permutations, rng=seed), math.comb(len(X) + len(Y), len(X))),
+                          (sc_eat(X[0], A, B, permutations=permutations, rng=seed),
+                           math.comb(len(A) + len(B), len(A)))):
+        n = result.n_permutations
+        floor = 1 / total if result.exact else 1 / (n + 1)
+        if not result.exact:
+            assert n == permutations
+        for p in result.p_values.values():
+            assert floor - 1e-15 <= p <= 1.0

@@ -144,6 +144,12 @@ def download_dataset(
     """
     spec = dict(manifest) if manifest is not None else load_manifest(name)
     dest = Path(dest).expanduser() if dest is not None else default_data_dir() / name
+    if dest.exists() and not dest.is_dir():
+        raise EatkitError(f"destination {dest} of dataset '{name}' is a file, not a folder")
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise EatkitError(f"cannot create the folder {dest} for dataset '{name}': {one_line(err.strerror or err)}") from None
     source = (base_url or spec["base_url"]).rstrip("/")
     if not source.startswith(("https://", "http://", "file://")):
         raise EatkitError(f"base URL '{source}' of dataset '{name}' must start with https://, http:// or file://")
