@@ -44,7 +44,7 @@ def test_a_word_repeated_in_a_suite_set_is_dropped_and_recorded(tmp_path: Path) 
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "s", "title": "S",
                                 "tests": [{"id": "t", "title": "T", **sets}]}))
-    a = load_suite(path).test("t").A
+    a = load_suite(path).test("t").set("A")
     wv = WordVectors(["good", "nice"], np.eye(2), id="toy")
     e = wv.embed(a)
     assert (e.ids, e.dropped, e.vectors.tolist()) == (("good", "nice"), ("good (repeated)",), [[1, 0], [0, 1]])

@@ -27,12 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import (
-    NeuralEncoder,
-    distribution_version,
-    ensure_installed,
-    require,
-)
+from eatkit.encoders.base import NeuralEncoder, distribution_version
+from eatkit.io import ensure_installed, load_torch_weights, require
 from eatkit.encoders.hf import (
     check_model_type,
     fetch_error,
@@ -43,7 +39,6 @@ from eatkit.encoders.hf import (
 )
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line
-from eatkit.safe_io import load_torch_weights
 
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}

@@ -33,11 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import NeuralEncoder, ensure_installed, require
+from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.hf import fetch_error, hf_json, hf_weights_identity, hub_offline, load_pretrained
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
 from eatkit.encoders.text import apply_prompt, check_prompt
 from eatkit.errors import EatkitError
+from eatkit.io import ensure_installed, require
 
 # Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
 _PIL_RESAMPLE: dict[int, str] = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}

@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eatkit.encoders.images import image_ids
 from eatkit.errors import EatkitError, MissingExtraError, one_line
-from eatkit.safe_io import inside
+from eatkit.io import inside
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
 from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
+from eatkit.stimuli.images import image_ids
 from eatkit.stimuli.types import StimulusSet
 
 ID_COLUMNS: tuple[str, ...] = ("id", "img", "word")

@@ -1,4 +1,4 @@
-"""Files from others never run code or reach outside their folder (eatkit.safe_io), on crafted files."""
+"""Files from others never run code or reach outside their folder (eatkit.io), on crafted files."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eatkit.encoders.images import resolve_image_set
+from eatkit.stimuli.images import resolve_image_set
 from eatkit.errors import EatkitError
-from eatkit.safe_io import inside, load_pickle, load_torch_weights
+from eatkit.io import inside, load_pickle, load_torch_weights
 from eatkit.sources.precomputed import IEATEmbeddings
 from eatkit.stimuli.datasets import download_dataset
 from eatkit.stimuli.types import StimulusSet

@@ -1,0 +1,114 @@
+"""Check a run folder against the files on disk: which stimuli changed since the run (``eatkit verify``).
+
+A run's ``manifest.json`` records, per test and set, every stimulus embedded with its SHA-256 (of an
+image file's bytes, or of a word's or sentence's exact string) and one SHA-256 over the set, plus the
+SHA-256 of the source's files (a vectors file, precomputed embeddings). :func:`verify_run` recomputes
+them: image files under the run's image folder (or ``images``), the set fingerprints from the recorded
+items, and the source files, and lists every difference. File names from the manifest are resolved
+with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the folders it names.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eatkit.errors import EatkitError, one_line
+from eatkit.io import file_sha256, inside, text_sha256
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What :func:`verify_run` found: how many checksums it checked, and one line per difference."""
+
+    run_dir: Path
+    checked: int
+    changes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every recorded checksum matched."""
+        return not self.changes
+
+
+def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verification:
+    """Recompute the checksums of a run's manifest against the files on disk.
+
+    ``images`` is the image folder to check image stimuli against (default: the folder the run read,
+    as its manifest records it).
+
+    >>> verify_run("results/ieat-effnet").changes  # doctest: +SKIP
+    ["test 'valence' set B (Unpleasant): valence/unpleasant/coffin1_google.jpg changed (sha256 ...)"]
+    """
+    run_dir = Path(run_dir)
+    manifest = _manifest(run_dir)
+    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
+    root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
+    checked, changes = 0, []
+    for test_id, sets in _mapping(manifest.get("stimuli"), "stimuli").items():
+        for role, entry in _mapping(sets, f"stimuli.{test_id}").items():
+            where = f"test '{test_id}' set {role} ({entry.get('name', role)})"
+            items = entry.get("items")
+            if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
+                raise EatkitError(f"{run_dir / 'manifest.json'}: stimuli.{test_id}.{role} has no list of "
+                                  "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
+            fingerprint = text_sha256("\n".join(f"{i}\t{h}" for i, h in items))
+            checked += 1
+            if fingerprint != entry.get("sha256"):
+                changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
+            for item_id, recorded in items:
+                checked += 1
+                changes += _check_item(where, entry.get("modality"), str(item_id), recorded, root)
+    for name, path, recorded in _source_files(source):
+        checked += 1
+        if not path.is_file():
+            changes.append(f"source file {name}: {path} is missing")
+        elif file_sha256(path) != recorded:
+            changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
+    return Verification(run_dir, checked, changes)
+
+
+def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Path | None) -> list[str]:
+    if modality != "image":
+        return [] if text_sha256(item_id) == recorded else [f"{where}: '{item_id}' does not match its sha256"]
+    if root is None:
+        raise EatkitError("the run's manifest names no image folder: pass --images DIR (images=DIR)")
+    path = inside(root, item_id, "image")
+    if not path.is_file():
+        return [f"{where}: {item_id} is missing from {root}"]
+    now = file_sha256(path)
+    return [] if now == recorded else [f"{where}: {item_id} changed (sha256 {recorded[:12]}... recorded, "
+                                       f"{now[:12]}... now)"]
+
+
+def _source_files(source: dict[str, Any]) -> list[tuple[str, Path, str]]:
+    """(name, path, recorded sha256) of the source's files: a vectors file, precomputed embeddings."""
+    out = []
+    if isinstance(source.get("path"), str) and isinstance(source.get("sha256"), str):
+        out.append((Path(source["path"]).name, Path(source["path"]), source["sha256"]))
+    files = source.get("files")
+    if isinstance(source.get("root"), str) and isinstance(files, dict):
+        out += [(name, inside(source["root"], name, "source file"), digest) for name, digest in files.items()
+                if isinstance(digest, str)]
+    return out
+
+
+def _manifest(run_dir: Path) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise EatkitError(f"run folder {run_dir} does not exist")
+    path = run_dir / "manifest.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EatkitError(f"run folder {run_dir} has no manifest.json (is it an eatkit run folder?)") from None
+    except (OSError, ValueError) as err:
+        raise EatkitError(f"cannot read {path}: {one_line(err)}") from None
+    return _mapping(data, "manifest.json")
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise EatkitError(f"manifest.json: {where} is not a JSON object")
+    return value

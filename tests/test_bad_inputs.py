@@ -1,0 +1,303 @@
+"""The bad-input corpus: every way a user can get an input wrong ends in ONE line naming the problem.
+
+Command line: ``eatkit: error: <one line>`` on stderr and exit status 2, never a traceback. Python API:
+an :class:`EatkitError` (or a ``TypeError`` naming the argument and what it expects) with a one-line
+message. Add a row whenever eatkit gains an input path. Fast: crafted files, no model is loaded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pickle
+import re
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from eatkit.cli import main
+from eatkit.errors import EatkitError
+
+WORDS = {"X": ["rose", "tulip"], "Y": ["ant", "bee"], "A": ["good", "nice"], "B": ["bad", "ugly"]}
+VOCAB = [w for ws in WORDS.values() for w in ws]
+
+
+def _suite(**changes: Any) -> dict[str, Any]:
+    test = {"id": "t1", "title": "T1", **{r: {"name": r, "modality": "word", "items": w} for r, w in WORDS.items()}}
+    test.update(changes)
+    return {"schema": "eatkit.suite/1", "id": "tiny", "title": "Tiny", "tests": [test]}
+
+
+def _vectors() -> str:
+    rng = np.random.default_rng(0)
+    return "".join(f"{w} {' '.join(f'{v:.3f}' for v in rng.normal(size=3))}\n" for w in VOCAB)
+
+
+class _Evil:
+    def __reduce__(self):
+        return (print, ("pwned",))
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of crafted bad (and a few good) input files, made once for the module."""
+    root = tmp_path_factory.mktemp("bad-inputs")
+    files: dict[str, str | bytes] = {
+        "suite.json": json.dumps(_suite()),
+        "latin1.json": json.dumps(_suite(title="Café"), ensure_ascii=False).encode("latin-1"),
+        "oov.json": json.dumps(_suite(X={"name": "X", "modality": "word", "items": ["rose", "gladiola"]})),
+        "broken.json": '{"schema": "eatkit.suite/1", "id": ',
+        "array.json": "[1, 2]",
+        "dupkey.json": '{"schema": "eatkit.suite/1", "schema": "eatkit.suite/1"}',
+        "version.json": json.dumps({**_suite(), "schema": "eatkit.suite/99"}),
+        "norole.json": json.dumps(_suite(B=None)).replace(', "B": null', ""),
+        "escape.json": json.dumps(_suite(A={"name": "A", "modality": "image", "category": "../../etc"})),
+        "emptyset.json": json.dumps(_suite(A={"name": "A", "modality": "word", "items": []})),
+        "badmodality.json": json.dumps(_suite(A={"name": "A", "modality": "smell", "items": ["x"]})),
+        "v.txt": _vectors(),
+        "empty.txt": "",
+        "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
+        "nonnumeric.txt": "rose 1 2 3\ntulip 1 x 3\n",
+        "nan.txt": "rose 1 2 3\ntulip 1 nan 3\n",
+        "header.txt": "5 3\nrose 1 2 3\n",
+        "truncated.bin": b"2 3\nrose " + struct.pack("<3f", 1, 2, 3) + b"tulip " + b"\x00\x00",
+        "corrupt.txt.gz": gzip.compress(_vectors().encode())[:40],
+        "garbage.npz": b"this is no zip archive",
+        "nokeys.npz": b"",
+        "ragged.csv": "id,0,1\nrose,1,2\ntulip,1\n",
+        "noid.csv": "name,0,1\nrose,1,2\n",
+        "e.npy": b"",
+        "e.txt": "rose 1 2\n",
+        "results-text.json": "this is not JSON",
+        "vocab.pkl": pickle.dumps(["rose", _Evil()]),
+        "a-file": "not a folder",
+    }
+    for name, content in files.items():
+        path = root / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    np.savez(root / "nokeys.npz", words=np.array(["rose"]), values=np.ones((1, 2)))
+    np.save(root / "e.npy", np.ones((2, 2)))
+    (root / "folder").mkdir()
+    (root / "emb").mkdir()
+    (root / "emb" / "age_young_m.csv").write_text(",0,img\n0,1.0,a.jpg\n")
+    # run folders: a good one made by a real run, and damaged copies of it
+    good = root / "run"
+    assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--permutations", "10",
+                 "--bootstrap", "0", "--seed", "1", "-q", "-o", str(good)]) == 0
+    records = json.loads((good / "results.json").read_text())
+    for name, change in {
+        "run-string": lambda r: r[0].update(effect_size="big"),
+        "run-nokey": lambda r: r[0].pop("test"),
+        "run-notlist": lambda r: r.clear() or r.append("not a record"),
+        "run-duplicate": lambda r: r.append(dict(r[0])),
+    }.items():
+        copy = root / name
+        copy.mkdir()
+        for part in good.iterdir():
+            (copy / part.name).write_bytes(part.read_bytes())
+        damaged = json.loads(json.dumps(records))
+        change(damaged)
+        (copy / "results.json").write_text(json.dumps(damaged))
+    (root / "run-badjson").mkdir()
+    (root / "run-badjson" / "results.json").write_text("[{")
+    (root / "run-empty").mkdir()
+    return root
+
+
+def _run(*extra: str) -> list[str]:
+    return ["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}", *extra]
+
+
+# (argv with {d} for the crafted folder, a fragment the one error line must contain)
+CLI: list[tuple[list[str], str]] = [
+    # suites
+    (["run", "nosuch", "--vectors", "{d}/v.txt"], "unknown suite 'nosuch'"),
+    (["run", "{d}/missing.json", "--vectors", "{d}/v.txt"], "missing.json not found"),
+    (["run", "{d}/latin1.json", "--vectors", "{d}/v.txt"], "not UTF-8"),
+    (["run", "{d}/broken.json", "--vectors", "{d}/v.txt"], "broken.json"),
+    (["run", "{d}/array.json", "--vectors", "{d}/v.txt"], "array.json"),
+    (["run", "{d}/dupkey.json", "--vectors", "{d}/v.txt"], "duplicate key 'schema'"),
+    (["run", "{d}/version.json", "--vectors", "{d}/v.txt"], "eatkit.suite/99"),
+    (["run", "{d}/norole.json", "--vectors", "{d}/v.txt"], "'B'"),
+    (["run", "{d}/escape.json", "--vectors", "{d}/v.txt"], "../../etc"),
+    (["run", "{d}/emptyset.json", "--vectors", "{d}/v.txt"], "has no items"),
+    (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
+    (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
+    (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
+    (_run("--tests", "t1,t1"), "more than once: t1"),
+    (["list", "tests", "nosuch"], "unknown suite 'nosuch'"),
+    # models and sources
+    (["run", "{d}/suite.json", "--model", "no-such-model"], "no-such-model"),
+    (["run", "{d}/suite.json", "--model", "hf:"], "hf:"),
+    (["run", "ieat", "--vectors", "{d}/v.txt", "-o", "{o}"], "image"),
+    (["run", "weat"], "--model"),
+    (["run", "weat", "--model", "glove-6b-50d", "--vectors", "{d}/v.txt"], "not allowed with"),
+    # vectors files
+    (_run()[:2] + ["--vectors", "{d}/missing.txt"], "missing.txt does not exist"),
+    (_run()[:2] + ["--vectors", "{d}/empty.txt"], "empty.txt is empty"),
+    (_run()[:2] + ["--vectors", "{d}/folder"], "is a folder"),
+    (_run()[:2] + ["--vectors", "{d}/ragged.txt"], "line 2 has 2 values, expected 3"),
+    (_run()[:2] + ["--vectors", "{d}/nonnumeric.txt"], "non-numeric value 'x'"),
+    (_run()[:2] + ["--vectors", "{d}/nan.txt"], "non-finite value 'nan'"),
+    (_run()[:2] + ["--vectors", "{d}/header.txt"], "declares 5 words"),
+    (_run()[:2] + ["--vectors", "{d}/truncated.bin"], "truncated"),
+    (_run()[:2] + ["--vectors", "{d}/corrupt.txt.gz"], "corrupt.txt.gz"),
+    (["run", "{d}/oov.json", "--vectors", "{d}/v.txt", "-o", "{o}"], "out-of-vocabulary words in set 'X'"),
+    # embeddings files
+    (["run", "{d}/suite.json", "--embeddings", "{d}/missing.npz"], "missing.npz does not exist"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/garbage.npz"], "not a readable .npz"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/nokeys.npz"], "must hold arrays 'ids' and 'vectors'"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/ragged.csv"], "line 3 has 2 fields"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/noid.csv"], "no id column"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/e.npy"], "ids file"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/e.txt"], "unsupported format"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/emb"], "--embeddings-model"),
+    (["run", "ieat", "--embeddings", "{d}/emb", "--embeddings-model", "nosuch"], "no files for model 'nosuch'"),
+    # option values
+    (_run("--permutations", "0"), "--permutations"),
+    (_run("--permutations", "-5"), "--permutations"),
+    (_run("--permutations", "lots"), "'lots'"),
+    (_run("--alternative", "up"), "invalid choice: 'up'"),
+    (_run("--sd", "wide"), "invalid choice: 'wide'"),
+    (_run("--p-method", "guess"), "invalid choice: 'guess'"),
+    (_run("--oov", "maybe"), "invalid choice: 'maybe'"),
+    (_run("--ddof", "-1"), "--ddof"),
+    (_run("--ddof", "one"), "--ddof"),
+    (_run("--seed", "-3"), "--seed"),
+    (_run("--seed", "x"), "--seed"),
+    (_run("--bootstrap", "-1"), "--bootstrap"),
+    (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
+    # options that cannot apply
+    (_run("--p-method", "welch", "--permutations", "100"), "cannot apply with p_method 'welch'"),
+    (_run("--layer", "3"), "--layer applies to --model"),
+    (_run("--prompt", "a {x}"), "--prompt applies to --model"),
+    (_run("--batch-size", "4"), "--batch-size applies to --model"),
+    (_run("--images", "{d}/folder"), "--images applies to --model"),
+    (["run", "{d}/suite.json", "--embeddings", "{d}/e.npy", "--oov", "drop"], "--oov applies to --model"),
+    (["run", "{d}/suite.json", "--model", "glove-6b-50d", "--lowercase"], "--lowercase applies to --vectors"),
+    (["run", "{d}/suite.json", "--model", "glove-6b-50d", "--embeddings-model", "m"], "applies to --embeddings"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["list", "gadgets"], "invalid choice: 'gadgets'"),
+    # output folders
+    (_run()[:-2] + ["-o", "{d}/a-file"], "a-file"),
+    (_run()[:-2] + ["-o", "/proc/eatkit-out"], "/proc/eatkit-out"),
+    # results files and reports
+    (["report", "{d}/nosuch-run", "--html", "{d}/r.html"], "nosuch-run"),
+    (["report", "{d}/run-empty", "--html", "{d}/r.html"], "no results.json"),
+    (["report", "{d}/run-badjson", "--html", "{d}/r.html"], "results.json"),
+    (["report", "{d}/run-string", "--html", "{d}/r.html"], "effect_size"),
+    (["report", "{d}/run-nokey", "--html", "{d}/r.html"], "test"),
+    (["report", "{d}/run-notlist", "--html", "{d}/r.html"], "results.json"),
+    (["report", "{d}/run-duplicate", "--html", "{d}/r.html"], "more than once"),
+    (["report", "{d}/run", "--html", "/proc/r.html"], "/proc/r.html"),
+    (["report", "{d}/run", "--html", "{d}/folder"], "is a folder"),
+    (["report", "{d}/a-file", "--html", "{d}/r.html"], "a-file"),
+    (["report", "{d}/run", "--html", "{d}/a-file/r.html"], "cannot write the report"),
+    # run folders to verify
+    (["verify", "{d}/nosuch-run"], "run folder {d}/nosuch-run does not exist"),
+    (["verify", "{d}/run-empty"], "has no manifest.json"),
+    (["verify", "{d}/run-badjson"], "has no manifest.json"),
+    # datasets
+    (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),
+    (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
+    (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
+    (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+]
+
+
+def _ids(cases: list[tuple[list[str], str]]) -> list[str]:
+    return [re.sub(r"[^\w.-]+", "-", " ".join(argv).replace("{d}/", "").replace("-q -o {o}", ""))[:60]
+            for argv, _ in cases]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), CLI, ids=_ids(CLI))
+def test_cli_bad_input_is_one_line_and_exit_2(d: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              argv: list[str], fragment: str) -> None:
+    out_dir = tmp_path / "out"
+    args = [a.replace("{d}", str(d)).replace("{o}", str(out_dir)) for a in argv]
+    try:
+        code = main(args)
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("eatkit: error: "), err
+    assert fragment.replace("{d}", str(d)) in lines[0]
+    assert not out_dir.exists()  # a failed run creates no output folder
+
+
+def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
+    from eatkit import adjust_p_values, eat, sc_eat
+    from eatkit.registry import build_model
+    from eatkit.io import inside, load_pickle, load_torch_weights
+    from eatkit.sources.precomputed import PrecomputedEmbeddings
+    from eatkit.sources.vectors import WordVectors, load_word_vectors
+    from eatkit.stimuli.datasets import download_dataset
+    from eatkit.stimuli.loader import load_suite
+
+    ok = np.eye(3)[:2] + 0.1
+    return [
+        (lambda d: load_suite(123), TypeError, "load_suite expects a suite id or a path, got int"),
+        (lambda d: load_suite(None), TypeError, "got NoneType"),
+        (lambda d: build_model(None), TypeError, "a model name must be a string, got NoneType"),
+        (lambda d: build_model("glove-6b-50d", bogus=1), EatkitError, "bogus"),
+        (lambda d: build_model("no-such-model"), EatkitError, "no-such-model"),
+        (lambda d: eat(ok, ok, ok, np.full((2, 3), np.nan)), EatkitError, "NaN"),
+        (lambda d: eat(ok, ok, ok, np.ones((2, 4))), EatkitError, "dimension"),
+        (lambda d: eat(ok, ok, ok, np.zeros((2, 3))), EatkitError, "zero"),
+        (lambda d: eat(ok, np.empty((0, 3)), ok, ok), EatkitError, "empty"),
+        (lambda d: eat(ok, ok, ok, ok, permutations="many"), EatkitError, "permutations"),
+        (lambda d: eat(ok, ok, ok, ok, alternative="up"), EatkitError, "alternative"),
+        (lambda d: eat(ok, ok, ok, ok, sd="wide"), EatkitError, "sd"),
+        (lambda d: eat(ok, ok, ok, ok, ddof=-1), EatkitError, "ddof"),
+        (lambda d: sc_eat(np.ones((2, 2, 2)), ok, ok), EatkitError, ""),
+        (lambda d: adjust_p_values([1.5]), EatkitError, "in [0, 1]"),
+        (lambda d: adjust_p_values([0.1], "bogus"), EatkitError, "bogus"),
+        (lambda d: load_word_vectors(d / "folder"), EatkitError, "is a folder"),
+        (lambda d: load_word_vectors(d / "v.txt", oov="maybe"), EatkitError, "OOV policy 'maybe'"),
+        (lambda d: WordVectors(["a"], np.ones((2, 2))), EatkitError, "one row per word"),
+        (lambda d: PrecomputedEmbeddings(d / "missing.npz"), EatkitError, "does not exist"),
+        (lambda d: load_pickle(d / "vocab.pkl"), EatkitError, "builtins.print"),
+        (lambda d: load_torch_weights(d / "garbage.npz"), EatkitError, "refusing weights file"),
+        (lambda d: inside(d, "../x"), EatkitError, "no '..' component"),
+        (lambda d: download_dataset("nosuch", d / "x"), EatkitError, "unknown dataset"),
+    ]
+
+
+API = _api()
+
+
+@pytest.mark.parametrize(("call", "error", "fragment"), API, ids=[f"api-{i}" for i in range(len(API))])
+def test_api_bad_input_is_one_named_error(d: Path, call: Callable[[Path], Any], error: type[Exception],
+                                          fragment: str) -> None:
+    with pytest.raises(error) as info:
+        call(d)
+    message = str(info.value)
+    assert message and "\n" not in message
+    assert fragment in message
+
+
+@pytest.mark.parametrize(("extra", "warning"), [
+    (["--permutations", "1"], "permutations=1: a sampled p-value is at least 1/(1 + 1) = 0.5"),
+    (["--permutations", "9"], "permutations=9: a sampled p-value is at least 1/(9 + 1) = 0.1"),
+    (["--bootstrap", "1"], "n_bootstrap=1: fewer than 2/(1 - 0.95) = 40 resamples"),
+])
+def test_a_useless_value_is_a_warning_printed_and_recorded(d: Path, tmp_path: Path, capsys, extra, warning) -> None:
+    out = tmp_path / "out"
+    argv = [a.replace("{d}", str(d)).replace("{o}", str(out)) for a in _run("--bootstrap", "0", *extra)]
+    assert main(argv) == 0
+    assert f"eatkit: warning: {warning}" in capsys.readouterr().err
+    assert warning in json.loads((out / "manifest.json").read_text())["statistics"]["warnings"][0]
+    assert all(warning in r["warnings"][0] for r in json.loads((out / "results.json").read_text()))
+
+
+def test_the_corpus_is_large() -> None:
+    assert len(CLI) + len(API) >= 60
