@@ -241,9 +241,12 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.sources.precomputed import PrecomputedEmbeddings
     from eatkit.sources.vectors import WordVectors, load_word_vectors
     from eatkit.stimuli.datasets import download_dataset
+    from eatkit.runner import run_suite
     from eatkit.stimuli.loader import load_suite
+    from eatkit.verify import verify_run
 
     ok = np.eye(3)[:2] + 0.1
+    tiny = WordVectors(VOCAB, np.ones((len(VOCAB), 2)))
     return [
         (lambda d: load_suite(123), TypeError, "load_suite expects a suite id or a path, got int"),
         (lambda d: load_suite(None), TypeError, "got NoneType"),
@@ -269,6 +272,13 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: load_torch_weights(d / "garbage.npz"), EatkitError, "refusing weights file"),
         (lambda d: inside(d, "../x"), EatkitError, "no '..' component"),
         (lambda d: download_dataset("nosuch", d / "x"), EatkitError, "unknown dataset"),
+        (lambda d: run_suite(123, tiny), TypeError, "suite must be a Suite"),
+        (lambda d: run_suite("weat", 5), TypeError, "source must be an EmbeddingSource"),
+        (lambda d: run_suite("weat", tiny, bogus=1), TypeError, "unknown option 'bogus'"),
+        (lambda d: run_suite("weat", tiny, tests="weat1"), TypeError, "tests must be a list"),
+        (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
+        (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
+        (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
     ]
 
 
