@@ -59,7 +59,11 @@ def hub_offline() -> bool:
 
 def fetch_error(what: str, failure: object) -> EatkitError:
     """The one-line error for a model whose files could not be fetched: offline (:func:`hub_offline`), that
-    it is not in the local cache; online, the failure (e.g. no such model)."""
+    it is not in the local cache; online, the failure (e.g. no such model).
+
+    >>> str(fetch_error("the model 'x'", OSError("404"))).startswith("cannot load the model 'x'")
+    True
+    """
     if hub_offline():
         return EatkitError(f"cannot load {what}: it is not in the local cache and the Hugging Face hub cannot be "
                            "reached (HF_HUB_OFFLINE=1 or no network)")
