@@ -4,6 +4,7 @@
 :func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
 :func:`sc_eat`, :func:`sc_eats`         single-category EAT of a word or target set (ML-EAT level 2)
 :func:`ml_eat`                         the three ML-EAT levels and the EAT pattern
+:func:`grounded_eat`                   Grounded-WEAT/SEAT experiments 1-3 on joint embeddings (seed 001)
 :func:`group_permutation_test`         exact / Monte Carlo permutation p-values for two groups
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
 :func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
@@ -17,11 +18,13 @@ from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
 from eatkit.stats.multitest import adjust_p_values
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
+from eatkit.stats.grounded import GroundedResult, grounded_eat
 from eatkit.stats.false_positives import SpecificityResult, specificity
 
 __all__ = [
     "BootstrapResult",
     "EATResult",
+    "GroundedResult",
     "Level3",
     "MLEATResult",
     "PATTERNS",
@@ -32,6 +35,7 @@ __all__ = [
     "cohens_d",
     "eat",
     "eat_pattern",
+    "grounded_eat",
     "group_permutation_test",
     "ml_eat",
     "sc_eat",
