@@ -167,6 +167,26 @@ for _spec in (
         "hf-blip:Salesforce/blip-itm-base-coco): vision_proj(image [CLS]) and text_proj(unimodal text [CLS]), "
         "L2-normalised; words put into prompt=; the model's preprocessor_config.json (resize to a square)",
     ),
+    *(
+        ModelSpec(
+            name=f"{family}:<name>",
+            factory=f"eatkit.encoders.joint:{factory}",
+            modalities=("image-caption",),
+            extra="vl",
+            description=f"{what}: the last layer's hidden state of a language token of an (image, caption) pair "
+            "(Grounded-WEAT/SEAT): [CLS] or the first sub-token of the contextual word; options regions= "
+            "(a folder of .npz files or 'fasterrcnn'), missing= ('error' or 'drop')",
+        )
+        for family, factory, what in (
+            ("hf-vilt", "HFViltEncoder", "ViLT (transformers ViltModel, e.g. dandelin/vilt-b32-mlm) on raw pixels"),
+            ("hf-blip-itm", "HFBlipITMEncoder", "BLIP's image-grounded text encoder (BlipForImageTextRetrieval, "
+             "ITM path, e.g. Salesforce/blip-itm-base-coco)"),
+            ("hf-visualbert", "HFVisualBertEncoder", "VisualBERT (VisualBertModel, e.g. "
+             "uclanlp/visualbert-vqa-coco-pre) on region features"),
+            ("hf-lxmert", "HFLxmertEncoder", "LXMERT (LxmertModel, e.g. unc-nlp/lxmert-base-uncased) on region "
+             "features"),
+        )
+    ),
     ModelSpec(
         name="open_clip:<name>",
         factory="eatkit.encoders.vision_language:OpenCLIPEncoder",
