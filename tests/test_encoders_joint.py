@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from eatkit.encoders.registry import build_model
+from eatkit.registry import build_model
 from eatkit.encoders.regions import FasterRCNNRegions, load_regions
 from eatkit.errors import EatkitError
 from eatkit.stimuli.captioned import CaptionedImages

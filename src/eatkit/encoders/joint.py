@@ -41,14 +41,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from eatkit.encoders.base import NeuralEncoder, ensure_installed
+from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.hf import hf_weights_identity, load_pretrained
-from eatkit.encoders.images import IMAGE_SUFFIXES, load_image
+from eatkit.encoders.images import load_image
 from eatkit.encoders.regions import FasterRCNNRegions, Regions, load_regions
 from eatkit.encoders.text import first_token_of_span
 from eatkit.errors import EatkitError, one_line
+from eatkit.io import ensure_installed
 from eatkit.sources.base import Embedded
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages, word_spans
+from eatkit.stimuli.images import IMAGE_SUFFIXES
 from eatkit.stimuli.types import StimulusSet
 
 MISSING = ("error", "drop")

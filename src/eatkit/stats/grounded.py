@@ -31,17 +31,13 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_alternative, check_sets
+from eatkit.stats._random import resolve_rng
+from eatkit.stats._validation import check_sets
 from eatkit.stats.association import cosine_matrix, rounding_error, target_associations
-from eatkit.stats.differential import EATResult, _difference_tests, eat
+from eatkit.stats.differential import EATResult, difference_tests, eat
 from eatkit.stats.effect_size import cohens_d
-from eatkit.stats.permutation import (
-    DEFAULT_MONTE_CARLO,
-    MC_BATCH,
-    check_permutations,
-    random_subsets,
-    resolve_rng,
-)
+from eatkit.stats.options import TestOptions
+from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
 
 EXPERIMENTS = (1, 2, 3)
 #: the question each experiment answers (seed 001, §1 and §4.1-4.3)
@@ -167,27 +163,24 @@ def grounded_eat(
     """
     if experiment not in EXPERIMENTS or isinstance(experiment, bool):
         raise EatkitError(f"experiment must be 1, 2 or 3, got {experiment!r}")
-    check_alternative(alternative)
-    permutations = check_permutations(permutations)
+    options = TestOptions(alternative=alternative, permutations=permutations).validated()
     sets = check_sets({"A_x": 1, "A_y": 1, "B_x": 1, "B_y": 1}, X=X, Y=Y, A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y)
     if experiment == 1:
         A = np.concatenate([sets["A_x"], sets["A_y"]])
         B = np.concatenate([sets["B_x"], sets["B_y"]])
         return _from_eat(1, eat(sets["X"], sets["Y"], A, B, alternative=alternative,
-                                permutations=permutations, rng=rng))
+                                permutations=options.permutations, rng=rng))
     if experiment == 2:
         vx = target_associations(sets["X"], sets["A_x"], sets["B_x"])  # s(x, A_x, B_x)
         vy = target_associations(sets["Y"], sets["A_y"], sets["B_y"])  # s(y, A_y, B_y)
         atol = rounding_error(sets["X"].shape[1])
-        result = _difference_tests(vx[:, None], vy[:, None], ("X", "Y"), alternative, permutations, rng,
-                                   1, "caliskan", "permutation", atol)[0]
-        return _from_eat(2, result)
+        return _from_eat(2, difference_tests(vx[:, None], vy[:, None], ("X", "Y"), options, rng, atol)[0])
     if alternative != "greater":
         raise EatkitError(
             f"experiment 3's statistic is an absolute value, so its p-value is one-sided: "
             f"alternative must be 'greater', got '{alternative}'"
         )
-    return _experiment3(sets, permutations, rng)
+    return _experiment3(sets, options.permutations, rng)
 
 
 def _from_eat(experiment: int, r: EATResult) -> GroundedResult:
