@@ -16,7 +16,12 @@ from eatkit.stats.options import CHOICES
 #: model options of the run command: (flag, keyword of the model's factory)
 MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
-    ("--batch-size", "batch_size"), ("--no-cache", "cache"), ("--oov", "oov"),
+    ("--batch-size", "batch_size"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
+    ("--missing", "missing"),
+)
+#: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
+ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--experiment", "experiment"), ("--embedding", "embedding"), ("--mask", "mask"),
 )
 
 
@@ -46,12 +51,26 @@ def register(sub: Any) -> None:
     run.add_argument("--oov", choices=("error", "drop"),
                      help="out-of-vocabulary words: fail (default) or drop them and record it")
     run.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
-    run.add_argument("--images", type=Path, help="image folder in the iEAT layout <test>/<category>/*")
+    run.add_argument("--images", type=Path, help="image folder: the iEAT layout <test>/<category>/*, or for the "
+                     "grounded suites any folder holding the images (found by file name)")
     run.add_argument("--layer", type=int, help="model layer to read (model-specific default)")
     run.add_argument("--pooling", help="pooling of token/patch features (model-specific)")
     run.add_argument("--prompt", help="prompt template for words, e.g. 'a photo of {x}'")
     run.add_argument("--batch-size", type=int, help="inference batch size")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    grounded = run.add_argument_group("grounded tests (Grounded-WEAT/SEAT, joint models such as hf-vilt:)")
+    grounded.add_argument("--experiment", choices=("1", "2", "3", "all"),
+                          help="1: images integrated out; 2: each target with its own images; 3: congruent vs "
+                          "incongruent images (default: all; 2 with --mask)")
+    grounded.add_argument("--embedding", choices=("word", "sentence", "contextual", "all"),
+                          help="[CLS] of one-word captions, [CLS] of sentences, or the contextual word in its "
+                          "sentence (default: all the kinds each test's captions support)")
+    grounded.add_argument("--mask", choices=("language", "vision"),
+                          help="mask the contextual words or the person regions (experiment 2 on masked inputs)")
+    grounded.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
+                          "'fasterrcnn' (torchvision's detector)")
+    grounded.add_argument("--missing", choices=("error", "drop"),
+                          help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
@@ -67,9 +86,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     tests = _split(args.tests)
     select_tests(suite, tests)
+    params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
+    if params.get("experiment", "all") != "all":
+        params["experiment"] = int(params["experiment"])
     options = RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
-        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap,
+        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
     ).validated()
     prepare_output(args.output)
     source = _source(args, suite)

@@ -47,7 +47,7 @@ from eatkit.encoders.images import load_image
 from eatkit.encoders.regions import FasterRCNNRegions, Regions, load_regions
 from eatkit.encoders.text import first_token_of_span
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import ensure_installed
+from eatkit.io import ensure_installed, text_sha256
 from eatkit.sources.base import Embedded
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages, word_spans
 from eatkit.stimuli.images import IMAGE_SUFFIXES
@@ -132,6 +132,7 @@ class GroundedEncoder(NeuralEncoder):
         self._indexes: dict[str, dict[str, list[Path]]] = {}
         self._dropped: tuple[str, ...] = ()
         self._mask: str | None = None
+        self._contents_seen: list[str] = []
 
     # -- configuration ---------------------------------------------------------------------------
 
@@ -152,7 +153,8 @@ class GroundedEncoder(NeuralEncoder):
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
         out = super().embed(stimuli)
-        return replace(out, dropped=self._dropped)
+        # each pair's checksum: SHA-256 of its caption, image and region file hashes, token and mask
+        return replace(out, dropped=self._dropped, checksums=tuple(text_sha256(c) for c in self._contents_seen))
 
     def _index(self, root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]:
         key = f"{root}|{suffixes}"
@@ -215,9 +217,10 @@ class GroundedEncoder(NeuralEncoder):
         regions = [str(p.regions) for p in items if p.regions is not None]
         image_hashes = iter(self.file_hashes(images)) if images else iter(())
         region_hashes = iter(self.file_hashes(regions)) if regions else iter(())
-        return [json.dumps([p.caption, next(image_hashes) if p.image else None,
-                            next(region_hashes) if p.regions else None, p.focus, list(p.masked), self._mask])
-                for p in items]
+        self._contents_seen = [json.dumps([p.caption, next(image_hashes) if p.image else None,
+                                           next(region_hashes) if p.regions else None, p.focus, list(p.masked),
+                                           self._mask]) for p in items]
+        return self._contents_seen
 
     def _prepare(self, modality: str, item: Pair) -> Prepared:
         prepared = Prepared(item)
