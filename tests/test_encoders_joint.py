@@ -192,6 +192,10 @@ def test_missing_images_error_or_drop(tiny, data):
         encoder(tiny, data, "hf-vilt").embed(stimuli)
     assert str(err.value) == (f"2 of 3 images of set 'Lawyers' are missing under {images} (first: gone.png, "
                               "lost.jpg); pass --missing drop to leave their pairs out")
+    # a name without an image suffix (Conceptual Captions ids) matches <name>.<image suffix>
+    by_id = encoder(tiny, data, "hf-vilt").embed(sentences(items=("Lawyer",), images=("w1",)))
+    by_name = encoder(tiny, data, "hf-vilt").embed(sentences(items=("Lawyer",), images=("w1.jpg",)))
+    np.testing.assert_array_equal(by_id.vectors, by_name.vectors)
     out = encoder(tiny, data, "hf-vilt", missing="drop").embed(stimuli)
     assert out.ids == ("m1.png|This is a lawyer.",)
     assert out.dropped == ("gone.png|This is a man.", "lost.jpg|This is a woman.")

@@ -25,7 +25,8 @@ overlap a person box from attention (as it does with the padding patches it was 
 masking the model was never pretrained with is refused: VisualBERT (vision; it was pretrained with masked
 language only) and BLIP's ITM encoder (both; pretrained with image-text matching only).
 
-Images are found by file name anywhere under the image folder (``--images DIR``); a missing image (or,
+Images are found by file name anywhere under the image folder (``--images DIR``; a name without an
+image suffix, such as a Conceptual Captions id, also matches ``<name>.jpg`` etc.); a missing image (or,
 for region-feature models, a missing region file) is an error naming how many and the first few, unless
 ``missing="drop"`` (recorded as dropped stimuli). ViLT's patch order is drawn at random by transformers;
 eatkit draws it from a fixed seed, so that the sums in attention, and the embeddings, repeat to the digit.
@@ -57,18 +58,23 @@ MISSING = ("error", "drop")
 
 
 def file_index(root: Path, suffixes: tuple[str, ...]) -> dict[str, list[Path]]:
-    """Files under ``root`` (any depth, hidden ones skipped) with one of ``suffixes`` (any case), by name."""
+    """Files under ``root`` (any depth, hidden ones skipped) with one of ``suffixes`` (any case), by name
+    and, prefixed ``"stem:"``, by name without the suffix (Conceptual Captions images are named by id)."""
     index: dict[str, list[Path]] = {}
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.startswith(".") and Path(name).suffix.lower() in suffixes:
                 index.setdefault(name, []).append(Path(folder) / name)
+                index.setdefault("stem:" + Path(name).stem, []).append(Path(folder) / name)
     return index
 
 
 def _one(index: dict[str, list[Path]], name: str, root: Path) -> Path | None:
-    paths = index.get(name, [])
+    """The one file called ``name`` under ``root``; a name without an image suffix (an id) also matches
+    ``<name>.<any image suffix>``."""
+    paths = index.get(name) or (index.get("stem:" + name, []) if Path(name).suffix.lower() not in IMAGE_SUFFIXES
+                                else [])
     if len(paths) > 1:
         raise EatkitError(f"the file name {name} is found {len(paths)} times under {root} "
                           f"({', '.join(str(p.relative_to(root)) for p in paths[:3])}): names must be unique")
