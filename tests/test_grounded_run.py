@@ -103,8 +103,10 @@ def test_run_every_experiment_and_embedding(capsys, setup):
 def test_masking_runs_experiment_2(capsys, setup):
     root, images, regions, model = setup
     code, out, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--images", str(images),
-                             "--mask", "language", "--seed", "0", "--no-cache", "-o", str(root / "masked"))
+                             "--mask", "language", "--seed", "0", "--no-cache", "-o", str(root / "masked"), "--report")
     assert code == 0, err
+    html = (root / "masked" / "report.html").read_text()
+    assert "Grounded-WEAT/SEAT" in html and "Masked inputs (--mask language)" in html
     records = [record_from_json(r) for r in json.loads((root / "masked" / "results.json").read_text())]
     assert sorted((r.embedding, r.experiment, r.mask) for r in records) == [("sentence", 2, "language"),
                                                                             ("word", 2, "language")]
