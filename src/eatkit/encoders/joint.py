@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder
-from eatkit.encoders.hf import hf_weights_identity, load_pretrained
+from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained
 from eatkit.encoders.images import load_image
 from eatkit.encoders.regions import FasterRCNNRegions, Regions, load_regions
 from eatkit.encoders.text import first_token_of_span
@@ -203,7 +203,8 @@ class GroundedEncoder(NeuralEncoder):
                               tuple(spans) if mask == "language" else ()))
             ids.append(pair_id)
         self._check_missing(stimuli, missing, needs_image)
-        self._dropped = tuple(pid for pid in stimuli.pair_ids() if pid not in set(ids))
+        kept = set(ids)
+        self._dropped = tuple(pid for pid in stimuli.pair_ids() if pid not in kept)
         self._mask = mask
         if not pairs:
             raise EatkitError(f"set '{stimuli.name}' has no (image, caption) pair left")
@@ -317,8 +318,6 @@ class HFViltEncoder(GroundedEncoder):
             raise EatkitError(f"cannot load the image processor of '{self.id}': {one_line(exc)}") from None
 
     def config(self) -> dict[str, Any]:
-        from eatkit.encoders.hf import hf_json
-
         return {**super().config(), "preprocessing": hf_json(self.model, "preprocessor_config.json", self.revision)}
 
     def _pixels(self, image: Any) -> Any:
