@@ -45,6 +45,11 @@ def layout(records: Sequence[Any]) -> tuple[list[int], list[tuple[str, str, dict
 
 
 def legend(experiments: Sequence[int], masks: Sequence[str] = ()) -> list[str]:
+    """One line per experiment shown (its question), per mask, and the cells' key.
+
+    >>> legend([2])[0]
+    'Experiment 2: Can grounded evidence that counters a stereotype alleviate biases? (each target with its own images)'
+    """
     lines = [f"Experiment {e}: {QUESTIONS[e]}" for e in experiments]
     lines += [f"Masked inputs (--mask {m}): experiment 2 with the {MASKED[m]} masked, experiment 3's second variant "
               "(seed 001, section 4.3): the bias left when that modality cannot carry it" for m in masks]

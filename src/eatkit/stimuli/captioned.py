@@ -80,6 +80,11 @@ def word_spans(caption: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
 
 
 def captions_without_words(stimuli: CaptionedImages, words: tuple[str, ...]) -> list[str]:
-    """The distinct captions of a set that contain none of ``words``, in order of first appearance."""
+    """The distinct captions of a set that contain none of ``words``, in order of first appearance.
+
+    >>> pairs = CaptionedImages("P", MODALITY, items=("He is here.", "It is here."), images=("a.jpg", "b.jpg"))
+    >>> captions_without_words(pairs, ("he", "she"))
+    ['It is here.']
+    """
     pattern = word_pattern(words)
     return list(dict.fromkeys(c for c in stimuli.items if pattern is None or pattern.search(c) is None))
