@@ -253,7 +253,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--permutations", default="auto", help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default="greater", choices=("greater", "less", "two-sided"))
     run.add_argument("--seed", type=_non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
-    run.add_argument("--ddof", type=_non_negative, default=1, help="delta degrees of freedom of the effect-size SD (default 1)")
+    run.add_argument("--ddof", type=_non_negative, default=1, help="delta degrees of freedom of the effect-size SDs (default 1; 0 with --sd pooled: the American == White authors' convention)")
     run.add_argument("--sd", default="caliskan", choices=("caliskan", "pooled"),
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default="permutation", choices=("permutation", "welch"))

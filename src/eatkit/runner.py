@@ -63,8 +63,6 @@ class RunOptions:
         resolve_rng(self.seed)
         check_ddof(self.ddof)
         check_sd(self.sd, 2, 2, 0)
-        if self.sd == "pooled" and self.ddof != 1:
-            raise EatkitError("ddof applies to the Caliskan SD; the pooled SD always uses ddof=1")
         if self.p_method not in P_METHODS:
             raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{self.p_method}'")
         if not isinstance(self.n_bootstrap, int) or self.n_bootstrap < 0:

@@ -146,7 +146,8 @@ def eat(
     rng : None, int or numpy.random.Generator
         Randomness for Monte Carlo p-values.
     ddof : int
-        Delta degrees of freedom of the Caliskan SD (default 1).
+        Delta degrees of freedom of the SDs in the effect size (default 1; ``ddof=0`` with
+        ``sd="pooled"`` reproduces the "American == White" authors' population-SD convention).
     sd : {"caliskan", "pooled"}
         SD of all target associations (Caliskan et al.) or the pooled SD for unequal groups.
     p_method : {"permutation", "welch"}
@@ -259,7 +260,7 @@ def _difference_tests(
             statistic=float(x.sum() - y.sum()),  # iEAT seed eq. 1 / ML-EAT seed eq. 8
             alternative=alternative,
             sd=sd,
-            ddof=ddof if sd == "caliskan" else 1,
+            ddof=ddof,
             groups=groups,
             associations=(x, y),
         )

@@ -6,7 +6,9 @@ Two standard deviations are offered:
   ML-EAT seed eqs. 1 and 5), with ``ddof`` settable (default 1, the sample SD; Caliskan et al.'s code
   used ddof=1 too),
 * ``"pooled"``: the pooled SD for unequal group sizes ("American == White" seed, appendix A.2, eq. 4):
-  sqrt(((N1 - 1) s1² + (N2 - 1) s2²) / (N1 + N2 - 2)), with s1, s2 the sample SDs (ddof = 1 by definition).
+  sqrt(((N1 - 1) s1² + (N2 - 1) s2²) / (N1 + N2 - 2)), with s1, s2 the groups' SDs with ``ddof`` (default 1,
+  the sample SDs of the textbook formula; ``ddof=0`` puts population SDs into eq. 4, the convention of
+  numpy's default ``std``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def cohens_d(
         scale = np.concatenate([first, second], axis=-1).std(axis=-1, ddof=ddof)
     else:
         n1, n2 = first.shape[-1], second.shape[-1]
-        v1, v2 = first.var(axis=-1, ddof=1), second.var(axis=-1, ddof=1)
+        v1, v2 = first.var(axis=-1, ddof=ddof), second.var(axis=-1, ddof=ddof)
         scale = np.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2))
     diff = np.where(np.abs(diff) <= 2 * atol, 0.0, diff)
     scale = np.where(scale <= 2 * atol, 0.0, scale)
