@@ -115,6 +115,7 @@ def test_rank_shares_is_reproducible_from_its_seed_and_records_it() -> None:
     ({"repeats": 0}, "repeats must be a positive integer"),
     ({"groups": ["a"] * 22}, "at least 2 groups"),
     ({"groups": ["a", "b"]}, "groups has 2 labels but there are 22 images"),
+    ({"group_size": 5}, "group 'Latino' has 4 images, fewer than the 5 that the downsampling draws"),
 ])
 def test_rank_shares_bad_input(kwargs, message) -> None:
     args = {"similarities": np.zeros((2, 22)), "groups": GROUPS4, **kwargs}

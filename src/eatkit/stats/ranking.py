@@ -58,7 +58,7 @@ def _similarity_table(similarities: Any) -> tuple[np.ndarray, list[Any]]:
 
 
 def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, repeats: int = 1000,
-                rng: Any = None) -> pd.DataFrame:
+                rng: Any = None, *, group_size: int | None = None) -> pd.DataFrame:
     """Mean share of each group among the top-``k`` images of each region, over random balancings.
 
     Each repeat draws, for every group, ``m`` images without replacement (``m`` = the smallest group's
@@ -79,6 +79,9 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
         Random balancings averaged (the seed: 1,000).
     rng : None, int or numpy.random.Generator
         Randomness of the balancings (an int seed makes the table reproducible).
+    group_size : int, optional
+        Images drawn from every group per repeat (``m``); default the smallest group's size. A group
+        with fewer images is an error.
 
     Returns
     -------
@@ -98,14 +101,17 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
     if not isinstance(repeats, numbers.Integral) or isinstance(repeats, bool) or repeats < 1:
         raise EatkitError(f"repeats must be a positive integer, got {repeats!r}")
     sizes = np.bincount(codes, minlength=len(names))
-    m = int(sizes.min())
     smallest = names[int(sizes.argmin())]
-    if m < 1:
-        raise EatkitError(f"group '{smallest}' has no images")
+    m = int(sizes.min()) if group_size is None else group_size
+    if not isinstance(m, numbers.Integral) or isinstance(m, bool) or m < 1:
+        raise EatkitError(f"group_size must be a positive integer, got {m!r}")
+    if sizes.min() < m:
+        raise EatkitError(f"group '{smallest}' has {int(sizes.min())} images, fewer than the {m} that the "
+                          "downsampling draws from every group")
     k = m if k is None else k
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 1 <= k <= m * len(names):
         raise EatkitError(f"k must be an integer from 1 to {m * len(names)} (the {len(names)} groups downsampled "
-                          f"to the smallest group's {m} images, '{smallest}'), got {k!r}")
+                          f"to {m} images each), got {k!r}")
     generator, seed = resolve_rng(rng)
     members = [np.flatnonzero(codes == g) for g in range(len(names))]
     G, R = len(names), sims.shape[0]
