@@ -63,3 +63,33 @@ def test_probe_heads_refuse_other_model_families(blip_vqa, tmp_path) -> None:
     clip = tiny_clip(tmp_path / "clip")
     with pytest.raises(EatkitError, match="model_type 'clip', not 'blip'"):
         build_model(f"hf-blip-caption:{clip}")._load()
+
+
+# -- CLIP-guided generation --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clip_model(tmp_path_factory) -> str:
+    from tiny_vl import tiny_clip
+
+    return tiny_clip(tmp_path_factory.mktemp("clip"))
+
+
+@pytest.mark.parametrize("parameterization", ["pixel", "fourier"])
+def test_generation_starts_at_the_image_and_moves_toward_the_prompt(clip_model, faces, parameterization) -> None:
+    from eatkit.encoders.generation import CLIPGuidedGenerator
+
+    enc = build_model(f"hf-clip:{clip_model}", cache=False)
+    gen = CLIPGuidedGenerator(enc, steps=8, every=4, lr=0.2, parameterization=parameterization, cutouts=0)
+    frames = gen.run(faces[0], "an american person", seed=1)
+    assert frames.shape == (3, 32, 32, 3) and frames.dtype == np.uint8 and gen.frame_steps() == [0, 4, 8]
+    start = np.asarray(gen.initial.load(faces[0]))
+    assert np.abs(frames[0].astype(int) - start).max() <= 1  # sigmoid(logit(x)) up to the 1e-3 clamp
+    np.testing.assert_array_equal(frames, gen.run(faces[0], "an american person", seed=1))
+    # the objective: the prompt's cosine with the last frame exceeds that with the first
+    tokens = enc._tokenizer(["an american person"], return_tensors="pt")
+    x = torch.from_numpy(np.stack([enc.preprocessing.normalize(f) for f in (frames[0], frames[-1])]))
+    with torch.no_grad():
+        out = enc._net(**tokens, pixel_values=x)
+    cos = (out.image_embeds @ out.text_embeds.T).ravel()
+    assert cos[1] > cos[0]
