@@ -114,15 +114,29 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
                           f"to {m} images each), got {k!r}")
     generator, seed = resolve_rng(rng)
     members = [np.flatnonzero(codes == g) for g in range(len(names))]
-    G, R = len(names), sims.shape[0]
+    G, (R, N) = len(names), sims.shape
+    order = np.argsort(-sims, axis=1, kind="stable")
+    ranked = np.take_along_axis(sims, order, axis=1)
+    tied = (np.diff(ranked, axis=1) == 0).any(axis=1)  # regions with tied values take the exact tie rule
     totals = np.zeros((R, G))
-    chunk = max(1, _CHUNK_VALUES // (R * G * m))
+    counter = np.int16 if N < 2**15 else np.int64  # the running count of drawn images fits
+    chunk = max(1, _CHUNK_VALUES // (N * (1 + int(tied.sum()) * G * m // N)))
     for start in range(0, repeats, chunk):
         b = min(chunk, repeats - start)
-        # (b, G*m) column indices: m random members of each group, group by group
+        # (b, G*m) image indices: m random members of each group, group by group
         picks = np.concatenate([idx[np.argsort(generator.random((b, idx.size)), axis=1)[:, :m]]
                                 for idx in members], axis=1)
-        totals += _top_k_counts(sims[:, picks], k, G, m).sum(axis=1)
+        chosen = np.zeros((N, b), dtype=np.uint8)  # chosen[i, t]: image i drawn in repeat t
+        chosen[picks, np.arange(b)[:, None]] = 1
+        for r in np.flatnonzero(~tied):
+            # walk region r's ranking: an image is in the top k when drawn and fewer than k drawn images
+            # rank above it (the running count of drawn images is at most k at it)
+            in_order = chosen[order[r]]
+            top = np.cumsum(in_order, axis=0, dtype=counter) <= k
+            top &= in_order.astype(bool)
+            totals[r] += np.bincount(codes[order[r]], weights=top.sum(axis=1), minlength=G)
+        if tied.any():
+            totals[tied] += _top_k_counts(sims[tied][:, picks], k, G, m).sum(axis=1)
     shares = pd.DataFrame(totals / (repeats * k), index=pd.Index(regions, name="region"),
                           columns=pd.Index(names, name="group"))
     shares.attrs.update(k=int(k), group_size=m, repeats=int(repeats), seed=seed,
