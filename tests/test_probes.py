@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from eatkit.encoders.registry import build_model
+from eatkit.registry import build_model
 from eatkit.errors import EatkitError
 
 torch = pytest.importorskip("torch")

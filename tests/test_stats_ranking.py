@@ -195,4 +195,12 @@ def test_pooled_sd_sc_eat_with_ddof_and_welch_against_scipy(ddof: int) -> None:
     pooled = math.sqrt((8 * np.var(ua, ddof=ddof) + 13 * np.var(ub, ddof=ddof)) / 21)
     assert r.effect_size == pytest.approx((ua.mean() - ub.mean()) / pooled, rel=1e-10)
     assert r.ddof == ddof
-    assert r.p_value == pytest.approx(sps.ttest_ind(ua, ub, equal_var=False, alternative="less").pvalue, rel=1e-10)
+    # Welch's t by hand: t = (mean_a - mean_b) / sqrt(v_a/n_a + v_b/n_b), Welch-Satterthwaite df, variances
+    # with the same ddof (ddof 1: exactly scipy's ttest_ind)
+    va, vb = np.var(ua, ddof=ddof) / 9, np.var(ub, ddof=ddof) / 14
+    t = (ua.mean() - ub.mean()) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / 8 + vb**2 / 13)
+    assert r.p_value == pytest.approx(sps.t.cdf(t, df), rel=1e-10)
+    if ddof == 1:
+        assert r.p_value == pytest.approx(sps.ttest_ind(ua, ub, equal_var=False, alternative="less").pvalue,
+                                          rel=1e-10)

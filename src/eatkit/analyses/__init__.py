@@ -24,6 +24,10 @@ from eatkit.records import Record
 ANALYSES: dict[str, str] = {
     "eat": "eatkit.analyses.eat:EATAnalysis",
     "sc-eat": "eatkit.analyses.sc_eat:SCEATAnalysis",
+    "ranking": "eatkit.analyses.ranking:RankingAnalysis",
+    "vqa": "eatkit.analyses.rates:VQAAnalysis",
+    "caption": "eatkit.analyses.rates:CaptionAnalysis",
+    "generation": "eatkit.analyses.generation:GenerationAnalysis",
 }
 
 

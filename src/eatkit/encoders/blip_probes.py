@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from eatkit.encoders.base import ensure_installed, installed_version
 from eatkit.encoders.hf import hf_weights_identity, load_pretrained
 from eatkit.encoders.vision_language import hf_image_preprocessing
 from eatkit.errors import EatkitError
+from eatkit.io import ensure_installed, installed_version
 from eatkit.progress import progress
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from eatkit.errors import EatkitError
-from eatkit.stats.permutation import resolve_rng
+from eatkit.stats._random import resolve_rng
 
 #: at most this many similarity values are held at once while ranking (chunks of repeats)
 _CHUNK_VALUES = 8_000_000

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eatkit.errors import EatkitError, one_line
+from eatkit.stimuli.images import IMAGE_SUFFIXES
 from eatkit.stimuli.types import StimulusSet
 
-IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
 #: CFD race codes -> the group folder names eatkit uses (the bundled suite's categories)
 CFD_RACES: dict[str, str] = {"A": "asian", "B": "black", "L": "latino", "W": "white"}
 CFD_GENDERS: dict[str, str] = {"F": "female", "M": "male"}

@@ -18,6 +18,8 @@ MODALITIES: tuple[str, ...] = ("word", "sentence", "image")
 TEST_KINDS: dict[str, tuple[str, ...] | None] = {
     "eat": ("X", "Y", "A", "B"),
     "sc-eat": ("T", "A", "B"),
+    # probes ("American == White"): one role per group of images (eatkit.probes builds these tests)
+    "ranking": None, "vqa": None, "caption": None, "generation": None,
 }
 
 
