@@ -62,8 +62,7 @@ def require_capability(model: Any, method: str, kind: str, families: str) -> Cal
     """The model's ``method`` (e.g. ``answer``), or a one-line error saying which models a probe needs."""
     found = getattr(model, method, None)
     if not callable(found):
-        raise EatkitError(f"model '{getattr(model, 'id', model)}' cannot {method} images: the {kind} probe needs "
-                          f"{families}")
+        raise EatkitError(f"model '{getattr(model, 'id', model)}' cannot run the {kind} probe: it needs {families}")
     return found
 
 

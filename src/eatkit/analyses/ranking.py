@@ -22,7 +22,9 @@ from eatkit.analyses.probe import ProbeAnalysis, check_number
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.association import cosine_matrix
-from eatkit.stats.ranking import compare_shares, correlate_regions, max_skew, ndkl, rank_shares
+from eatkit.stats.ranking import (
+    check_same_regions, compare_shares, correlate_regions, max_skew, ndkl, rank_shares,
+)
 from eatkit.stimuli.regions import load_region_table, region_prompts
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
@@ -77,7 +79,16 @@ class RankingAnalysis(ProbeAnalysis):
             if params[name] is not None:
                 check_number(name, params[name], low=1, integer=True)
         for extra in params["tables"]:
-            load_region_table(extra)
+            check_same_regions(table.regions, load_region_table(extra).frame, f"region table {extra}")
+
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        super().check(test, options)
+        sizes = {g: len(s.items) for g, s in test.sets().items() if s.items}
+        wanted = self.params(options)["group_size"]
+        small = min(sizes, key=sizes.get) if sizes else None
+        if small is not None and wanted is not None and sizes[small] < wanted:
+            raise EatkitError(f"group '{small}' has {sizes[small]} images, fewer than the {wanted} that the "
+                              "downsampling draws from every group")
 
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
         if not {"image", "sentence"} <= set(getattr(model, "modalities", ())):

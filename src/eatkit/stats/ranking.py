@@ -192,18 +192,29 @@ class ShareComparison:
                 "n_regions": self.n_regions}
 
 
-def _aligned(shares: pd.DataFrame, table: pd.DataFrame, what: str) -> pd.DataFrame:
-    """``table`` reindexed to the regions of ``shares``; missing or extra regions are an error."""
-    if not isinstance(shares, pd.DataFrame) or not isinstance(table, pd.DataFrame):
-        raise EatkitError(f"shares and the {what} must be DataFrames indexed by region")
-    have, want = {str(x) for x in table.index}, {str(x) for x in shares.index}
+def check_same_regions(regions: Sequence[Any], table: pd.DataFrame, what: str) -> None:
+    """Refuse a per-region ``table`` whose regions (index) are not exactly ``regions``, naming the
+    missing and the extra ones.
+
+    >>> check_same_regions(["a", "b"], pd.DataFrame({"v": [1, 2]}, index=["a", "c"]), "IAT table")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: the IAT table lacks 1 region(s) of the ranking: b; has 1 region(s) not ranked: c
+    """
     if table.index.duplicated().any():
         raise EatkitError(f"the {what} lists region(s) twice: {_names(table.index[table.index.duplicated()])}")
+    have, want = {str(x) for x in table.index}, {str(x) for x in regions}
     if have != want:
         missing, extra = sorted(want - have), sorted(have - want)
         parts = ([f"lacks {len(missing)} region(s) of the ranking: {_names(missing)}"] if missing else []) + \
                 ([f"has {len(extra)} region(s) not ranked: {_names(extra)}"] if extra else [])
         raise EatkitError(f"the {what} {'; '.join(parts)}")
+
+
+def _aligned(shares: pd.DataFrame, table: pd.DataFrame, what: str) -> pd.DataFrame:
+    """``table`` reindexed to the regions of ``shares``; missing or extra regions are an error."""
+    if not isinstance(shares, pd.DataFrame) or not isinstance(table, pd.DataFrame):
+        raise EatkitError(f"shares and the {what} must be DataFrames indexed by region")
+    check_same_regions(shares.index, table, what)
     out = table.set_axis([str(x) for x in table.index]).loc[[str(x) for x in shares.index]]
     try:
         values = out.to_numpy(dtype=np.float64)
