@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.cli import non_negative
+from eatkit.cli.run import show_run
 from eatkit.errors import EatkitError, one_line
 
 #: CLI sub-command -> probe kind
@@ -112,7 +113,6 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from eatkit.analyses import get_analysis
     from eatkit.analyses.base import RunOptions
     from eatkit.probes import probe_suite, run_probe
-    from eatkit.report.kinds import console_tables
     from eatkit.runner import prepare_output
 
     kind = KINDS[args.probe]
@@ -134,17 +134,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     run = run_probe(kind, model, images, groups=groups, seed=args.seed, params=params,
                     confidence_level=args.confidence_level, command=command)
     out = run.save(out)
-    extra = _write_extras(run, out)
-    if not args.quiet:
-        print(console_tables(run.records))
-        print(f"\nwrote {out / 'results.json'}, results.csv, similarities.npz, manifest.json{extra}")
-    if args.report:
-        from eatkit.report import write_html_report
-
-        html = write_html_report([out], out / "report.html")
-        if not args.quiet:
-            print(f"wrote {html}")
-    return 0
+    return show_run(run.records, out, args, _write_extras(run, out))
 
 
 def _model(args: argparse.Namespace, kind: str) -> Any:
