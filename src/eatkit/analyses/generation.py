@@ -4,7 +4,8 @@ images toward a prompt ("an American person"), and the mean brightness of an ima
 
 Brightness of a frame = the mean of the region's pixel values over its pixels and the R, G, B channels
 (0-255). Per group and frame: the mean over the group's images, its SD (ddof 1) and the change from
-frame 0 in percent (the seed: +35 % for Black individuals after 80 steps of VQGAN-CLIP).
+frame 0 in percent (the seed: +35 % for Black individuals after 80 steps of VQGAN-CLIP). The i-th image
+of each group (in file-name order) is optimised with the random stream ``run seed + i``.
 """
 
 from __future__ import annotations
