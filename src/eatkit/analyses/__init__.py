@@ -46,7 +46,7 @@ def record_from_json(data: Any, where: str = "record") -> Record:
     >>> record_from_json({"kind": "probe"})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat)
+    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, ranking, vqa, caption, generation)
     """
     if not isinstance(data, Mapping):
         raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eatkit.analyses.base import Outcome, RunOptions
-from eatkit.analyses.probe import ProbeAnalysis, check_number, group_files, require_capability
+from eatkit.analyses.probe import ProbeAnalysis, group_files, require_capability
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.proportions import GroupRates, group_rates
@@ -123,7 +123,8 @@ class CaptionAnalysis(ProbeAnalysis):
         if not isinstance(params["top_p"], list) or not params["top_p"]:
             raise EatkitError("top_p must be a non-empty list of values in (0, 1]")
         for p in params["top_p"]:
-            check_number("top-p", p, low=1e-9, high=1.0)
+            if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 < p <= 1:
+                raise EatkitError(f"top-p must be a number in (0, 1], got {p!r}")
         if len(set(params["top_p"])) != len(params["top_p"]):
             raise EatkitError("top_p lists a value twice")
         load_lexicon(params["lexicon"])
