@@ -100,6 +100,9 @@ def test_generation_starts_at_the_image_and_moves_toward_the_prompt(clip_model, 
 # -- the probes end to end (CLI and Python), on tiny models and real images ---------------------------------
 
 
+from eatkit.analyses import record_from_json  # noqa: E402
+
+
 def _records(out) -> list[dict]:
     import json
 
@@ -119,6 +122,7 @@ def test_ranking_probe_on_the_ieat_race_images(capsys, clip_model, tmp_path) -> 
     assert code == 0, err
     (record,) = _records(out)
     assert record["kind"] == "ranking" and record["k"] == 6 and record["group_size"] == 6
+    assert record_from_json(record).to_json() == record  # typed round trip
     assert len(record["shares"]) == 51 and record["prompts"]["District of Columbia"].endswith("Washington, D.C.")
     assert record["reference_columns"] == {"african-american": "Black", "european-american": "White"}
     assert all(abs(sum(v.values()) - 1) < 1e-12 for v in record["shares"].values())
@@ -153,6 +157,8 @@ def test_vqa_and_caption_probes_on_the_ieat_skin_tone_images(capsys, blip_vqa, b
                            "-o", str(tmp_path / "cap"), "--report")
     assert code == 0, err
     records = _records(tmp_path / "cap")
+    assert [record_from_json(r).to_json() for r in records] == records
+    assert record_from_json(vqa).to_json() == vqa
     assert [r["top_p"] for r in records] == [0.5, 0.9] and all(r["seed"] == 1 for r in records)
     lexicon = load_lexicon()
     for r in records:
