@@ -220,6 +220,24 @@ for _spec in (
         )
     ),
     ModelSpec(
+        name="hf-blip-vqa:<name>",
+        factory="eatkit.encoders.blip_probes:BlipVQA",
+        modalities=("vqa",),
+        extra="vl",
+        description="BLIP visual question answering via transformers BlipForQuestionAnswering (e.g. "
+        "hf-blip-vqa:Salesforce/blip-vqa-base), for 'eatkit probe vqa': greedy answers of at most max_new_tokens; "
+        "the model's preprocessor_config.json",
+    ),
+    ModelSpec(
+        name="hf-blip-caption:<name>",
+        factory="eatkit.encoders.blip_probes:BlipCaptioner",
+        modalities=("caption",),
+        extra="vl",
+        description="BLIP captioning via transformers BlipForConditionalGeneration (e.g. "
+        "hf-blip-caption:Salesforce/blip-image-captioning-base), for 'eatkit probe caption': nucleus sampling "
+        "(top_k=0), seeded per batch; the model's preprocessor_config.json",
+    ),
+    ModelSpec(
         name="open_clip:<name>",
         factory="eatkit.encoders.vision_language:OpenCLIPEncoder",
         modalities=("word", "sentence", "image"),

@@ -78,7 +78,6 @@ def register(sub: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from eatkit.report.kinds import console_tables
     from eatkit.runner import prepare_output, run_suite, select_tests
     from eatkit.stimuli.loader import load_suite
 
@@ -102,9 +101,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
             print(f"{r.test}: dropped from {role} ({names[role.upper()]}): {', '.join(words)}", file=sys.stderr)
+    return show_run(run.records, out, args)
+
+
+def show_run(records: Any, out: Path, args: argparse.Namespace, extra: str = "") -> int:
+    """Print the records' tables and the files written (``extra`` names more), unless ``--quiet``; write
+    ``report.html`` with ``--report`` (shared by ``run`` and ``probe``)."""
+    from eatkit.report.kinds import console_tables
+
     if not args.quiet:
-        print(console_tables(run.records))
-        print(f"\nwrote {out / 'results.json'}, results.csv, similarities.npz, manifest.json")
+        print(console_tables(records))
+        print(f"\nwrote {out / 'results.json'}, results.csv, similarities.npz, manifest.json{extra}")
     if args.report:
         from eatkit.report import write_html_report
 
