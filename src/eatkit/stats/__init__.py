@@ -8,9 +8,12 @@
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
 :func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
+:func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
+:func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
 =====================================  ==========================================================
 """
 
+from eatkit.stats.anisotropy import AnisotropyResult, CosineDiagnostic, anisotropy, cosine_diagnostic
 from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
 from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
@@ -20,6 +23,8 @@ from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
 from eatkit.stats.false_positives import SpecificityResult, specificity
 
 __all__ = [
+    "AnisotropyResult",
+    "CosineDiagnostic",
     "BootstrapResult",
     "EATResult",
     "Level3",
@@ -28,8 +33,10 @@ __all__ = [
     "PermutationOutcome",
     "SpecificityResult",
     "adjust_p_values",
+    "anisotropy",
     "bootstrap_effect_size",
     "cohens_d",
+    "cosine_diagnostic",
     "eat",
     "eat_pattern",
     "group_permutation_test",
