@@ -268,6 +268,27 @@ def test_token_pooling_with_byte_level_offsets(tiny_gpt2):
     np.testing.assert_allclose(enc.embed(words("unpleasant")).vectors[0], states[-1][first], atol=1e-6)
 
 
+def test_gpt2_mleat_preset_is_the_seeds_recipe(tiny_gpt2):
+    """gpt2-mleat:<name>: "This is {x}." into the model, top layer, last token; levels 1-3 computed on it."""
+    import eatkit
+    from eatkit.stimuli.loader import load_suite
+
+    model = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_gpt2)
+    enc = build_model(f"gpt2-mleat:{tiny_gpt2}", cache=False)
+    assert enc.id == f"gpt2-mleat:{tiny_gpt2}"
+    assert {k: enc.config()[k] for k in ("prompt", "layer", "pooling")} == {
+        "prompt": "This is {x}.", "layer": -1, "pooling": "last"}
+    states, tokens = hidden_states(model, tokenizer, "This is rose.")
+    assert tokens[-1] == "." and len(states) == 3  # embeddings + 2 layers: -1 is the top
+    np.testing.assert_allclose(enc.embed(words("rose")).vectors[0], states[-1][-1], atol=1e-6)
+    assert build_model(f"gpt2-mleat:{tiny_gpt2}", prompt="This is {x}", cache=False).config()["prompt"] == "This is {x}"
+    test = load_suite("weat").test("weat7")
+    result = eatkit.ml_eat(*(enc.embed(test.sets()[r]).vectors for r in "XYAB"), permutations="exact", rng=0)
+    assert set(result.level3) == {"xa", "xb", "ya", "yb"} and result.level1.exact
+    assert all(-1 <= cell.mean <= 1 and cell.similarities.size == 64 for cell in result.level3.values())
+
+
 # -- the offline default: all-MiniLM-L6-v2 -----------------------------------------------------------
 
 

