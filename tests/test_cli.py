@@ -107,7 +107,7 @@ def test_list_commands(capsys):
         (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["--seed", "whole number >= 0"]),
         (["run", "weat", "--model", "glove-6b-50d", "--bootstrap", "-1"], ["--bootstrap"]),
         (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["positive number of draws"]),
-        (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "0"], ["pooled SD always uses ddof=1"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "2"], ["ddof must be 0 or 1 with the pooled SD"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
@@ -120,7 +120,7 @@ def test_infeasible_exact_test_is_refused_before_any_statistics(capsys, tmp_path
     vectors = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
     code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--permutations", "exact",
                            "-o", str(tmp_path))
-    assert_one_line_error(code, err, "test 'weat3'", "32 + 32", "would not fit in memory")
+    assert_one_line_error(code, err, "test 'weat3'", "32 + 32", "exact permutation test")
     assert not (tmp_path / "results.json").exists()
 
 

@@ -7,13 +7,15 @@ pass on the same inputs, that prompts are applied, and that images go through th
 from __future__ import annotations
 
 import json
+
+from eatkit.errors import EatkitError
 import sys
 
 import numpy as np
 import pytest
 
 from eatkit.encoders.images import Preprocessing
-from eatkit.encoders.registry import build_model
+from eatkit.registry import build_model
 from eatkit.encoders.vision_language import hf_image_preprocessing
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
@@ -253,7 +255,7 @@ def test_large_jpegs_are_decoded_in_full_as_open_clip_does(open_clip_weights, tm
 
 
 def test_open_clip_config_records_weights_and_preprocessing(open_clip_weights):
-    from eatkit.encoders.cache import file_sha256
+    from eatkit.io import file_sha256
 
     enc = build_model(f"open_clip:eatkit-tiny-vit/{open_clip_weights}")
     config = enc.config()
@@ -321,18 +323,18 @@ def test_mixed_modality_test_images_against_prompted_words(open_clip_weights, im
 
     insects = StimulusSet("Insects", "image", category="t/insects")
     unpleasant = StimulusSet("Unpleasant", "word", ("filth", "agony"))
-    suite = Suite("mixed", "mixed", (AssociationTest("flowers-insects", "", FLOWERS, insects, WORDS, unpleasant),))
+    suite = Suite("mixed", "mixed", (AssociationTest("flowers-insects", "", "eat", (("X", FLOWERS), ("Y", insects), ("A", WORDS), ("B", unpleasant))),))
     enc = build_model(f"open_clip:eatkit-tiny-vit/{open_clip_weights}", prompt="a picture that brings to mind {x}",
                       images=images, cache=False)
     result = run_suite(suite, enc, options=RunOptions(permutations="exact", n_bootstrap=0, seed=0))
     x, a = enc.embed(FLOWERS).vectors, enc.embed(WORDS).vectors  # images and words in one space
     cosines = (x / np.linalg.norm(x, axis=1, keepdims=True)) @ (a / np.linalg.norm(a, axis=1, keepdims=True)).T
-    np.testing.assert_allclose(result.records[0]["level3"]["xa"]["mean"], cosines.mean(), atol=1e-12)
+    np.testing.assert_allclose(result.records[0].level3["xa"]["mean"], cosines.mean(), atol=1e-12)
     assert result.manifest["source"]["prompt"] == "a picture that brings to mind {x}"
 
 
 def test_vl_models_reject_text_options(tiny_clip):
-    with pytest.raises(TypeError, match="unexpected keyword argument 'layer'"):
+    with pytest.raises(EatkitError, match="does not take the option 'layer'"):
         build_model(f"hf-clip:{tiny_clip}", layer=3)
     with pytest.raises(EatkitError, match=r"^prompt 'a photo' must contain the placeholder \{x\} exactly once$"):
         build_model(f"hf-clip:{tiny_clip}", prompt="a photo")

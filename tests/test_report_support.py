@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from eatkit.analyses.eat import EATRecord
+
 import json
 import shutil
 from pathlib import Path
@@ -32,10 +34,10 @@ def make_run(tmp_path: Path, name: str = "glove-like", similarities: bool = True
         rng = np.random.default_rng(0)
         arrays = {}
         for r in records:
-            sizes = {"xa": r["n_x"] * r["n_a"], "xb": r["n_x"] * r["n_b"],
-                     "ya": r["n_y"] * r["n_a"], "yb": r["n_y"] * r["n_b"]}
+            sizes = {"xa": r.n_x * r.n_a, "xb": r.n_x * r.n_b,
+                     "ya": r.n_y * r.n_a, "yb": r.n_y * r.n_b}
             for pair in PAIRS:
-                level3 = r["level3"][pair]
+                level3 = r.level3[pair]
                 arrays[f"{r['test']}/{pair}"] = rng.normal(level3["mean"], level3["sd"], sizes[pair])
         np.savez(run_dir / "similarities.npz", **arrays)
     return run_dir
@@ -67,6 +69,11 @@ def record(pattern: str = "AB-Divergent", **overrides: Any) -> dict[str, Any]:
         d = base[f"level2_{target}_effect_size"]
         base.setdefault(f"level2_{target}_alternative", "greater" if d is None or d >= 0 else "less")
     return base
+
+
+def eat_record(pattern: str = "AB-Divergent", **overrides: Any) -> EATRecord:
+    """:func:`record` as the typed record the report draws."""
+    return EATRecord.from_json(record(pattern, **overrides))
 
 
 def write_run(tmp_path: Path, records: list[dict[str, Any]], manifest: dict[str, Any] | None = None,

@@ -60,10 +60,15 @@ def sampled_draws(record: Mapping[str, Any], level: str = "") -> int | None:
     >>> sampled_draws(rec), sampled_draws(rec, "x"), sampled_draws({**rec, "p_method": "welch"})
     (5000, 5000, None)
     """
-    exact = record["p_value_exact"] if not level else record[f"level2_{level}_p_exact"]
-    if record["p_method"] != "permutation" or exact:
+    if not level:
+        return None if record.p_method != "permutation" or record.p_value_exact else record.n_permutations
+    level2 = record.level2(level)
+    if record.p_method != "permutation" or level2.exact:
         return None
-    return int(record["n_permutations"]) if not record["p_value_exact"] else DEFAULT_MONTE_CARLO
+    if level2.n_permutations is not None:
+        return level2.n_permutations
+    # eatkit 0.1.0 did not record the level-2 draws: as many as level 1, or the default when level 1 was exact
+    return record.n_permutations if not record.p_value_exact else DEFAULT_MONTE_CARLO
 
 
 def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
@@ -75,7 +80,7 @@ def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
     >>> fmt_p_marked(rec), fmt_p_marked({**rec, "p_value": 0.0123}), fmt_p_marked({**rec, "p_value_exact": True})
     ('≤1.0e-05', '0.012†', '1.0e-05')
     """
-    p = record["p_value"] if not level else record[f"level2_{level}_p_value"]
+    p = record.p_value if not level else record.level2(level).p_value
     text, draws = fmt_p(p), sampled_draws(record, level)
     if draws is None or is_missing(p):
         return text
@@ -90,10 +95,10 @@ def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TE
     >>> p_note([rec])
     "p: level-1 p-value of Welch's t-test (alternative: greater)"
     """
-    methods = {r["p_method"] for r in records}
+    methods = {r.p_method for r in records}
     p = symbols["p"]
     kind = {frozenset({"permutation"}): f"permutation {p}-value", frozenset({"welch"}): f"{p}-value of Welch's t-test"}
-    alternatives = sorted({str(r["alternative"]) for r in records})
+    alternatives = sorted({str(r.alternative) for r in records})
     note = (f"{p}: level-1 {kind.get(frozenset(methods), f'{p}-value (permutation or Welch)')} "
             f"(alternative: {' or '.join(alternatives)})")
     marks = [(fmt_p_marked(r, level), sampled_draws(r, level)) for r in records for level in ("", "x", "y")]

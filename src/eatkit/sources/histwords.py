@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.cache import file_sha256
+from eatkit.io import file_sha256
 from eatkit.errors import EatkitError, one_line
 from eatkit.sources.base import Embedded
 from eatkit.sources.vectors import OovPolicy, WordVectors

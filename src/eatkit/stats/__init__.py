@@ -1,7 +1,6 @@
 """EAT statistics on arrays: numpy and scipy only (no deep-learning imports).
 
-=====================================  ==========================================================
-:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
+=====================================  ===================================================:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
 :func:`sc_eat`, :func:`sc_eats`         single-category EAT of a word or target set (ML-EAT level 2)
 :func:`ml_eat`                         the three ML-EAT levels and the EAT pattern
 :func:`group_permutation_test`         exact / Monte Carlo permutation p-values for two groups
@@ -10,8 +9,8 @@
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
-=====================================  ==========================================================
-"""
+:class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
+=====================================  ==================================================="""
 
 from eatkit.stats.anisotropy import AnisotropyResult, CosineDiagnostic, anisotropy, cosine_diagnostic
 from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
@@ -19,6 +18,7 @@ from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
 from eatkit.stats.multitest import adjust_p_values
+from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
 from eatkit.stats.false_positives import SpecificityResult, specificity
 
@@ -32,6 +32,7 @@ __all__ = [
     "PATTERNS",
     "PermutationOutcome",
     "SpecificityResult",
+    "TestOptions",
     "adjust_p_values",
     "anisotropy",
     "bootstrap_effect_size",

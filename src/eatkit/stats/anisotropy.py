@@ -39,7 +39,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_embeddings, check_values
 from eatkit.stats.association import unit_rows
-from eatkit.stats.permutation import resolve_rng
+from eatkit.stats._random import resolve_rng
 
 #: default thresholds of the warning rule (module docstring)
 MIN_BASELINE = 0.5

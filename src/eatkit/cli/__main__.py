@@ -1,0 +1,7 @@
+"""``python -m eatkit.cli``."""
+
+import sys
+
+from eatkit.cli import main
+
+sys.exit(main())
