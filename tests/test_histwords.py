@@ -25,6 +25,7 @@ def _roles():
 def write_series(folder, *, d: int = 30, seed: int = 0):
     """Five decades in the HistWords layout: X and A share direction e1, Y and B direction e2, with a
     per-decade strength; words shuffled per decade. Returns year -> (words, matrix)."""
+    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     roles = _roles()
     base = [w for r in "XYAB" for w in roles[r]] + ["symphony", "math", "calculus"] + FILLER

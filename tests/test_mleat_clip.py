@@ -34,7 +34,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory: pytest.TempPathFactory):
-    """Every image category of mleat-clip in the iEAT layout, three random 24x24 images each."""
+    """Every image category of mleat-clip in the iEAT layout, two random 24x24 images each."""
     root = tmp_path_factory.mktemp("mleat-images")
     rng = np.random.default_rng(0)
     for test in load_suite("mleat-clip").tests:
@@ -42,7 +42,7 @@ def images(tmp_path_factory: pytest.TempPathFactory):
             if stimuli.modality == "image":
                 folder = root / stimuli.category
                 folder.mkdir(parents=True, exist_ok=True)
-                for k in range(3):
+                for k in range(2):
                     Image.fromarray(rng.integers(0, 256, (24, 24, 3), dtype=np.uint8)).save(folder / f"{k}.png")
     return root
 
@@ -55,7 +55,7 @@ def test_mleat_clip_compares_prompts_side_by_side(capsys, tmp_path, tiny_model, 
     assert code == 0, err
     series = load_series(out)
     assert series.kind == "prompts" and series.labels == ["", PROMPT]
-    assert [r.manifest["source"]["config"]["prompt"] for r in series.runs] == [None, PROMPT]
+    assert [r.manifest["source"]["prompt"] for r in series.runs] == [None, PROMPT]
     assert series.tests() == [t.id for t in load_suite("mleat-clip").tests]
     # the words are embedded differently, the images identically: level 3 moves
     for test in series.tests():

@@ -41,6 +41,20 @@ def test_series_over_histwords_decades_recovers_each_decades_eat(capsys, tmp_pat
     assert "math-arts" in stdout and "1810" in stdout and "1850" in stdout
     html = (out / "report.html").read_text()
     assert "<svg" in html and "over the series" in html and all(str(y) in html for y in YEARS)
+    # the side-by-side table marks a sign change against the first decade, and only that
+    table = series_table(series)
+    assert table in stdout
+    first = series.runs[0].records[0]
+    fields = ("effect_size", "level2_x_effect_size", "level2_y_effect_size")
+    marks = 0
+    for label, run in zip(series.labels[1:], series.runs[1:]):
+        record = run.records[0]
+        cells = next(x for x in table.splitlines() if x.startswith(label)).split()
+        for k, name in enumerate(fields, start=1):
+            changed = getattr(record, name) * getattr(first, name) < 0
+            assert cells[k].endswith(SIGN_CHANGE) == changed, (label, name)
+            marks += changed
+    assert marks > 0 and not any(c.endswith(SIGN_CHANGE) for c in table.splitlines()[3].split())
 
 
 @pytest.mark.parametrize("damage, message", [
@@ -56,20 +70,3 @@ def test_bad_series_folders_are_one_line_errors(capsys, tmp_path, damage, messag
         (tmp_path / "1840-vocab.pkl").write_bytes(pickle.dumps(["a", "b", "c"]))
     code, out, err = run_cli(capsys, "run", "mleat-histwords", "--series", tmp_path, "-o", tmp_path / "o")
     assert code == 2 and err.count("\n") == 1 and err.startswith("eatkit: error: ") and message in err
-
-
-def test_series_table_marks_sign_changes(capsys, tmp_path):
-    write_series(tmp_path / "hw")
-    out = tmp_path / "out"
-    assert run_cli(capsys, "run", "mleat-histwords", "--series", tmp_path / "hw", "--seed", "1",
-                   "--permutations", "100", "--bootstrap", "0", "-o", out, "-q")[0] == 0
-    series = load_series(out)
-    table = series_table(series)
-    first = series.runs[0].records[0]
-    for run in series.runs[1:]:
-        r = run.records[0]
-        changed = (r.level2_x_effect_size * first.level2_x_effect_size) < 0
-        line = next(x for x in table.splitlines() if x.startswith(series.labels[series.runs.index(run)]))
-        cells = line.split()
-        assert cells[2].endswith(SIGN_CHANGE) == changed
-        assert not cells[1].endswith(SIGN_CHANGE)  # level 1 keeps its sign: the planted bias never reverses

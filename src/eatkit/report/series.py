@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from eatkit.errors import EatkitError
 from eatkit.report.formatting import fmt_d, is_missing
 from eatkit.report.run import Run, load_run
-from eatkit.report.style import INK, new_figure, wrap
+from eatkit.report.style import INK, figure_html, new_figure, wrap
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -93,7 +93,7 @@ def _d(record: Any, first: Any, level: str) -> str:
 def _cell(record: Any, pair: str) -> str:
     stats = record.level3.get(pair, {})
     mean, sd = stats.get("mean"), stats.get("sd")
-    return "n/a" if is_missing(mean) else f"{mean:.2f} ({'n/a' if is_missing(sd) else f'{sd:.2f}'})"
+    return "n/a" if is_missing(mean) else f"{fmt_d(mean)} ({fmt_d(sd)})"
 
 
 def series_rows(series: Series, test: str) -> list[tuple[str, ...]]:
@@ -159,8 +159,6 @@ def series_plot(series: Series, test: str) -> Figure:
 
 def series_html(series: Series) -> str:
     """An HTML section per test: the plot over the series and the side-by-side table."""
-    from eatkit.report.eat_html import figure_html
-
     parts = []
     for test in series.tests():
         records = series.points(test)

@@ -25,6 +25,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stimuli.templates import expand_templates
 from eatkit.stimuli.types import StimulusSet
 
 
@@ -115,6 +116,8 @@ class PostprocessedSource(EmbeddingSource):
         """Estimate the statistics on the embeddings of every distinct stimulus of ``sets``."""
         rows: dict[tuple[str, str, str], np.ndarray] = {}
         for stimuli in sets:
+            if stimuli.templates:
+                stimuli = expand_templates(stimuli)
             embedded = self.source.embed(stimuli)
             for item, vector in zip(embedded.ids, embedded.vectors):
                 rows.setdefault((stimuli.modality, stimuli.category or "", item), vector)
