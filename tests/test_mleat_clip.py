@@ -47,6 +47,7 @@ def images(tmp_path_factory: pytest.TempPathFactory):
     return root
 
 
+@pytest.mark.slow
 def test_mleat_clip_compares_prompts_side_by_side(capsys, tmp_path, tiny_model, images):
     out = tmp_path / "out"
     code = main(["run", "mleat-clip", "--model", tiny_model, "--images", str(images), "--compare-prompts", "",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pickle
 
 import numpy as np
@@ -20,6 +19,7 @@ def run_cli(capsys, *args):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_series_over_histwords_decades_recovers_each_decades_eat(capsys, tmp_path):
     decades = write_series(tmp_path / "hw")
     out = tmp_path / "out"

@@ -11,7 +11,6 @@ from the first point's (a sign change). A record's warnings (e.g. the anisotropy
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -141,7 +140,8 @@ def series_plot(series: Series, test: str) -> Figure:
              ("y", "level2_y_effect_size", ":", "^", f"level 2 d({first.y_name})"))
     for level, field, style, marker, label in lines:
         values = [float("nan") if is_missing(getattr(r, field)) else getattr(r, field) for r in records]
-        ax.plot(x, values, linestyle=style, color=INK, linewidth=1.3, label=label)
+        ax.plot(x, values, linestyle=style, color=INK, linewidth=1.3, marker=marker, markersize=6,
+                markerfacecolor="white", label=label)
         for xi, v, r in zip(x, values, records):
             ax.plot([xi], [v], marker=marker, color=INK, markersize=6, linestyle="none",
                     markerfacecolor=INK if _sig(r, level) else "white")
@@ -153,7 +153,7 @@ def series_plot(series: Series, test: str) -> Figure:
                   rotation=45 if len(records) > 6 else 0)
     ax.set_ylabel("effect size d", fontsize=9)
     ax.set_title(wrap(first.title, 70), fontsize=10, pad=60)
-    ax.legend(fontsize=8, frameon=False, loc="best")
+    ax.legend(fontsize=8, frameon=False, loc="best", title="filled marker: significant", title_fontsize=7)
     return fig
 
 
