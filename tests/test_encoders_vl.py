@@ -7,8 +7,6 @@ pass on the same inputs, that prompts are applied, and that images go through th
 from __future__ import annotations
 
 import json
-
-from eatkit.errors import EatkitError
 import sys
 
 import numpy as np
@@ -346,3 +344,51 @@ def test_missing_open_clip_is_a_one_line_error_naming_the_extra(monkeypatch):
         build_model("open_clip:ViT-B-32/openai")
     assert str(err.value) == ("the model 'open_clip:ViT-B-32/openai' needs the optional dependency 'open_clip': "
                               "install it with pip install 'eatkit[vl]'")
+
+
+# -- single-category tests from a suite: a one-sentence target against two image groups ---------------
+
+SC_SUITE = {
+    "schema": "eatkit.suite/1", "id": "sc", "title": "SC-EAT on images",
+    "tests": [{"id": "patriotic", "title": "A patriot: flowers vs. insects", "kind": "sc-eat",
+               "T": {"name": "Patriot", "modality": "sentence", "items": ["a photo of someone who is patriotic"]},
+               "A": {"name": "Flowers", "modality": "image", "category": "t/flowers"},
+               "B": {"name": "Insects", "modality": "image", "category": "t/insects"}}],
+}
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_sc_eat_suite_with_a_one_sentence_target_runs_from_the_cli_and_matches_scipy(
+        open_clip_weights, images, tmp_path, capsys, ddof):
+    from scipy import stats
+
+    from eatkit.cli import main
+
+    extra = images / "t" / "insects" / "e.png"  # unequal groups: 3 flowers, 4 insects
+    Image.fromarray(np.random.default_rng(1).integers(0, 256, (20, 30, 3), dtype=np.uint8)).save(extra)
+    try:
+        suite = tmp_path / "sc.json"
+        suite.write_text(json.dumps(SC_SUITE))
+        model = f"open_clip:eatkit-tiny-vit/{open_clip_weights}"
+        code = main(["run", str(suite), "--model", model, "--images", str(images), "--ddof", str(ddof),
+                     "--sd", "pooled", "--p-method", "welch", "--no-cache", "--seed", "0", "-o", str(tmp_path / "out"),
+                     "--quiet"])
+        assert code == 0, capsys.readouterr().err
+        (record,) = json.loads((tmp_path / "out" / "results.json").read_text())
+        enc = build_model(model, images=images, cache=False)
+        t = enc.embed(StimulusSet("T", "sentence", ("a photo of someone who is patriotic",))).vectors[0]
+        u = [enc.embed(StimulusSet(n, "image", category=f"t/{n}")).vectors for n in ("flowers", "insects")]
+        ua, ub = ((v @ t) / (np.linalg.norm(v, axis=1) * np.linalg.norm(t)) for v in u)
+        pooled = np.sqrt(((ua.size - 1) * ua.var(ddof=ddof) + (ub.size - 1) * ub.var(ddof=ddof))
+                         / (ua.size + ub.size - 2))  # "American == White" eq. 4, group SDs with ddof
+        assert (record["kind"], record["n_t"], record["n_a"], record["n_b"]) == ("sc-eat", 1, 3, 4)
+        assert (record["sd"], record["ddof"], record["p_method"]) == ("pooled", ddof, "welch")
+        assert record["effect_size"] == pytest.approx((ua.mean() - ub.mean()) / pooled, rel=1e-9)
+        welch = stats.ttest_ind_from_stats(ua.mean(), ua.std(ddof=ddof), ua.size, ub.mean(), ub.std(ddof=ddof),
+                                           ub.size, equal_var=False, alternative="greater")
+        assert record["p_value"] == pytest.approx(welch.pvalue, rel=1e-9)
+        if ddof == 1:  # the sample-SD Welch test is scipy's ttest_ind
+            assert record["p_value"] == pytest.approx(
+                stats.ttest_ind(ua, ub, equal_var=False, alternative="greater").pvalue, rel=1e-9)
+    finally:
+        extra.unlink()

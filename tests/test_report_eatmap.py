@@ -87,7 +87,7 @@ def test_the_caption_marks_sampled_p_values(p_value, exact, method, caption):
     ({"level2_x_effect_size": -0.4},  # associated with A, but the level-2 d points to B
      "level2_x_association='A' but level2_x_effect_size=-0.4 (an association with A needs d > 0, with B d < 0)"),
     ({"level2_y_effect_size": None},
-     "level2_y_association='B' but level2_y_effect_size=None (an association with A needs d > 0, with B d < 0)"),
+     "level2_y_association='B' but level2_y_effect_size=nan (an association with A needs d > 0, with B d < 0)"),
     ({"level2_y_association": None},  # the pattern says AB-Divergent, the associations say otherwise
      "pattern='AB-Divergent', but its level-2 associations (X: 'A', Y: None) make 'AX-Singular'"),
     ({"level2_x_alternative": "less"},

@@ -76,7 +76,7 @@ def test_malformed_json_and_records_are_named(tmp_path):
     broken = record()
     del broken["q_value"], broken["level3"], broken["n_a"], broken["p_method"], broken["level2_y_alternative"]
     (run_dir / "results.json").write_text(json.dumps([broken]))
-    assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' lacks 'n_a', 'p_method', 'q_value', "
+    assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' lacks 'n_a', 'p_method', "
                                "'level2_y_alternative'")
     (run_dir / "results.json").write_text(json.dumps([record("BY-Singular", level2_y_effect_size=0.3)]))
     assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' has level2_y_association='B' but "

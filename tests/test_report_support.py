@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from eatkit.analyses.eat import EATRecord
-
 import json
 import shutil
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from eatkit.analyses.eat import EATRecord
 from eatkit.stats.multilevel import PATTERNS
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
@@ -34,10 +33,10 @@ def make_run(tmp_path: Path, name: str = "glove-like", similarities: bool = True
         rng = np.random.default_rng(0)
         arrays = {}
         for r in records:
-            sizes = {"xa": r.n_x * r.n_a, "xb": r.n_x * r.n_b,
-                     "ya": r.n_y * r.n_a, "yb": r.n_y * r.n_b}
+            sizes = {"xa": r["n_x"] * r["n_a"], "xb": r["n_x"] * r["n_b"],
+                     "ya": r["n_y"] * r["n_a"], "yb": r["n_y"] * r["n_b"]}
             for pair in PAIRS:
-                level3 = r.level3[pair]
+                level3 = r["level3"][pair]
                 arrays[f"{r['test']}/{pair}"] = rng.normal(level3["mean"], level3["sd"], sizes[pair])
         np.savez(run_dir / "similarities.npz", **arrays)
     return run_dir

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+from dataclasses import replace
 from test_report_support import eat_record, make_run, record, write_run
 
 from eatkit.errors import EatkitError
@@ -33,9 +34,9 @@ def glove(tmp_path):
 
 @pytest.fixture
 def nasty(tmp_path):
-    rec = eat_record(x_name=NASTY, a_name="A_1", test="t_1", n_y=24, n_b=20, effect_size=float("nan"), q_value=None,
+    rec = record(x_name=NASTY, a_name="A_1", test="t_1", n_y=24, n_b=20, effect_size=float("nan"), q_value=None,
                  pattern="AB-Divergent")
-    return load_run(write_run(tmp_path, [rec, eat_record(test="t&2", title="T&2")],
+    return load_run(write_run(tmp_path, [rec, record(test="t&2", title="T&2")],
                               {"suite": {"id": "s_1", "title": "Suite_1 & more"}, "source": {"model": "m_1%"}}))
 
 
@@ -51,11 +52,11 @@ def test_number_formats():
 def test_sampled_p_values_are_marked():
     floor = 1 / 100001
     sampled = eat_record(p_value=floor, n_permutations=100000)
-    assert [fmt_p_marked(sampled), fmt_p_marked({**sampled, "p_value": 2 / 100001})] == ["\u22641.0e-05", "2.0e-05\u2020"]
-    assert fmt_p_marked({**sampled, "p_value": 0.5}) == "0.500\u2020"
-    assert fmt_p_marked({**sampled, "p_value_exact": True}) == "1.0e-05"  # an exact p is never marked
-    assert fmt_p_marked({**sampled, "p_method": "welch"}) == "1.0e-05"  # nor is Welch's
-    assert fmt_p_marked({**sampled, "p_value": None}) == "n/a"
+    assert [fmt_p_marked(sampled), fmt_p_marked(replace(sampled, p_value=2 / 100001))] == ["\u22641.0e-05", "2.0e-05\u2020"]
+    assert fmt_p_marked(replace(sampled, p_value=0.5)) == "0.500\u2020"
+    assert fmt_p_marked(replace(sampled, p_value_exact=True)) == "1.0e-05"  # an exact p is never marked
+    assert fmt_p_marked(replace(sampled, p_method="welch")) == "1.0e-05"  # nor is Welch's
+    assert fmt_p_marked(replace(sampled, p_value=float("nan"))) == "n/a"
     # level 2 draws as many partitions as a sampled level 1; after an exact level 1, the default 100000
     level2 = eat_record(p_value=0.004, p_value_exact=True, n_permutations=12870, level2_x_p_value=floor,
                     level2_x_p_exact=False, level2_y_p_value=floor, level2_y_p_exact=True)
@@ -120,7 +121,7 @@ def test_csv_keeps_full_precision(glove, nasty, tmp_path):
     assert len(rows) == 11
     nasty_rows = list(csv.reader(io.StringIO(csv_table(nasty))))
     assert nasty_rows[1][2] == NASTY and nasty_rows[1][8] == "" and nasty_rows[1][10] == ""
-    negative_zero = load_run(write_run(tmp_path, [eat_record("AX-Singular", level2_y_effect_size=-0.0)], name="zero"))
+    negative_zero = load_run(write_run(tmp_path, [record("AX-Singular", level2_y_effect_size=-0.0)], name="zero"))
     assert list(csv.reader(io.StringIO(csv_table(negative_zero))))[1][13] == "0.0"
 
 

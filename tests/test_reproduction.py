@@ -45,8 +45,8 @@ def test_weat_p_values_significant_and_exact_where_cheap(weat_glove840b):
         assert r.p_value_exact == (r.n_x + r.n_y <= 44), r.test
     weat7 = next(r for r in weat_glove840b.records if r.test == "weat7")
     # exact: 12870 partitions of 8 + 8 targets; the count is an integer
-    assert weat7["n_permutations"] == math.comb(16, 8)
-    assert (weat7["p_value"] * math.comb(16, 8)) == pytest.approx(round(weat7["p_value"] * math.comb(16, 8)))
+    assert weat7.n_permutations == math.comb(16, 8)
+    assert (weat7.p_value * math.comb(16, 8)) == pytest.approx(round(weat7.p_value * math.comb(16, 8)))
 
 
 def test_weat_patterns_match_ml_eat_table_1(weat_glove840b):

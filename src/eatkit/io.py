@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from eatkit.errors import MissingExtraError
 
@@ -81,6 +82,17 @@ def require(module: str, what: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         raise MissingExtraError(what, extra, module.partition(".")[0]) from None
+
+
+def load_object(path: str) -> Any:
+    """The object named ``"package.module:attribute"``, imported on demand (registries name their entries
+    this way so that listing them imports nothing heavy).
+
+    >>> load_object("json:dumps")([1])
+    '[1]'
+    """
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def ensure_installed(module: str, what: str, extra: str) -> None:

@@ -9,12 +9,12 @@ imported, so the list is complete without importing any encoder module; :func:`r
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 from dataclasses import dataclass
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import load_object
 from eatkit.sources.base import EmbeddingSource
 
 
@@ -31,8 +31,7 @@ class ModelSpec:
 
     def build(self, **options: Any) -> EmbeddingSource:
         """Build the model with ``options`` (keyword arguments of its factory, checked before it runs)."""
-        module_name, _, attr = self.factory.partition(":")
-        factory = getattr(importlib.import_module(module_name), attr)
+        factory = load_object(self.factory)
         accepted = _keyword_options(factory, dict(self.defaults))
         unknown = sorted(set(options) - set(accepted)) if accepted is not None else []
         if unknown:
@@ -42,8 +41,7 @@ class ModelSpec:
 
     def option_names(self) -> set[str] | None:
         """The keyword options the model takes (``None``: its factory takes any)."""
-        module_name, _, attr = self.factory.partition(":")
-        return _keyword_options(getattr(importlib.import_module(module_name), attr), dict(self.defaults))
+        return _keyword_options(load_object(self.factory), dict(self.defaults))
 
 
 def _keyword_options(factory: Any, fixed: dict[str, Any]) -> set[str] | None:
@@ -102,7 +100,7 @@ def build_model(name: str, **options: Any) -> EmbeddingSource:
     >>> build_model("glove-6b-50d", bogus=1)
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option 'bogus' (it takes: cased, oov)
+    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option 'bogus' (it takes: oov)
     """
     return get_model(name).build(**options)
 

@@ -28,7 +28,7 @@ import numpy as np
 from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write, atomic_write_bytes, text_sha256
+from eatkit.io import atomic_write, text_sha256
 from eatkit.manifest import build_manifest
 from eatkit.progress import progress
 from eatkit.records import Record

@@ -11,13 +11,13 @@ table). Modules are imported only when their kind is used.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from eatkit.analyses.base import Analysis
 from eatkit.errors import EatkitError
+from eatkit.io import load_object
 from eatkit.records import Record
 
 #: test kind -> "module:class" of its analysis
@@ -32,8 +32,7 @@ def get_analysis(kind: str) -> Analysis:
     """The analysis of a test kind; an unknown kind is an error listing the known ones."""
     if kind not in ANALYSES:
         raise EatkitError(f"unknown test kind {kind!r} (known: {', '.join(ANALYSES)})")
-    module, _, name = ANALYSES[kind].partition(":")
-    return getattr(importlib.import_module(module), name)()
+    return load_object(ANALYSES[kind])()
 
 
 def record_from_json(data: Any, where: str = "record") -> Record:

@@ -30,11 +30,6 @@ def _cell(tag: str, column: str, content: str) -> str:
 
 
 
-def _cell(tag: str, column: str, content: str) -> str:
-    css = f' class="{_CELL_CLASS[column]}"' if column in _CELL_CLASS else ""
-    return f"<{tag}{css}>{content}</{tag}>"
-
-
 def _results_html(run: Run) -> str:
     head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in COLUMNS)
     body = []
@@ -141,8 +136,6 @@ def _forest_note(run: Run) -> str:
         "and can disagree with it, e.g. exclude 0 while p \u2265 0.05. "
         f"Filled markers: q < 0.05. {STARS_NOTE}."
     )
-
-
 
 
 class EATRenderer:

@@ -49,11 +49,12 @@ def cell_style(association: str | None, attribute: str) -> tuple[str, str]:
     return (POSITIVE, POSITIVE_HATCH) if attribute == "A" else (NEGATIVE, NEGATIVE_HATCH)
 
 
-def p_phrase(record: Mapping[str, Any]) -> str:
+def p_phrase(record: Any) -> str:
     """The level-1 p-value as the map's caption writes it, with the mark of a sampled one.
 
-    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 99999, "p_value": 1e-05}
-    >>> p_phrase(rec), p_phrase({**rec, "p_value": 0.0123}), p_phrase({**rec, "p_method": "welch"})
+    >>> from types import SimpleNamespace as Rec
+    >>> rec = dict(p_method="permutation", p_value_exact=False, n_permutations=99999, p_value=1e-05)
+    >>> p_phrase(Rec(**rec)), p_phrase(Rec(**rec | {"p_value": 0.0123})), p_phrase(Rec(**rec | {"p_method": "welch"}))
     ('p ≤ 1.0e-05', 'p = 0.012†', 'p = 1.0e-05')
     """
     text = fmt_p_marked(record)

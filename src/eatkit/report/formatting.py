@@ -55,10 +55,11 @@ def sampled_draws(record: Mapping[str, Any], level: str = "") -> int | None:
     Level 2 draws as many partitions as level 1 when level 1 is sampled; when level 1 was counted
     exactly, ``permutations="auto"`` was in force and level 2 drew the default number.
 
-    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 5000,
-    ...        "level2_x_p_exact": False}
-    >>> sampled_draws(rec), sampled_draws(rec, "x"), sampled_draws({**rec, "p_method": "welch"})
-    (5000, 5000, None)
+    >>> from types import SimpleNamespace as Rec
+    >>> l2 = Rec(exact=False, n_permutations=5000)
+    >>> rec = Rec(p_method="permutation", p_value_exact=False, n_permutations=5000, level2=lambda t: l2)
+    >>> sampled_draws(rec), sampled_draws(rec, "x")
+    (5000, 5000)
     """
     if not level:
         return None if record.p_method != "permutation" or record.p_value_exact else record.n_permutations
@@ -76,8 +77,9 @@ def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
     ``≤`` before a p at the Monte Carlo floor 1/(n + 1) (no draw was as extreme as the observation),
     ``†`` after any other sampled p; exact and Welch p-values stay unmarked.
 
-    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 99999, "p_value": 1e-05}
-    >>> fmt_p_marked(rec), fmt_p_marked({**rec, "p_value": 0.0123}), fmt_p_marked({**rec, "p_value_exact": True})
+    >>> from types import SimpleNamespace as Rec
+    >>> rec = dict(p_method="permutation", p_value_exact=False, n_permutations=99999, p_value=1e-05)
+    >>> fmt_p_marked(Rec(**rec)), fmt_p_marked(Rec(**rec | {"p_value": 0.0123})), fmt_p_marked(Rec(**rec | {"p_value_exact": True}))
     ('≤1.0e-05', '0.012†', '1.0e-05')
     """
     p = record.p_value if not level else record.level2(level).p_value
@@ -90,8 +92,9 @@ def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
 def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TEXT_SYMBOLS) -> str:
     """The legend of the level-1 p-values of ``records`` and of their sampling marks, in ``symbols``.
 
-    >>> rec = {"p_method": "welch", "p_value_exact": False, "alternative": "greater", "level2_x_p_exact": False,
-    ...        "level2_y_p_exact": False, "p_value": 0.01, "level2_x_p_value": 0.2, "level2_y_p_value": 0.3}
+    >>> from types import SimpleNamespace as Rec
+    >>> rec = Rec(p_method="welch", p_value_exact=False, alternative="greater", p_value=0.01,
+    ...           level2=lambda t: Rec(exact=False, p_value=0.2, n_permutations=0))
     >>> p_note([rec])
     "p: level-1 p-value of Welch's t-test (alternative: greater)"
     """

@@ -6,12 +6,12 @@ A renderer has ``console_table(records) -> str`` and ``html_section(run, records
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from functools import cache
 from html import escape
 from typing import Any
 
+from eatkit.io import load_object
 from eatkit.records import Record
 from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes
 
@@ -25,10 +25,7 @@ RENDERERS: dict[str, str] = {
 @cache
 def renderer(kind: str) -> Any:
     """The renderer of a record kind (a kind without one is shown as a generic table of its fields)."""
-    if kind not in RENDERERS:
-        return FieldTable()
-    module, _, name = RENDERERS[kind].partition(":")
-    return getattr(importlib.import_module(module), name)()
+    return load_object(RENDERERS[kind])() if kind in RENDERERS else FieldTable()
 
 
 def console_tables(records: Sequence[Record]) -> str:

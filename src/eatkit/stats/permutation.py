@@ -37,7 +37,6 @@ Fisher-Yates shuffle of the indices, vectorised over draws), and reports ``(coun
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
