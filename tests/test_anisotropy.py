@@ -148,9 +148,12 @@ def test_cli_prints_the_warning_and_postprocess_center_removes_it(capsys, tmp_pa
     planted = _write_planted(tmp_path)
     common = ["run", str(tmp_path / "planted.json"), "--vectors", str(tmp_path / "skewed.txt"), "--seed", "0",
               "--permutations", "100", "--bootstrap", "0", "-o"]
-    assert main([*common, str(tmp_path / "raw")]) == 0
+    assert main([*common, str(tmp_path / "raw"), "--report"]) == 0
     out = capsys.readouterr().out
     assert "warning: planted: cosine may not discriminate here" in out
+    html = (tmp_path / "raw" / "report.html").read_text()
+    assert "<strong>Warnings:</strong>" in html and "planted: cosine may not discriminate here" in html
+    assert '<td class="num">0.99</td>' in html  # the random-pair baseline beside the level-3 cells
     raw = json.loads((tmp_path / "raw" / "results.json").read_text())[0]
     assert raw["warnings"] == [raw["anisotropy"]["warning"]] and raw["anisotropy"]["baseline_mean"] > 0.98
     assert main([*common, str(tmp_path / "centred"), "--postprocess", "center"]) == 0
