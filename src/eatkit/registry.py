@@ -181,6 +181,15 @@ for _spec in (
         "prompt= (e.g. 'This is {x}.'); the model's tokenizer",
     ),
     ModelSpec(
+        name="gpt2-mleat:<name>",
+        factory="eatkit.encoders.text:CausalLMMLEAT",
+        modalities=("word", "sentence"),
+        extra="text",
+        description="a causal language model (GPT-2: gpt2-mleat:gpt2, gpt2-medium, gpt2-large, gpt2-xl) as the ML-EAT "
+        "seed embeds it: each word in the prompt 'This is {x}.', top layer (hidden state -1), last token; the "
+        "model's tokenizer; options of hf:<name> override the preset",
+    ),
+    ModelSpec(
         name="hf-clip:<name>",
         factory="eatkit.encoders.vision_language:HFCLIPEncoder",
         modalities=("word", "sentence", "image"),

@@ -111,6 +111,7 @@ def _params(args: argparse.Namespace, kind: str) -> dict[str, Any]:
 
 def _cmd_probe(args: argparse.Namespace) -> int:
     from eatkit.analyses import get_analysis
+    from eatkit.report.kinds import console_tables
     from eatkit.analyses.base import RunOptions
     from eatkit.probes import probe_suite, run_probe
     from eatkit.runner import prepare_output
@@ -134,7 +135,8 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     run = run_probe(kind, model, images, groups=groups, seed=args.seed, params=params,
                     confidence_level=args.confidence_level, command=command)
     out = run.save(out)
-    return show_run(run.records, out, args, _write_extras(run, out))
+    written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json{_write_extras(run, out)}"
+    return show_run(console_tables(run.records), written, out, args)
 
 
 def _model(args: argparse.Namespace, kind: str) -> Any:
