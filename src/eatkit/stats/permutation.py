@@ -308,31 +308,37 @@ def _count_exact(values: np.ndarray, k: int, t: _Thresholds) -> dict[str, int]:
 # --- Monte Carlo ------------------------------------------------------------------------------------
 
 
+def random_subsets(n: int, r: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``draws`` uniformly random size-``r`` subsets of ``range(n)``, as a (draws, r) index array.
+
+    Vectorised partial Fisher-Yates: for position i = 0..r-1, swap column i with a uniform column in
+    [i, n) (each draw is without replacement).
+    """
+    perm = np.tile(np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64), (draws, 1))
+    rows = np.arange(draws)
+    for i in range(r):
+        j = rng.integers(i, n, size=draws)
+        swapped = perm[rows, j]
+        perm[rows, j] = perm[:, i]
+        perm[:, i] = swapped
+    return perm[:, :r]
+
+
 def _monte_carlo_counts(
     values: np.ndarray, k: int, draws: int, rng: np.random.Generator, thresholds: list[_Thresholds]
 ) -> list[dict[str, int]]:
     """Counts, per column of ``values`` (n, q), of ``draws`` uniformly random size-k row subsets (each
     drawn without replacement) whose sums reach the column's thresholds. Memory is bounded by the batch.
 
-    Vectorised partial Fisher-Yates: for position i = 0..r-1, swap column i with a uniform column in
-    [i, n). Only r = min(k, n - k) positions are shuffled; when the complement is the smaller side its
-    sum is subtracted from the total.
+    Only r = min(k, n - k) positions are shuffled (:func:`random_subsets`); when the complement is the
+    smaller side its sum is subtracted from the total.
     """
     n, q = values.shape
     r = min(k, n - k)
     total = values.sum(axis=0)
     counts = [{"greater": 0, "less": 0, "two-sided": 0} for _ in range(q)]
-    base = np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64)
     for start in range(0, draws, MC_BATCH):
-        b = min(MC_BATCH, draws - start)
-        perm = np.tile(base, (b, 1))
-        rows = np.arange(b)
-        for i in range(r):
-            j = rng.integers(i, n, size=b)
-            swapped = perm[rows, j]
-            perm[rows, j] = perm[:, i]
-            perm[:, i] = swapped
-        chosen = perm[:, :r]
+        chosen = random_subsets(n, r, min(MC_BATCH, draws - start), rng)
         for c in range(q):
             sums = values[chosen, c].sum(axis=1)
             batch_counts = _count_sums(sums if r == k else total[c] - sums, thresholds[c])
