@@ -205,10 +205,12 @@ def load_torch_weights(path: str | os.PathLike[str]) -> Any:
                           f"{one_line(err)}") from None
 
 
-def inside(folder: str | os.PathLike[str], name: str, what: str = "file") -> Path:
+def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, links_out: bool = False) -> Path:
     """``folder / name`` for a relative ``name`` read from a suite, manifest or config, refusing a name
-    that would reach outside ``folder``: an absolute path, a ``..`` component, or a path that leaves the
-    folder through a symbolic link. The returned path need not exist.
+    that would reach outside ``folder``: an absolute path, a ``..`` component, or (unless ``links_out``)
+    a path that leaves the folder through a symbolic link. ``links_out=True`` is for a folder the user
+    named and arranged (``--images DIR``, whose category folders may link to a dataset elsewhere): the
+    name from the file still cannot climb out of it. The returned path need not exist.
 
     >>> inside("/data/ieat", "age/young")
     PosixPath('/data/ieat/age/young')
@@ -226,6 +228,8 @@ def inside(folder: str | os.PathLike[str], name: str, what: str = "file") -> Pat
     if ".." in PurePosixPath(name.replace("\\", "/")).parts:
         raise EatkitError(f"{what} '{name}' must stay inside {base} (no '..' component)")
     path = base / name
+    if links_out:
+        return path
     real_base = base.resolve()
     real = path.resolve()
     if real != real_base and real_base not in real.parents:

@@ -75,7 +75,7 @@ def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Pa
         return [] if text_sha256(item_id) == recorded else [f"{where}: '{item_id}' does not match its sha256"]
     if root is None:
         raise EatkitError("the run's manifest names no image folder: pass --images DIR (images=DIR)")
-    path = inside(root, item_id, "image")
+    path = inside(root, item_id, "image", links_out=True)
     if not path.is_file():
         return [f"{where}: {item_id} is missing from {root}"]
     now = file_sha256(path)

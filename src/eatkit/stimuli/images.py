@@ -3,7 +3,8 @@
 The files of a category are the image files (:data:`IMAGE_SUFFIXES`, any case, hidden files skipped)
 directly inside ``<root>/<category>``, sorted by name; their ids are ``<category>/<file name>``. A broken
 symbolic link to an image, or a subfolder holding images, is an error (never silently skipped); so is a
-category or an image that reaches outside ``<root>`` (``..``, an absolute path, a symbolic link out).
+category that names a folder outside ``<root>`` (``..``, an absolute path). Symbolic links that the user
+put in the image folder (a category linked to a dataset elsewhere) are followed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
         raise EatkitError(f"set '{stimuli.name}' is not an image category")
     if not root.is_dir():
         raise EatkitError(f"image folder {root} does not exist")
-    folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'")
+    folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'", links_out=True)
     if not folder.is_dir():
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
     files = []
@@ -45,7 +46,6 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
             if not p.is_file():
                 what = "a broken symbolic link" if p.is_symlink() else "not a regular file"
                 raise EatkitError(f"image {p} for set '{stimuli.name}' is {what}")
-            inside(root, f"{stimuli.category}/{p.name}", f"image of set '{stimuli.name}'")
             files.append(p)
     if not files:
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' contains no images "
