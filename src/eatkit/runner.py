@@ -31,7 +31,7 @@ from eatkit.stats import adjust_p_values, bootstrap_effect_size, ml_eat
 from eatkit.stats._validation import check_alternative, check_ddof
 from eatkit.stats.differential import P_METHODS
 from eatkit.stats.effect_size import check_sd
-from eatkit.stats.permutation import EXACT_MAX_SUMS, check_permutations, exact_cost, resolve_rng
+from eatkit.stats.permutation import check_exact_feasible, check_permutations, resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 #: columns of the printed and CSV table, in order
@@ -236,14 +236,12 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_exact_feasible(test_id: str, sets: dict[str, Embedded]) -> None:
-    """Refuse ``permutations="exact"`` up front for a test whose exact count cannot fit in memory."""
+    """Refuse ``permutations="exact"`` up front for a test whose exact count is out of reach."""
     for first, second in (("X", "Y"), ("A", "B")):
-        k, m = len(sets[first].ids), len(sets[second].ids)
-        if exact_cost(k + m, k) > EXACT_MAX_SUMS:
-            raise EatkitError(
-                f"test '{test_id}': an exact permutation test for {k} + {m} stimuli ({first} and {second}) "
-                "would not fit in memory; use --permutations auto or a number of draws"
-            )
+        try:
+            check_exact_feasible(len(sets[first].ids), len(sets[second].ids))
+        except EatkitError as err:
+            raise EatkitError(f"test '{test_id}' ({first} and {second}): {err}") from None
 
 
 def _test_seed(run_seed: int, test_id: str) -> int:
