@@ -64,7 +64,6 @@ counted as a draw; Phipson & Smyth 2010) with its Monte Carlo standard error. Ea
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +71,9 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats import _kernels
+from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
+from eatkit.stats.options import check_permutations
 
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
@@ -128,30 +129,6 @@ class PermutationOutcome:
     counts: dict[str, int]
     tolerance: float
     seed: int | None
-
-
-def resolve_rng(rng: Any) -> tuple[np.random.Generator, int | None]:
-    """A Generator and the seed to record: an int seeds a new Generator; None draws a fresh seed
-    (recorded, so the run can be repeated); a Generator is used as is (its seed is unknown)."""
-    if isinstance(rng, np.random.Generator):
-        return rng, None
-    if rng is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-        return np.random.default_rng(seed), seed
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng)), int(rng)
-    raise EatkitError(f"rng must be None, a non-negative integer seed or a numpy Generator, got {rng!r}")
-
-
-def check_permutations(permutations: Any) -> str | int:
-    """Validate the ``permutations`` argument: ``"auto"``, ``"exact"`` or a positive number of draws."""
-    if permutations in ("auto", "exact"):
-        return permutations
-    if isinstance(permutations, numbers.Integral) and not isinstance(permutations, bool) and permutations >= 1:
-        return int(permutations)
-    raise EatkitError(
-        f"permutations must be 'auto', 'exact' or a positive integer, got {permutations!r}"
-    )
 
 
 def exact_cost(n: int, k: int) -> int:
