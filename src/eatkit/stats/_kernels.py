@@ -85,9 +85,9 @@ if AVAILABLE:
     @njit(cache=True, nogil=True)
     def _bucketed(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count):
         """The elements ``starts[r]:ends[r]`` of runs r0.. (all in [lo, lo + width)), sorted: a bucket
-        sort on ``(v - lo) >> shift`` with about ``count`` buckets. The
-        windows are narrow and the sums' density smooth, so buckets hold one or two elements; a bucket of
-        many (heavily tied inputs) is sorted as a whole."""
+        sort on ``(v - lo) >> shift`` with about ``count`` buckets. The windows are narrow and the sums'
+        density smooth, so buckets hold one or two elements and one insertion sort pass finishes the
+        job; with large buckets (heavily tied inputs) each bucket holding more than one value is sorted."""
         bits = 0
         while (1 << (bits + 1)) <= count:
             bits += 1
@@ -101,29 +101,32 @@ if AVAILABLE:
             s = shifts[r0 + r] - lo
             for i in range(starts[r], ends[r]):
                 hist[((run[i] + s) >> shift) + 1] += 1
+        fullest = 0
         for b in range(1, hist.size):
+            fullest = max(fullest, hist[b])
             hist[b] += hist[b - 1]
-        fill = hist[:-1].copy()
+        bounds = hist.copy() if fullest > 64 else hist[:1]
         out = np.empty(count, dtype=np.int64)
         for r in range(nruns):
             run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
             s = shifts[r0 + r] - lo
             for i in range(starts[r], ends[r]):
                 key = (run[i] + s) >> shift
-                out[fill[key]] = run[i] + shifts[r0 + r]
-                fill[key] += 1
-        for b in range(hist.size - 1):
-            a, e = hist[b], hist[b + 1]
-            if e - a <= 16:
-                for i in range(a + 1, e):  # insertion sort
-                    v = out[i]
-                    j = i - 1
-                    while j >= a and out[j] > v:
-                        out[j + 1] = out[j]
-                        j -= 1
-                    out[j + 1] = v
-            else:
-                out[a:e].sort()
+                out[hist[key]] = run[i] + shifts[r0 + r]
+                hist[key] += 1
+        if fullest <= 64:  # every element is at most 64 places from its rank: one insertion sort pass
+            for i in range(1, count):
+                v = out[i]
+                j = i - 1
+                while j >= 0 and out[j] > v:
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = v
+        else:  # large buckets (heavily tied inputs): sort each bucket unless it holds one value
+            for b in range(bounds.size - 1):
+                a, e = bounds[b], bounds[b + 1]
+                if e - a > 1 and out[a:e].min() < out[a:e].max():
+                    out[a:e].sort()
         return out
 
     @njit(cache=True, nogil=True)
@@ -203,7 +206,8 @@ if AVAILABLE:
                         c0 += p0
                         c1 += p1
                     acc[0] += c0
-                    acc[nt - 1] += c1 if nt > 1 else 0
+                    if nt > 1:
+                        acc[1] += c1
                 acc += wl * below
                 for r in range(l0, l1):
                     lstart[r - l0] = lend[r - l0]
