@@ -43,13 +43,14 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
 * Compiled (numba, the ``fast`` extra; :mod:`eatkit.stats._kernels`): each half of h values is split into
   a head of h - 20 values and a base of 20; the base's sums are listed once per size and sorted (2^20
   int64, 8 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
-  subsets A: sorted lists that are never merged in memory. The pairs of a stratum are counted in windows
-  of the left axis holding about 2^20 sums of each side: per window, each run's slice is found by
-  binary search, the slices of both sides are gathered and bucket-sorted, and a two-pointer merge counts
-  the pairs (right sums below the window's range pair with all of its left sums). Windows run in
-  parallel on all cores; memory stays at about 2 x 8 MB + 50 MB per thread whatever n. Time is linear
-  in the number of sums listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums, under a second;
-  32 + 32: 8.6e9 sums, WEAT 3: under a minute on two cores; see ``bench/bench_stats.py``).
+  subsets A: sorted lists that are never merged in memory. The pairs of a stratum are counted in parallel
+  tasks (ranges of the left axis holding about 2^21 sums of each side, cut from a sample of every run),
+  each walked in cache-sized windows of about 2^14 sums: each run's slice bounds are walked on from the
+  previous window's, the slices of both sides are gathered and bucket-sorted, and a two-pointer merge
+  counts the pairs (right sums below the window's range pair with all of its left sums). Memory stays at
+  2 x 8 MB of base sums plus a few MB per thread whatever n. Time is linear in the number of sums listed,
+  ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at roughly
+  ``SECONDS_PER_SUM`` per sum and core (``bench/bench_stats.py`` prints the times by size).
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
