@@ -41,7 +41,7 @@ def list_suites() -> list[Suite]:
     """The bundled suites, sorted by id.
 
     >>> [suite.id for suite in list_suites()][:3]
-    ['american-white', 'ieat', 'ieat-intersectional']
+    ['american-white', 'grounded-coco', 'grounded-concap']
     """
     return [_load_bundled(suite_id) for suite_id in sorted(_bundled_files())]
 
