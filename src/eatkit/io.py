@@ -149,12 +149,12 @@ class _PlainUnpickler(pickle.Unpickler):
                                      "(only plain containers, strings and numbers)")
 
 
-def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII") -> Any:
+def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: str = "pickle file") -> Any:
     """The plain data (containers, strings, numbers) held in a pickle file, without running any code.
 
     ``encoding`` decodes the byte strings of Python 2 pickles (``"latin1"`` or ``"bytes"``, as
     :func:`pickle.load`). A pickle that names any other class or function is refused with an
-    :class:`EatkitError` naming the file and the global.
+    :class:`EatkitError` naming the file (as ``what``) and the global.
 
     >>> import tempfile, pathlib; p = pathlib.Path(tempfile.mkdtemp()) / "v.pkl"
     >>> _ = p.write_bytes(pickle.dumps({"words": ["rose", "ant"], "n": 2}))
@@ -165,12 +165,12 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII") -> Any
     try:
         data = path.read_bytes()
     except OSError as err:
-        raise EatkitError(f"cannot read pickle file {path}: {one_line(err.strerror or err)}") from None
+        raise EatkitError(f"cannot read {what} {path}: {one_line(err.strerror or err)}") from None
     try:
         return _PlainUnpickler(io.BytesIO(data), encoding=encoding).load()
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError,
             AttributeError, UnicodeDecodeError, OverflowError, MemoryError) as err:
-        raise EatkitError(f"refusing pickle file {path}: {one_line(err)}") from None
+        raise EatkitError(f"refusing {what} {path}: {one_line(err)}") from None
 
 
 def load_torch_weights(path: str | os.PathLike[str]) -> Any:

@@ -7,10 +7,10 @@ order, checking that every matrix has its vocabulary and that all decades share 
 :func:`load_histwords_decade` loads one decade as :class:`HistWordsDecade` (a
 :class:`~eatkit.sources.vectors.WordVectors`).
 
-**Safety.** A pickle can run arbitrary code when loaded. The vocabulary is read with a restricted
-unpickler (:func:`read_vocabulary`) that builds only plain containers (list, tuple, dict, set) and
-strings/numbers, and refuses any pickle that names a class or function (other than ``set`` and
-``frozenset``); the matrix is read with ``allow_pickle=False``.
+**Safety.** A pickle can run arbitrary code when loaded. The vocabulary is read with eatkit's one
+restricted unpickler (:func:`eatkit.io.load_pickle`), which builds only plain containers and
+strings/numbers and refuses any pickle that names another class or function; the matrix is read with
+``allow_pickle=False``.
 
 **Zero-norm vectors.** HistWords stores a zero row for a word with too few co-occurrences in a decade
 (many stimuli in 1800; symphony, math and calculus in several decades). Cosine similarity is undefined
@@ -22,34 +22,20 @@ the bundled suite ``mleat-histwords``, whose substitutions are part of the suite
 
 from __future__ import annotations
 
-import io
 import os
-import pickle
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from eatkit.io import file_sha256
+from eatkit.io import file_sha256, load_pickle
 from eatkit.errors import EatkitError, one_line
 from eatkit.sources.base import Embedded
 from eatkit.sources.vectors import OovPolicy, WordVectors
 from eatkit.stimuli.types import StimulusSet
 
 _MATRIX = re.compile(r"^(\d{3,4})-w\.npy$")
-#: the only globals a vocabulary pickle may name: builtin set constructors (no code, no attributes)
-_ALLOWED_GLOBALS = {("builtins", "set"), ("builtins", "frozenset"), ("__builtin__", "set"),
-                    ("__builtin__", "frozenset")}
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    """An unpickler for plain data: any class or function other than set/frozenset is refused."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED_GLOBALS:
-            return set if name == "set" else frozenset
-        raise pickle.UnpicklingError(f"it references {module}.{name}, which a word list never needs")
 
 
 def read_vocabulary(path: str | os.PathLike[str]) -> list[str]:
@@ -57,20 +43,13 @@ def read_vocabulary(path: str | os.PathLike[str]) -> list[str]:
 
     Python 2 byte strings are decoded as UTF-8 (invalid bytes replaced by U+FFFD).
 
-    >>> import tempfile, pathlib; p = pathlib.Path(tempfile.mkdtemp()) / "1810-vocab.pkl"
+    >>> import pickle, tempfile, pathlib; p = pathlib.Path(tempfile.mkdtemp()) / "1810-vocab.pkl"
     >>> _ = p.write_bytes(pickle.dumps(["the", "math"], protocol=2))
     >>> read_vocabulary(p)
     ['the', 'math']
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise EatkitError(f"cannot read vocabulary file {path}: {err.strerror or one_line(err)}") from None
-    try:
-        words = _PlainUnpickler(io.BytesIO(data), encoding="bytes").load()
-    except Exception as err:  # noqa: BLE001 -- any failure of an untrusted pickle is bad input
-        raise EatkitError(f"vocabulary file {path} is not a plain pickled word list: {one_line(err)}") from None
+    words = load_pickle(path, encoding="bytes", what="vocabulary file")
     if not isinstance(words, (list, tuple)):
         raise EatkitError(f"vocabulary file {path} holds a {type(words).__name__}, expected a list of words")
     out = []
