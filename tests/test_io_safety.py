@@ -158,3 +158,16 @@ def test_dataset_manifest_cannot_write_outside_its_folder(tmp_path: Path) -> Non
     with pytest.raises(EatkitError, match=r"dataset file '\.\./victim' must stay inside"):
         download_dataset("ieat", tmp_path / "dest", manifest=manifest, progress=False)
     assert (tmp_path / "victim").read_text() == "keep"
+
+
+def test_a_series_file_cannot_name_a_run_folder_outside_it(tmp_path: Path) -> None:
+    import json
+
+    from eatkit.report.series import load_series
+
+    series = tmp_path / "series"
+    series.mkdir()
+    (series / "series.json").write_text(json.dumps({"schema": "eatkit.series/1", "kind": "series", "points": [
+        {"label": "a", "folder": "../elsewhere"}, {"label": "b", "folder": "/etc"}]}))
+    with pytest.raises(EatkitError, match=r"series.json: point folder '\.\./elsewhere' must stay inside .*no '\.\.'"):
+        load_series(series)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import inside
 from eatkit.report.formatting import fmt_d, is_missing
 from eatkit.report.run import Run, load_run
 from eatkit.report.style import INK, figure_html, new_figure, wrap
@@ -72,7 +73,7 @@ def load_series(folder: str | Path) -> Series:
                        for p in points)):
         raise EatkitError(f"{path} is not an eatkit series (schema eatkit.series/1 with 2 or more points)")
     return Series(str(data.get("kind", "series")), [p["label"] for p in points],
-                  [load_run(folder / p["folder"]) for p in points])
+                  [load_run(inside(folder, p["folder"], f"{path}: point folder")) for p in points])
 
 
 def _sig(record: Any, level: str) -> bool:
