@@ -10,7 +10,6 @@ from conftest import shared_path
 from eatkit import RunOptions, load_suite, run_suite
 from eatkit.sources.precomputed import IEATEmbeddings
 from eatkit.sources.vectors import load_word_vectors
-from eatkit.stats.permutation import compiled
 from published_values import IEAT_TABLE1, IEAT_TABLE2_IGPT_FROM_TEXT, WEAT_CALISKAN_D
 
 pytestmark = pytest.mark.shared_data
