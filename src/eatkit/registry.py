@@ -181,6 +181,15 @@ for _spec in (
         "prompt= (e.g. 'This is {x}.'); the model's tokenizer",
     ),
     ModelSpec(
+        name="gpt2-mleat:<name>",
+        factory="eatkit.encoders.text:CausalLMMLEAT",
+        modalities=("word", "sentence"),
+        extra="text",
+        description="a causal language model (GPT-2: gpt2-mleat:gpt2, gpt2-medium, gpt2-large, gpt2-xl) as the ML-EAT "
+        "seed embeds it: each word in the prompt 'This is {x}.', top layer (hidden state -1), last token; the "
+        "model's tokenizer; options of hf:<name> override the preset",
+    ),
+    ModelSpec(
         name="hf-clip:<name>",
         factory="eatkit.encoders.vision_language:HFCLIPEncoder",
         modalities=("word", "sentence", "image"),
@@ -218,6 +227,24 @@ for _spec in (
             ("hf-lxmert", "HFLxmertEncoder", "LXMERT (LxmertModel, e.g. unc-nlp/lxmert-base-uncased) on region "
              "features"),
         )
+    ),
+    ModelSpec(
+        name="hf-blip-vqa:<name>",
+        factory="eatkit.encoders.blip_probes:BlipVQA",
+        modalities=("vqa",),
+        extra="vl",
+        description="BLIP visual question answering via transformers BlipForQuestionAnswering (e.g. "
+        "hf-blip-vqa:Salesforce/blip-vqa-base), for 'eatkit probe vqa': greedy answers of at most max_new_tokens; "
+        "the model's preprocessor_config.json",
+    ),
+    ModelSpec(
+        name="hf-blip-caption:<name>",
+        factory="eatkit.encoders.blip_probes:BlipCaptioner",
+        modalities=("caption",),
+        extra="vl",
+        description="BLIP captioning via transformers BlipForConditionalGeneration (e.g. "
+        "hf-blip-caption:Salesforce/blip-image-captioning-base), for 'eatkit probe caption': nucleus sampling "
+        "(top_k=0), seeded per batch; the model's preprocessor_config.json",
     ),
     ModelSpec(
         name="open_clip:<name>",

@@ -20,6 +20,10 @@ RENDERERS: dict[str, str] = {
     "eat": "eatkit.report.eat_html:EATRenderer",
     "sc-eat": "eatkit.report.kinds:SCEATRenderer",
     "grounded": "eatkit.report.grounded:GroundedRenderer",
+    "ranking": "eatkit.report.probes:RankingRenderer",
+    "vqa": "eatkit.report.probes:VQARenderer",
+    "caption": "eatkit.report.probes:CaptionRenderer",
+    "generation": "eatkit.report.probes:GenerationRenderer",
 }
 
 
