@@ -9,10 +9,14 @@ from eatkit.stimuli.loader import list_suites, load_suite
 from eatkit.stats import (
     adjust_p_values,
     bootstrap_effect_size,
+    compare_classes,
     eat,
     group_permutation_test,
+    inter_class_distance,
+    intra_class_variation,
     ml_eat,
     sc_eat,
+    spearman_by_group,
     specificity,
 )
 
@@ -25,9 +29,13 @@ __all__ = [
     "run_suite",
     "adjust_p_values",
     "bootstrap_effect_size",
+    "compare_classes",
     "eat",
     "group_permutation_test",
+    "inter_class_distance",
+    "intra_class_variation",
     "ml_eat",
     "sc_eat",
+    "spearman_by_group",
     "specificity",
 ]

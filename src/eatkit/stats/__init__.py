@@ -8,6 +8,8 @@
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
 :func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
+:func:`intra_class_variation`,         feature-space geometry of image classes over random folds (seed 004),
+:func:`inter_class_distance`           :func:`compare_classes` and :func:`spearman_by_group` to compare them
 =====================================  ==========================================================
 """
 
@@ -18,23 +20,43 @@ from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, 
 from eatkit.stats.multitest import adjust_p_values
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
 from eatkit.stats.false_positives import SpecificityResult, specificity
+from eatkit.stats.geometry import (
+    ClassComparison,
+    GeometryScore,
+    GeometryScores,
+    SpearmanResult,
+    compare_classes,
+    geometry_scores,
+    inter_class_distance,
+    intra_class_variation,
+    spearman_by_group,
+)
 
 __all__ = [
     "BootstrapResult",
+    "ClassComparison",
     "EATResult",
+    "GeometryScore",
+    "GeometryScores",
     "Level3",
     "MLEATResult",
     "PATTERNS",
     "PermutationOutcome",
+    "SpearmanResult",
     "SpecificityResult",
     "adjust_p_values",
     "bootstrap_effect_size",
     "cohens_d",
+    "compare_classes",
     "eat",
     "eat_pattern",
+    "geometry_scores",
     "group_permutation_test",
+    "inter_class_distance",
+    "intra_class_variation",
     "ml_eat",
     "sc_eat",
     "sc_eats",
+    "spearman_by_group",
     "specificity",
 ]
