@@ -192,26 +192,22 @@ def geometry_scores(
 
 
 def _draw_folds(n: int, iterations: int, fold: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Per iteration, the row indices of fold A and fold B: the start of a uniform random permutation."""
+    """Per iteration, the row indices of fold A and of fold B (disjoint, uniformly random): the ranks
+    1..m and m+1..2m of n independent uniform keys (a partial sort; ties have probability ~2^-53)."""
     m = 1 if fold == "pair" else n // 2
-    order = rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int32), (iterations, n)), axis=1)
+    keys = rng.random((iterations, n))
+    order = np.argpartition(keys, (m - 1, 2 * m - 1) if 2 * m < n else m - 1, axis=1)
     return order[:, :m], order[:, m:2 * m]
 
 
-def _fold_means(rows: np.ndarray, total: np.ndarray, idx: np.ndarray, rest: np.ndarray | None) -> np.ndarray:
-    """Mean of ``rows[idx[t]]`` for each iteration t; with ``rest`` (the rows outside both folds), the
-    mean of the complementary fold instead (class total minus fold A minus the rest)."""
+def _fold_means(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Mean of ``rows[idx[t]]`` for each iteration t (a fold-indicator matrix times the rows)."""
     t, m = idx.shape
     if m == 1:
-        sums = rows[idx[:, 0]]
-    else:
-        indicator = np.zeros((t, rows.shape[0]))
-        np.put_along_axis(indicator, idx, 1.0, axis=1)
-        sums = indicator @ rows
-    if rest is None:
-        return sums / m
-    left = rows[rest].sum(axis=1) if rest.shape[1] else 0.0
-    return (total - sums - left) / m
+        return rows[idx[:, 0]]
+    indicator = np.zeros((t, rows.shape[0]))
+    np.put_along_axis(indicator, idx, 1.0, axis=1)
+    return (indicator @ rows) / m
 
 
 def _fold_mean_scores(
@@ -235,16 +231,16 @@ def _fold_mean_scores(
     out: dict[tuple[str, ...], list[np.ndarray]] = {}
     for start in range(0, iterations, _BLOCK):
         block = slice(start, start + _BLOCK)
-        first = {k: _fold_means(rows[k], totals[k], folds[k][0][block], None) for k in rows}
+        first = {k: _fold_means(rows[k], folds[k][0][block]) for k in rows}
         if intra:
             for k in rows:
                 a, b = folds[k][0][block], folds[k][1][block]
                 n, m = rows[k].shape[0], a.shape[1]
                 if m > 1 and n - 2 * m <= 1:   # the second half is the complement of the first (and the odd one)
-                    rest = np.empty((len(a), 0), dtype=np.intp) if n == 2 * m else _missing(a, b, n)
-                    second = _fold_means(rows[k], totals[k], a, rest)
+                    left = rows[k][_missing(a, b, n)[:, 0]] if n > 2 * m else 0.0
+                    second = (totals[k] - m * first[k] - left) / m
                 else:
-                    second = _fold_means(rows[k], totals[k], b, None)
+                    second = _fold_means(rows[k], b)
                 score = _similarity(shifts[k], first[k], shifts[k], second, unit, similarity)
                 out.setdefault((k,), []).append(score)
         for p, q in pairs:
