@@ -63,8 +63,8 @@ def test_finetune_end_to_end_reports_map_and_f1(tuned):
 
 
 def test_checkpoint_loads_as_an_eatkit_model(tuned, tmp_path):
-    from eatkit.encoders.registry import build_model
-    from eatkit.encoders.images import resolve_image_set
+    from eatkit.registry import build_model
+    from eatkit.stimuli.images import resolve_image_set
     from eatkit.stimuli.types import StimulusSet
 
     result, val, _ = tuned
@@ -86,7 +86,7 @@ def test_checkpoint_loads_as_an_eatkit_model(tuned, tmp_path):
 def test_checkpoint_that_does_not_fit(tuned, tmp_path):
     from safetensors.torch import save_file
 
-    from eatkit.encoders.registry import build_model
+    from eatkit.registry import build_model
 
     result, val, _ = tuned
     with pytest.raises(EatkitError, match="was fine-tuned from timm:test_resnet .* does not fit timm:test_vit"):

@@ -16,59 +16,24 @@ runs in worker threads, overlapped with the forward pass of the previous batch).
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-import importlib.util
 import os
 from abc import abstractmethod
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
 
-from eatkit.encoders.cache import EmbeddingCache, entry_key, file_sha256
-from eatkit.encoders.images import Preprocessing, image_ids, resolve_image_set
-from eatkit.errors import EatkitError, MissingExtraError
+from eatkit.encoders.cache import EmbeddingCache, entry_key
+from eatkit.encoders.images import Preprocessing
+from eatkit.io import file_sha256, installed_version
+from eatkit.stimuli.images import image_ids, resolve_image_set
+from eatkit.errors import EatkitError
 from eatkit.progress import progress
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
-
-
-def require(module: str, what: str, extra: str) -> ModuleType:
-    """Import an optional dependency, or raise :class:`MissingExtraError` naming the extra.
-
-    >>> require("json", "the demo", "image").__name__
-    'json'
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingExtraError(what, extra, module.partition(".")[0]) from None
-
-
-def ensure_installed(module: str, what: str, extra: str) -> None:
-    """Fail early, without importing it, when an optional dependency is missing (:func:`require` imports).
-
-    >>> ensure_installed("json", "the demo", "text")
-    """
-    if importlib.util.find_spec(module) is None:
-        raise MissingExtraError(what, extra, module)
-
-
-def installed_version(name: str) -> str | None:
-    """The version of an installed distribution (read from its metadata, not imported), or ``None``.
-
-    >>> installed_version("numpy") == np.__version__, installed_version("no-such-distribution")
-    (True, None)
-    """
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def distribution_version(name: str) -> str:
@@ -93,7 +58,7 @@ class NeuralEncoder(EmbeddingSource):
     cache_dir : cache directory; default :func:`eatkit.encoders.cache.cache_dir`.
     images : image root used to resolve image sets that list no files (the iEAT layout,
         ``<root>/<test>/<category>/*``); sets resolved by
-        :func:`eatkit.encoders.images.resolve_image_set` need none.
+        :func:`eatkit.stimuli.images.resolve_image_set` need none.
     workers : threads that decode and preprocess images ahead of the forward pass (0: inline).
 
     Example (a toy subclass embedding a word as its length)::
@@ -182,9 +147,10 @@ class NeuralEncoder(EmbeddingSource):
         modality = stimuli.modality
         vectors: list[np.ndarray | None] = [None] * len(items)
         keys: list[str] = []
+        contents = self._contents(modality, items)
         if self._cache is not None:
             config = self.cache_config()
-            keys = [entry_key(config, modality, c) for c in self._contents(modality, items)]
+            keys = [entry_key(config, modality, c) for c in contents]
             vectors = [self._cache.get(k) for k in keys]
         missing = [i for i, v in enumerate(vectors) if v is None]
         self.stats["hits"] += len(items) - len(missing)
@@ -206,7 +172,8 @@ class NeuralEncoder(EmbeddingSource):
                     vectors[i] = vector
                     if self._cache is not None:
                         self._cache.put(keys[i], vector)
-        return Embedded(np.stack(vectors).astype(np.float64), ids)
+        checksums = tuple(c.removeprefix("sha256:") for c in contents) if modality == "image" else ()
+        return Embedded(np.stack(vectors).astype(np.float64), ids, checksums=checksums)
 
     def _stimuli(self, stimuli: StimulusSet) -> tuple[list[str], tuple[str, ...]]:
         """The inputs (texts, or image file paths) of a set and their ids."""

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.encoders.base import require
+from eatkit.io import require
 from eatkit.errors import EatkitError, one_line
 
 CHECKPOINT_FORMAT = "eatkit.finetune/1"

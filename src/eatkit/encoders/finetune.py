@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import require
+from eatkit.io import require
 from eatkit.encoders.checkpoints import save_checkpoint
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line

@@ -27,14 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import (
-    NeuralEncoder,
-    distribution_version,
-    ensure_installed,
-    require,
-)
-from eatkit.encoders.cache import file_sha256
+from eatkit.encoders.base import NeuralEncoder, distribution_version
 from eatkit.encoders.checkpoints import checkpoint_metadata, load_checkpoint_into
+from eatkit.io import ensure_installed, file_sha256, require
 from eatkit.encoders.hf import (
     check_model_type,
     hf_json,

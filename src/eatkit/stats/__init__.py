@@ -10,6 +10,7 @@
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
 :func:`intra_class_variation`,         feature-space geometry of image classes over random folds (seed 004),
 :func:`inter_class_distance`           :func:`compare_classes` and :func:`spearman_by_group` to compare them
+:class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 =====================================  ==========================================================
 """
 
@@ -18,6 +19,7 @@ from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
 from eatkit.stats.multitest import adjust_p_values
+from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
 from eatkit.stats.false_positives import SpecificityResult, specificity
 from eatkit.stats.geometry import (
@@ -44,6 +46,7 @@ __all__ = [
     "PermutationOutcome",
     "SpearmanResult",
     "SpecificityResult",
+    "TestOptions",
     "adjust_p_values",
     "bootstrap_effect_size",
     "cohens_d",

@@ -46,9 +46,10 @@ from scipy import stats as sps
 from scipy.spatial.distance import cdist
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_alternative, check_count, check_sets, check_values
+from eatkit.stats._validation import check_count, check_sets, check_values
 from eatkit.stats.effect_size import cohens_d
-from eatkit.stats.permutation import resolve_rng
+from eatkit.stats._random import resolve_rng
+from eatkit.stats.options import check_choice
 
 FOLDS: tuple[str, ...] = ("half", "pair", "centroid")
 SIMILARITIES: tuple[str, ...] = ("cosine", "euclidean")
@@ -379,7 +380,7 @@ def compare_classes(
     """
     if similarity not in SIMILARITIES:
         raise EatkitError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
-    check_alternative(alternative)
+    check_choice("alternative", alternative)
     permutations = check_count("permutations", permutations)
     sets = check_sets(2, **{names[0]: F, names[1]: F_ref}) if names[0] != names[1] else \
         check_sets(2, first=F, second=F_ref)
@@ -479,7 +480,7 @@ def spearman_by_group(
     >>> r.rho, round(r.p_value, 4), r.method      # 1 of the 24 orderings is as concordant, 1 as discordant
     (1.0, 0.0833, 'exact')
     """
-    check_alternative(alternative)
+    check_choice("alternative", alternative)
     if groups is None:
         groups = {"all": [k for k in first if k in second]}
     results = []

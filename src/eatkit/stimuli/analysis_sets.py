@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.encoders.images import IMAGE_SUFFIXES
+from eatkit.stimuli.images import IMAGE_SUFFIXES
 
 #: Caption words that mark an image's person as a man or a woman (edit or replace as needed).
 DEFAULT_LEXICON: dict[str, tuple[str, ...]] = {
@@ -319,7 +319,7 @@ def coco_analysis_set(
         [f"{o}{s}" for o in objects for s in ("", "+man", "+woman")]
     chosen = {class_folder(n): chosen[class_folder(n)] for n in order}
     pairs, groups = design(list(chosen))
-    from eatkit.encoders.cache import file_sha256
+    from eatkit.io import file_sha256  # noqa: PLC0415
 
     source = {"from": "coco", "instances": os.fspath(instances), "instances_sha256": file_sha256(instances),
               "captions": os.fspath(captions), "captions_sha256": file_sha256(captions), "objects": objects,
