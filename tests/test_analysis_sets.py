@@ -129,7 +129,7 @@ def test_folders_and_suite(tmp_path):
     assert s.groups["pairs"] == ("career vs female", "career vs male", "female vs male")
     suite = s.suite()
     test = suite["tests"][0]
-    assert test["kind"] == "geometry" and test["female"] == {"name": "female", "modality": "image",
+    assert test["kind"] == "geometry" and test["Female"] == {"name": "female", "modality": "image",
                                                              "category": "female"}
     assert test["params"]["sizes"]["female"] == 3
     out = s.write(tmp_path / "out")

@@ -24,6 +24,7 @@ from eatkit.records import Record
 ANALYSES: dict[str, str] = {
     "eat": "eatkit.analyses.eat:EATAnalysis",
     "sc-eat": "eatkit.analyses.sc_eat:SCEATAnalysis",
+    "geometry": "eatkit.analyses.geometry:GeometryAnalysis",
 }
 
 
@@ -42,7 +43,7 @@ def record_from_json(data: Any, where: str = "record") -> Record:
     >>> record_from_json({"kind": "probe"})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat)
+    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, geometry)
     """
     if not isinstance(data, Mapping):
         raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")

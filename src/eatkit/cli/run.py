@@ -16,7 +16,11 @@ from eatkit.stats.options import CHOICES
 #: model options of the run command: (flag, keyword of the model's factory)
 MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
-    ("--batch-size", "batch_size"), ("--no-cache", "cache"), ("--oov", "oov"),
+    ("--batch-size", "batch_size"), ("--no-cache", "cache"), ("--oov", "oov"), ("--weights", "checkpoint"),
+)
+#: options of geometry tests (seed 004): (flag, key of RunOptions.params)
+GEOMETRY_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--iterations", "iterations"), ("--fold", "fold"), ("--similarity", "similarity"), ("--compare-model", "compare"),
 )
 
 
@@ -52,6 +56,15 @@ def register(sub: Any) -> None:
     run.add_argument("--prompt", help="prompt template for words, e.g. 'a photo of {x}'")
     run.add_argument("--batch-size", type=int, help="inference batch size")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
+                     "into --model")
+    geometry = run.add_argument_group("geometry tests (feature-space geometry of image classes)")
+    geometry.add_argument("--iterations", type=int, help="random fold draws per score (default 1000)")
+    geometry.add_argument("--fold", choices=("half", "pair", "centroid"), help="fold type (default half)")
+    geometry.add_argument("--similarity", choices=("cosine", "euclidean"), help="default cosine")
+    geometry.add_argument("--compare-model", action="append", metavar="MODEL[@CHECKPOINT]",
+                          help="also score the classes with this model (repeatable), e.g. the same model "
+                          "fine-tuned; Spearman's rho between every two models")
     run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
@@ -70,6 +83,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap,
+        params=_geometry_params(args, suite, tests),
     ).validated()
     prepare_output(args.output)
     source = _source(args, suite)
@@ -122,6 +136,25 @@ def _source(args: argparse.Namespace, suite: Any) -> Any:
             raise EatkitError(f"model '{spec.name}' does not take the option {flag}")
         options[key] = False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
     return spec.build(**options)
+
+
+def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
+    """The run options of geometry tests (only when the run has some): the geometry flags given, the
+    run model's label and the model options that the compare models share (image folder, batch size, cache)."""
+    from eatkit.runner import select_tests
+
+    given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in GEOMETRY_FLAGS
+             if getattr(args, flag[2:].replace("-", "_")) is not None}
+    if not any(t.kind == "geometry" for t in select_tests(suite, tests)):
+        if given:
+            raise EatkitError(f"{', '.join(f for f, k in GEOMETRY_FLAGS if k in given)} applies to geometry tests only")
+        return {}
+    if not args.model:
+        raise EatkitError("geometry tests need --model (image features of a model)")
+    shared = {"images": str(args.images) if args.images else None, "batch_size": args.batch_size,
+              "cache": False if args.no_cache else None}
+    label = args.model + (f"@{args.weights}" if args.weights else "")
+    return {**given, "label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
 
 
 def _refuse(given: dict[str, str], allowed: tuple[str, ...], source: str) -> None:

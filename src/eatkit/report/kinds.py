@@ -19,6 +19,7 @@ from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes
 RENDERERS: dict[str, str] = {
     "eat": "eatkit.report.eat_html:EATRenderer",
     "sc-eat": "eatkit.report.kinds:SCEATRenderer",
+    "geometry": "eatkit.report.geometry:GeometryRenderer",
 }
 
 

@@ -85,7 +85,8 @@ class AnalysisSet:
     def suite(self, suite_id: str = "analysis-set", title: str = "Feature-space geometry analysis set") -> dict:
         """The suite JSON (``eatkit.suite/1``) with one ``geometry`` test whose roles are the classes, each
         an image category named after its folder (run it with ``--images`` = the folder of the classes)."""
-        roles = {name: {"name": name, "modality": "image", "category": class_folder(name)} for name in self.classes}
+        roles = {role: {"name": name, "modality": "image", "category": class_folder(name)}
+                 for role, name in zip(role_names(list(self.classes)), self.classes)}
         params = {"pairs": [list(p) for p in self.pairs], "groups": {g: list(k) for g, k in self.groups.items()},
                   "reference": REFERENCE if REFERENCE in self.classes else None,
                   "sizes": self.sizes(), "available": dict(self.available), "source": self.source}
@@ -115,6 +116,24 @@ class AnalysisSet:
         suite = out / "suite.json"
         suite.write_text(json.dumps(self.suite(), indent=1) + "\n", encoding="utf-8")
         return suite
+
+
+def role_names(names: Sequence[str]) -> list[str]:
+    """Suite role keys for class names (a role starts with a capital, then letters, digits or ``_``; the
+    class name itself is the set's ``name``).
+
+    >>> role_names(["car+man", "stop-sign", "car man"])
+    ['Car_man', 'Stop_sign', 'Car_man_2']
+    """
+    roles: list[str] = []
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", name) or "C"
+        base = base[0].upper() + base[1:] if base[0].isalpha() else f"C{base}"
+        role, k = base, 2
+        while role in roles:
+            role, k = f"{base}_{k}", k + 1
+        roles.append(role)
+    return roles
 
 
 def design(names: Sequence[str], genders: Sequence[str] = GENDERS) -> tuple[tuple[tuple[str, str], ...],

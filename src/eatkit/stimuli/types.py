@@ -18,6 +18,7 @@ MODALITIES: tuple[str, ...] = ("word", "sentence", "image")
 TEST_KINDS: dict[str, tuple[str, ...] | None] = {
     "eat": ("X", "Y", "A", "B"),
     "sc-eat": ("T", "A", "B"),
+    "geometry": None,
 }
 
 
