@@ -131,3 +131,25 @@ def test_metrics_match_scikit_learn():
     assert mean_average_precision(y, scores) == pytest.approx(np.mean(ap[:4]))
     pred = scores > 0
     assert micro_f1(y, pred) == pytest.approx(metrics.f1_score(y, pred, average="micro"))
+
+
+def test_torchvision_classifier_and_checkpoint(tmp_path):
+    from eatkit.encoders.checkpoints import save_checkpoint
+    from eatkit.encoders.finetune import classifier
+    from eatkit.registry import build_model
+
+    torch.manual_seed(0)
+    net, prep, weights, arch = classifier("torchvision:resnet18", 3, pretrained=False)
+    assert net.fc.out_features == 3 and arch == "torchvision:resnet18" and weights.startswith("random")
+    path = save_checkpoint(tmp_path / "tv.safetensors", net, {"architecture": arch, "num_classes": 3})
+    encoder = build_model("torchvision:resnet18", checkpoint=path, cache=False)
+    encoder._load()
+    x = torch.from_numpy(np.random.default_rng(0).normal(size=(2, 3, 64, 64)).astype(np.float32))
+    net.fc = torch.nn.Identity()
+    net.eval()
+    with torch.inference_mode():
+        expected = net(x).numpy()
+    np.testing.assert_allclose(encoder._encode("image", list(x.numpy())), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(EatkitError, match="fine-tuned from None \\(torchvision:resnet18\\), which does not fit "
+                                          "timm:test_resnet"):
+        build_model("timm:test_resnet", checkpoint=path, cache=False)

@@ -112,7 +112,7 @@ def classifier(model: str, num_classes: int, *, pretrained: bool = True) -> tupl
         encoder = im.efficientnet_lite(variant, cache=False)
         timm = require("timm", model, "image")
         net = timm.create_model(encoder.name, pretrained=False)
-        net.load_state_dict(encoder._state_dict())
+        net.load_state_dict(im.efficientnet_lite_state_dict(variant))
         net.reset_classifier(num_classes)
         return net, encoder.preprocessing, encoder.weights, encoder.model
     if family == "timm" and name:
@@ -128,7 +128,7 @@ def classifier(model: str, num_classes: int, *, pretrained: bool = True) -> tupl
         torch = require("torch", model, "image")
         models = require("torchvision.models", model, "image")
         try:
-            net = models.get_model(name, weights=encoder._default if pretrained else None)
+            net = models.get_model(name, weights=models.get_model_weights(name).DEFAULT if pretrained else None)
         except Exception as exc:  # noqa: BLE001 -- download errors (URLError, OSError, ...)
             raise EatkitError(f"could not build {model} (offline? try pretrained=False): {one_line(exc)}") from None
         parent, attr = im._last_linear(net)
