@@ -122,7 +122,7 @@ def _naive(P, Q, similarity):
 def test_fast_path_equals_naive_pairwise(fold, similarity, sizes):
     rng = np.random.default_rng(sum(sizes))
     A, B = rng.normal(size=(sizes[0], 4)) + 0.5, rng.normal(size=(sizes[1], 4))
-    T = 300   # more than one block of iterations
+    T = 600   # more than one block of iterations (_BLOCK)
     out = geometry_scores({"a": A, "b": B}, iterations=T, fold=fold, similarity=similarity, rng=11)
     draw = np.random.default_rng(11)
     folds = {"a": _draw_folds(len(A), T, fold, draw), "b": _draw_folds(len(B), T, fold, draw)}

@@ -55,7 +55,7 @@ FOLDS: tuple[str, ...] = ("half", "pair", "centroid")
 SIMILARITIES: tuple[str, ...] = ("cosine", "euclidean")
 DEFAULT_ITERATIONS = 1000
 #: iterations computed per block (bounds memory; the random folds are drawn before, so it changes nothing)
-_BLOCK = 128
+_BLOCK = 512
 #: Spearman p-values are exact (all n! orderings) up to this many classes
 SPEARMAN_EXACT_MAX = 8
 
