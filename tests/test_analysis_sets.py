@@ -152,3 +152,17 @@ def test_design_groups():
                      ("stop-sign", "random"), ("car", "random"))
     assert groups["individual"] == ("man", "woman", "random", "stop-sign", "car")
     assert groups["gender+object vs object"] == ("car+man vs car", "car+woman vs car")
+
+
+def test_folder_names_with_spaces_resolve(tmp_path):
+    from eatkit.stimuli.images import resolve_image_set
+    from eatkit.stimuli.schema import parse_suite
+
+    for name in ("stop sign", "car+man"):
+        (tmp_path / name).mkdir()
+        for i in range(2):
+            (tmp_path / name / f"{i}.png").write_bytes(b"")
+    suite = parse_suite(json.dumps(folder_analysis_set(tmp_path).suite()), "s.json")
+    sets = suite.tests[0].sets()
+    assert list(sets) == ["Car_man", "Stop_sign"] and sets["Stop_sign"].name == "stop sign"
+    assert len(resolve_image_set(sets["Stop_sign"], tmp_path).items) == 2

@@ -84,8 +84,8 @@ class AnalysisSet:
 
     def suite(self, suite_id: str = "analysis-set", title: str = "Feature-space geometry analysis set") -> dict:
         """The suite JSON (``eatkit.suite/1``) with one ``geometry`` test whose roles are the classes, each
-        an image category named after its folder (run it with ``--images`` = the folder of the classes)."""
-        roles = {role: {"name": name, "modality": "image", "category": class_folder(name)}
+        the image category of its folder (run it with ``--images`` = the folder of the class folders)."""
+        roles = {role: {"name": name, "modality": "image", "category": name}
                  for role, name in zip(role_names(list(self.classes)), self.classes)}
         params = {"pairs": [list(p) for p in self.pairs], "groups": {g: list(k) for g, k in self.groups.items()},
                   "reference": REFERENCE if REFERENCE in self.classes else None,
@@ -103,7 +103,7 @@ class AnalysisSet:
         out = Path(out)
         images = out / "images"
         for name, files in self.classes.items():
-            folder = images / class_folder(name)
+            folder = images / name
             if folder.exists():
                 raise EatkitError(f"{folder} already exists: write the analysis set to a new folder")
             folder.mkdir(parents=True)
