@@ -19,6 +19,7 @@ from eatkit.stats import (
     bootstrap_effect_size,
     compare_classes,
     eat,
+    grounded_eat,
     group_permutation_test,
     inter_class_distance,
     intra_class_variation,
@@ -27,6 +28,7 @@ from eatkit.stats import (
     spearman_by_group,
     specificity,
 )
+from eatkit.stats.ranking import compare_shares, rank_shares
 
 __all__ = [
     "RunOptions",
@@ -40,12 +42,15 @@ __all__ = [
     "run_suite",
     "adjust_p_values",
     "bootstrap_effect_size",
+    "compare_shares",
     "compare_classes",
     "eat",
+    "grounded_eat",
     "group_permutation_test",
     "inter_class_distance",
     "intra_class_variation",
     "ml_eat",
+    "rank_shares",
     "sc_eat",
     "spearman_by_group",
     "specificity",
