@@ -23,8 +23,6 @@ else:
 WINDOW = 1 << 21
 #: sums of one side per window inside a task (fits the per-core cache with its sort buffers)
 SUB = 1 << 14
-#: the Monte Carlo stream's constants (splitmix64; Steele, Lea & Flood 2014)
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def threads() -> int:
@@ -149,7 +147,7 @@ if AVAILABLE:
         b < ts[0] - w + 1 pair with every a of the window, those in [ts[0] - w + 1, ts[-1] - u) are
         gathered and sorted with the window's left sums and counted by a two-pointer merge per
         threshold. Each run's slice bounds are walked from the previous window's."""
-        ntasks, nt = tstratum.size, ts.size  # one or two thresholds
+        ntasks, nt = tstratum.size, ts.size  # one or two thresholds (more are not counted)
         t0, t1 = ts[0], ts[nt - 1]
         counts = np.zeros((ntasks, nt), dtype=np.int64)
         for task in prange(ntasks):
@@ -260,6 +258,7 @@ if AVAILABLE:
 
     @njit(cache=True, nogil=True)
     def _splitmix(x):
+        """splitmix64's output function (Steele, Lea & Flood 2014) of the counter x times the golden ratio."""
         z = x * np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
