@@ -186,7 +186,23 @@ if AVAILABLE:
                     wr += rend[r - r0] - rstart[r - r0]
                     rbusy += rend[r - r0] > rstart[r - r0]
                     below += rstart[r - r0]
-                if wl > 0 and wr > 0:
+                single = wl > 0 and wr > 0
+                if single:  # does the window hold one left value (heavily tied inputs)?
+                    lmin, lmax = np.int64(2**62), -np.int64(2**62)
+                    for r in range(l0, l1):
+                        if lend[r - l0] > lstart[r - l0]:
+                            run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+                            lmin = min(lmin, run[lstart[r - l0]] + lshift[r])
+                            lmax = max(lmax, run[lend[r - l0] - 1] + lshift[r])
+                    single = lmin == lmax
+                if single:  # then count the right sums below t - a by binary search: nothing to sort
+                    for ti in range(nt):
+                        below_t = 0
+                        for r in range(r0, r1):
+                            run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+                            below_t += np.searchsorted(run, ts[ti] - lmin - rshift[r])
+                        acc[ti] += wl * below_t
+                elif wl > 0 and wr > 0:
                     left, ladd = _window(lbase, loff, lshift, lsize, l0, lstart, lend, l1 - l0, lbusy, u, w - u, wl)
                     rlo = t0 - w + 1
                     right, radd = _window(rbase, roff, rshift, rsize, r0, rstart, rend, r1 - r0, rbusy, rlo,
@@ -206,7 +222,8 @@ if AVAILABLE:
                     acc[0] += c0
                     if nt > 1:
                         acc[1] += c1
-                acc += wl * below
+                if not single:
+                    acc += wl * below
                 for r in range(l0, l1):
                     lstart[r - l0] = lend[r - l0]
                 for r in range(r0, r1):
