@@ -10,7 +10,6 @@ from conftest import shared_path
 from eatkit import RunOptions, load_suite, run_suite
 from eatkit.sources.precomputed import IEATEmbeddings
 from eatkit.sources.vectors import load_word_vectors
-from eatkit.stats.permutation import compiled
 from published_values import IEAT_TABLE1, IEAT_TABLE2_IGPT_FROM_TEXT, WEAT_CALISKAN_D
 
 pytestmark = pytest.mark.shared_data
@@ -42,9 +41,8 @@ def test_weat_effect_sizes_match_caliskan_2017(weat_glove840b):
 def test_weat_p_values_significant_and_exact_where_cheap(weat_glove840b):
     for r in weat_glove840b.records:
         assert r.p_value < 0.02, r.test
-        # 'auto' counts exactly up to 25 + 25 targets with the compiled kernels (22 + 22 without); WEAT 3's
-        # 32 + 32 is sampled
-        assert r.p_value_exact == (r.n_x + r.n_y <= (50 if compiled() else 44)), r.test
+        # 'auto' counts exactly up to 25 + 25 targets; only WEAT 3's 32 + 32 is sampled
+        assert r.p_value_exact == (r.n_x + r.n_y <= 50), r.test
     weat7 = next(r for r in weat_glove840b.records if r.test == "weat7")
     # exact: 12870 partitions of 8 + 8 targets; the count is an integer
     assert weat7.n_permutations == math.comb(16, 8)

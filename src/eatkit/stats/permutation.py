@@ -80,9 +80,10 @@ from eatkit.stats.options import check_permutations
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
 #: ``permutations="auto"`` counts exactly when at most this many subset sums must be listed (see
-#: ``exact_cost``): 25 + 25 values with the compiled kernels (about a second on two cores), 22 + 22 without.
+#: ``exact_cost``): up to 25 + 25 values (about a second on two cores with the compiled kernels, a few
+#: seconds with numpy alone). The rule depends on the sizes only, never on what is installed, so the
+#: same command gives an exact p, or the same seeded Monte Carlo p, on every machine.
 AUTO_EXACT_MAX_SUMS = 2 * 2**25
-NUMPY_AUTO_EXACT_MAX_SUMS = 2 * 2**22
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
 #: (WEAT 3: minutes on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
 EXACT_MAX_SUMS = 2 * 2**32
@@ -250,7 +251,7 @@ def permutation_tests(
     thresholds = [_IntThresholds.of(q, k, tol_q) for q, tol_q in scaled]
     if permutations == "exact":
         check_exact_feasible(k, m)
-    cheap = exact_cost(n, k) <= (AUTO_EXACT_MAX_SUMS if compiled() else NUMPY_AUTO_EXACT_MAX_SUMS)
+    cheap = exact_cost(n, k) <= AUTO_EXACT_MAX_SUMS
     if permutations == "exact" or (permutations == "auto" and cheap):
         outcomes = []
         for (q, _), t, tol in zip(scaled, thresholds, tolerances):
