@@ -17,11 +17,15 @@ from eatkit.stats.options import CHOICES
 MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
     ("--batch-size", "batch_size"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
-    ("--missing", "missing"),
+    ("--missing", "missing"), ("--weights", "checkpoint"),
 )
 #: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
 ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
     ("--experiment", "experiment"), ("--embedding", "embedding"), ("--mask", "mask"),
+)
+#: options of geometry tests (seed 004): (flag, key of RunOptions.params)
+GEOMETRY_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--iterations", "iterations"), ("--fold", "fold"), ("--similarity", "similarity"), ("--compare-model", "compare"),
 )
 
 
@@ -65,6 +69,15 @@ def register(sub: Any) -> None:
                      "(also remove the top D principal components); fitted on the stimuli of the tests run")
     run.add_argument("--batch-size", type=int, help="inference batch size")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
+                     "into --model")
+    geometry = run.add_argument_group("geometry tests (feature-space geometry of image classes)")
+    geometry.add_argument("--iterations", type=int, help="random fold draws per score (default 1000)")
+    geometry.add_argument("--fold", choices=("half", "pair", "centroid"), help="fold type (default half)")
+    geometry.add_argument("--similarity", choices=("cosine", "euclidean"), help="default cosine")
+    geometry.add_argument("--compare-model", action="append", metavar="MODEL[@CHECKPOINT]",
+                          help="also score the classes with this model (repeatable), e.g. the same model "
+                          "fine-tuned; Spearman's rho between every two models")
     grounded = run.add_argument_group("grounded tests (Grounded-WEAT/SEAT, joint models such as hf-vilt:)")
     grounded.add_argument("--experiment", choices=("1", "2", "3", "all"),
                           help="1: images integrated out; 2: each target with its own images; 3: congruent vs "
@@ -96,6 +109,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
     if params.get("experiment", "all") != "all":
         params["experiment"] = int(params["experiment"])
+    params |= _geometry_params(args, suite, tests)
     options = RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
@@ -220,6 +234,25 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     if "prompt" in overrides and accepted is not None and "prompt" not in accepted:
         raise EatkitError(f"model '{spec.name}' does not take the option --compare-prompts (it has no prompt)")
     return spec.build(**options, **overrides)
+
+
+def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
+    """The run options of geometry tests (only when the run has some): the geometry flags given, the
+    run model's label and the model options that the compare models share (image folder, batch size, cache)."""
+    from eatkit.runner import select_tests
+
+    given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in GEOMETRY_FLAGS
+             if getattr(args, flag[2:].replace("-", "_")) is not None}
+    if not any(t.kind == "geometry" for t in select_tests(suite, tests)):
+        if given:
+            raise EatkitError(f"{', '.join(f for f, k in GEOMETRY_FLAGS if k in given)} applies to geometry tests only")
+        return {}
+    if not args.model:
+        raise EatkitError("geometry tests need --model (image features of a model)")
+    shared = {"images": str(args.images) if args.images else None, "batch_size": args.batch_size,
+              "cache": False if args.no_cache else None}
+    label = args.model + (f"@{args.weights}" if args.weights else "")
+    return {**given, "label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
 
 
 def _refuse(given: dict[str, str], allowed: tuple[str, ...], source: str) -> None:
