@@ -36,7 +36,7 @@ import numpy as np
 from eatkit.encoders.base import NeuralEncoder, ensure_installed, require
 from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
-from eatkit.encoders.text import apply_prompt, check_prompt
+from eatkit.encoders.text import apply_prompt, check_prompt, model_device
 from eatkit.errors import EatkitError, one_line
 
 # Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
@@ -63,7 +63,7 @@ def clip_image_features(model: Any, pixel_values: Any) -> Any:
 def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     """transformers ``CLIPModel``: ``text_projection`` of the end-of-text state, normalised
     (= ``CLIPModel(...).text_embeds``)."""
-    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     out = model.text_model(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
     return _unit(model.text_projection(out.pooler_output))
 
@@ -77,7 +77,7 @@ def blip_image_features(model: Any, pixel_values: Any) -> Any:
 def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     """transformers ``BlipForImageTextRetrieval`` ITC text feature: ``text_proj`` of the unimodal text
     encoder's [CLS] state (no cross-attention to an image)."""
-    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     hidden = model.text_encoder(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
     return _unit(model.text_proj(hidden.last_hidden_state[:, 0, :]))
 
@@ -89,7 +89,7 @@ def open_clip_image_features(model: Any, pixel_values: Any) -> Any:
 
 def open_clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     """open_clip: ``model.encode_text(tokenizer(texts), normalize=True)``."""
-    return model.encode_text(tokenizer(texts), normalize=True)
+    return model.encode_text(tokenizer(texts).to(model_device(model)), normalize=True)
 
 
 # -- the encoders ------------------------------------------------------------------------------------
@@ -127,11 +127,9 @@ class JointEncoder(NeuralEncoder):
         return super()._prepare(modality, item)
 
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
-        import torch
-
-        with torch.inference_mode():
+        with self._inference():
             if modality == "image":
-                out = self.image_features(self._net, torch.from_numpy(np.stack(inputs)))
+                out = self.image_features(self._net, self._tensor(np.stack(inputs)))
             else:
                 out = self.text_features(self._net, self._tokenizer, list(inputs))
         return out.float().cpu().numpy()
@@ -179,8 +177,9 @@ class _HFJointEncoder(JointEncoder):
         self.weights = hf_weights_identity(name, revision, self.file_hashes)
 
     def _load(self) -> None:
-        self._net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
-                                                     f"the model '{self.id}'", "vl", model_type=self.model_type)
+        net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+                                               f"the model '{self.id}'", "vl", model_type=self.model_type)
+        self._net = self._place(net)
 
 
 class HFCLIPEncoder(_HFJointEncoder):
@@ -256,12 +255,12 @@ class OpenCLIPEncoder(JointEncoder):
         import open_clip
 
         try:
-            self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu)
+            net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
             raise EatkitError(f"cannot load the model '{self.id}' (offline, or not published?): "
                               f"{one_line(exc)}") from None
+        self._net = self._place(net)
         self._tokenizer = open_clip.get_tokenizer(self.arch)
-        self._net.eval()
         own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
         if open_clip_preprocessing(open_clip, self.arch, {"vision_cfg": {"image_size": own["size"]}},
                                    own) != self.preprocessing:
