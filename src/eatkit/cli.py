@@ -97,6 +97,9 @@ def _source(args: argparse.Namespace, suite: Any) -> Any:
         "pooling": args.pooling,
         "prompt": args.prompt,
         "batch_size": args.batch_size,
+        "device": args.device,
+        "precision": args.precision,
+        "workers": args.workers,
         "cache": False if args.no_cache else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
@@ -266,6 +269,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--pooling", help="pooling of token/patch features (model-specific)")
     run.add_argument("--prompt", help="prompt template for words, e.g. 'a photo of {x}'")
     run.add_argument("--batch-size", type=int, help="inference batch size")
+    run.add_argument("--device", help="auto (default: a GPU when present), cpu, cuda, cuda:N or mps")
+    run.add_argument("--precision", choices=("fp32", "bf16", "fp16"),
+                     help="forward-pass precision (default fp32: exact reproducibility)")
+    run.add_argument("--workers", type=_non_negative, help="image-decoding worker processes (default 2; 0: inline)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")

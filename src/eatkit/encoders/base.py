@@ -32,6 +32,7 @@ import importlib.metadata
 import importlib.util
 import multiprocessing
 import os
+import sys
 import weakref
 from abc import abstractmethod
 from collections import deque
@@ -336,9 +337,13 @@ class NeuralEncoder(EmbeddingSource):
         return [f"sha256:{h}" for h in hashes]
 
     def _workers(self) -> Executor:
-        """The pool of image-decoding processes (started once, with ``spawn``: no copy of torch's state)."""
+        """The pool of image-decoding processes, started once: forked where the platform allows it (Linux;
+        the workers run only Pillow and numpy, never torch), else spawned (then a script that embeds
+        images needs the usual ``if __name__ == "__main__":`` guard, or ``workers=0``)."""
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" \
+                else "spawn"
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method))
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
         return self._pool
 
