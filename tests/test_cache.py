@@ -360,3 +360,31 @@ def test_unwritable_cache_is_a_one_line_error_that_blames_the_cache(tmp_path, mo
     with pytest.raises(EatkitError) as err:
         Size(images=tmp_path).embed(StimulusSet("C", "image", category="t/c"))
     assert str(err.value) == message
+
+
+def _hammer(root: str, worker: int, rounds: int) -> int:
+    """Write and read the same keys as the other processes; return how many reads found a wrong vector."""
+    cache = EmbeddingCache(root)
+    wrong = 0
+    for r in range(rounds):
+        key = entry_key({"model": "m"}, "word", f"w{r % 5}")
+        cache.put(key, np.full(64, r % 5, dtype=np.float32))
+        got = cache.get(entry_key({"model": "m"}, "word", f"w{(r + worker) % 5}"))
+        wrong += got is not None and not np.array_equal(got, np.full(64, (r + worker) % 5, dtype=np.float32))
+        cache.file_hashes([__file__])
+    return wrong
+
+
+def test_many_processes_read_and_write_the_same_keys(tmp_path):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("fork")) as pool:
+        wrong = list(pool.map(_hammer, [str(tmp_path)] * 4, range(4), [150] * 4))
+    assert wrong == [0, 0, 0, 0]
+    cache = EmbeddingCache(tmp_path)
+    assert cache.info()["entries"] == 5 and not list(tmp_path.rglob("*.tmp"))
+    for i in range(5):
+        np.testing.assert_array_equal(cache.get(entry_key({"model": "m"}, "word", f"w{i}")), np.full(64, i))
+    memo = json.loads((tmp_path / "file-sha256-v1.json").read_text())
+    assert memo[__file__][1] == file_sha256(__file__)
