@@ -75,42 +75,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _source(args: argparse.Namespace, suite: Any) -> Any:
-    """The embedding source chosen by --model, --vectors or --embeddings."""
-    if args.vectors:
-        from eatkit.sources.vectors import load_word_vectors
+    """The embedding source chosen by --model, --vectors or --embeddings (and their options)."""
+    from eatkit.sweep import build_source
 
-        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
-        return load_word_vectors(args.vectors, cased=not args.lowercase, oov=args.oov, words=words)
-    if args.embeddings:
-        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
-
-        if args.embeddings_model:
-            return IEATEmbeddings(args.embeddings, args.embeddings_model)
-        return PrecomputedEmbeddings(args.embeddings)
-    from eatkit.encoders.registry import get_model
-
-    spec = get_model(args.model)
-    options = {
-        "oov": args.oov if "word" in spec.modalities and spec.extra == "glove" else None,
-        "images": args.images,
-        "layer": args.layer,
-        "pooling": args.pooling,
-        "prompt": args.prompt,
-        "batch_size": args.batch_size,
-        "device": args.device,
-        "precision": args.precision,
-        "workers": args.workers,
-        "cache": False if args.no_cache else None,
+    model = {
+        "name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
+        "embeddings_model": args.embeddings_model, "oov": args.oov, "lowercase": args.lowercase or None,
+        "images": args.images, "layer": args.layer, "pooling": args.pooling, "prompt": args.prompt,
+        "batch_size": args.batch_size, "device": args.device, "precision": args.precision,
+        "workers": args.workers, "cache": False if args.no_cache else None,
     }
-    options = {k: v for k, v in options.items() if v is not None}
-    try:
-        return spec.build(**options)
-    except TypeError as err:
-        if "unexpected keyword argument" in str(err):
-            name = str(err).rsplit("'", 2)[-2]
-            flag = {"cache": "no-cache", "images": "images"}.get(name, name.replace("_", "-"))
-            raise EatkitError(f"model '{spec.name}' does not take the option --{flag}") from None
-        raise
+    return build_source(model, suite)
 
 
 def _permutations(value: str) -> str | int:
@@ -213,6 +188,21 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from eatkit.sweep import run_sweep
+
+    result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
+                       report=not args.no_report)
+    for cell in result.failed:
+        print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
+    if not args.quiet:
+        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "skipped", "failed")}
+        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['skipped']} finished before, "
+              f"{counts['failed']} failed; wrote {result.out / 'results.csv'}, cells.csv"
+              + (", report.html" if (result.out / "report.html").exists() and not args.no_report else ""))
+    return 1 if result.failed else 0
+
+
 def _cmd_cache(args: argparse.Namespace) -> int:
     from eatkit.encoders.cache import cache_info, clear_cache
 
@@ -297,6 +287,19 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--base-url", help="download from this mirror instead of the upstream repository")
     data.add_argument("--quiet", "-q", action="store_true")
     data.set_defaults(func=_cmd_data)
+
+    sweep = sub.add_parser("sweep", help="run models x suites x settings from a sweep file (resumable)",
+                           description="Run every cell of a sweep file (TOML, or YAML with PyYAML) not finished "
+                           "before; write each cell's run folder, a combined results.csv and report.html.")
+    sweep.add_argument("config", help="the sweep file (see docs/scale.md)")
+    sweep.add_argument("--output", "-o", type=Path, help="output folder (default: 'output' in the sweep file)")
+    sweep.add_argument("--executor", default="local", choices=("local", "ray"))
+    sweep.add_argument("--address", help="Ray cluster: auto or HOST:PORT (default: start a local Ray)")
+    sweep.add_argument("--jobs", type=_non_negative, default=1,
+                       help="local worker processes (default 1; 0: in this process)")
+    sweep.add_argument("--no-report", action="store_true", help="do not write report.html")
+    sweep.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    sweep.set_defaults(func=_cmd_sweep)
 
     cache = sub.add_parser("cache", help="show or clear the embedding cache")
     cache.add_argument("action", choices=("info", "clear"))
