@@ -29,7 +29,8 @@ sweep run again computes only what did not finish; a failed cell is tried again.
 **Executors**: ``local`` runs cells in ``jobs`` worker processes (``jobs=0``: in this process); ``ray``
 connects to a Ray cluster (``address="auto"``, ``"HOST:PORT"``, or ``None`` to start a local one) and runs
 one actor per model that embeds (asking for a GPU, ``num_gpus=1``, when the cluster has GPUs and the
-model is a neural encoder) and one task per cell that computes the statistics, calling its model's actor
+model is a neural encoder; no CPU reserved, so that cell tasks waiting on it cannot starve it) and one
+task per cell that computes the statistics, calling its model's actor
 for embeddings; the results are gathered to the driver, which writes them.
 """
 
@@ -158,7 +159,10 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     _check_keys(data, TOP_KEYS, where)
     models = [_model_entry(m, base, where) for m in _list(data, "models", where)]
     suites = [_suite_entry(s, base, where) for s in _list(data, "suites", where)]
-    settings = [_settings_entry(s, i, where) for i, s in enumerate(data.get("settings") or [{}])]
+    given = data.get("settings") or [{}]
+    if not isinstance(given, list):
+        raise EatkitError(f"{where}: 'settings' must be a list of tables of run options")
+    settings = [_settings_entry(s, i, len(given), where) for i, s in enumerate(given)]
     for name, entries in (("models", models), ("suites", suites), ("settings", settings)):
         labels = [e["label"] for e in entries]
         repeated = sorted({label for label in labels if labels.count(label) > 1})
@@ -211,14 +215,14 @@ def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
     return {**entry, "suite": suite, "label": str(entry.get("label") or (Path(name).stem if is_file else name))}
 
 
-def _settings_entry(entry: Any, index: int, where: str) -> dict[str, Any]:
+def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str, Any]:
     from eatkit.runner import RunOptions
 
     if not isinstance(entry, dict):
         raise EatkitError(f"{where}: each setting must be a table of run options, got {entry!r}")
     fields = tuple(f.name for f in dataclasses.fields(RunOptions))
     _check_keys(entry, ("label", *fields), f"{where}, setting {index + 1}")
-    label = entry.get("label") or ("default" if not set(entry) - {"label"} else f"s{index + 1}")
+    label = entry.get("label") or ("default" if count == 1 else f"s{index + 1}")
     return {**entry, "label": str(label)}
 
 
@@ -435,7 +439,7 @@ def _ray(cells: list[Cell], address: str | None) -> Iterator[CellOutcome]:
                 neural = _is_neural(cell.model)
             except EatkitError:
                 neural = False  # an unknown model: its actor reports the error to the cell
-            actors[key] = worker.options(num_gpus=1 if gpus and neural else 0).remote(cell.model, suite)
+            actors[key] = worker.options(num_cpus=0, num_gpus=1 if gpus and neural else 0).remote(cell.model, suite)
         pending[task.remote(cell, actors[key])] = cell
     while pending:
         done, _ = ray.wait(list(pending), num_returns=1)
