@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from eatkit.encoders.image_models import efficientnet_lite
-from eatkit.encoders.images import resolve_image_set
+from eatkit.stimuli.images import resolve_image_set
 from eatkit.stimuli.types import StimulusSet
 
 DEFAULT_IMAGES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ieat" / "images"

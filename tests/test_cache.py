@@ -19,8 +19,8 @@ from eatkit.encoders.cache import (
     cache_info,
     clear_cache,
     entry_key,
-    file_sha256,
 )
+from eatkit.io import file_sha256
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 

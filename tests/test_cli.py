@@ -107,7 +107,7 @@ def test_list_commands(capsys):
         (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["--seed", "whole number >= 0"]),
         (["run", "weat", "--model", "glove-6b-50d", "--bootstrap", "-1"], ["--bootstrap"]),
         (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["positive number of draws"]),
-        (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "0"], ["pooled SD always uses ddof=1"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "2"], ["ddof must be 0 or 1 with the pooled SD"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
@@ -120,7 +120,7 @@ def test_infeasible_exact_test_is_refused_before_any_statistics(capsys, tmp_path
     vectors = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
     code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--permutations", "exact",
                            "-o", str(tmp_path))
-    assert_one_line_error(code, err, "test 'weat3'", "32 + 32", "would not fit in memory")
+    assert_one_line_error(code, err, "test 'weat3'", "32 + 32", "exact permutation test")
     assert not (tmp_path / "results.json").exists()
 
 
@@ -194,3 +194,17 @@ def test_report_and_cache_commands(capsys, tmp_path):
 def test_data_get_unknown_dataset(capsys):
     code, _, err = run_cli(capsys, "data", "get", "nosuch")
     assert_one_line_error(code, err, "unknown dataset 'nosuch'")
+
+
+def test_results_written_by_eatkit_0_1_0_load_and_render(capsys, tmp_path):
+    """tests/data/report/glove-like holds results.json and manifest.json as eatkit 0.1.0 wrote them
+    (no kind, no schema_version): they load as EAT records and render."""
+    from eatkit.report import load_run
+
+    legacy = Path(__file__).parent / "data" / "report" / "glove-like"
+    assert "kind" not in json.loads((legacy / "results.json").read_text())[0]
+    run = load_run(legacy)
+    assert {r.kind for r in run.records} == {"eat"} and run.records[0].to_json()["schema_version"] == 2
+    code, _, err = run_cli(capsys, "report", str(legacy), "--html", str(tmp_path / "old.html"))
+    assert code == 0, err
+    assert "EAT-Maps" in (tmp_path / "old.html").read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ import pytest
 
 from eatkit.errors import EatkitError
 from eatkit.stimuli.datasets import (
-    build_manifest,
+    checksum_manifest,
     default_data_dir,
     download_dataset,
     get_dataset,
@@ -94,12 +94,12 @@ def test_registry_and_shipped_manifest():
 
 @pytest.mark.shared_data
 def test_shipped_manifest_matches_the_verified_copy(images):
-    assert build_manifest(images)["files"] == load_manifest("ieat")["files"]
+    assert checksum_manifest(images)["files"] == load_manifest("ieat")["files"]
 
 
-def test_build_manifest_of_a_missing_folder(tmp_path):
+def test_checksum_manifest_of_a_missing_folder(tmp_path):
     with pytest.raises(EatkitError) as err:
-        build_manifest(tmp_path / "nope")
+        checksum_manifest(tmp_path / "nope")
     assert str(err.value) == f"cannot build a manifest of '{tmp_path / 'nope'}': not a directory"
 
 

@@ -16,8 +16,9 @@ import pytest
 
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.image_models import ImageGPTFeatures, efficientnet_lite, quantize
-from eatkit.encoders.images import Preprocessing, image_ids, load_image, resolve_image_set
-from eatkit.encoders.registry import build_model, get_model
+from eatkit.encoders.images import Preprocessing, load_image
+from eatkit.stimuli.images import image_ids, resolve_image_set
+from eatkit.registry import build_model, get_model
 from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.stimuli.types import StimulusSet
 
@@ -392,7 +393,7 @@ def test_cache_hit_does_not_import_torch(flowers, tmp_path):
     first = efficientnet_lite(0, images=root).embed(StimulusSet("C", "image", category="c"))
     script = (
         "import sys, numpy as np\n"
-        "from eatkit.encoders.registry import build_model\n"
+        "from eatkit.registry import build_model\n"
         "from eatkit.stimuli.types import StimulusSet\n"
         f"e = build_model('efficientnet_lite0', images={str(root)!r})\n"
         "v = e.embed(StimulusSet('C', 'image', category='c')).vectors\n"

@@ -11,7 +11,7 @@ import pytest
 from eatkit.encoders import base as base_module
 from eatkit.encoders import cache as cache_module
 from eatkit.encoders.hf import hf_weights_identity
-from eatkit.encoders.registry import build_model, get_model
+from eatkit.registry import build_model, get_model
 from eatkit.encoders.text import apply_prompt, check_prompt, first_token_of_span
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet

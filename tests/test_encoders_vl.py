@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from eatkit.encoders.images import Preprocessing
-from eatkit.encoders.registry import build_model
+from eatkit.registry import build_model
 from eatkit.encoders.vision_language import hf_image_preprocessing
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
@@ -253,7 +253,7 @@ def test_large_jpegs_are_decoded_in_full_as_open_clip_does(open_clip_weights, tm
 
 
 def test_open_clip_config_records_weights_and_preprocessing(open_clip_weights):
-    from eatkit.encoders.cache import file_sha256
+    from eatkit.io import file_sha256
 
     enc = build_model(f"open_clip:eatkit-tiny-vit/{open_clip_weights}")
     config = enc.config()
@@ -321,18 +321,18 @@ def test_mixed_modality_test_images_against_prompted_words(open_clip_weights, im
 
     insects = StimulusSet("Insects", "image", category="t/insects")
     unpleasant = StimulusSet("Unpleasant", "word", ("filth", "agony"))
-    suite = Suite("mixed", "mixed", (AssociationTest("flowers-insects", "", FLOWERS, insects, WORDS, unpleasant),))
+    suite = Suite("mixed", "mixed", (AssociationTest("flowers-insects", "", "eat", (("X", FLOWERS), ("Y", insects), ("A", WORDS), ("B", unpleasant))),))
     enc = build_model(f"open_clip:eatkit-tiny-vit/{open_clip_weights}", prompt="a picture that brings to mind {x}",
                       images=images, cache=False)
     result = run_suite(suite, enc, options=RunOptions(permutations="exact", n_bootstrap=0, seed=0))
     x, a = enc.embed(FLOWERS).vectors, enc.embed(WORDS).vectors  # images and words in one space
     cosines = (x / np.linalg.norm(x, axis=1, keepdims=True)) @ (a / np.linalg.norm(a, axis=1, keepdims=True)).T
-    np.testing.assert_allclose(result.records[0]["level3"]["xa"]["mean"], cosines.mean(), atol=1e-12)
+    np.testing.assert_allclose(result.records[0].level3["xa"]["mean"], cosines.mean(), atol=1e-12)
     assert result.manifest["source"]["prompt"] == "a picture that brings to mind {x}"
 
 
 def test_vl_models_reject_text_options(tiny_clip):
-    with pytest.raises(TypeError, match="unexpected keyword argument 'layer'"):
+    with pytest.raises(EatkitError, match="does not take the option 'layer'"):
         build_model(f"hf-clip:{tiny_clip}", layer=3)
     with pytest.raises(EatkitError, match=r"^prompt 'a photo' must contain the placeholder \{x\} exactly once$"):
         build_model(f"hf-clip:{tiny_clip}", prompt="a photo")
@@ -344,3 +344,51 @@ def test_missing_open_clip_is_a_one_line_error_naming_the_extra(monkeypatch):
         build_model("open_clip:ViT-B-32/openai")
     assert str(err.value) == ("the model 'open_clip:ViT-B-32/openai' needs the optional dependency 'open_clip': "
                               "install it with pip install 'eatkit[vl]'")
+
+
+# -- single-category tests from a suite: a one-sentence target against two image groups ---------------
+
+SC_SUITE = {
+    "schema": "eatkit.suite/1", "id": "sc", "title": "SC-EAT on images",
+    "tests": [{"id": "patriotic", "title": "A patriot: flowers vs. insects", "kind": "sc-eat",
+               "T": {"name": "Patriot", "modality": "sentence", "items": ["a photo of someone who is patriotic"]},
+               "A": {"name": "Flowers", "modality": "image", "category": "t/flowers"},
+               "B": {"name": "Insects", "modality": "image", "category": "t/insects"}}],
+}
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_sc_eat_suite_with_a_one_sentence_target_runs_from_the_cli_and_matches_scipy(
+        open_clip_weights, images, tmp_path, capsys, ddof):
+    from scipy import stats
+
+    from eatkit.cli import main
+
+    extra = images / "t" / "insects" / "e.png"  # unequal groups: 3 flowers, 4 insects
+    Image.fromarray(np.random.default_rng(1).integers(0, 256, (20, 30, 3), dtype=np.uint8)).save(extra)
+    try:
+        suite = tmp_path / "sc.json"
+        suite.write_text(json.dumps(SC_SUITE))
+        model = f"open_clip:eatkit-tiny-vit/{open_clip_weights}"
+        code = main(["run", str(suite), "--model", model, "--images", str(images), "--ddof", str(ddof),
+                     "--sd", "pooled", "--p-method", "welch", "--no-cache", "--seed", "0", "-o", str(tmp_path / "out"),
+                     "--quiet"])
+        assert code == 0, capsys.readouterr().err
+        (record,) = json.loads((tmp_path / "out" / "results.json").read_text())
+        enc = build_model(model, images=images, cache=False)
+        t = enc.embed(StimulusSet("T", "sentence", ("a photo of someone who is patriotic",))).vectors[0]
+        u = [enc.embed(StimulusSet(n, "image", category=f"t/{n}")).vectors for n in ("flowers", "insects")]
+        ua, ub = ((v @ t) / (np.linalg.norm(v, axis=1) * np.linalg.norm(t)) for v in u)
+        pooled = np.sqrt(((ua.size - 1) * ua.var(ddof=ddof) + (ub.size - 1) * ub.var(ddof=ddof))
+                         / (ua.size + ub.size - 2))  # "American == White" eq. 4, group SDs with ddof
+        assert (record["kind"], record["n_t"], record["n_a"], record["n_b"]) == ("sc-eat", 1, 3, 4)
+        assert (record["sd"], record["ddof"], record["p_method"]) == ("pooled", ddof, "welch")
+        assert record["effect_size"] == pytest.approx((ua.mean() - ub.mean()) / pooled, rel=1e-9)
+        welch = stats.ttest_ind_from_stats(ua.mean(), ua.std(ddof=ddof), ua.size, ub.mean(), ub.std(ddof=ddof),
+                                           ub.size, equal_var=False, alternative="greater")
+        assert record["p_value"] == pytest.approx(welch.pvalue, rel=1e-9)
+        if ddof == 1:  # the sample-SD Welch test is scipy's ttest_ind
+            assert record["p_value"] == pytest.approx(
+                stats.ttest_ind(ua, ub, equal_var=False, alternative="greater").pvalue, rel=1e-9)
+    finally:
+        extra.unlink()

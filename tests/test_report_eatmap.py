@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from test_report_support import PATTERN_ASSOCIATIONS, record
+from test_report_support import PATTERN_ASSOCIATIONS, eat_record, record
 
 pytest.importorskip("matplotlib", reason="EAT-Maps need matplotlib (eatkit[report])")
 from matplotlib.colors import to_hex
 
+from eatkit.analyses.eat import EATRecord
 from eatkit.errors import EatkitError
 from eatkit.report import eat_map, eat_map_grid
 from eatkit.report.style import NEGATIVE, NEUTRAL, POSITIVE, new_figure, wrap
@@ -26,7 +27,7 @@ def texts(ax) -> list[str]:
     return [t.get_text() for t in ax.texts]
 
 
-# pattern -> the expected (facecolor, hatch) of cells AX, BX, AY, BY; record() gives an associated X the
+# pattern -> the expected (facecolor, hatch) of cells AX, BX, AY, BY; eat_record() gives an associated X the
 # level-2 d +0.85 towards A and -0.85 towards B, Y +0.62 / -0.62, unassociated targets +0.085 / +0.062
 POS, NEG = (POSITIVE, "//"), (NEGATIVE, "\\\\")
 EXPECTED = {
@@ -55,7 +56,7 @@ def test_the_expectations_cover_all_nine_patterns():
 
 @pytest.mark.parametrize("pattern", list(EXPECTED))
 def test_eat_map_shades_the_cells_of_each_pattern(pattern):
-    fig = eat_map(record(pattern))
+    fig = eat_map(eat_record(pattern))
     (ax,) = fig.axes
     assert cells(ax) == dict(zip(("AX", "BX", "AY", "BY"), EXPECTED[pattern]))
     # d of X then Y; shaded ones bold on a white box, an unassociated column's d italic on grey
@@ -78,7 +79,7 @@ def test_eat_map_shades_the_cells_of_each_pattern(pattern):
     (1e-05, False, "welch", "p = 1.0e-05"),  # Welch's t-test: nothing sampled
 ])
 def test_the_caption_marks_sampled_p_values(p_value, exact, method, caption):
-    fig = eat_map(record(p_value=p_value, p_value_exact=exact, p_method=method))
+    fig = eat_map(eat_record(p_value=p_value, p_value_exact=exact, p_method=method))
     assert fig.axes[0].get_xlabel() == f"AB-Divergent\nd = 1.50, {caption}"
 
 
@@ -86,7 +87,7 @@ def test_the_caption_marks_sampled_p_values(p_value, exact, method, caption):
     ({"level2_x_effect_size": -0.4},  # associated with A, but the level-2 d points to B
      "level2_x_association='A' but level2_x_effect_size=-0.4 (an association with A needs d > 0, with B d < 0)"),
     ({"level2_y_effect_size": None},
-     "level2_y_association='B' but level2_y_effect_size=None (an association with A needs d > 0, with B d < 0)"),
+     "level2_y_association='B' but level2_y_effect_size=nan (an association with A needs d > 0, with B d < 0)"),
     ({"level2_y_association": None},  # the pattern says AB-Divergent, the associations say otherwise
      "pattern='AB-Divergent', but its level-2 associations (X: 'A', Y: None) make 'AX-Singular'"),
     ({"level2_x_alternative": "less"},
@@ -98,19 +99,19 @@ def test_the_caption_marks_sampled_p_values(p_value, exact, method, caption):
 ])
 def test_contradictory_records_are_refused(overrides, message):
     with pytest.raises(EatkitError) as info:
-        eat_map(record(**overrides))
+        eat_map(EATRecord.from_json(record(**overrides)))
     assert str(info.value) == f"record: test 't1' has {message}"
 
 
 def test_eat_map_draws_into_a_given_axes():
     fig = new_figure(4, 4)
     ax = fig.add_subplot()
-    assert eat_map(record("BY-Singular"), ax=ax) is fig
+    assert eat_map(eat_record("BY-Singular"), ax=ax) is fig
     assert cells(ax)["BY"] == (NEGATIVE, "\\\\")
 
 
 def test_grid_draws_one_map_per_record_with_a_legend():
-    records = [record(p, test=f"t{i}", title=f"Test {i}") for i, p in enumerate(EXPECTED)]
+    records = [eat_record(p, test=f"t{i}", title=f"Test {i}") for i, p in enumerate(EXPECTED)]
     fig = eat_map_grid(records, ncols=4)
     assert [ax.get_title() for ax in fig.axes] == [f"Test {i}" for i in range(9)]
     assert [cells(ax) for ax in fig.axes] == [dict(zip(("AX", "BX", "AY", "BY"), e)) for e in EXPECTED.values()]
@@ -131,7 +132,7 @@ def test_grid_draws_one_map_per_record_with_a_legend():
 
 def test_grid_maps_never_overlap_even_with_long_titles():
     long = "A very long test title that wraps over several lines, as the WEAT titles of a suite do " * 2
-    records = [record(p, test=f"t{i}", title=long) for i, p in enumerate(EXPECTED)]
+    records = [eat_record(p, test=f"t{i}", title=long) for i, p in enumerate(EXPECTED)]
     fig = eat_map_grid(records, ncols=5)
     renderer = fig.canvas.get_renderer()
     boxes = [ax.get_tightbbox(renderer) for ax in fig.axes]
@@ -142,7 +143,7 @@ def test_grid_maps_never_overlap_even_with_long_titles():
 
 @pytest.mark.parametrize(("records", "ncols", "message"), [
     ([], 5, "eat_map_grid needs at least one result record"),
-    ([record()], 0, "eat_map_grid: ncols must be a positive integer, got 0"),
+    ([eat_record()], 0, "eat_map_grid: ncols must be a positive integer, got 0"),
 ])
 def test_grid_rejects_bad_input(records, ncols, message):
     with pytest.raises(EatkitError) as info:
@@ -152,9 +153,9 @@ def test_grid_rejects_bad_input(records, ncols, message):
 
 def test_eat_map_rejects_a_malformed_record():
     with pytest.raises(EatkitError) as info:
-        eat_map(record(level2_x_association="X"))
+        EATRecord.from_json(record(level2_x_association="X"))
     assert str(info.value) == "record: test 't1' has level2_x_association='X'; expected 'A', 'B' or null"
     broken = record()
     del broken["pattern"]
     with pytest.raises(EatkitError, match=r"^record: test 't1' lacks 'pattern'$"):
-        eat_map(broken)
+        EATRecord.from_json(broken)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from test_report_support import PAIRS, make_run, record
+from test_report_support import PAIRS, eat_record, make_run, record
 
 pytest.importorskip("matplotlib", reason="plots need matplotlib (eatkit[report])")
 from matplotlib.colors import to_hex
@@ -25,11 +25,11 @@ def runs(tmp_path_factory):
 
 def test_forest_plot_marks_significance_after_correction():
     records = [
-        record(test="a", title="A", effect_size=1.5, q_value=0.0005, effect_size_ci=[1.2, 1.7]),
-        record(test="b", title="B", effect_size=0.8, q_value=0.005, effect_size_ci=[0.3, 1.1]),
-        record(test="c", title="C", effect_size=-0.6, q_value=0.03, effect_size_ci=[-1.0, -0.1]),
-        record(test="d", title="D", effect_size=0.1, q_value=0.4, effect_size_ci=None),
-        record(test="e", title="E", effect_size=float("nan"), q_value=None, effect_size_ci=[float("nan")] * 2),
+        eat_record(test="a", title="A", effect_size=1.5, q_value=0.0005, effect_size_ci=[1.2, 1.7]),
+        eat_record(test="b", title="B", effect_size=0.8, q_value=0.005, effect_size_ci=[0.3, 1.1]),
+        eat_record(test="c", title="C", effect_size=-0.6, q_value=0.03, effect_size_ci=[-1.0, -0.1]),
+        eat_record(test="d", title="D", effect_size=0.1, q_value=0.4, effect_size_ci=None),
+        eat_record(test="e", title="E", effect_size=float("nan"), q_value=None, effect_size_ci=[float("nan")] * 2),
     ]
     fig = forest_plot(records, title="Demo suite")
     (ax,) = fig.axes
@@ -56,7 +56,7 @@ def test_forest_plot_of_long_titles_stays_inside_the_figure(runs):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == [wrap(r["title"], 44) for r in runs[0].records]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [wrap(r.title, 44) for r in runs[0].records]
     for artist in [*ax.get_yticklabels(), *ax.texts, fig.legends[0]]:
         box = artist.get_window_extent(renderer)
         assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y0 >= 0 and box.y1 <= fig.bbox.height
@@ -77,10 +77,10 @@ def test_level3_plot_draws_the_four_distributions_of_every_test(runs):
         medians = [line for line in ax.lines if line.get_color() == INK and len(line.get_xdata()) == 2
                    and line.get_xdata()[0] == line.get_xdata()[1]]
         assert [m.get_xdata()[0] for m in medians] == pytest.approx(
-            [np.median(glove.similarities[rec["test"]][p]) for p in PAIRS])
+            [np.median(glove.similarities[rec.test][p]) for p in PAIRS])
         (means,) = [line for line in ax.lines if line.get_marker() == "D"]
-        assert list(means.get_xdata()) == [rec["level3"][p]["mean"] for p in PAIRS]
-        assert ax.get_title() == wrap(rec["title"], 60)
+        assert list(means.get_xdata()) == [rec.level3[p]["mean"] for p in PAIRS]
+        assert ax.get_title() == wrap(rec.title, 60)
     assert [t.get_text() for t in visible[0].get_yticklabels()] == [
         "Flower \u00b7 Pleasant", "Flower \u00b7 Unpleasant", "Insect \u00b7 Pleasant", "Insect \u00b7 Unpleasant"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
@@ -100,13 +100,13 @@ def test_heatmap_rows_are_models_and_columns_tests(runs):
     ax = fig.axes[0]
     (image,) = ax.images
     values = image.get_array()
-    expected = [[r["effect_size"] for r in runs[0].records], [r["effect_size"] for r in runs[1].records] + [math.nan]]
+    expected = [[r.effect_size for r in runs[0].records], [r.effect_size for r in runs[1].records] + [math.nan]]
     assert values.shape == (2, 10)
     np.testing.assert_allclose(values.filled(np.nan), expected)
     assert values.mask[1, 9] and not values.mask[0].any()
     assert image.get_cmap().name == "RdBu_r" and image.get_clim() == (-2.0, 2.0)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["glove.840B.300d.weat-items.txt", "gpt2"]
-    assert [t.get_text() for t in ax.get_xticklabels()] == [wrap(r["title"], 16) for r in runs[0].records]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [wrap(r.title, 16) for r in runs[0].records]
     texts = {(t.get_position()): t.get_text() for t in ax.texts}
     assert texts[(0, 0)] == "1.50\n***" and texts[(1, 1)] == "-0.35\n" and texts[(9, 1)] == "n/a"
     assert texts[(5, 0)] == "1.81\n***" and texts[(0, 1)] == "0.92\n**"

@@ -16,11 +16,11 @@ from eatkit.report.run import run_labels
 
 def test_load_run_reads_records_manifest_and_similarities(tmp_path):
     run = load_run(make_run(tmp_path))
-    assert [r["test"] for r in run.records] == [f"weat{i}" for i in range(1, 11)]
-    assert run.records[0]["effect_size"] == 1.5 and run.records[2]["n_y"] == 30
+    assert [r.test for r in run.records] == [f"weat{i}" for i in range(1, 11)]
+    assert run.records[0].effect_size == 1.5 and run.records[2].n_y == 30
     assert run.model == "glove.840B.300d.weat-items.txt"
     assert run.suite_title == "WEAT 1-10 (Caliskan, Bryson & Narayanan 2017)"
-    assert set(run.similarities) == {r["test"] for r in run.records}
+    assert set(run.similarities) == {r.test for r in run.records}
     xa = run.similarities["weat1"]["xa"]
     assert xa.shape == (625,) and xa.dtype == np.float64
     assert run.similarities["weat9"]["xb"].shape == (6 * 7,)
@@ -76,7 +76,7 @@ def test_malformed_json_and_records_are_named(tmp_path):
     broken = record()
     del broken["q_value"], broken["level3"], broken["n_a"], broken["p_method"], broken["level2_y_alternative"]
     (run_dir / "results.json").write_text(json.dumps([broken]))
-    assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' lacks 'n_a', 'p_method', 'q_value', "
+    assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' lacks 'n_a', 'p_method', "
                                "'level2_y_alternative'")
     (run_dir / "results.json").write_text(json.dumps([record("BY-Singular", level2_y_effect_size=0.3)]))
     assert _error(run_dir) == (f"{run_dir / 'results.json'}: test 't1' has level2_y_association='B' but "

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from eatkit.analyses.eat import EATRecord
 from eatkit.stats.multilevel import PATTERNS
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
@@ -67,6 +68,11 @@ def record(pattern: str = "AB-Divergent", **overrides: Any) -> dict[str, Any]:
         d = base[f"level2_{target}_effect_size"]
         base.setdefault(f"level2_{target}_alternative", "greater" if d is None or d >= 0 else "less")
     return base
+
+
+def eat_record(pattern: str = "AB-Divergent", **overrides: Any) -> EATRecord:
+    """:func:`record` as the typed record the report draws."""
+    return EATRecord.from_json(record(pattern, **overrides))
 
 
 def write_run(tmp_path: Path, records: list[dict[str, Any]], manifest: dict[str, Any] | None = None,

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 
 import pytest
-from test_report_support import make_run, record, write_run
+from dataclasses import replace
+from test_report_support import eat_record, make_run, record, write_run
 
 from eatkit.errors import EatkitError
 from eatkit.report import csv_table, latex_table, load_run, markdown_table, write_tables
@@ -50,32 +51,32 @@ def test_number_formats():
 
 def test_sampled_p_values_are_marked():
     floor = 1 / 100001
-    sampled = record(p_value=floor, n_permutations=100000)
-    assert [fmt_p_marked(sampled), fmt_p_marked({**sampled, "p_value": 2 / 100001})] == ["\u22641.0e-05", "2.0e-05\u2020"]
-    assert fmt_p_marked({**sampled, "p_value": 0.5}) == "0.500\u2020"
-    assert fmt_p_marked({**sampled, "p_value_exact": True}) == "1.0e-05"  # an exact p is never marked
-    assert fmt_p_marked({**sampled, "p_method": "welch"}) == "1.0e-05"  # nor is Welch's
-    assert fmt_p_marked({**sampled, "p_value": None}) == "n/a"
+    sampled = eat_record(p_value=floor, n_permutations=100000)
+    assert [fmt_p_marked(sampled), fmt_p_marked(replace(sampled, p_value=2 / 100001))] == ["\u22641.0e-05", "2.0e-05\u2020"]
+    assert fmt_p_marked(replace(sampled, p_value=0.5)) == "0.500\u2020"
+    assert fmt_p_marked(replace(sampled, p_value_exact=True)) == "1.0e-05"  # an exact p is never marked
+    assert fmt_p_marked(replace(sampled, p_method="welch")) == "1.0e-05"  # nor is Welch's
+    assert fmt_p_marked(replace(sampled, p_value=float("nan"))) == "n/a"
     # level 2 draws as many partitions as a sampled level 1; after an exact level 1, the default 100000
-    level2 = record(p_value=0.004, p_value_exact=True, n_permutations=12870, level2_x_p_value=floor,
+    level2 = eat_record(p_value=0.004, p_value_exact=True, n_permutations=12870, level2_x_p_value=floor,
                     level2_x_p_exact=False, level2_y_p_value=floor, level2_y_p_exact=True)
     assert [sampled_draws(level2), sampled_draws(level2, "x"), sampled_draws(level2, "y")] == [None, 100000, None]
     assert [fmt_p_marked(level2, t) for t in ("", "x", "y")] == ["0.004", "\u22641.0e-05", "1.0e-05"]
-    assert sampled_draws(record(level2_y_p_exact=False), "y") == 99999
+    assert sampled_draws(eat_record(level2_y_p_exact=False), "y") == 99999
 
 
 def test_legend_explains_the_marks_that_occur():
-    floor_only = legend([record()])  # level 1 at the floor of 99999 draws, level 2 exact
+    floor_only = legend([eat_record()])  # level 1 at the floor of 99999 draws, level 2 exact
     assert ("p: level-1 permutation p-value (alternative: greater); \u2264: none of the n = 99999 random partitions was "
             "as extreme as the observed one, so p is the Monte Carlo floor 1/(n + 1); q: p after") in floor_only
     assert "\u2020" not in floor_only
     assert ("p_ABX, p_ABY: their p-values, one-sided towards the sign of the level-2 d (A when d \u2265 0, else B), "
             "not corrected for multiple testing") in floor_only
-    both = legend([record(), record(test="t2", p_value=0.02)], tex=True)
+    both = legend([eat_record(), eat_record(test="t2", p_value=0.02)], tex=True)
     assert (r"$p$: level-1 permutation $p$-value (alternative: greater); $^\dagger$: sampled $p$-value, a Monte Carlo "
             r"estimate from $n$ = 99999 random partitions (unmarked ones are exact); $\leq$: none of the $n$ = 99999 "
             r"random partitions") in both
-    welch = legend([record(p_method="welch", p_value_exact=False)])
+    welch = legend([eat_record(p_method="welch", p_value_exact=False)])
     assert welch.startswith("d: level-1 effect size; p: level-1 p-value of Welch's t-test (alternative: greater); q: ")
     assert "\u2264" not in welch.split("(A when d")[0] and "\u2020" not in welch
 

@@ -33,24 +33,24 @@ def weat_glove840b():
 
 
 def test_weat_effect_sizes_match_caliskan_2017(weat_glove840b):
-    got = {r["test"]: r["effect_size"] for r in weat_glove840b.records}
+    got = {r.test: r.effect_size for r in weat_glove840b.records}
     for test, d in WEAT_CALISKAN_D.items():
         assert abs(got[test] - d) <= 0.01, (test, got[test], d)
 
 
 def test_weat_p_values_significant_and_exact_where_cheap(weat_glove840b):
     for r in weat_glove840b.records:
-        assert r["p_value"] < 0.02, r["test"]
+        assert r.p_value < 0.02, r.test
         # 25 + 25 and 32 + 32 targets exceed the 'auto' exact budget; every smaller test is exact
-        assert r["p_value_exact"] == (r["n_x"] + r["n_y"] <= 44), r["test"]
-    weat7 = next(r for r in weat_glove840b.records if r["test"] == "weat7")
+        assert r.p_value_exact == (r.n_x + r.n_y <= 44), r.test
+    weat7 = next(r for r in weat_glove840b.records if r.test == "weat7")
     # exact: 12870 partitions of 8 + 8 targets; the count is an integer
-    assert weat7["n_permutations"] == math.comb(16, 8)
-    assert (weat7["p_value"] * math.comb(16, 8)) == pytest.approx(round(weat7["p_value"] * math.comb(16, 8)))
+    assert weat7.n_permutations == math.comb(16, 8)
+    assert (weat7.p_value * math.comb(16, 8)) == pytest.approx(round(weat7.p_value * math.comb(16, 8)))
 
 
 def test_weat_patterns_match_ml_eat_table_1(weat_glove840b):
-    assert {r["test"]: r["pattern"] for r in weat_glove840b.records} == ML_EAT_PATTERNS
+    assert {r.test: r.pattern for r in weat_glove840b.records} == ML_EAT_PATTERNS
 
 
 def _published_p_agrees(ours: float, ours_se: float, published: str) -> bool:
@@ -68,21 +68,21 @@ def test_ieat_table_1(model, key):
     run = run_suite(load_suite("ieat"), source, options=RunOptions(seed=3, permutations=20_000, n_bootstrap=0))
     assert len(run.records) == 15
     for r in run.records:
-        d, p = IEAT_TABLE1[r["test"]][key]
-        assert abs(r["effect_size"] - d) <= 0.01, (r["test"], r["effect_size"], d)
-        assert _published_p_agrees(r["p_value"], r["p_value_mc_se"], p), (r["test"], r["p_value"], p)
-        assert r["n_x"] == IEAT_TABLE1[r["test"]]["n_t"] or r["test"] in {"gender-career", "gender-science"}
+        d, p = IEAT_TABLE1[r.test][key]
+        assert abs(r.effect_size - d) <= 0.01, (r.test, r.effect_size, d)
+        assert _published_p_agrees(r.p_value, r.p_value_mc_se, p), (r.test, r.p_value, p)
+        assert r.n_x == IEAT_TABLE1[r.test]["n_t"] or r.test in {"gender-career", "gender-science"}
 
 
 def test_ieat_intersectional_runs_and_matches_quoted_values():
     source = IEATEmbeddings(shared_path("ieat", "embeddings"), "igpt_l_32")
     run = run_suite(load_suite("ieat-intersectional"), source,
                     options=RunOptions(seed=3, permutations=20_000, n_bootstrap=0))
-    got = {r["test"]: r for r in run.records}
+    got = {r.test: r for r in run.records}
     assert len(got) == 16
     for test, (d, p) in IEAT_TABLE2_IGPT_FROM_TEXT.items():
-        assert abs(got[test]["effect_size"] - d) <= 0.01, (test, got[test]["effect_size"], d)
-        assert _published_p_agrees(got[test]["p_value"], got[test]["p_value_mc_se"], p), test
+        assert abs(got[test].effect_size - d) <= 0.01, (test, got[test].effect_size, d)
+        assert _published_p_agrees(got[test].p_value, got[test].p_value_mc_se, p), test
 
 
 def test_ieat_specificity_matches_section_6():
@@ -93,7 +93,7 @@ def test_ieat_specificity_matches_section_6():
     source = IEATEmbeddings(shared_path("ieat", "embeddings"), "igpt_l_32")
     test = load_suite("ieat").test("insect-flower")
     sets = {role: source.embed(s).vectors for role, s in test.sets().items()}
-    result = specificity(sets["X"], sets["Y"], sets["A"], sets["B"], n_partitions=1000, permutations=10_000, rng=0)
+    result = specificity(sets["X"], sets["Y"], sets["A"], sets["B"], n_splits=1000, permutations=10_000, rng=0)
     published = {0.1: 0.103, 0.01: 0.012}
     for alpha, rate in result.false_positive_rates.items():
         se = math.sqrt(alpha * (1 - alpha) / 1000)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eatkit.encoders.registry import build_model
+from eatkit.registry import build_model
 from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
 from eatkit.sources.vectors import WordVectors, glove_6b_50d, load_word_vectors

@@ -113,8 +113,7 @@ def test_level3_mean_and_sd_with_ddof_1() -> None:
         assert level.mean == pytest.approx(statistics.fmean(cos), rel=1e-12, abs=1e-14)
         assert level.sd == pytest.approx(statistics.stdev(cos), rel=1e-12)  # ML-EAT eq. 11: n m - 1
         np.testing.assert_allclose(level.similarities, cos, atol=1e-14)
-        assert level.to_dict() == {"mean": level.mean, "sd": level.sd}
-    assert set(r.to_dict()["level3"]) == {"xa", "xb", "ya", "yb"}
+    assert set(r.level3) == {"xa", "xb", "ya", "yb"}
 
 
 def _divergent() -> tuple[np.ndarray, ...]:

@@ -202,15 +202,15 @@ def test_counts_must_be_integers(count) -> None:
     assert _message(bootstrap_effect_size, **GOOD, n_resamples=count).startswith(
         "n_resamples must be a positive integer, got "
     )
-    assert _message(specificity, **GOOD, n_partitions=count).startswith(
-        "n_partitions must be a positive integer, got "
+    assert _message(specificity, **GOOD, n_splits=count).startswith(
+        "n_splits must be a positive integer, got "
     )
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"n_partitions": 0}, "n_partitions must be a positive integer, got 0"),
+        ({"n_splits": 0}, "n_splits must be a positive integer, got 0"),
         ({"alphas": (0.05, 1.0)}, "alphas must lie strictly between 0 and 1, got (0.05, 1.0)"),
         ({"alternative": "up"}, "alternative must be one of greater, less, two-sided, got 'up'"),
         ({"permutations": "many"}, "permutations must be 'auto', 'exact' or a positive integer, got 'many'"),

@@ -56,12 +56,12 @@ def test_weat_has_ten_word_tests_of_the_published_sizes():
     weat1, weat3 = suite.test("weat1"), suite.test("weat3")
     assert weat1.title == "WEAT 1: Flowers vs. insects, pleasant vs. unpleasant"
     assert [s.name for s in weat1.sets().values()] == ["Flowers", "Insects", "Pleasant", "Unpleasant"]
-    assert weat1.X.items[:3] == ("aster", "clover", "hyacinth")
+    assert weat1.set("X").items[:3] == ("aster", "clover", "hyacinth")
     assert weat1.citation == suite.citation  # inherited
     # WEAT 3 and 4 swap two unpleasant words; the pleasant list is shared by WEAT 1-4.
-    assert set(weat1.B.items) - set(weat3.B.items) == {"agony", "prison"}
-    assert set(weat3.B.items) - set(weat1.B.items) == {"bomb", "evil"}
-    assert weat1.A is suite.test("weat4").A
+    assert set(weat1.set("B").items) - set(weat3.set("B").items) == {"agony", "prison"}
+    assert set(weat3.set("B").items) - set(weat1.set("B").items) == {"bomb", "evil"}
+    assert weat1.set("A") is suite.test("weat4").set("A")
 
 
 @pytest.mark.shared_data
@@ -215,9 +215,9 @@ BASE = {
 def test_a_valid_suite_resolves_references_and_defaults():
     suite = parse_suite(json.dumps(BASE), "mini.json", source="here")
     test = suite.test("weat3")
-    assert test.A == StimulusSet("pleasant", "word", ("love", "peace"))  # name defaults to the key
-    assert test.Y == StimulusSet("Insects", "image", (), "insect-flower/insect")
-    assert test.B.templates == ("This is {x}.",)
+    assert test.set("A") == StimulusSet("pleasant", "word", ("love", "peace"))  # name defaults to the key
+    assert test.set("Y") == StimulusSet("Insects", "image", (), "insect-flower/insect")
+    assert test.set("B").templates == ("This is {x}.",)
     assert (test.citation, test.notes, suite.description, suite.source) == ("Suite citation", "", "", "here")
 
 
@@ -260,7 +260,7 @@ MALFORMED = [
      f"{T}: set 'X': unknown key 'item' (allowed: name, modality, items, category, templates)"),
     (mutated("tests.0.X.name", delete=True), f"{T}: set 'X': missing key 'name'"),
     (mutated("tests.0.note", "n"),
-     f"{T}: unknown key 'note' (allowed: id, title, citation, notes, X, Y, A, B)"),
+     f"{T}: unknown key 'note' (allowed: id, title, kind, citation, notes, params, X, Y, A, B)"),
     (mutated("tests.0.B", delete=True), f"{T}: missing key 'B'"),
     (mutated("tests.0.title", 3), f"{T}: 'title' must be a string, got number"),
     (mutated("tests.0.title", ""), f"{T}: 'title' is empty"),
@@ -320,7 +320,7 @@ def test_the_documented_example_is_a_valid_suite():
     example = re.search(r"```json\n(.*?)```", DOCS.read_text(), re.S).group(1)
     suite = parse_suite(example, "suite-schema.md")
     assert (suite.id, [t.id for t in suite.tests]) == ("my-suite", ["flowers"])
-    assert suite.test("flowers").B.name == "Unpleasant"
+    assert suite.test("flowers").set("B").name == "Unpleasant"
 
 
 # --- the loader -----------------------------------------------------------------------------------
@@ -329,7 +329,7 @@ def test_the_documented_example_is_a_valid_suite():
 def test_load_suite_reads_a_users_file(tmp_path):
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(BASE), encoding="utf-8")
-    assert load_suite(path).test("weat3").X.items == ("rose", "tulip")
+    assert load_suite(path).test("weat3").set("X").items == ("rose", "tulip")
     assert load_suite(str(path)).source == str(path.resolve())
 
 

@@ -83,7 +83,7 @@ def test_bundled_seat_suite_is_the_engine_applied_to_may_et_al_word_lists(sent_b
     for number, (words, _) in sent_bias.items():
         test = suite.test(f"sent-weat{number}")
         for key, role in ROLES.items():
-            stimuli = getattr(test, role)
+            stimuli = test.set(role)
             assert stimuli.modality == "sentence"
             assert set(stimuli.items) == set(seat_sentences(words[key])), (number, role)
             assert len(stimuli.items) == len(seat_sentences(words[key])), (number, role)
@@ -109,7 +109,7 @@ def test_seat_suite_contents():
         "Sentences from the word lists of weat9. May et al. randomly subsampled the Y sentences to the size "
         "of the other target set (18 of 73); eatkit keeps all 73, so its effect size can differ from theirs."
     )
-    assert suite.test("sent-weat6b").X == suite.test("sent-weat7").A
+    assert suite.test("sent-weat6b").set("X") == suite.test("sent-weat7").set("A")
 
 
 def test_seat_templates_by_kind():

@@ -1,12 +1,20 @@
 """eatkit: embedding association tests for image, text and vision-language models.
 
-The statistics live in :mod:`eatkit.stats` (numpy/scipy only) and are re-exported here.
+The statistics live in :mod:`eatkit.stats` (numpy/scipy only) and are re-exported here, with the
+notebook API: :func:`load_suite`, :func:`build_model` and :func:`run_suite`.
+
+>>> import eatkit
+>>> eatkit.load_suite("weat").test("weat1").set("A").name
+'Pleasant'
 """
 
 from eatkit._version import __version__
-from eatkit.runner import RunOptions, RunResult, run_suite
+from eatkit.analyses.base import RunOptions
+from eatkit.registry import build_model, models
+from eatkit.runner import RunResult, run_suite
 from eatkit.stimuli.loader import list_suites, load_suite
 from eatkit.stats import (
+    TestOptions,
     adjust_p_values,
     bootstrap_effect_size,
     eat,
@@ -19,9 +27,12 @@ from eatkit.stats import (
 __all__ = [
     "RunOptions",
     "RunResult",
+    "TestOptions",
     "__version__",
+    "build_model",
     "list_suites",
     "load_suite",
+    "models",
     "run_suite",
     "adjust_p_values",
     "bootstrap_effect_size",

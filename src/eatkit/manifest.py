@@ -27,13 +27,13 @@ def suite_sha256(suite: Suite) -> str:
 def build_manifest(
     suite: Suite,
     source: EmbeddingSource,
-    options: Any,
-    seed: int | None,
+    statistics: dict[str, Any],
     stimuli: dict[str, Any],
     command: str | None,
 ) -> dict[str, Any]:
     """The manifest of a run: versions, suite, source (model, layer, pooling, preprocessing, checksums),
-    statistical options (seed, permutations, ddof...), and per-test stimulus checksums."""
+    statistical options (seed, permutations, ddof...), and per test and set every stimulus embedded with
+    its SHA-256 and one SHA-256 over the set."""
     return {
         "eatkit_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -46,7 +46,7 @@ def build_manifest(
             "content_sha256": suite_sha256(suite),
         },
         "source": source.manifest(),
-        "statistics": {**dataclasses.asdict(options), "seed": seed},
+        "statistics": statistics,
         "stimuli": stimuli,
         "environment": {
             "python": platform.python_version(),

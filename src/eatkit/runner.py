@@ -1,118 +1,105 @@
-"""Run a suite of association tests on an embedding source: the Python API behind ``eatkit run``.
+"""Run a suite of tests on an embedding source: the Python API behind ``eatkit run``.
 
->>> from eatkit import load_suite, run_suite                               # doctest: +SKIP
->>> from eatkit.encoders.registry import build_model                      # doctest: +SKIP
->>> run = run_suite(load_suite("weat"), build_model("glove-6b-50d", oov="drop"), seed=0)  # doctest: +SKIP
->>> run.table()[["test", "effect_size", "p_value", "pattern"]]            # doctest: +SKIP
->>> run.save("results/")                                                  # doctest: +SKIP
+>>> import eatkit                                                           # doctest: +SKIP
+>>> run = eatkit.run_suite("weat", eatkit.build_model("glove-6b-50d", oov="drop"), seed=0)  # doctest: +SKIP
+>>> run.table()[["test", "effect_size", "p_value", "pattern"]]             # doctest: +SKIP
+>>> run.save("results/")                                                   # doctest: +SKIP
 
-Data flows one way: suite -> source (embeddings) -> :func:`eatkit.stats.ml_eat` (+ bootstrap CI) ->
-records -> table / JSON / manifest. Nothing here computes a statistic itself.
+Data flows one way: suite -> source (embeddings) -> the analysis of each test's kind
+(:mod:`eatkit.analyses`, which calls :mod:`eatkit.stats`) -> typed records -> files. Nothing here
+computes a statistic itself but the run's Benjamini-Hochberg q-values.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import io
 import json
-import math
 import os
 import zlib
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from eatkit.errors import EatkitError
+from eatkit.analyses import get_analysis
+from eatkit.analyses.base import Outcome, RunOptions
+from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write, text_sha256
 from eatkit.manifest import build_manifest
 from eatkit.progress import progress
+from eatkit.records import Record
 from eatkit.sources.base import Embedded, EmbeddingSource
-from eatkit.stats import adjust_p_values, bootstrap_effect_size, ml_eat
-from eatkit.stats._validation import check_alternative, check_ddof
-from eatkit.stats.differential import P_METHODS
-from eatkit.stats.effect_size import check_sd
-from eatkit.stats.permutation import EXACT_MAX_SUMS, check_permutations, exact_cost, resolve_rng
+from eatkit.stats import adjust_p_values
+from eatkit.stats._random import resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
-#: columns of the printed and CSV table, in order
-TABLE_COLUMNS = (
-    "test", "n_x", "n_y", "n_a", "n_b", "effect_size", "p_value", "p_value_exact", "q_value",
-    "level2_x_effect_size", "level2_x_p_value", "level2_y_effect_size", "level2_y_p_value", "pattern",
-)
+__all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "prepare_output", "flatten_record", "build_source"]
 
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Statistical options of a run (recorded in the manifest)."""
-
-    permutations: str | int = "auto"
-    alternative: str = "greater"
-    seed: int | None = None
-    ddof: int = 1
-    sd: str = "caliskan"
-    p_method: str = "permutation"
-    n_bootstrap: int = 2000
-    confidence_level: float = 0.95
-    effect_threshold: float = 0.2
-    alpha: float = 0.05
-
-    def validate(self) -> "RunOptions":
-        """Check every option before any model is loaded; one precise error per problem."""
-        check_permutations(self.permutations)
-        check_alternative(self.alternative)
-        resolve_rng(self.seed)
-        check_ddof(self.ddof)
-        check_sd(self.sd, 2, 2, 0)
-        if self.sd == "pooled" and self.ddof != 1:
-            raise EatkitError("ddof applies to the Caliskan SD; the pooled SD always uses ddof=1")
-        if self.p_method not in P_METHODS:
-            raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{self.p_method}'")
-        if not isinstance(self.n_bootstrap, int) or self.n_bootstrap < 0:
-            raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap}")
-        for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):
-            if not 0 < value < 1:
-                raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value}")
-        if self.effect_threshold < 0:
-            raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold}")
-        return self
+#: the files a run writes into its output folder
+RUN_FILES: tuple[str, ...] = ("results.json", "results.csv", "similarities.npz", "manifest.json")
 
 
 @dataclass
 class RunResult:
-    """The outcome of a run: one record per test, the level-3 similarities, and the manifest."""
+    """The outcome of a run: one :class:`~eatkit.analyses.base.Outcome` (record, arrays, statistics
+    result) per test, and the manifest."""
 
     suite: Suite
-    records: list[dict[str, Any]]
-    similarities: dict[str, dict[str, np.ndarray]]
+    outcomes: list[Outcome]
     manifest: dict[str, Any]
-    results: dict[str, Any] = field(default_factory=dict, repr=False)  # test id -> MLEATResult
 
-    def table(self) -> "Any":
-        """The results as a pandas DataFrame (one row per test; level 3 flattened)."""
+    @property
+    def records(self) -> list[Record]:
+        """The typed records, in suite order."""
+        return [o.record for o in self.outcomes]
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """Test id -> the statistics result object (e.g. :class:`~eatkit.stats.MLEATResult`)."""
+        return {o.record.test: o.result for o in self.outcomes}
+
+    @property
+    def similarities(self) -> dict[str, dict[str, np.ndarray]]:
+        """Test id -> the arrays saved in ``similarities.npz`` (e.g. level-3 cosines ``xa``...)."""
+        return {o.record.test: o.arrays for o in self.outcomes}
+
+    def table(self) -> Any:
+        """The records as a pandas DataFrame (one row per record; nested fields flattened)."""
         import pandas as pd
 
-        return pd.DataFrame([flatten_record(r) for r in self.records])
+        return pd.DataFrame([flatten_record(r.to_json()) for r in self.records])
 
     def to_json(self) -> str:
-        """``results.json``: the records as a JSON list (non-finite numbers written as null)."""
-        return json.dumps(_finite(self.records), indent=2, allow_nan=False)
+        """``results.json``: the records as a JSON list."""
+        return json.dumps([r.to_json() for r in self.records], indent=2, allow_nan=False)
 
     def save(self, out_dir: str | Path) -> Path:
-        """Write ``results.json``, ``results.csv``, ``similarities.npz`` and ``manifest.json``."""
+        """Write ``results.json``, ``results.csv``, ``similarities.npz`` and ``manifest.json``, each
+        atomically (a reader sees a whole file or the previous one)."""
         out = prepare_output(out_dir)
+        rows = [flatten_record(r.to_json()) for r in self.records]
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        table = io.StringIO()
+        writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        arrays = {f"{o.record.test}/{k}": v for o in self.outcomes for k, v in o.arrays.items()}
+        files: dict[str, Callable[[Any], Any]] = {
+            "results.json": lambda fh: fh.write((self.to_json() + "\n").encode("utf-8")),
+            "results.csv": lambda fh: fh.write(table.getvalue().encode("utf-8")),
+            "similarities.npz": lambda fh: np.savez_compressed(fh, **arrays),
+            "manifest.json": lambda fh: fh.write(
+                (json.dumps(_plain(self.manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
+        }
         try:
-            (out / "results.json").write_text(self.to_json() + "\n", encoding="utf-8")
-            rows = [flatten_record(r) for r in _finite(self.records)]
-            with open(out / "results.csv", "w", newline="", encoding="utf-8") as fh:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows)
-            arrays = {f"{t}/{k}": v for t, sims in self.similarities.items() for k, v in sims.items()}
-            np.savez_compressed(out / "similarities.npz", **arrays)
-            manifest = json.dumps(_finite(self.manifest), indent=2, allow_nan=False)
-            (out / "manifest.json").write_text(manifest + "\n", encoding="utf-8")
+            for name, write in files.items():
+                atomic_write(out / name, write)
         except OSError as err:
-            raise EatkitError(f"cannot write results to {out}: {err.strerror or err}") from None
+            raise EatkitError(f"cannot write results to {out}: {one_line(err.strerror or err)}") from None
         return out
 
 
@@ -124,8 +111,8 @@ def prepare_output(out_dir: str | Path) -> Path:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise EatkitError(f"cannot create output folder {out}: {err.strerror or err}") from None
-    for name in ("results.json", "results.csv", "similarities.npz", "manifest.json"):
+        raise EatkitError(f"cannot create output folder {out}: {one_line(err.strerror or err)}") from None
+    for name in RUN_FILES:
         if (out / name).is_dir():
             raise EatkitError(f"cannot write {out / name}: it is a folder")
     if not os.access(out, os.W_OK):
@@ -133,83 +120,167 @@ def prepare_output(out_dir: str | Path) -> Path:
     return out
 
 
-def _finite(value: Any) -> Any:
+def _plain(value: Any) -> Any:
     """``value`` with non-finite floats replaced by None (JSON has no NaN or infinity)."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return value if np.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [_plain(v) for v in value]
     return value
 
 
 def run_suite(
-    suite: Suite,
-    source: EmbeddingSource,
+    suite: Suite | str | Path,
+    source: EmbeddingSource | str,
     *,
     tests: Sequence[str] | None = None,
     options: RunOptions | None = None,
     command: str | None = None,
+    **option_values: Any,
 ) -> RunResult:
     """Run ``tests`` (default: all) of ``suite`` on ``source`` and collect records and a manifest.
 
-    Each test gets its own seed derived from the run seed and the test id, so a test's Monte Carlo
-    p-value does not depend on which other tests ran. A set shared by several tests is embedded once.
+    ``suite`` is a :class:`Suite` or a bundled suite id or suite file; ``source`` an embedding source or
+    a registered model name (built with its defaults). Options are keywords (``seed=``,
+    ``permutations=``, ``alternative=``, ``sd=``, ``ddof=``, ``p_method=``, ``n_bootstrap=``, ... the
+    fields of :class:`RunOptions`) or one ``options`` object. Each test gets its own seed derived from
+    the run seed and the test id, so a test's Monte Carlo p-value does not depend on which other tests
+    ran. A set shared by several tests is embedded once.
     """
-    options = (options or RunOptions()).validate()
+    suite, source = _resolve(suite, source)
+    if options is not None and option_values:
+        raise TypeError("run_suite takes either options= or option keywords, not both")
+    if options is None:
+        names = {f.name for f in dataclasses.fields(RunOptions)}
+        unknown = sorted(set(option_values) - names)
+        if unknown:
+            raise TypeError(f"run_suite got an unknown option {unknown[0]!r} (options: {', '.join(sorted(names))})")
+        options = RunOptions(**option_values)
+    elif not isinstance(options, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
+    options = options.validated()
     _, run_seed = resolve_rng(options.seed)
     selected = select_tests(suite, tests)
-    embedded: dict[str, Embedded] = {}
-    records, similarities, results, stimuli = [], {}, {}, {}
-    # embed everything first, so that a problem with any stimulus or an infeasible exact test is reported
+    analyses = {test.id: get_analysis(test.kind) for test in selected}
+    for test in selected:
+        analyses[test.id].check(test, options)
+    memo: dict[str, Embedded] = {}
+    # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
-    all_sets = {}
+    embedded: dict[str, dict[str, Embedded]] = {}
     for test in progress(selected, desc="embedding"):
-        all_sets[test.id] = {role: _embed(source, s, embedded, test) for role, s in test.sets().items()}
-        if options.permutations == "exact" and options.p_method == "permutation":
-            _check_exact_feasible(test.id, all_sets[test.id])
-    for test in progress(selected, desc=f"{suite.id}"):
-        sets = all_sets[test.id]
-        seed = _test_seed(run_seed, test.id)
-        vectors = [sets[r].vectors for r in "XYAB"]
-        common = dict(rng=seed, ddof=options.ddof, sd=options.sd)
+        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t), options)
+    for test in selected:
+        analyses[test.id].precheck(test, embedded[test.id], options)
+    outcomes: list[Outcome] = []
+    for test in progress(selected, desc=suite.id):
         try:
-            result = ml_eat(
-                *vectors,
-                alternative=options.alternative,
-                permutations=options.permutations,
-                p_method=options.p_method,
-                effect_threshold=options.effect_threshold,
-                alpha=options.alpha,
-                **common,
-            )
-            ci = None
-            if options.n_bootstrap > 0:
-                ci = bootstrap_effect_size(
-                    *vectors, n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, **common
-                )
+            outcomes += analyses[test.id].compute(test, embedded[test.id], options, suite=suite.id,
+                                                  seed=_test_seed(run_seed, test.id))
         except EatkitError as err:
             raise EatkitError(f"test '{test.id}': {err}") from None
-        results[test.id] = result
-        records.append(_record(suite, test, sets, result, ci, seed))
-        similarities[test.id] = {k: v.similarities for k, v in result.level3.items()}
-        stimuli[test.id] = {
-            role: {"content_sha256": test.sets()[role].content_hash(), "n": len(sets[role].ids),
-                   "dropped": list(sets[role].dropped)}
-            for role in "XYAB"
-        }
-    q_values = adjust_p_values([r["p_value"] for r in records], method="bh")
-    for record, q in zip(records, q_values):
-        record["q_value"] = float(q)
-    manifest = build_manifest(suite, source, options, run_seed, stimuli, command)
-    return RunResult(suite, records, similarities, manifest, results)
+    outcomes = _with_q_values(outcomes)
+    stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
+    manifest = build_manifest(suite, source, options.manifest() | {"seed": run_seed}, stimuli, command)
+    return RunResult(suite, outcomes, manifest)
+
+
+def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
+    """The suite and source of :func:`run_suite`, loaded or built from names."""
+    if isinstance(suite, (str, Path)):
+        from eatkit.stimuli.loader import load_suite
+
+        suite = load_suite(suite)
+    elif not isinstance(suite, Suite):
+        raise TypeError(f"suite must be a Suite, a bundled suite id or a suite file, got {type(suite).__name__}")
+    if isinstance(source, str):
+        from eatkit.registry import build_model
+
+        source = build_model(source)
+    elif not isinstance(source, EmbeddingSource):
+        raise TypeError(f"source must be an EmbeddingSource or a registered model name, got {type(source).__name__}")
+    return suite, source
+
+
+#: the options of a model (given with ``name``), as ``eatkit run`` flags
+MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
+                                  "workers", "cache", "oov")
+
+
+def _flag(key: str) -> str:
+    return "--no-cache" if key == "cache" else "--" + key.replace("_", "-")
+
+
+def build_source(given: Mapping[str, Any], suite: Suite) -> EmbeddingSource:
+    """The embedding source that ``eatkit run`` flags or a sweep file's model entry name: exactly one of
+    ``name`` (a registered model, with the options of :data:`MODEL_OPTIONS` it takes), ``vectors`` (a
+    word-vector file, read for ``suite``'s words only; ``oov``, ``lowercase``) or ``embeddings`` (a folder
+    or file of precomputed embeddings; ``embeddings_model``). ``None`` values are not given.
+
+    >>> build_source({"name": "glove-6b-50d", "layer": 3}, None)  # doctest: +SKIP
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
+    """
+    options = {k: v for k, v in given.items() if v is not None and v is not False}
+    models = [k for k in ("name", "vectors", "embeddings") if k in options]
+    if len(models) != 1:
+        raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
+    model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
+    if "vectors" in options:
+        from eatkit.sources.vectors import load_word_vectors
+
+        _refuse(model_options, ("oov",), "--vectors")
+        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
+        return load_word_vectors(options["vectors"], cased=not options.get("lowercase", False),
+                                 oov=options.get("oov", "error"), words=words)
+    if options.get("lowercase"):
+        raise EatkitError("--lowercase applies to --vectors only")
+    if "embeddings" in options:
+        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
+
+        _refuse(model_options, (), "--embeddings")
+        if options.get("embeddings_model"):
+            return IEATEmbeddings(options["embeddings"], options["embeddings_model"])
+        return PrecomputedEmbeddings(options["embeddings"])
+    if options.get("embeddings_model"):
+        raise EatkitError("--embeddings-model applies to --embeddings only")
+    from eatkit.registry import get_model
+
+    spec = get_model(options["name"])
+    accepted = spec.option_names()
+    for key in model_options:
+        if accepted is not None and key not in accepted:
+            raise EatkitError(f"model '{spec.name}' does not take the option {_flag(key)}")
+    return spec.build(**model_options)
+
+
+def _refuse(given: Mapping[str, Any], allowed: tuple[str, ...], source: str) -> None:
+    """An error for a model option given with a source that is not a model."""
+    extra = [key for key in given if key not in allowed]
+    if extra:
+        raise EatkitError(f"{_flag(extra[0])} applies to --model, not to {source}")
+
+
+def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
+    """Benjamini-Hochberg q-values across the run's tested p-values, set on the records that have one."""
+    tested = [i for i, o in enumerate(outcomes) if o.record.tested_p_value() is not None]
+    if not tested:
+        return outcomes
+    q_values = adjust_p_values([outcomes[i].record.tested_p_value() for i in tested], method="bh")
+    out = list(outcomes)
+    for i, q in zip(tested, q_values):
+        out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
+    return out
 
 
 def select_tests(suite: Suite, tests: Sequence[str] | None) -> list[AssociationTest]:
     """The tests to run: all (``tests`` None) or the named ones, each once, in the order given."""
     if tests is None:
         return list(suite.tests)
+    if isinstance(tests, str) or not all(isinstance(t, str) for t in tests):
+        raise TypeError("tests must be a list of test ids")
     if not tests:
         raise EatkitError("the list of tests to run is empty")
     repeated = sorted({t for t in tests if list(tests).count(t) > 1})
@@ -219,7 +290,11 @@ def select_tests(suite: Suite, tests: Sequence[str] | None) -> list[AssociationT
 
 
 def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``...)."""
+    """A record's JSON with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``...).
+
+    >>> flatten_record({"level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None, "warnings": []})
+    {'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None, 'warnings': ''}
+    """
     flat: dict[str, Any] = {}
     for key, value in record.items():
         if key == "level3":
@@ -228,22 +303,30 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
                     flat[f"level3_{pair}_{name}"] = v
         elif key == "effect_size_ci":
             flat["effect_size_ci_low"], flat["effect_size_ci_high"] = value or (None, None)
-        elif isinstance(value, dict):
+        elif key == "warnings":
+            flat[key] = "; ".join(value)
+        elif isinstance(value, (dict, list)):
             flat[key] = json.dumps(value)
         else:
             flat[key] = value
     return flat
 
 
-def _check_exact_feasible(test_id: str, sets: dict[str, Embedded]) -> None:
-    """Refuse ``permutations="exact"`` up front for a test whose exact count cannot fit in memory."""
-    for first, second in (("X", "Y"), ("A", "B")):
-        k, m = len(sets[first].ids), len(sets[second].ids)
-        if exact_cost(k + m, k) > EXACT_MAX_SUMS:
-            raise EatkitError(
-                f"test '{test_id}': an exact permutation test for {k} + {m} stimuli ({first} and {second}) "
-                "would not fit in memory; use --permutations auto or a number of draws"
-            )
+def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) -> dict[str, Any]:
+    """What the manifest records of each set of a test: every stimulus embedded (its id, and the SHA-256 of
+    its file's bytes or of its exact string) and one SHA-256 over them, the set's fingerprint."""
+    sets = test.sets()
+    out: dict[str, Any] = {}
+    for role, emb in embedded.items():
+        hashes = emb.checksums or tuple(text_sha256(i) for i in emb.ids)
+        items = [[i, h] for i, h in zip(emb.ids, hashes)]
+        stimuli = sets.get(role)
+        out[role] = {
+            "name": stimuli.name if stimuli else role, "modality": stimuli.modality if stimuli else None,
+            "n": len(emb.ids), "sha256": text_sha256("\n".join(f"{i}\t{h}" for i, h in items)),
+            "items": items, "dropped": list(emb.dropped),
+        }
+    return out
 
 
 def _test_seed(run_seed: int, test_id: str) -> int:
@@ -270,50 +353,3 @@ def _embed(source: EmbeddingSource, stimuli: StimulusSet, memo: dict[str, Embedd
         except EatkitError as err:
             raise EatkitError(f"test '{test.id}': {err}") from None
     return memo[key]
-
-
-def _record(
-    suite: Suite, test: AssociationTest, sets: dict[str, Embedded], result: Any, ci: Any, seed: int
-) -> dict[str, Any]:
-    l1, l2x, l2y = result.level1, result.level2_x, result.level2_y
-    return {
-        "suite": suite.id,
-        "test": test.id,
-        "title": test.title,
-        "x_name": test.X.name,
-        "y_name": test.Y.name,
-        "a_name": test.A.name,
-        "b_name": test.B.name,
-        "n_x": len(sets["X"].ids),
-        "n_y": len(sets["Y"].ids),
-        "n_a": len(sets["A"].ids),
-        "n_b": len(sets["B"].ids),
-        "dropped": {r: list(sets[r].dropped) for r in "XYAB" if sets[r].dropped},
-        "effect_size": l1.effect_size,
-        "effect_size_ci": [ci.low, ci.high] if ci is not None else None,
-        "statistic": l1.statistic,
-        "p_value": l1.p_value,
-        "p_value_exact": l1.exact,
-        "p_value_mc_se": l1.mc_standard_error,
-        "p_method": l1.p_method,
-        "n_permutations": l1.n_permutations,
-        "n_partitions": l1.n_partitions,
-        "alternative": l1.alternative,
-        "q_value": None,
-        "level2_x_effect_size": l2x.effect_size,
-        "level2_x_p_value": l2x.p_value,
-        "level2_x_p_exact": l2x.exact,
-        "level2_x_n_permutations": l2x.n_permutations,
-        "level2_x_alternative": l2x.alternative,
-        "level2_y_effect_size": l2y.effect_size,
-        "level2_y_p_value": l2y.p_value,
-        "level2_y_p_exact": l2y.exact,
-        "level2_y_n_permutations": l2y.n_permutations,
-        "level2_y_alternative": l2y.alternative,
-        "level2_x_association": result.association_x,
-        "level2_y_association": result.association_y,
-        "level3": {k: v.to_dict() for k, v in result.level3.items()},
-        "pattern": result.pattern,
-        "pattern_thresholds": {"effect_size": result.effect_threshold, "alpha": result.alpha},
-        "seed": seed,
-    }

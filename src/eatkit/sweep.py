@@ -9,7 +9,8 @@ A sweep file (TOML, or YAML when PyYAML is installed) lists the three axes; ever
     settings = [{ seed = 0, n_bootstrap = 0 }]     # optional; each a set of run options
 
 - a **model** is a registered model name or a table with ``name`` (a registered model), ``vectors`` (a
-  word-vector file) or ``embeddings`` (+ ``embeddings_model``) and the run options of :data:`MODEL_KEYS`;
+  word-vector file) or ``embeddings`` (+ ``embeddings_model``) and its options, named as the flags of
+  ``eatkit run`` (:data:`MODEL_KEYS`, :func:`eatkit.runner.build_source`; ``cache = false`` for ``--no-cache``);
 - a **suite** is a bundled suite id, a suite file, or a table with ``suite`` and optional ``tests``;
 - a **setting** is a table of :class:`eatkit.runner.RunOptions` fields (and an optional ``label``).
 
@@ -52,15 +53,15 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
+from eatkit.io import require
 from eatkit.progress import progress
+from eatkit.runner import MODEL_OPTIONS, build_source
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
 
-#: the keys of a model entry (besides one of name / vectors / embeddings)
-MODEL_KEYS: tuple[str, ...] = (
-    "label", "name", "vectors", "embeddings", "embeddings_model", "oov", "lowercase", "images", "layer",
-    "pooling", "prompt", "batch_size", "device", "precision", "workers", "cache",
-)
+#: the keys of a model entry (see :func:`eatkit.runner.build_source`)
+MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embeddings_model", "lowercase",
+                               *MODEL_OPTIONS)
 SUITE_KEYS: tuple[str, ...] = ("label", "suite", "tests")
 TOP_KEYS: tuple[str, ...] = ("output", "models", "suites", "settings")
 EXECUTORS: tuple[str, ...] = ("local", "ray")
@@ -134,8 +135,6 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     except (OSError, UnicodeDecodeError) as exc:
         raise EatkitError(f"cannot read sweep file {path}: {one_line(getattr(exc, 'strerror', None) or exc)}") from None
     if path.suffix.lower() in (".yaml", ".yml"):
-        from eatkit.encoders.base import require
-
         yaml = require("yaml", "a YAML sweep file", "yaml")
         try:
             data = yaml.safe_load(text)
@@ -222,6 +221,10 @@ def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str,
         raise EatkitError(f"{where}: each setting must be a table of run options, got {entry!r}")
     fields = tuple(f.name for f in dataclasses.fields(RunOptions))
     _check_keys(entry, ("label", *fields), f"{where}, setting {index + 1}")
+    try:
+        RunOptions(**{k: v for k, v in entry.items() if k != "label"}).validated()
+    except EatkitError as err:
+        raise EatkitError(f"{where}, setting {index + 1}: {err}") from None
     label = entry.get("label") or ("default" if count == 1 else f"s{index + 1}")
     return {**entry, "label": str(label)}
 
@@ -245,48 +248,6 @@ def _safe(label: str) -> str:
 # -- one cell ---------------------------------------------------------------------------------------
 
 
-def build_source(model: Mapping[str, Any], suite: Any) -> EmbeddingSource:
-    """The embedding source of a model entry (see :data:`MODEL_KEYS`): a registered model, a word-vector
-    file (read for ``suite``'s words only) or a folder/file of precomputed embeddings. ``eatkit run``
-    builds its source with this function too."""
-    options = {k: v for k, v in model.items() if v is not None and k != "label"}
-    if options.get("oov") == "error":
-        del options["oov"]  # the default
-    if "vectors" in options:
-        from eatkit.sources.vectors import load_word_vectors
-
-        _refuse(options, ("vectors", "lowercase", "oov"), "--vectors")
-        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
-        return load_word_vectors(options["vectors"], cased=not options.get("lowercase", False),
-                                 oov=options.get("oov", "error"), words=words)
-    if "embeddings" in options:
-        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
-
-        _refuse(options, ("embeddings", "embeddings_model"), "--embeddings")
-        if options.get("embeddings_model"):
-            return IEATEmbeddings(options["embeddings"], options["embeddings_model"])
-        return PrecomputedEmbeddings(options["embeddings"])
-    from eatkit.encoders.registry import get_model
-
-    spec = get_model(options.pop("name"))
-    if not ("word" in spec.modalities and spec.extra == "glove"):
-        options.pop("oov", None)  # a model without a vocabulary
-    try:
-        return spec.build(**options)
-    except TypeError as err:
-        if "unexpected keyword argument" in str(err):
-            name = str(err).rsplit("'", 2)[-2]
-            flag = {"cache": "no-cache"}.get(name, name.replace("_", "-"))
-            raise EatkitError(f"model '{spec.name}' does not take the option --{flag}") from None
-        raise
-
-
-def _refuse(options: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
-    extra = sorted(set(options) - set(allowed))
-    if extra:
-        raise EatkitError(f"{what} does not take the option --{extra[0].replace('_', '-')}")
-
-
 def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
     """Run one cell (building its source unless given); any :class:`EatkitError` becomes a failed outcome."""
     from eatkit.runner import RunOptions, run_suite
@@ -295,7 +256,7 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
     start = time.perf_counter()
     try:
         suite = load_suite(cell.suite["suite"])
-        options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"})
+        options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
         run = run_suite(suite, source, tests=cell.suite.get("tests"), options=options,
                         command=f"eatkit sweep (cell {cell.id})")
@@ -416,14 +377,12 @@ def _ray_cell(cell: Cell, actor: Any) -> CellOutcome:
 
 
 def _is_neural(model: Mapping[str, Any]) -> bool:
-    from eatkit.encoders.registry import get_model
+    from eatkit.registry import get_model
 
     return "name" in model and get_model(model["name"]).extra in ("image", "text", "vl")
 
 
 def _ray(cells: list[Cell], address: str | None) -> Iterator[CellOutcome]:
-    from eatkit.encoders.base import require
-
     ray = require("ray", "the ray executor", "ray")
     connect_ray(ray, address)
     gpus = ray.cluster_resources().get("GPU", 0)

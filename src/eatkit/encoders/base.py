@@ -27,9 +27,6 @@ occurrence.
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-import importlib.util
 import multiprocessing
 import os
 import sys
@@ -40,12 +37,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
 
-from eatkit.encoders.cache import EmbeddingCache, entry_key, file_sha256
+from eatkit.encoders.cache import EmbeddingCache, entry_key
 from eatkit.encoders.device import (
     check_precision,
     device_kind,
@@ -53,44 +49,13 @@ from eatkit.encoders.device import (
     inference,
     torch_device,
 )
-from eatkit.encoders.images import Preprocessing, image_ids, resolve_image_set
-from eatkit.errors import EatkitError, MissingExtraError
+from eatkit.encoders.images import Preprocessing
+from eatkit.errors import EatkitError
+from eatkit.io import file_sha256, installed_version
 from eatkit.progress import progress
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import StimulusSet
-
-
-def require(module: str, what: str, extra: str) -> ModuleType:
-    """Import an optional dependency, or raise :class:`MissingExtraError` naming the extra.
-
-    >>> require("json", "the demo", "image").__name__
-    'json'
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingExtraError(what, extra, module.partition(".")[0]) from None
-
-
-def ensure_installed(module: str, what: str, extra: str) -> None:
-    """Fail early, without importing it, when an optional dependency is missing (:func:`require` imports).
-
-    >>> ensure_installed("json", "the demo", "text")
-    """
-    if importlib.util.find_spec(module) is None:
-        raise MissingExtraError(what, extra, module)
-
-
-def installed_version(name: str) -> str | None:
-    """The version of an installed distribution (read from its metadata, not imported), or ``None``.
-
-    >>> installed_version("numpy") == np.__version__, installed_version("no-such-distribution")
-    (True, None)
-    """
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def distribution_version(name: str) -> str:
@@ -120,7 +85,7 @@ class NeuralEncoder(EmbeddingSource):
     cache_dir : cache directory; default :func:`eatkit.encoders.cache.cache_dir`.
     images : image root used to resolve image sets that list no files (the iEAT layout,
         ``<root>/<test>/<category>/*``); sets resolved by
-        :func:`eatkit.encoders.images.resolve_image_set` need none.
+        :func:`eatkit.stimuli.images.resolve_image_set` need none.
     workers : processes that decode and preprocess images ahead of the forward pass (0: inline); the
         embeddings are the same bits either way.
     device : ``"auto"`` (default: a GPU when present), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``
@@ -291,7 +256,8 @@ class NeuralEncoder(EmbeddingSource):
                         if self._cache is not None:
                             self._cache.put(keys[i], vector)
             vectors = [computed[k] if v is None else v for k, v in zip(keys, vectors)]
-        return Embedded(np.stack(vectors).astype(np.float64), ids)
+        checksums = tuple(c.removeprefix("sha256:") for c in contents) if modality == "image" else ()
+        return Embedded(np.stack(vectors).astype(np.float64), ids, checksums=checksums)
 
     def _lookup(self, modality: str, contents: list[str]) -> tuple[list[str], list[np.ndarray | None]]:
         """The cache key of each stimulus and its cached vector (``None``: a miss, or no cache)."""

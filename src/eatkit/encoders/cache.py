@@ -32,7 +32,6 @@ import io
 import json
 import os
 import shutil
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write_bytes, file_sha256
 from eatkit.paths import user_dir
 
 _ENTRIES = "embeddings-v1"
@@ -70,20 +70,6 @@ def entry_key(config: dict[str, Any], modality: str, content: str) -> str:
         allow_nan=False,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks.
-
-    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "f"; _ = p.write_bytes(b"")
-    >>> file_sha256(p)[:16]
-    'e3b0c44298fc1c14'
-    """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class EmbeddingCache:
@@ -163,22 +149,12 @@ class EmbeddingCache:
         self._write_atomic(self._path(key), payload + digest)
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
-        """Write ``data`` to a temporary file next to ``path``, then :func:`os.replace` it into place;
-        a failure is an :class:`EatkitError` naming the cache directory."""
+        """:func:`eatkit.io.atomic_write_bytes`; a failure is an :class:`EatkitError` naming the cache."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
+            atomic_write_bytes(path, data)
         except OSError as exc:
             raise self._write_error(exc) from None
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise self._write_error(exc) from None
-            raise
 
     def _write_error(self, exc: OSError) -> EatkitError:
         not_a_folder = self.root.exists() and not self.root.is_dir()

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eatkit.encoders.base import require
-from eatkit.encoders.cache import file_sha256
+from eatkit.io import file_sha256, require
 from eatkit.errors import EatkitError, one_line
 
 #: files of a local model folder that determine its output (weights, configuration, vocabulary)

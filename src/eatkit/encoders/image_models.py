@@ -28,12 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import (
-    NeuralEncoder,
-    distribution_version,
-    ensure_installed,
-    require,
-)
+from eatkit.encoders.base import NeuralEncoder, distribution_version
+from eatkit.io import ensure_installed, require
 from eatkit.encoders.hf import (
     check_model_type,
     hf_json,

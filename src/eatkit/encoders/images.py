@@ -2,9 +2,7 @@
 
 Conventions (recorded in every image encoder's configuration through :meth:`Preprocessing.to_dict`):
 
-- **Files** of a category are the image files (:data:`IMAGE_SUFFIXES`, any case, hidden files skipped)
-  directly inside ``<root>/<category>``, sorted by name; their ids are ``<category>/<file name>``. A
-  broken symbolic link to an image, or a subfolder holding images, is an error (never silently skipped).
+- **Files** of a category are resolved by :func:`eatkit.stimuli.images.resolve_image_set`.
 - **Decoding** (:func:`load_image`): the EXIF orientation is applied (as image viewers and OpenCV, which
   the iEAT reference code used, do); the first frame of an animation is used; palette and
   greyscale images become RGB; transparency (alpha channel, or a palette/greyscale transparency
@@ -28,51 +26,10 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.stimuli.types import StimulusSet
+from eatkit.io import require
 
-IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
 CROPS: tuple[str, ...] = ("top-left-square", "center-square", "resize-shorter+center-crop", "stretch")
 INTERPOLATIONS: tuple[str, ...] = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")
-
-
-def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
-    """The image set with ``items`` set to the sorted image files of ``root/<category>``.
-
-    >>> import tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp())
-    >>> (root / "t" / "c").mkdir(parents=True); _ = (root / "t" / "c" / "b.png").write_bytes(b"")
-    >>> s = resolve_image_set(StimulusSet("C", "image", category="t/c"), root)
-    >>> [pathlib.Path(p).name for p in s.items], image_ids(s)
-    (['b.png'], ('t/c/b.png',))
-    """
-    root = Path(root)
-    if stimuli.modality != "image" or not stimuli.category:
-        raise EatkitError(f"set '{stimuli.name}' is not an image category")
-    if not root.is_dir():
-        raise EatkitError(f"image folder {root} does not exist")
-    folder = root / stimuli.category
-    if not folder.is_dir():
-        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
-    files = []
-    for p in sorted(q for q in folder.iterdir() if not q.name.startswith(".")):
-        if p.is_dir():
-            if any(q.suffix.lower() in IMAGE_SUFFIXES for q in p.rglob("*")):
-                raise EatkitError(f"image folder {folder} for set '{stimuli.name}' has a subfolder with images, "
-                                  f"{p}: put the images of a category directly in its folder")
-        elif p.suffix.lower() in IMAGE_SUFFIXES:
-            if not p.is_file():
-                what = "a broken symbolic link" if p.is_symlink() else "not a regular file"
-                raise EatkitError(f"image {p} for set '{stimuli.name}' is {what}")
-            files.append(p)
-    if not files:
-        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' contains no images "
-                          f"({' '.join(IMAGE_SUFFIXES)})")
-    return dataclasses.replace(stimuli, items=tuple(str(p) for p in files))
-
-
-def image_ids(stimuli: StimulusSet) -> tuple[str, ...]:
-    """The ids of a resolved image set's files: ``<category>/<file name>`` (relative to the image root)."""
-    prefix = f"{stimuli.category}/" if stimuli.category else ""
-    return tuple(prefix + Path(item).name for item in stimuli.items)
 
 
 def load_image(path: str | Path, *, draft: tuple[int, int] | None = None) -> Any:
@@ -87,8 +44,6 @@ def load_image(path: str | Path, *, draft: tuple[int, int] | None = None) -> Any
     >>> load_image(p).getpixel((0, 0))  # fully transparent black on white
     (255, 255, 255)
     """
-    from eatkit.encoders.base import require
-
     pil = require("PIL.Image", "image loading", "image")
     ops = require("PIL.ImageOps", "image loading", "image")
     try:

@@ -27,12 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import (
-    NeuralEncoder,
-    distribution_version,
-    ensure_installed,
-    require,
-)
+from eatkit.encoders.base import NeuralEncoder, distribution_version
+from eatkit.io import ensure_installed, require
 from eatkit.encoders.hf import hf_weights_identity, load_pretrained
 from eatkit.errors import EatkitError
 from eatkit.sources.base import Embedded

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.base import NeuralEncoder, ensure_installed, require
+from eatkit.encoders.base import NeuralEncoder
+from eatkit.io import ensure_installed, require
 from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
 from eatkit.encoders.text import apply_prompt, check_prompt, model_device

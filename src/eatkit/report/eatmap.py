@@ -49,11 +49,12 @@ def cell_style(association: str | None, attribute: str) -> tuple[str, str]:
     return (POSITIVE, POSITIVE_HATCH) if attribute == "A" else (NEGATIVE, NEGATIVE_HATCH)
 
 
-def p_phrase(record: Mapping[str, Any]) -> str:
+def p_phrase(record: Any) -> str:
     """The level-1 p-value as the map's caption writes it, with the mark of a sampled one.
 
-    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 99999, "p_value": 1e-05}
-    >>> p_phrase(rec), p_phrase({**rec, "p_value": 0.0123}), p_phrase({**rec, "p_method": "welch"})
+    >>> from types import SimpleNamespace as Rec
+    >>> rec = dict(p_method="permutation", p_value_exact=False, n_permutations=99999, p_value=1e-05)
+    >>> p_phrase(Rec(**rec)), p_phrase(Rec(**rec | {"p_value": 0.0123})), p_phrase(Rec(**rec | {"p_method": "welch"}))
     ('p ≤ 1.0e-05', 'p = 0.012†', 'p = 1.0e-05')
     """
     text = fmt_p_marked(record)
@@ -61,27 +62,26 @@ def p_phrase(record: Mapping[str, Any]) -> str:
 
 
 def _title(record: Mapping[str, Any]) -> str:
-    return wrap(record["title"], 27, split_words=True)
+    return wrap(record.title, 27, split_words=True)
 
 
 def _column_labels(record: Mapping[str, Any]) -> list[str]:
-    return [wrap(f"{t}: {record[f'{k}_name']}", _COLUMN_CHARS, split_words=True) for t, k in _TARGETS]
+    return [wrap(f"{t}: {record.names()[k.upper()]}", _COLUMN_CHARS, split_words=True) for t, k in _TARGETS]
 
 
 def _row_labels(record: Mapping[str, Any]) -> list[str]:
-    return [wrap(f"{a}: {record[f'{a.lower()}_name']}", _ROW_CHARS, split_words=True) for a in _ATTRIBUTES]
+    return [wrap(f"{a}: {record.names()[a]}", _ROW_CHARS, split_words=True) for a in _ATTRIBUTES]
 
 
 def _draw(ax: Axes, record: Mapping[str, Any]) -> None:
     from matplotlib.patches import Rectangle
 
     for col, (target, key) in enumerate(_TARGETS):
-        association = record[f"level2_{key}_association"]
-        effect = record[f"level2_{key}_effect_size"]
+        association, effect = record.level2(key).association, record.level2(key).effect_size
         for row, attribute in enumerate(_ATTRIBUTES):
             face, hatch = cell_style(association, attribute)
             cell = Rectangle((col, row), 1, 1, facecolor=face, hatch=hatch, edgecolor="white", linewidth=3)
-            cell.set_gid(f"eatmap-{record['test']}-{attribute}{target}")
+            cell.set_gid(f"eatmap-{record.test}-{attribute}{target}")
             ax.add_patch(cell)
         label = f"d={fmt_d(effect)}"
         if association is None:  # the column's d, between its two grey cells: no association
@@ -101,7 +101,7 @@ def _draw(ax: Axes, record: Mapping[str, Any]) -> None:
     for spine in ax.spines.values():
         spine.set_visible(False)
     ax.set_title(_title(record), fontsize=8.5, color=INK)
-    ax.set_xlabel(f"{record['pattern']}\nd = {fmt_d(record['effect_size'])}, {p_phrase(record)}", fontsize=9,
+    ax.set_xlabel(f"{record.pattern}\nd = {fmt_d(record.effect_size)}, {p_phrase(record)}", fontsize=9,
                   color=INK)
 
 
@@ -152,7 +152,7 @@ def eat_map(record: Mapping[str, Any], ax: Axes | None = None) -> Figure:
 def _legend_handles(records: Sequence[Mapping[str, Any]]) -> list[Any]:
     from matplotlib.patches import Patch
 
-    thresholds = records[0].get("pattern_thresholds") or {}
+    thresholds = records[0].pattern_thresholds
     rule = ""
     if "effect_size" in thresholds and "alpha" in thresholds:
         rule = f" (|d| < {thresholds['effect_size']} or p \u2265 {thresholds['alpha']})"

@@ -55,15 +55,21 @@ def sampled_draws(record: Mapping[str, Any], level: str = "") -> int | None:
     Level 2 draws as many partitions as level 1 when level 1 is sampled; when level 1 was counted
     exactly, ``permutations="auto"`` was in force and level 2 drew the default number.
 
-    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 5000,
-    ...        "level2_x_p_exact": False}
-    >>> sampled_draws(rec), sampled_draws(rec, "x"), sampled_draws({**rec, "p_method": "welch"})
-    (5000, 5000, None)
+    >>> from types import SimpleNamespace as Rec
+    >>> l2 = Rec(exact=False, n_permutations=5000)
+    >>> rec = Rec(p_method="permutation", p_value_exact=False, n_permutations=5000, level2=lambda t: l2)
+    >>> sampled_draws(rec), sampled_draws(rec, "x")
+    (5000, 5000)
     """
-    exact = record["p_value_exact"] if not level else record[f"level2_{level}_p_exact"]
-    if record["p_method"] != "permutation" or exact:
+    if not level:
+        return None if record.p_method != "permutation" or record.p_value_exact else record.n_permutations
+    level2 = record.level2(level)
+    if record.p_method != "permutation" or level2.exact:
         return None
-    return int(record["n_permutations"]) if not record["p_value_exact"] else DEFAULT_MONTE_CARLO
+    if level2.n_permutations is not None:
+        return level2.n_permutations
+    # eatkit 0.1.0 did not record the level-2 draws: as many as level 1, or the default when level 1 was exact
+    return record.n_permutations if not record.p_value_exact else DEFAULT_MONTE_CARLO
 
 
 def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
@@ -71,11 +77,12 @@ def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
     ``≤`` before a p at the Monte Carlo floor 1/(n + 1) (no draw was as extreme as the observation),
     ``†`` after any other sampled p; exact and Welch p-values stay unmarked.
 
-    >>> rec = {"p_method": "permutation", "p_value_exact": False, "n_permutations": 99999, "p_value": 1e-05}
-    >>> fmt_p_marked(rec), fmt_p_marked({**rec, "p_value": 0.0123}), fmt_p_marked({**rec, "p_value_exact": True})
+    >>> from types import SimpleNamespace as Rec
+    >>> rec = dict(p_method="permutation", p_value_exact=False, n_permutations=99999, p_value=1e-05)
+    >>> fmt_p_marked(Rec(**rec)), fmt_p_marked(Rec(**rec | {"p_value": 0.0123})), fmt_p_marked(Rec(**rec | {"p_value_exact": True}))
     ('≤1.0e-05', '0.012†', '1.0e-05')
     """
-    p = record["p_value"] if not level else record[f"level2_{level}_p_value"]
+    p = record.p_value if not level else record.level2(level).p_value
     text, draws = fmt_p(p), sampled_draws(record, level)
     if draws is None or is_missing(p):
         return text
@@ -85,15 +92,16 @@ def fmt_p_marked(record: Mapping[str, Any], level: str = "") -> str:
 def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TEXT_SYMBOLS) -> str:
     """The legend of the level-1 p-values of ``records`` and of their sampling marks, in ``symbols``.
 
-    >>> rec = {"p_method": "welch", "p_value_exact": False, "alternative": "greater", "level2_x_p_exact": False,
-    ...        "level2_y_p_exact": False, "p_value": 0.01, "level2_x_p_value": 0.2, "level2_y_p_value": 0.3}
+    >>> from types import SimpleNamespace as Rec
+    >>> rec = Rec(p_method="welch", p_value_exact=False, alternative="greater", p_value=0.01,
+    ...           level2=lambda t: Rec(exact=False, p_value=0.2, n_permutations=0))
     >>> p_note([rec])
     "p: level-1 p-value of Welch's t-test (alternative: greater)"
     """
-    methods = {r["p_method"] for r in records}
+    methods = {r.p_method for r in records}
     p = symbols["p"]
     kind = {frozenset({"permutation"}): f"permutation {p}-value", frozenset({"welch"}): f"{p}-value of Welch's t-test"}
-    alternatives = sorted({str(r["alternative"]) for r in records})
+    alternatives = sorted({str(r.alternative) for r in records})
     note = (f"{p}: level-1 {kind.get(frozenset(methods), f'{p}-value (permutation or Welch)')} "
             f"(alternative: {' or '.join(alternatives)})")
     marks = [(fmt_p_marked(r, level), sampled_draws(r, level)) for r in records for level in ("", "x", "y")]

@@ -14,20 +14,11 @@ from typing import Any
 
 from eatkit import __version__
 from eatkit.errors import EatkitError
-from eatkit.report.eatmap import eat_map_grid
-from eatkit.report.formatting import STARS_NOTE, fmt_d, is_missing, p_note
-from eatkit.report.plots import effect_size_heatmap, forest_plot, level3_plot
-from eatkit.report.run import MODEL_KEYS, PAIRS, Run, load_run, run_labels
-from eatkit.report.style import to_svg
-from eatkit.report.tables import (
-    COLUMNS,
-    NUMERIC,
-    caption,
-    csv_table,
-    latex_table,
-    markdown_table,
-    table_rows,
-)
+from eatkit.report.formatting import STARS_NOTE, is_missing
+from eatkit.report.kinds import renderer
+from eatkit.report.plots import effect_size_heatmap
+from eatkit.report.run import MODEL_KEYS, Run, load_run, run_labels
+from eatkit.report.style import figure_html
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: #222;
@@ -70,19 +61,6 @@ _GROUPS = (
 )
 #: top-level manifest keys shown elsewhere (stimuli checksums under Checksums, dropped words under Results)
 _ELSEWHERE = frozenset({"source", "statistics", "suite", "stimuli", "dropped"})
-
-_HTML_HEADERS = {
-    "test": "Test", "x": "X", "y": "Y", "a": "A", "b": "B", "n_t": "n<sub>t</sub>", "n_a": "n<sub>a</sub>",
-    "d": "d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
-    "d_y": "d<sub>A,B,Y</sub>", "p_y": "p<sub>A,B,Y</sub>", "pattern": "Pattern",
-}
-_CELL_CLASS = {**{c: "num" for c in NUMERIC}, "pattern": "pattern"}
-
-
-def _cell(tag: str, column: str, content: str) -> str:
-    css = f' class="{_CELL_CLASS[column]}"' if column in _CELL_CLASS else ""
-    return f"<{tag}{css}>{content}</{tag}>"
-
 
 def _is_checksum(path: str) -> bool:
     last = path.rsplit(".", 1)[-1].lower()
@@ -136,117 +114,13 @@ def _manifest_html(run: Run) -> str:
     )
 
 
-def _results_html(run: Run) -> str:
-    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in COLUMNS)
-    body = []
-    for record, row in zip(run.records, table_rows(run.records)):
-        cells = [f'<th scope="row">{escape(row["test"])}<span class="title">{escape(record["title"])}</span></th>']
-        cells += [_cell("td", c, escape(row[c])) for c in COLUMNS[1:]]
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    dropped = [
-        f"<li>{escape(r['test'])} {escape(s)}: {escape(', '.join(map(str, words)))}</li>"
-        for r in run.records if isinstance(r.get("dropped"), Mapping)
-        for s, words in r["dropped"].items() if words
-    ]
-    dropped_html = (f'<p class="note">Stimuli left out (<code>--oov drop</code>):</p><ul class="note">'
-                    f"{''.join(dropped)}</ul>") if dropped else ""
-    exports = "".join(
-        f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"
-        for name, text in (("LaTeX (booktabs)", latex_table(run)), ("Markdown", markdown_table(run)),
-                           ("CSV", csv_table(run)))
-    )
-    return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-        f'<p class="note">{escape(caption(run))}</p>{dropped_html}{exports}'
-    )
-
-
-def _level3_html(run: Run, label: str) -> str:
-    rows = "".join(
-        f"<tr><th scope=\"row\">{escape(r['test'])}</th>"
-        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS) + "</tr>"
-        for r in run.records
-    )
-    if run.similarities is None:
-        figure = (f'<p class="note">{escape(str(run.path / "similarities.npz"))} is absent: the level-3 '
-                  "distributions are not shown, only their means and sds above.</p>")
-    else:
-        figure = _figure(level3_plot(run.records, run.similarities), f"Level-3 similarity distributions, {label}",
-                         _LEVEL3_NOTE)
-    return (
-        '<p class="note">Mean (sd) cosine similarity of each target set with each attribute set:</p>'
-        '<div class="scroll"><table><thead><tr><th>Test</th><th class="num">X\u00b7A</th>'
-        '<th class="num">X\u00b7B</th><th class="num">Y\u00b7A</th><th class="num">Y\u00b7B</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table></div>{figure}"
-    )
-
-
-def _level3_cell(record: Mapping[str, Any], pair: str) -> str:
-    level3 = record.get("level3")
-    stats = level3.get(pair) if isinstance(level3, Mapping) else None
-    if not isinstance(stats, Mapping):
-        return "n/a"
-    return f"{fmt_d(stats.get('mean'))} ({fmt_d(stats.get('sd'))})"
-
-
-def _figure(fig: Any, label: str, text: str) -> str:
-    svg = to_svg(fig).replace("<svg ", f'<svg role="img" aria-label="{escape(label)}" ', 1)
-    return f"<figure>{svg}<figcaption>{text}</figcaption></figure>"
-
-
-_EATMAP_NOTE = (
-    "EAT-Maps (ML-EAT): columns are the targets X and Y, rows the attributes A and B. A cell is shaded where "
-    "the target is associated with that attribute at level 2 (vermillion with / hatching: d &gt; 0; blue with "
-    "\\ hatching: d &lt; 0; grey: no association, the column's level-2 d is printed between its grey cells). "
-    "Under each map: the EAT pattern, and the level-1 effect size d with its p-value. "
-)
-_LEVEL3_NOTE = (
-    "Level 3 (ML-EAT): cosine similarities of every target stimulus with every attribute stimulus (box: "
-    "quartiles and median; whiskers: 1.5 IQR; dots: outliers; diamond: mean in results.json). When all four "
-    "distributions of every test crowd near 1, the embedding space is anisotropic and cosine similarity, hence "
-    "the EAT, says little."
-)
-
-
-def _statistic(run: Run, key: str) -> Any:
-    statistics = run.manifest.get("statistics")
-    return statistics.get(key) if isinstance(statistics, Mapping) else None
-
-
-def _ci_level(run: Run) -> float | None:
-    level = _statistic(run, "confidence_level")
-    return level if isinstance(level, float) and 0 < level < 1 else None
-
-
-def _forest_note(run: Run) -> str:
-    level, resamples = _ci_level(run), _statistic(run, "n_bootstrap")
-    interval = f"{level:.0%} " if level is not None else ""
-    count = f" ({resamples} resamples)" if isinstance(resamples, int) and resamples > 0 else ""
-    permutation = all(r["p_method"] == "permutation" for r in run.records)
-    p_value = "the permutation p-value (which re-partitions X \u222a Y)" if permutation else "the p-value"
-    return escape(
-        f"Level-1 effect sizes d with {interval}percentile bootstrap confidence intervals{count}. The bootstrap "
-        "resamples the target stimuli within X and within Y and keeps the attribute sets A and B fixed, so the "
-        f"interval is conditional on the attribute sets; it answers a different question than {p_value} "
-        "and can disagree with it, e.g. exclude 0 while p \u2265 0.05. "
-        f"Filled markers: q < 0.05. {STARS_NOTE}."
-    )
-
-
 def _run_section(index: int, run: Run, label: str) -> str:
     title = f"Run {index}: {run.suite_title} \u2014 {label}"
+    kinds = "".join(renderer(kind).html_section(run, records, label) for kind, records in run.by_kind().items())
     return (
         f'<section id="run-{index}"><h2>{escape(title)}</h2>'
         f'<p class="note">Folder: <code>{escape(str(run.path))}</code></p>'
-        f"<h3>Results</h3>{_results_html(run)}"
-        "<h3>EAT-Maps</h3>"
-        + _figure(eat_map_grid(run.records, ncols=4, p_legend=False), f"EAT-Maps, {label}",
-                  _EATMAP_NOTE + escape(p_note(run.records)) + ".")
-        + "<h3>Effect sizes</h3>"
-        + _figure(forest_plot(run.records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
-                  _forest_note(run))
-        + f"<h3>Level 3: cosine similarities</h3>{_level3_html(run, label)}"
-        + f"<h3>Manifest</h3>{_manifest_html(run)}</section>"
+        f"{kinds}<h3>Manifest</h3>{_manifest_html(run)}</section>"
     )
 
 
@@ -259,11 +133,11 @@ def render_html(runs: Sequence[Run]) -> str:
     nav = "".join(f'<li><a href="#run-{i}">{escape(run.suite_title)} \u2014 {escape(label)}</a></li>'
                   for i, (run, label) in enumerate(zip(runs, labels), 1))
     comparison = ""
-    if len(runs) > 1:
+    if sum(1 for run in runs if run.eat_records) > 1:
         nav = '<li><a href="#comparison">Comparison of runs</a></li>' + nav
         comparison = (
             '<section id="comparison"><h2>Comparison of runs</h2>'
-            + _figure(effect_size_heatmap(runs), "Effect sizes by model and test",
+            + figure_html(effect_size_heatmap(runs), "Effect sizes by model and test",
                       "Level-1 effect sizes d by model (rows) and test (columns); hatched n/a: the run lacks the "
                       "test. " + escape(STARS_NOTE) + ".")
             + "</section>"

@@ -37,7 +37,7 @@ def _checked(records: Sequence[Mapping[str, Any]], what: str) -> Sequence[Mappin
 
 
 def _ci(record: Mapping[str, Any]) -> tuple[float, float] | None:
-    ci = record.get("effect_size_ci")
+    ci = record.effect_size_ci
     if isinstance(ci, Sequence) and len(ci) == 2 and not any(is_missing(v) for v in ci):
         return float(ci[0]), float(ci[1])
     return None
@@ -58,13 +58,13 @@ def forest_plot(records: Sequence[Mapping[str, Any]], ax: Axes | None = None, ti
     from matplotlib.transforms import blended_transform_factory
 
     records = _checked(records, "forest_plot")
-    labels = [wrap(r["title"], 44) for r in records]
+    labels = [wrap(r.title, 44) for r in records]
     if ax is None:
         lines = sum(label.count("\n") + 1 for label in labels)
         ax = new_figure(8.0, 1.6 + 0.17 * lines + 0.22 * len(records)).add_subplot()
     right = blended_transform_factory(ax.transAxes, ax.transData)
     for y, record in enumerate(records):
-        d, q, ci = record["effect_size"], record["q_value"], _ci(record)
+        d, q, ci = record.effect_size, record.q_value, _ci(record)
         if ci is not None:
             ax.plot(ci, [y, y], color=INK, linewidth=1.5, solid_capstyle="butt")
         if not is_missing(d):
@@ -111,24 +111,23 @@ def level3_plot(records: Sequence[Mapping[str, Any]], similarities: Mapping[str,
     if ncols < 1:
         raise EatkitError(f"level3_plot: ncols must be a positive integer, got {ncols}")
     for record in records:
-        if record["test"] not in similarities:
-            raise EatkitError(f"level3_plot: no similarities for test {record['test']!r}")
+        if record.test not in similarities:
+            raise EatkitError(f"level3_plot: no similarities for test {record.test!r}")
     ncols = min(ncols, len(records))
     nrows = math.ceil(len(records) / ncols)
     fig = new_figure(5.6 * ncols, 2.6 * nrows + 0.9)
     fig.get_layout_engine().set(h_pad=0.12)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True).ravel()
     for ax, record in zip(axes, records):
-        data = [np.asarray(similarities[record["test"]][pair], dtype=float) for pair in PAIRS]
-        names = {"x": record["x_name"], "y": record["y_name"], "a": record["a_name"], "b": record["b_name"]}
+        data = [np.asarray(similarities[record.test][pair], dtype=float) for pair in PAIRS]
+        names = {"x": record.x_name, "y": record.y_name, "a": record.a_name, "b": record.b_name}
         boxes = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.6,
                            medianprops={"color": INK}, flierprops={"markersize": 2, "alpha": 0.5})
         for box, pair in zip(boxes["boxes"], PAIRS):
             color, hatch, _ = PAIR_STYLES[pair]
             box.set(facecolor=color, hatch=hatch, edgecolor=INK)
-        level3 = record.get("level3")
-        if isinstance(level3, Mapping):
-            means = [level3.get(pair, {}).get("mean") for pair in PAIRS]
+        if record.level3:
+            means = [record.level3.get(pair, {}).get("mean") for pair in PAIRS]
             ax.plot([m for m in means if not is_missing(m)],
                     [i + 1 for i, m in enumerate(means) if not is_missing(m)],
                     marker="D", color="white", markeredgecolor=INK, markersize=5, linestyle="none")
@@ -136,7 +135,7 @@ def level3_plot(records: Sequence[Mapping[str, Any]], similarities: Mapping[str,
                       fontsize=7.5)
         ax.set_ylim(4.6, 0.4)
         ax.axvline(0, color="#777777", linewidth=1, linestyle="--", zorder=0)
-        ax.set_title(wrap(record["title"], 60), fontsize=8.5)
+        ax.set_title(wrap(record.title, 60), fontsize=8.5)
         ax.tick_params(axis="x", labelbottom=True, labelsize=8)
     for ax in axes[len(records):]:
         ax.set_visible(False)
@@ -164,11 +163,12 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
         raise EatkitError("effect_size_heatmap needs at least one run")
     titles: dict[str, str] = {}
     for run in runs:
-        for record in run.records:
-            titles.setdefault(record["test"], record["title"])
+        for record in run.eat_records:
+            titles.setdefault(record.test, record.title)
     tests = list(titles)
-    by_test = [{r["test"]: r for r in run.records} for run in runs]
-    values = np.array([[_number(found.get(t, {}).get("effect_size")) for t in tests] for found in by_test])
+    by_test = [{r.test: r for r in run.eat_records} for run in runs]
+    values = np.array([[_number(found[t].effect_size) if t in found else math.nan for t in tests]
+                       for found in by_test])
     limit = max(2.0, float(np.nanmax(np.abs(values), initial=0.0)))
     many = len(tests) > 10  # then slanted one-line labels in narrower columns keep the figure page-wide
     fig = new_figure(2.4 + (0.75 if many else 1.05) * len(tests), (3.6 if many else 2.6) + 0.45 * len(runs))
@@ -182,7 +182,7 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
                 continue
             d = values[i, j]
             dark = not math.isnan(d) and abs(d) / limit > 0.55
-            ax.text(j, i, f"{fmt_d(found[test]['effect_size'])}\n{stars(found[test]['q_value'])}",
+            ax.text(j, i, f"{fmt_d(found[test].effect_size)}\n{stars(found[test].q_value)}",
                     ha="center", va="center", fontsize=8, color="white" if dark else INK)
     if many:
         ax.set_xticks(range(len(tests)), [wrap(titles[t], 34) for t in tests], fontsize=7, rotation=40,

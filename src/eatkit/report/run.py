@@ -7,7 +7,6 @@ the same way everywhere: with an :class:`~eatkit.errors.EatkitError` naming the 
 from __future__ import annotations
 
 import json
-import math
 import zipfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,69 +16,28 @@ from typing import Any
 
 import numpy as np
 
+from eatkit.analyses import record_from_json
+from eatkit.analyses.eat import PAIRS, EATRecord
 from eatkit.errors import EatkitError
-from eatkit.stats.multilevel import PATTERNS
-
-#: the four level-3 similarity distributions of ML-EAT: target x attribute
-PAIRS: tuple[str, ...] = ("xa", "xb", "ya", "yb")
-
-#: keys every results.json record must hold for the report to draw it
-REQUIRED_KEYS: tuple[str, ...] = (
-    "test", "title", "x_name", "y_name", "a_name", "b_name", "n_x", "n_y", "n_a", "n_b",
-    "effect_size", "p_value", "p_value_exact", "p_method", "n_permutations", "alternative", "q_value",
-    "level2_x_effect_size", "level2_x_p_value", "level2_x_p_exact", "level2_x_alternative",
-    "level2_y_effect_size", "level2_y_p_value", "level2_y_p_exact", "level2_y_alternative",
-    "pattern", "level2_x_association", "level2_y_association",
-)
-#: p-value methods the report knows how to label (a sampled permutation p is marked, Welch's is not)
-P_METHODS: tuple[str, ...] = ("permutation", "welch")
+from eatkit.records import Record
 
 #: manifest ``source`` keys that may hold the model id, in order of preference (``id``: eatkit's model id)
 MODEL_KEYS: tuple[str, ...] = ("id", "model", "model_id", "name")
 
+__all__ = ["MODEL_KEYS", "PAIRS", "Run", "check_record", "load_run", "run_labels"]
 
-def check_record(record: Mapping[str, Any], where: str = "record") -> None:
-    """Raise :class:`EatkitError` unless ``record`` has every key the report reads and its level-2 result
-    agrees with itself: an association with A needs a level-2 d > 0 (with B, d < 0), each level-2 p is
-    one-sided towards the sign of its d, and the pattern is the one the two associations make
-    (:data:`eatkit.stats.multilevel.PATTERNS`).
 
-    >>> check_record(["weat1"], "results.json")
+def check_record(record: Any) -> EATRecord:
+    """``record`` if it is an :class:`~eatkit.analyses.eat.EATRecord` (EAT figures draw only those).
+
+    >>> check_record({"test": "weat1"})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: results.json: every result must be a JSON object, got list
+    TypeError: an EAT record (eatkit.analyses.eat.EATRecord) is needed, got dict
     """
-    if not isinstance(record, Mapping):
-        raise EatkitError(f"{where}: every result must be a JSON object, got {type(record).__name__}")
-    name = f"test {record['test']!r}" if "test" in record else "a result"
-    missing = [key for key in REQUIRED_KEYS if key not in record]
-    if missing:
-        raise EatkitError(f"{where}: {name} lacks {', '.join(repr(k) for k in missing)}")
-    if record["p_method"] not in P_METHODS:
-        raise EatkitError(f"{where}: {name} has p_method={record['p_method']!r}; expected 'permutation' or 'welch'")
-    for target in ("x", "y"):
-        _check_level2(record, target, f"{where}: {name}")
-    associations = (record["level2_x_association"], record["level2_y_association"])
-    if record["pattern"] != PATTERNS[associations]:
-        raise EatkitError(
-            f"{where}: {name} has pattern={record['pattern']!r}, but its level-2 associations "
-            f"(X: {associations[0]!r}, Y: {associations[1]!r}) make {PATTERNS[associations]!r}"
-        )
-
-
-def _check_level2(record: Mapping[str, Any], target: str, who: str) -> None:
-    key, d = f"level2_{target}", record[f"level2_{target}_effect_size"]
-    association, alternative = record[f"{key}_association"], record[f"{key}_alternative"]
-    if association not in ("A", "B", None):
-        raise EatkitError(f"{who} has {key}_association={association!r}; expected 'A', 'B' or null")
-    finite = isinstance(d, (int, float)) and math.isfinite(d)
-    if association is not None and not (finite and (d > 0 if association == "A" else d < 0)):
-        raise EatkitError(f"{who} has {key}_association={association!r} but {key}_effect_size={d!r} "
-                          "(an association with A needs d > 0, with B d < 0)")
-    expected = ("greater" if d >= 0 else "less") if finite else alternative
-    if alternative not in ("greater", "less") or alternative != expected:
-        raise EatkitError(f"{who} has {key}_alternative={alternative!r} with {key}_effect_size={d!r} "
-                          "(expected 'greater' when d >= 0, 'less' when d < 0)")
+    if not isinstance(record, EATRecord):
+        raise TypeError(f"an EAT record (eatkit.analyses.eat.EATRecord) is needed, got {type(record).__name__}")
+    return record
 
 
 @dataclass(frozen=True)
@@ -87,9 +45,21 @@ class Run:
     """One run folder: its records (suite order), manifest, and level-3 similarities (or ``None``)."""
 
     path: Path
-    records: tuple[dict[str, Any], ...]
+    records: tuple[Record, ...]
     manifest: dict[str, Any]
     similarities: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
+
+    @property
+    def eat_records(self) -> tuple[EATRecord, ...]:
+        """The EAT records of the run (kind ``"eat"``)."""
+        return tuple(r for r in self.records if isinstance(r, EATRecord))
+
+    def by_kind(self) -> dict[str, list[Record]]:
+        """The records grouped by kind, kinds in order of first appearance."""
+        groups: dict[str, list[Record]] = {}
+        for record in self.records:
+            groups.setdefault(record.kind, []).append(record)
+        return groups
 
     @property
     def model(self) -> str:
@@ -108,7 +78,7 @@ class Run:
         suite = self.manifest.get("suite")
         if isinstance(suite, Mapping) and (suite.get("title") or suite.get("id")):
             return str(suite.get("title") or suite.get("id"))
-        return str(self.records[0].get("suite", "")) if self.records else ""
+        return self.records[0].suite if self.records else ""
 
 
 def _read_json(path: Path, run_dir: Path) -> Any:
@@ -120,18 +90,21 @@ def _read_json(path: Path, run_dir: Path) -> Any:
         raise EatkitError(f"{path} is not valid JSON: {exc}") from exc
 
 
-def _read_similarities(path: Path, tests: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
+def _read_similarities(path: Path, records: Sequence[Record]) -> dict[str, dict[str, np.ndarray]]:
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {key: np.asarray(npz[key], dtype=float).ravel() for key in npz.files}
     except (OSError, ValueError, zipfile.BadZipFile) as exc:
         raise EatkitError(f"{path} is not a readable .npz file: {exc}") from exc
     out: dict[str, dict[str, np.ndarray]] = {}
-    for test in tests:
-        missing = [f"{test}/{pair}" for pair in PAIRS if f"{test}/{pair}" not in arrays]
-        if missing:
-            raise EatkitError(f"{path} lacks the arrays {', '.join(missing)}")
-        out[test] = {pair: arrays[f"{test}/{pair}"] for pair in PAIRS}
+    for key, array in arrays.items():
+        test, _, name = key.rpartition("/")
+        out.setdefault(test, {})[name] = array
+    for record in records:
+        if isinstance(record, EATRecord):
+            missing = [f"{record.test}/{pair}" for pair in PAIRS if pair not in out.get(record.test, {})]
+            if missing:
+                raise EatkitError(f"{path} lacks the arrays {', '.join(missing)}")
     return out
 
 
@@ -142,7 +115,7 @@ def load_run(run_dir: str | Path) -> Run:
     ``manifest.json`` are required.
 
     >>> run = load_run("out/weat")                                # doctest: +SKIP
-    >>> run.model, [r["pattern"] for r in run.records][:2]        # doctest: +SKIP
+    >>> run.model, [r.pattern for r in run.records][:2]           # doctest: +SKIP
     ('glove.840B.300d', ['AB-Divergent', 'AB-Divergent'])
     """
     run_dir = Path(run_dir)
@@ -155,14 +128,13 @@ def load_run(run_dir: str | Path) -> Run:
         raise EatkitError(f"{where} must be a non-empty JSON list of results")
     if not isinstance(manifest, dict):
         raise EatkitError(f"{run_dir / 'manifest.json'} must be a JSON object")
-    for record in records:
-        check_record(record, where)
-    repeated = [test for test, count in Counter(r["test"] for r in records).items() if count > 1]
+    typed = tuple(record_from_json(record, where) for record in records)
+    repeated = [key for key, count in Counter((r.kind, r.test) for r in typed).items() if count > 1]
     if repeated:
-        raise EatkitError(f"{where} holds test {repeated[0]!r} more than once")
+        raise EatkitError(f"{where} holds test {repeated[0][1]!r} more than once")
     npz = run_dir / "similarities.npz"
-    similarities = _read_similarities(npz, [r["test"] for r in records]) if npz.exists() else None
-    return Run(run_dir, tuple(records), manifest, similarities)
+    similarities = _read_similarities(npz, typed) if npz.exists() else None
+    return Run(run_dir, typed, manifest, similarities)
 
 
 def run_labels(runs: Sequence[Run]) -> list[str]:

@@ -80,3 +80,12 @@ def to_svg(fig: Figure) -> str:
     svg = buffer.getvalue()
     tag = re.search(r"<svg\b[^>]*>", svg)
     return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", tag.group()) + svg[tag.end():]
+
+
+def figure_html(fig: "Figure", label: str, text: str) -> str:
+    """A figure as an HTML ``<figure>``: inline SVG labelled for screen readers, and its caption ``text``
+    (already HTML)."""
+    from html import escape
+
+    svg = to_svg(fig).replace("<svg ", f'<svg role="img" aria-label="{escape(label)}" ', 1)
+    return f"<figure>{svg}<figcaption>{text}</figcaption></figure>"

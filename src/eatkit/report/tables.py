@@ -67,11 +67,11 @@ def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """
     return [
         {
-            "test": str(r["test"]), "x": str(r["x_name"]), "y": str(r["y_name"]), "a": str(r["a_name"]),
-            "b": str(r["b_name"]), "n_t": fmt_sizes(r["n_x"], r["n_y"]), "n_a": fmt_sizes(r["n_a"], r["n_b"]),
-            "d": fmt_d(r["effect_size"]), "p": fmt_p_marked(r), "q": fmt_p(r["q_value"]),
-            "d_x": fmt_d(r["level2_x_effect_size"]), "p_x": fmt_p_marked(r, "x"),
-            "d_y": fmt_d(r["level2_y_effect_size"]), "p_y": fmt_p_marked(r, "y"), "pattern": str(r["pattern"]),
+            "test": str(r.test), "x": str(r.x_name), "y": str(r.y_name), "a": str(r.a_name),
+            "b": str(r.b_name), "n_t": fmt_sizes(r.n_x, r.n_y), "n_a": fmt_sizes(r.n_a, r.n_b),
+            "d": fmt_d(r.effect_size), "p": fmt_p_marked(r), "q": fmt_p(r.q_value),
+            "d_x": fmt_d(r.level2_x_effect_size), "p_x": fmt_p_marked(r, "x"),
+            "d_y": fmt_d(r.level2_y_effect_size), "p_y": fmt_p_marked(r, "y"), "pattern": str(r.pattern),
         }
         for r in records
     ]
@@ -87,7 +87,7 @@ def legend(records: Sequence[Mapping[str, Any]], tex: bool = False) -> str:
 
 def caption(run: Run) -> str:
     """The table's caption: suite, model and a legend of the columns."""
-    return f"{run.suite_title}, {run.model}. {legend(run.records)}."
+    return f"{run.suite_title}, {run.model}. {legend(run.eat_records)}."
 
 
 def escape_latex(text: str) -> str:
@@ -127,7 +127,7 @@ def markdown_table(run: Run) -> str:
     """
     header = [escape_markdown(_HEADERS[c][0]) for c in COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if c in NUMERIC else "---" for c in COLUMNS) + "|"]
-    lines += ["| " + " | ".join(escape_markdown(row[c]) for c in COLUMNS) + " |" for row in table_rows(run.records)]
+    lines += ["| " + " | ".join(escape_markdown(row[c]) for c in COLUMNS) + " |" for row in table_rows(run.eat_records)]
     return "\n".join(lines) + f"\n\nTable: {escape_markdown(caption(run))}\n"
 
 
@@ -143,9 +143,10 @@ def csv_table(run: Run) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["Test", "Title", *(_HEADERS[c][0] for c in COLUMNS[1:])])
-    for record, row in zip(run.records, table_rows(run.records)):
-        exact = {c: "" if is_missing(record[key]) else repr(float(record[key]) + 0.0) for c, key in raw.items()}
-        writer.writerow([row["test"], record["title"], *(exact.get(c, row[c]) for c in COLUMNS[1:])])
+    for record, row in zip(run.eat_records, table_rows(run.eat_records)):
+        exact = {c: "" if is_missing(getattr(record, key)) else repr(float(getattr(record, key)) + 0.0)
+                 for c, key in raw.items()}
+        writer.writerow([row["test"], record.title, *(exact.get(c, row[c]) for c in COLUMNS[1:])])
     return buffer.getvalue()
 
 
@@ -155,15 +156,15 @@ def latex_table(run: Run) -> str:
 
     >>> print(latex_table(load_run("out/weat")))                      # doctest: +SKIP
     """
-    label = re.sub(r"[^A-Za-z0-9:.-]+", "-", f"tab:eatkit-{run.records[0].get('suite', '')}-{run.model}")
+    label = re.sub(r"[^A-Za-z0-9:.-]+", "-", f"tab:eatkit-{run.eat_records[0].suite}-{run.model}")
     spec = "".join("r" if c in NUMERIC else "l" for c in COLUMNS)
     cell = {c: (_tex_number if c in NUMERIC else escape_latex) for c in COLUMNS}
-    rows = [" & ".join(cell[c](row[c]) for c in COLUMNS) + r" \\" for row in table_rows(run.records)]
+    rows = [" & ".join(cell[c](row[c]) for c in COLUMNS) + r" \\" for row in table_rows(run.eat_records)]
     return "\n".join([
         r"% eatkit table; needs \usepackage{booktabs,graphicx}",
         r"\begin{table}[htbp]",
         r"\centering",
-        rf"\caption{{{escape_latex(run.suite_title)}, {escape_latex(run.model)}. {legend(run.records, tex=True)}.}}",
+        rf"\caption{{{escape_latex(run.suite_title)}, {escape_latex(run.model)}. {legend(run.eat_records, tex=True)}.}}",
         rf"\label{{{label}}}",
         r"\small",
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",

@@ -20,11 +20,14 @@ class Embedded:
     """Embeddings of one stimulus set: ``vectors[i]`` embeds the stimulus ``ids[i]``.
 
     ``dropped`` lists stimuli that were left out on the user's explicit request (``oov="drop"``).
+    ``checksums[i]`` is the SHA-256 of what was embedded for ``ids[i]`` where that is not the id itself
+    (an image file's bytes); empty when the ids are the exact strings embedded (words, sentences).
     """
 
     vectors: np.ndarray
     ids: tuple[str, ...]
     dropped: tuple[str, ...] = ()
+    checksums: tuple[str, ...] = ()
 
 
 class EmbeddingSource(ABC):

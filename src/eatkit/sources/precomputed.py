@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eatkit.encoders.images import image_ids
 from eatkit.errors import EatkitError, MissingExtraError, one_line
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
+from eatkit.stimuli.images import image_ids
 from eatkit.stimuli.types import StimulusSet
 
 ID_COLUMNS: tuple[str, ...] = ("id", "img", "word")

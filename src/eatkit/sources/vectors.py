@@ -49,8 +49,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from eatkit.encoders.cache import file_sha256
 from eatkit.errors import EatkitError, MissingExtraError, one_line
+from eatkit.io import file_sha256
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
 

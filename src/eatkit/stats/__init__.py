@@ -8,6 +8,7 @@
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
 :func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
+:class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 =====================================  ==========================================================
 """
 
@@ -16,6 +17,7 @@ from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
 from eatkit.stats.multitest import adjust_p_values
+from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
 from eatkit.stats.false_positives import SpecificityResult, specificity
 
@@ -27,6 +29,7 @@ __all__ = [
     "PATTERNS",
     "PermutationOutcome",
     "SpecificityResult",
+    "TestOptions",
     "adjust_p_values",
     "bootstrap_effect_size",
     "cohens_d",

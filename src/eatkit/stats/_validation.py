@@ -9,9 +9,6 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 
-ALTERNATIVES = ("greater", "less", "two-sided")
-
-
 def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | None = None) -> np.ndarray:
     """Return ``vectors`` as a float64 ``(n, d)`` array, or raise naming set ``name`` and the problem.
 
@@ -59,20 +56,6 @@ def check_sets(min_rows: int | dict[str, int] = 2, **sets: Any) -> dict[str, np.
         dim = arr.shape[1]
         out[name] = arr
     return out
-
-
-def check_alternative(alternative: str) -> str:
-    if alternative not in ALTERNATIVES:
-        raise EatkitError(
-            f"alternative must be one of {', '.join(ALTERNATIVES)}, got '{alternative}'"
-        )
-    return alternative
-
-
-def check_ddof(ddof: Any) -> int:
-    if not isinstance(ddof, numbers.Integral) or isinstance(ddof, bool) or ddof < 0:
-        raise EatkitError(f"ddof must be a non-negative integer, got {ddof!r}")
-    return int(ddof)
 
 
 def check_count(name: str, value: Any) -> int:

@@ -32,9 +32,26 @@ def cosine_matrix(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return unit_rows(left) @ unit_rows(right).T
 
 
+def differential_association(
+    cos_a: np.ndarray, cos_b: np.ndarray, weights_a: np.ndarray | None = None, weights_b: np.ndarray | None = None
+) -> np.ndarray:
+    """s(w, A, B) = mean_a cos(w, a) - mean_b cos(w, b) (iEAT seed §3.3) from the cosines of each target
+    (rows) with A and with B (columns); the one place this formula is written.
+
+    With ``weights_a`` (r, |A|) and ``weights_b`` (r, |B|), rows summing to 1, the means are weighted: row
+    r of the (r, n_targets) result is s(w, A*, B*) for resampled multisets A*, B* (the bootstrap).
+
+    >>> differential_association(np.array([[1.0, 0.5]]), np.array([[0.0, 0.25]]))
+    array([0.625])
+    """
+    if weights_a is None or weights_b is None:
+        return cos_a.mean(axis=-1) - cos_b.mean(axis=-1)
+    return weights_a @ cos_a.T - weights_b @ cos_b.T
+
+
 def target_associations(targets: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """s(w, A, B) for every row w of ``targets``."""
-    return cosine_matrix(targets, A).mean(axis=1) - cosine_matrix(targets, B).mean(axis=1)
+    return differential_association(cosine_matrix(targets, A), cosine_matrix(targets, B))
 
 
 def attribute_associations(T: np.ndarray, attributes: np.ndarray) -> np.ndarray:

@@ -13,23 +13,24 @@ interval is conditional on the attribute sets. Resampling A and B as well (``res
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_count, check_ddof, check_sets
-from eatkit.stats.association import cosine_matrix, rounding_error
-from eatkit.stats.effect_size import check_sd, cohens_d
-from eatkit.stats.permutation import resolve_rng
+from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
+from eatkit.stats.effect_size import check_sd_sizes, cohens_d
+from eatkit.stats.options import TestOptions
+from eatkit.stats._random import resolve_rng
 
 _BATCH = 2048  # resamples per vectorised batch (part of the seeded stream's layout, like MC_BATCH)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BootstrapResult:
-    """Percentile bootstrap interval of the effect size."""
+    """Percentile bootstrap interval of the effect size (``method`` "percentile")."""
 
     low: float
     high: float
@@ -37,18 +38,8 @@ class BootstrapResult:
     n_resamples: int
     resampled: tuple[str, ...]
     seed: int | None
-    distribution: np.ndarray
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "low": self.low,
-            "high": self.high,
-            "confidence_level": self.confidence_level,
-            "n_resamples": self.n_resamples,
-            "method": "percentile",
-            "resampled": list(self.resampled),
-            "seed": self.seed,
-        }
+    distribution: np.ndarray = field(repr=False)
+    method: str = "percentile"
 
 
 def bootstrap_effect_size(
@@ -75,8 +66,8 @@ def bootstrap_effect_size(
     (True, 200)
     """
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
-    ddof = check_ddof(ddof)
-    check_sd(sd, len(sets["X"]), len(sets["Y"]), ddof)
+    ddof = TestOptions(sd=sd, ddof=ddof).validated().ddof
+    check_sd_sizes(sd, len(sets["X"]), len(sets["Y"]), ddof)
     if not 0 < confidence_level < 1:
         raise EatkitError(f"confidence_level must be between 0 and 1, got {confidence_level}")
     n_resamples = check_count("n_resamples", n_resamples)
@@ -95,13 +86,14 @@ def bootstrap_effect_size(
         groups = []
         for t in "XY":
             # s(w, A*, B*) for every original target w, then weighted by the target resample
-            s_all = weights["A"] @ cos[t + "A"].T - weights["B"] @ cos[t + "B"].T  # (b, |t|)
+            s_all = differential_association(cos[t + "A"], cos[t + "B"], weights["A"], weights["B"])  # (b, |t|)
             idx = _indices(generator, b, sizes[t], t in resample)
             groups.append(np.take_along_axis(s_all, idx, axis=1))
         out[start : start + b] = cohens_d(groups[0], groups[1], sd=sd, ddof=ddof, atol=atol)
     tail = (1 - confidence_level) / 2
     low, high = np.quantile(out, [tail, 1 - tail])
-    return BootstrapResult(float(low), float(high), confidence_level, out.size, tuple(resample), seed, out)
+    return BootstrapResult(low=float(low), high=float(high), confidence_level=confidence_level, n_resamples=out.size,
+                           resampled=tuple(resample), seed=seed, distribution=out)
 
 
 def _indices(rng: np.random.Generator, b: int, n: int, resampled: bool) -> np.ndarray:

@@ -10,28 +10,28 @@ Both compare two groups of association values with an effect size and a p-value:
   p-value re-partitions A ∪ B.
 
 Group sizes may differ: the permutation test handles that natively (partitions keep the original sizes);
-``sd="pooled"`` and ``p_method="welch"`` give the "American == White" seed's variants (appendix A.2).
+``sd="pooled"`` and ``p_method="welch"`` give the "American == White" seed's variants (appendix A.2);
+``ddof`` follows the one rule of :mod:`eatkit.stats.options`.
 No group is ever truncated.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_alternative, check_ddof, check_sets
+from eatkit.stats._validation import check_sets
 from eatkit.stats.association import attribute_associations, rounding_error, target_associations
-from eatkit.stats.effect_size import check_sd, cohens_d
+from eatkit.stats.effect_size import check_sd_sizes, cohens_d
+from eatkit.stats.options import TestOptions, check_choice
 from eatkit.stats.permutation import permutation_tests
 
-P_METHODS = ("permutation", "welch")
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EATResult:
     """Result of an EAT or SC-EAT, with everything needed to say how it was computed.
 
@@ -61,7 +61,7 @@ class EATResult:
     seed : int or None
         Seed of the Monte Carlo stream, to repeat the run (None when exact or a Generator was passed).
     sd, ddof : str, int
-        Standard deviation used for the effect size and its delta degrees of freedom.
+        Standard deviation used for the effect size and Welch's test, and its delta degrees of freedom.
     groups : tuple of str
         Names of the two groups, ("X", "Y") for an EAT and ("A", "B") for an SC-EAT.
     associations : tuple of numpy arrays
@@ -84,7 +84,7 @@ class EATResult:
     sd: str
     ddof: int
     groups: tuple[str, str]
-    associations: tuple[np.ndarray, np.ndarray]
+    associations: tuple[np.ndarray, np.ndarray] = field(repr=False)
     tie_tolerance: float
 
     @property
@@ -94,28 +94,8 @@ class EATResult:
 
     def with_alternative(self, alternative: str) -> "EATResult":
         """The same result reported for another alternative (nothing is recomputed)."""
-        check_alternative(alternative)
+        check_choice("alternative", alternative)
         return dataclasses.replace(self, alternative=alternative, p_value=self.p_values[alternative])
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (without the per-stimulus associations)."""
-        return {
-            "effect_size": self.effect_size,
-            "statistic": self.statistic,
-            "p_value": self.p_value,
-            "p_values": dict(self.p_values),
-            "alternative": self.alternative,
-            "p_method": self.p_method,
-            "exact": self.exact,
-            "n_permutations": self.n_permutations,
-            "n_partitions": self.n_partitions,
-            "mc_standard_error": self.mc_standard_error,
-            "seed": self.seed,
-            "sd": self.sd,
-            "ddof": self.ddof,
-            "groups": list(self.groups),
-            "n": [int(a.size) for a in self.associations],
-        }
 
 
 def eat(
@@ -146,7 +126,7 @@ def eat(
     rng : None, int or numpy.random.Generator
         Randomness for Monte Carlo p-values.
     ddof : int
-        Delta degrees of freedom of the Caliskan SD (default 1).
+        Delta degrees of freedom of the SD (default 1; see :mod:`eatkit.stats.options` for the rule).
     sd : {"caliskan", "pooled"}
         SD of all target associations (Caliskan et al.) or the pooled SD for unequal groups.
     p_method : {"permutation", "welch"}
@@ -161,12 +141,13 @@ def eat(
     >>> round(r.effect_size, 3), r.p_value, r.n_partitions
     (1.726, 0.16666666666666666, 6)
     """
+    options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd,
+                          p_method=p_method).validated()
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     sx = target_associations(sets["X"], sets["A"], sets["B"])
     sy = target_associations(sets["Y"], sets["A"], sets["B"])
     atol = rounding_error(sets["X"].shape[1])
-    options = (alternative, permutations, rng, ddof, sd, p_method, atol)
-    return _difference_tests(sx[:, None], sy[:, None], ("X", "Y"), *options)[0]
+    return difference_tests(sx[:, None], sy[:, None], ("X", "Y"), options, rng, atol)[0]
 
 
 def sc_eat(
@@ -213,7 +194,12 @@ def sc_eats(
 
     All targets re-partition the same A ∪ B, so Monte Carlo draws are shared (each p-value is valid on
     its own; drawing once is faster). ML-EAT level 2 uses this for X and Y.
+
+    >>> [r.groups for r in sc_eats([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.1], [0.9, 0.0]], [[0.0, 1.0], [0.2, 1.0]])]
+    [('A', 'B'), ('A', 'B')]
     """
+    options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd,
+                          p_method=p_method).validated()
     if len(targets) == 0:
         raise EatkitError("sc_eats needs at least one target")
     names = [f"T{i}" if len(targets) > 1 else "T" for i in range(len(targets))]
@@ -222,64 +208,65 @@ def sc_eats(
     ua = np.column_stack([attribute_associations(T, sets["A"]) for T in Ts])
     ub = np.column_stack([attribute_associations(T, sets["B"]) for T in Ts])
     atol = rounding_error(sets["A"].shape[1])
-    return _difference_tests(ua, ub, ("A", "B"), alternative, permutations, rng, ddof, sd, p_method, atol)
+    return difference_tests(ua, ub, ("A", "B"), options, rng, atol)
 
 
-def _difference_tests(
-    first: np.ndarray,
-    second: np.ndarray,
-    groups: tuple[str, str],
-    alternative: str,
-    permutations: Any,
-    rng: Any,
-    ddof: int,
-    sd: str,
-    p_method: str,
-    atol: float,
+def welch_p_values(first: np.ndarray, second: np.ndarray, ddof: int) -> dict[str, float]:
+    """Welch's unequal-variance t-test of ``mean(first) - mean(second)`` for all three alternatives, each
+    group's variance computed with ``ddof`` (1: :func:`scipy.stats.ttest_ind` with ``equal_var=False``;
+    0: the population variances, through :func:`scipy.stats.ttest_ind_from_stats`).
+
+    >>> round(welch_p_values(np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.5, 1.0]), 1)["greater"], 4)
+    0.0522
+    """
+    from scipy import stats as sps  # imported here: scipy.stats costs ~1 s at start-up
+
+    moments = (first.mean(), first.std(ddof=ddof), first.size, second.mean(), second.std(ddof=ddof), second.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_values = {alt: float(sps.ttest_ind_from_stats(*moments, equal_var=False, alternative=alt).pvalue)
+                    for alt in ("greater", "less", "two-sided")}
+    if not all(np.isfinite(list(p_values.values()))):
+        raise EatkitError("Welch's t-test is undefined here: the two groups' values have no variance; "
+                          "use the permutation test")
+    return p_values
+
+
+def difference_tests(
+    first: np.ndarray, second: np.ndarray, groups: tuple[str, str], options: TestOptions, rng: Any, atol: float
 ) -> list[EATResult]:
     """Effect size and p-value of each column of ``first`` (k, q) vs ``second`` (m, q) association
-    values (shared by EAT and SC-EAT); ``atol`` bounds the rounding error of each value."""
-    check_alternative(alternative)
-    ddof = check_ddof(ddof)
+    values (shared by EAT, SC-EAT and the grounded tests), under validated ``options``; ``atol`` bounds
+    the rounding error of each value."""
     k, m = first.shape[0], second.shape[0]
-    check_sd(sd, k, m, ddof)
-    if p_method not in P_METHODS:
-        raise EatkitError(f"p_method must be one of {', '.join(P_METHODS)}, got '{p_method}'")
-    if p_method == "welch":
-        from scipy import stats as sps  # imported here: scipy.stats costs ~1 s at start-up
-
-        outcomes = [None] * first.shape[1]
-    else:
-        outcomes = permutation_tests(first, second, permutations=permutations, rng=rng, atol=atol)
+    check_sd_sizes(options.sd, k, m, options.ddof)
+    welch = options.p_method == "welch"
+    outcomes = [None] * first.shape[1] if welch else permutation_tests(
+        first, second, permutations=options.permutations, rng=rng, atol=atol)
     results = []
     for c, out in enumerate(outcomes):
         x, y = first[:, c], second[:, c]
         common = dict(
-            effect_size=float(cohens_d(x, y, sd=sd, ddof=ddof, atol=atol)),
+            effect_size=float(cohens_d(x, y, sd=options.sd, ddof=options.ddof, atol=atol)),
             statistic=float(x.sum() - y.sum()),  # iEAT seed eq. 1 / ML-EAT seed eq. 8
-            alternative=alternative,
-            sd=sd,
-            ddof=ddof if sd == "caliskan" else 1,
+            alternative=options.alternative,
+            sd=options.sd,
+            ddof=options.ddof,
             groups=groups,
             associations=(x, y),
         )
         if out is None:
-            p_values = {
-                alt: float(sps.ttest_ind(x, y, equal_var=False, alternative=alt).pvalue)
-                for alt in ("greater", "less", "two-sided")
-            }
-            if not all(np.isfinite(list(p_values.values()))):
-                raise EatkitError(
-                    f"Welch's t-test is undefined here: the associations of {groups[0]} and {groups[1]} "
-                    "have no variance; use the permutation test"
-                )
+            try:
+                p_values = welch_p_values(x, y, options.ddof)
+            except EatkitError:
+                raise EatkitError(f"Welch's t-test is undefined here: the associations of {groups[0]} and "
+                                  f"{groups[1]} have no variance; use the permutation test") from None
             results.append(EATResult(
-                p_value=p_values[alternative], p_values=p_values, p_method="welch", exact=False,
+                p_value=p_values[options.alternative], p_values=p_values, p_method="welch", exact=False,
                 n_permutations=0, n_partitions=0, standard_errors={}, seed=None, tie_tolerance=0.0, **common,
             ))
             continue
         results.append(EATResult(
-            p_value=out.p_values[alternative],
+            p_value=out.p_values[options.alternative],
             p_values=dict(out.p_values),
             p_method="permutation",
             exact=out.exact,

@@ -6,7 +6,8 @@ Two standard deviations are offered:
   ML-EAT seed eqs. 1 and 5), with ``ddof`` settable (default 1, the sample SD; Caliskan et al.'s code
   used ddof=1 too),
 * ``"pooled"``: the pooled SD for unequal group sizes ("American == White" seed, appendix A.2, eq. 4):
-  sqrt(((N1 - 1) s1² + (N2 - 1) s2²) / (N1 + N2 - 2)), with s1, s2 the sample SDs (ddof = 1 by definition).
+  sqrt(((N1 - 1) s1² + (N2 - 1) s2²) / (N1 + N2 - 2)), with s1, s2 each group's SD computed with
+  ``ddof`` (1: the sample SDs, the textbook pooled SD; 0: the population SDs the seed's authors used).
 """
 
 from __future__ import annotations
@@ -14,15 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_ddof
-
-SD_METHODS = ("caliskan", "pooled")
+from eatkit.stats.options import TestOptions
 
 
-def check_sd(sd: str, n_first: int, n_second: int, ddof: int) -> None:
-    """Reject an SD choice that is undefined for these group sizes."""
-    if sd not in SD_METHODS:
-        raise EatkitError(f"sd must be one of {', '.join(SD_METHODS)}, got '{sd}'")
+def check_sd_sizes(sd: str, n_first: int, n_second: int, ddof: int) -> None:
+    """Reject an SD (validated by :class:`~eatkit.stats.options.TestOptions`) undefined for these group sizes."""
     if sd == "pooled" and (n_first < 2 or n_second < 2):
         raise EatkitError(
             f"the pooled SD needs at least 2 values in each group, got {n_first} and {n_second}"
@@ -46,13 +43,14 @@ def cohens_d(
     """
     first = np.asarray(first, dtype=np.float64)
     second = np.asarray(second, dtype=np.float64)
-    check_sd(sd, first.shape[-1], second.shape[-1], check_ddof(ddof))
+    options = TestOptions(sd=sd, ddof=ddof).validated()
+    check_sd_sizes(sd, first.shape[-1], second.shape[-1], options.ddof)
     diff = first.mean(axis=-1) - second.mean(axis=-1)
     if sd == "caliskan":
         scale = np.concatenate([first, second], axis=-1).std(axis=-1, ddof=ddof)
     else:
         n1, n2 = first.shape[-1], second.shape[-1]
-        v1, v2 = first.var(axis=-1, ddof=1), second.var(axis=-1, ddof=1)
+        v1, v2 = first.var(axis=-1, ddof=ddof), second.var(axis=-1, ddof=ddof)
         scale = np.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2))
     diff = np.where(np.abs(diff) <= 2 * atol, 0.0, diff)
     scale = np.where(scale <= 2 * atol, 0.0, scale)

@@ -8,39 +8,33 @@ random tests significant at level α estimates the false-positive rate, which a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_alternative, check_count, check_sets
-from eatkit.stats.association import rounding_error, unit_rows
+from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats.options import check_choice
+from eatkit.stats.association import differential_association, rounding_error, unit_rows
 from eatkit.stats.effect_size import cohens_d
-from eatkit.stats.permutation import group_permutation_test, resolve_rng
+from eatkit.stats._random import resolve_rng
+from eatkit.stats.permutation import group_permutation_test
 from eatkit.progress import progress
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpecificityResult:
-    """False-positive rates of the EAT on random re-partitions of the pooled stimuli."""
+    """False-positive rates of the EAT on ``n_splits`` random re-splits of the pooled stimuli into four
+    sets (each split is one random test; its own p-value used ``permutations``)."""
 
     false_positive_rates: dict[float, float]
-    p_values: np.ndarray
-    effect_sizes: np.ndarray
-    n_partitions: int
+    p_values: np.ndarray = field(repr=False)
+    effect_sizes: np.ndarray = field(repr=False)
+    n_splits: int
     permutations: str | int
     alternative: str
     seed: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "false_positive_rates": {str(a): r for a, r in self.false_positive_rates.items()},
-            "n_partitions": self.n_partitions,
-            "permutations": self.permutations,
-            "alternative": self.alternative,
-            "seed": self.seed,
-        }
 
 
 def specificity(
@@ -49,26 +43,26 @@ def specificity(
     A: Any,
     B: Any,
     *,
-    n_partitions: int = 1000,
+    n_splits: int = 1000,
     alphas: tuple[float, ...] = (0.1, 0.05, 0.01),
     permutations: str | int = 10_000,
     alternative: str = "greater",
     rng: Any = None,
 ) -> SpecificityResult:
-    """False-positive rate of the EAT at each ``alpha`` over ``n_partitions`` random re-partitions.
+    """False-positive rate of the EAT at each ``alpha`` over ``n_splits`` random re-splits.
 
     Each random test's p-value uses ``permutations`` (see :func:`eatkit.stats.differential.eat`).
 
     Examples
     --------
     >>> g = np.random.default_rng(0)
-    >>> r = specificity(*(g.normal(size=(4, 5)) for _ in range(4)), n_partitions=50, permutations="exact", rng=1)
+    >>> r = specificity(*(g.normal(size=(4, 5)) for _ in range(4)), n_splits=50, permutations="exact", rng=1)
     >>> sorted(r.false_positive_rates)
     [0.01, 0.05, 0.1]
     """
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
-    check_alternative(alternative)
-    n_partitions = check_count("n_partitions", n_partitions)
+    check_choice("alternative", alternative)
+    n_splits = check_count("n_splits", n_splits)
     if not isinstance(alphas, (tuple, list)) or not all(0 < a < 1 for a in alphas):
         raise EatkitError(f"alphas must lie strictly between 0 and 1, got {alphas}")
     generator, seed = resolve_rng(rng)
@@ -77,17 +71,18 @@ def specificity(
     cos = pooled @ pooled.T
     bounds = np.cumsum([0] + sizes)
     atol = rounding_error(pooled.shape[1])
-    p_values = np.empty(n_partitions)
-    effects = np.empty(n_partitions)
+    p_values = np.empty(n_splits)
+    effects = np.empty(n_splits)
     for i in progress(range(p_values.size), desc="specificity"):
         order = generator.permutation(len(pooled))
         x, y, a, b = (order[bounds[j] : bounds[j + 1]] for j in range(4))
         targets = np.concatenate([x, y])
         # s(w, A_i, B_i) for the random targets, from the pooled cosine matrix
-        s = cos[np.ix_(targets, a)].mean(axis=1) - cos[np.ix_(targets, b)].mean(axis=1)
+        s = differential_association(cos[np.ix_(targets, a)], cos[np.ix_(targets, b)])
         sx, sy = s[: x.size], s[x.size :]
         effects[i] = cohens_d(sx, sy, atol=atol)
         outcome = group_permutation_test(sx, sy, permutations=permutations, rng=generator, atol=atol)
         p_values[i] = outcome.p_values[alternative]
     rates = {float(a): float(np.mean(p_values < a)) for a in alphas}
-    return SpecificityResult(rates, p_values, effects, p_values.size, permutations, alternative, seed)
+    return SpecificityResult(false_positive_rates=rates, p_values=p_values, effect_sizes=effects, n_splits=p_values.size,
+                             permutations=permutations, alternative=alternative, seed=seed)

@@ -12,7 +12,7 @@ one-sided p towards B is < 0.05. (The seed's "p-value > 0.05" in the EAT-Map par
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from eatkit.stats._validation import check_sets
 from eatkit.stats.association import cosine_matrix
 from eatkit.stats.differential import EATResult, eat, sc_eats
-from eatkit.stats.permutation import resolve_rng
+from eatkit.stats._random import resolve_rng
 
 #: (association of X, association of Y) -> pattern name; None = associated with neither attribute
 PATTERNS: dict[tuple[str | None, str | None], str] = {
@@ -36,19 +36,16 @@ PATTERNS: dict[tuple[str | None, str | None], str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Level3:
     """Mean and SD (ddof = 1) of the cosine similarities between one target and one attribute set."""
 
     mean: float
     sd: float
-    similarities: np.ndarray  # all pairwise cosines, flattened (target-major)
-
-    def to_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "sd": self.sd}
+    similarities: np.ndarray = field(repr=False)  # all pairwise cosines, flattened (target-major)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MLEATResult:
     """All three ML-EAT levels and the EAT pattern.
 
@@ -60,27 +57,13 @@ class MLEATResult:
     level1: EATResult
     level2_x: EATResult
     level2_y: EATResult
-    level3: dict[str, Level3]  # keys "xa", "xb", "ya", "yb"
+    level3: dict[str, Level3] = field(repr=False)  # keys "xa", "xb", "ya", "yb"
     association_x: str | None
     association_y: str | None
     pattern: str
     effect_threshold: float
     alpha: float
     seed: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "level1": self.level1.to_dict(),
-            "level2_x": self.level2_x.to_dict(),
-            "level2_y": self.level2_y.to_dict(),
-            "level3": {k: v.to_dict() for k, v in self.level3.items()},
-            "association_x": self.association_x,
-            "association_y": self.association_y,
-            "pattern": self.pattern,
-            "effect_threshold": self.effect_threshold,
-            "alpha": self.alpha,
-            "seed": self.seed,
-        }
 
 
 def associated_attribute(result: EATResult, effect_threshold: float = 0.2, alpha: float = 0.05) -> str | None:
@@ -145,7 +128,7 @@ def ml_eat(
         for a in ("A", "B"):
             cos = cosine_matrix(sets[t], sets[a]).ravel()
             sd3 = float(cos.std(ddof=1)) if cos.size > 1 else float("nan")
-            level3[(t + a).lower()] = Level3(float(cos.mean()), sd3, cos)
+            level3[(t + a).lower()] = Level3(mean=float(cos.mean()), sd=sd3, similarities=cos)
     assoc_x = associated_attribute(level2[0], effect_threshold, alpha)
     assoc_y = associated_attribute(level2[1], effect_threshold, alpha)
     return MLEATResult(

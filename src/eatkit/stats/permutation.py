@@ -37,14 +37,15 @@ Fisher-Yates shuffle of the indices, vectorised over draws), and reports ``(coun
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
+from eatkit.stats.options import check_permutations
 
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
@@ -92,35 +93,25 @@ class PermutationOutcome:
     seed: int | None
 
 
-def resolve_rng(rng: Any) -> tuple[np.random.Generator, int | None]:
-    """A Generator and the seed to record: an int seeds a new Generator; None draws a fresh seed
-    (recorded, so the run can be repeated); a Generator is used as is (its seed is unknown)."""
-    if isinstance(rng, np.random.Generator):
-        return rng, None
-    if rng is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-        return np.random.default_rng(seed), seed
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng)), int(rng)
-    raise EatkitError(f"rng must be None, a non-negative integer seed or a numpy Generator, got {rng!r}")
-
-
-def check_permutations(permutations: Any) -> str | int:
-    """Validate the ``permutations`` argument: ``"auto"``, ``"exact"`` or a positive number of draws."""
-    if permutations in ("auto", "exact"):
-        return permutations
-    if isinstance(permutations, numbers.Integral) and not isinstance(permutations, bool) and permutations >= 1:
-        return int(permutations)
-    raise EatkitError(
-        f"permutations must be 'auto', 'exact' or a positive integer, got {permutations!r}"
-    )
-
-
 def exact_cost(n: int, k: int) -> int:
     """Number of subset sums the exact count lists for ``k`` of ``n`` values (its time and memory)."""
     k = min(k, n - k)
     left = n // 2
     return _sums_up_to(left, k) + _sums_up_to(n - left, k)
+
+
+def check_exact_feasible(k: int, m: int) -> None:
+    """Refuse, before any computing, an exact count for ``k`` + ``m`` values that ``permutations="exact"``
+    cannot afford.
+
+    >>> check_exact_feasible(25, 25)
+    """
+    cost = exact_cost(k + m, k)
+    if cost > EXACT_MAX_SUMS:
+        raise EatkitError(
+            f"an exact permutation test for {k} + {m} values would list {cost:.3g} subset sums "
+            f"(about {cost * 8 * 3 / 1e9:.0f} GB); pass a number of Monte Carlo permutations instead"
+        )
 
 
 def group_permutation_test(
@@ -184,12 +175,8 @@ def permutation_tests(
         _thresholds(float(col[:k].sum()), float(col.sum()), k, m, tol) for col, tol in zip(values.T, tolerances)
     ]
     cost = exact_cost(n, k)
-    if permutations == "exact" and cost > EXACT_MAX_SUMS:
-        gb = cost * 8 * 3 / 1e9
-        raise EatkitError(
-            f"an exact permutation test for {k} + {m} values would list {cost:.3g} subset sums "
-            f"(about {gb:.0f} GB); pass a number of Monte Carlo permutations instead"
-        )
+    if permutations == "exact":
+        check_exact_feasible(k, m)
     if permutations == "exact" or (permutations == "auto" and cost <= AUTO_EXACT_MAX_SUMS):
         outcomes = []
         for col, t, tol in zip(values.T, thresholds, tolerances):

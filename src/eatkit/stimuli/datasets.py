@@ -24,8 +24,6 @@ import contextlib
 import hashlib
 import http.client
 import json
-import os
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -34,8 +32,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from eatkit.encoders.cache import file_sha256
 from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write, file_sha256
 from eatkit.paths import user_dir
 from eatkit.progress import progress as progress_bar
 
@@ -103,13 +101,13 @@ def load_manifest(name: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-def build_manifest(root: str | Path, **fields: Any) -> dict[str, Any]:
+def checksum_manifest(root: str | Path, **fields: Any) -> dict[str, Any]:
     """A manifest of every file under ``root`` (relative POSIX path -> sha256 and size), sorted by path,
     with ``fields`` (source, revision, base_url, prefix, known_missing, ...) copied in front.
 
     This is how ``checksums/ieat-images.json`` was made from a verified copy of the iEAT images.
 
-    >>> build_manifest("images", dataset="ieat")["files"]["age/old/of1.jpg"]  # doctest: +SKIP
+    >>> checksum_manifest("images", dataset="ieat")["files"]["age/old/of1.jpg"]  # doctest: +SKIP
     {'sha256': '3f1c...', 'size': 20818}
     """
     root = Path(root)
@@ -169,17 +167,13 @@ def _verified(path: Path, expected: Mapping[str, Any]) -> bool:
 
 
 def _fetch(url: str, target: Path, rel: str, *, expected: Mapping[str, Any] | None) -> None:
-    """Stream ``url`` to a temporary file beside ``target``, check it, then rename it into place."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    except OSError as err:
-        raise EatkitError(f"cannot write into '{target.parent}': {one_line(err.strerror or err)}") from None
-    tmp = Path(tmp_name)
-    try:
+    """Stream ``url`` into ``target`` atomically (:func:`eatkit.io.atomic_write`), checking its checksum
+    before it is moved into place."""
+
+    def stream(out: Any) -> None:
         digest = hashlib.sha256()
         size = 0
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
+        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 digest.update(chunk)
                 size += len(chunk)
@@ -189,11 +183,15 @@ def _fetch(url: str, target: Path, rel: str, *, expected: Mapping[str, Any] | No
                 f"checksum mismatch for '{rel}' from {url}: expected sha256 {expected['sha256']} "
                 f"({expected['size']} bytes), got {digest.hexdigest()} ({size} bytes); the file was not kept"
             )
-        os.replace(tmp, target)
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise EatkitError(f"cannot write into '{target.parent}': {one_line(err.strerror or err)}") from None
+    try:
+        atomic_write(target, stream, suffix=".part")
     except urllib.error.URLError as err:
         reason = f"HTTP {err.code} {err.reason}" if isinstance(err, urllib.error.HTTPError) else err.reason
         raise EatkitError(f"cannot download '{rel}' from {url}: {one_line(reason)}") from None
     except (OSError, http.client.HTTPException) as err:  # connection reset, timeout, short read, disk full
         raise EatkitError(f"cannot download '{rel}' from {url}: {one_line(err)}") from None
-    finally:
-        tmp.unlink(missing_ok=True)

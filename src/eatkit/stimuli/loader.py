@@ -19,9 +19,11 @@ def load_suite(name_or_path: str | Path) -> Suite:
     as a file; any other string names a bundled suite.
 
     >>> suite = load_suite("weat")
-    >>> suite.test("weat1").X.name, len(suite.test("weat1").X.items)
+    >>> suite.test("weat1").set("X").name, len(suite.test("weat1").set("X").items)
     ('Flowers', 25)
     """
+    if not isinstance(name_or_path, (str, Path)):
+        raise TypeError(f"load_suite expects a suite id or a path, got {type(name_or_path).__name__}")
     if isinstance(name_or_path, Path) or name_or_path.endswith(".json") or any(
         sep in name_or_path for sep in ("/", "\\")
     ):

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.stimuli.types import MODALITIES, ROLES, AssociationTest, StimulusSet, Suite
+from eatkit.stimuli.types import MODALITIES, TEST_KINDS, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
 
@@ -29,10 +29,12 @@ _SUITE_KEYS: dict[str, tuple[Any, bool]] = {
 _TEST_KEYS: dict[str, tuple[Any, bool]] = {
     "id": (str, True),
     "title": (str, True),
+    "kind": (str, False),
     "citation": (str, False),
     "notes": (str, False),
-    **{role: ((dict, str), True) for role in ROLES},
+    "params": (dict, False),
 }
+_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (TEST_KINDS value None)
 _SET_KEYS: dict[str, tuple[Any, bool]] = {
     "name": (str, True),
     "modality": (str, True),
@@ -66,7 +68,7 @@ def parse_suite(text: str, label: str, source: str = "") -> Suite:
     >>> text = '''{"schema": "eatkit.suite/1", "id": "s", "title": "S", "tests": [{"id": "t",
     ...   "title": "T", "X": {"name": "x", "modality": "word", "items": ["a"]}, "Y": "y", "A": "y",
     ...   "B": "y"}], "sets": {"y": {"modality": "word", "items": ["b"]}}}'''
-    >>> parse_suite(text, "s.json").test("t").Y
+    >>> parse_suite(text, "s.json").test("t").set("Y")
     StimulusSet(name='y', modality='word', items=('b',), category=None, templates=())
     """
     where = f"suite file {label}"
@@ -124,15 +126,23 @@ def _test(
 ) -> AssociationTest:
     if isinstance(data, dict) and isinstance(data.get("id"), str) and _ID.fullmatch(data["id"]):
         numbered = f"{where}: test '{data['id']}'"  # name the test by its id once the id is valid
-    _check_keys(data, _TEST_KEYS, numbered)
+    kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
+    if kind not in TEST_KINDS:
+        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(TEST_KINDS)})")
+    roles = TEST_KINDS[kind]
+    if roles is None:  # any role names: every key that looks like a role
+        roles = tuple(k for k in data if _ROLE.fullmatch(k) and k not in _TEST_KEYS)
+        if len(roles) < 2:
+            raise EatkitError(f"{numbered}: a {kind} test needs at least two sets (keys starting with a capital)")
+    _check_keys(data, {**_TEST_KEYS, **{role: ((dict, str), True) for role in roles}}, numbered)
     _check_id(data["id"], f"{numbered}: test id")
-    sets: dict[str, StimulusSet] = {}
-    for role in ROLES:
+    sets: list[tuple[str, StimulusSet]] = []
+    for role in roles:
         value = data[role]
         if isinstance(value, dict):
-            sets[role] = _stimulus_set(value, f"{numbered}: set '{role}'")
+            sets.append((role, _stimulus_set(value, f"{numbered}: set '{role}'")))
         elif value in named:
-            sets[role] = named[value]
+            sets.append((role, named[value]))
         else:
             known = ", ".join(sorted(named)) or "none defined"
             raise EatkitError(
@@ -141,9 +151,11 @@ def _test(
     return AssociationTest(
         id=data["id"],
         title=data["title"],
+        kind=kind,
+        roles=tuple(sets),
         citation=data.get("citation", citation),
         notes=data.get("notes", ""),
-        **sets,
+        params=tuple(sorted(data.get("params", {}).items())),
     )
 
 

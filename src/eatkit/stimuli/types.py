@@ -9,16 +9,21 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Modality = Literal["word", "sentence", "image"]
 MODALITIES: tuple[str, ...] = ("word", "sentence", "image")
-ROLES: tuple[str, ...] = ("X", "Y", "A", "B")
+#: the kinds of test a suite may hold and the roles (stimulus sets) each kind has, in order; ``None``:
+#: any role names (e.g. the classes of a geometry analysis). Each kind has an analysis in eatkit.analyses.
+TEST_KINDS: dict[str, tuple[str, ...] | None] = {
+    "eat": ("X", "Y", "A", "B"),
+    "sc-eat": ("T", "A", "B"),
+}
 
 
 @dataclass(frozen=True)
 class StimulusSet:
-    """One of the four sets of an association test.
+    """One stimulus set of a test (a target or attribute set).
 
     ``modality`` is ``"word"`` (words or short phrases, ``items``), ``"sentence"`` (full sentences,
     ``items``) or ``"image"`` (an image category: the folder ``category`` of an image layout such as
@@ -33,7 +38,8 @@ class StimulusSet:
     templates: tuple[str, ...] = ()
 
     def content_hash(self) -> str:
-        """SHA-256 of the set's content (modality, items, category, templates), for manifests and caches."""
+        """SHA-256 of the set's specification (modality, items, category, templates), for memoising and
+        manifests; what was actually embedded (each file's bytes) is hashed by the source."""
         payload = json.dumps(
             [self.modality, list(self.items), self.category, list(self.templates)],
             ensure_ascii=False,
@@ -43,25 +49,43 @@ class StimulusSet:
 
 @dataclass(frozen=True)
 class AssociationTest:
-    """An EAT specification: targets X and Y, attributes A and B, and where the test comes from."""
+    """A test specification: its kind (``"eat"``, ``"sc-eat"``, ...), its stimulus sets by role (for an
+    EAT: targets X and Y, attributes A and B), kind-specific ``params``, and where the test comes from.
+
+    >>> t = AssociationTest("t", "T", "sc-eat", (("T", StimulusSet("t", "word", ("a",))),))
+    >>> list(t.sets()), t.set("T").items
+    (['T'], ('a',))
+    """
 
     id: str
     title: str
-    X: StimulusSet
-    Y: StimulusSet
-    A: StimulusSet
-    B: StimulusSet
+    kind: str
+    roles: tuple[tuple[str, StimulusSet], ...]
     citation: str = ""
     notes: str = ""
+    params: tuple[tuple[str, Any], ...] = ()
 
     def sets(self) -> dict[str, StimulusSet]:
-        """The four sets by role, in the order X, Y, A, B."""
-        return {"X": self.X, "Y": self.Y, "A": self.A, "B": self.B}
+        """The stimulus sets by role, in the suite's order (X, Y, A, B for an EAT)."""
+        return dict(self.roles)
+
+    def set(self, role: str) -> StimulusSet:
+        """The stimulus set of ``role``."""
+        for name, stimuli in self.roles:
+            if name == role:
+                return stimuli
+        from eatkit.errors import EatkitError
+
+        raise EatkitError(f"test '{self.id}' has no set '{role}' (it has {', '.join(r for r, _ in self.roles)})")
+
+    def param(self, name: str, default: Any = None) -> Any:
+        """A kind-specific parameter of the test (``params`` in the suite file)."""
+        return dict(self.params).get(name, default)
 
 
 @dataclass(frozen=True)
 class Suite:
-    """A named battery of association tests, loaded from a suite file."""
+    """A named battery of tests, loaded from a suite file."""
 
     id: str
     title: str

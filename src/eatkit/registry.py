@@ -9,11 +9,12 @@ imported, so the list is complete without importing any encoder module; :func:`r
 from __future__ import annotations
 
 import dataclasses
-import importlib
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import load_object
 from eatkit.sources.base import EmbeddingSource
 
 
@@ -29,9 +30,31 @@ class ModelSpec:
     defaults: tuple[tuple[str, Any], ...] = ()  # keyword arguments passed to the factory
 
     def build(self, **options: Any) -> EmbeddingSource:
-        module_name, _, attr = self.factory.partition(":")
-        module = importlib.import_module(module_name)
-        return getattr(module, attr)(**{**dict(self.defaults), **options})
+        """Build the model with ``options`` (keyword arguments of its factory, checked before it runs)."""
+        factory = load_object(self.factory)
+        accepted = _keyword_options(factory, dict(self.defaults))
+        unknown = sorted(set(options) - set(accepted)) if accepted is not None else []
+        if unknown:
+            raise EatkitError(f"model '{self.name}' does not take the option '{unknown[0]}' "
+                              f"(it takes: {', '.join(sorted(accepted)) or 'none'})")
+        return factory(**{**dict(self.defaults), **options})
+
+    def option_names(self) -> set[str] | None:
+        """The keyword options the model takes (``None``: its factory takes any)."""
+        return _keyword_options(load_object(self.factory), dict(self.defaults))
+
+
+def _keyword_options(factory: Any, fixed: dict[str, Any]) -> set[str] | None:
+    """The keyword options a factory takes (those the registry fixes excluded): for a class, those of every
+    ``__init__`` its ``**options`` reach up the class hierarchy; ``None`` when they cannot be known."""
+    names: set[str] = set()
+    for init in ([c.__init__ for c in factory.__mro__ if "__init__" in vars(c)] if inspect.isclass(factory)
+                 else [factory]):
+        params = list(inspect.signature(init).parameters.values())
+        names |= {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return names - set(fixed) - {"self"}
+    return None
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -58,6 +81,8 @@ def get_model(name: str) -> ModelSpec:
     >>> get_model("timm:resnet18").defaults
     (('name', 'resnet18'),)
     """
+    if not isinstance(name, str):
+        raise TypeError(f"a model name must be a string, got {type(name).__name__}")
     family, sep, member = name.partition(":")
     template = _REGISTRY.get(f"{family}:<name>") if sep and member and member != "<name>" else None
     if template is not None:
@@ -69,11 +94,18 @@ def get_model(name: str) -> ModelSpec:
 
 
 def build_model(name: str, **options: Any) -> EmbeddingSource:
-    """Build a registered model by name (imports its heavy dependencies lazily)."""
+    """Build a registered model by name (imports its heavy dependencies lazily); an option the model does
+    not take is an :class:`EatkitError` naming it.
+
+    >>> build_model("glove-6b-50d", bogus=1)
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option 'bogus' (it takes: oov)
+    """
     return get_model(name).build(**options)
 
 
-# The built-in models. Encoder modules add their entries here (one line each).
+# The built-in models: adding a model is one entry here (its factory named by import path).
 for _spec in (
     ModelSpec(
         name="glove-6b-50d",

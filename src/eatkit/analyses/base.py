@@ -1,0 +1,105 @@
+"""The analysis interface: how the runner hands a test to the statistics and gets records back.
+
+A test's ``kind`` (``"eat"``, ``"sc-eat"``, ...) names an :class:`Analysis` (registered in
+:data:`eatkit.analyses.ANALYSES`). The runner calls, for every selected test,
+
+1. :meth:`Analysis.check` before any model is loaded (options that cannot apply, malformed tests),
+2. :meth:`Analysis.embed` for all tests first (so a bad stimulus is reported before minutes of statistics),
+3. :meth:`Analysis.precheck` on the embeddings of every test (e.g. an exact count that cannot run),
+4. :meth:`Analysis.compute`: the statistics (:mod:`eatkit.stats` only), returning :class:`Outcome`\\ s,
+
+then adds Benjamini-Hochberg q-values across the run and writes the records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from eatkit.errors import EatkitError
+from eatkit.records import Record
+from eatkit.sources.base import Embedded
+from eatkit.stats.options import TestOptions
+from eatkit.stimuli.types import AssociationTest, StimulusSet
+
+Embed = Callable[[StimulusSet], Embedded]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(TestOptions):
+    """The options of a run: the statistical options of every test (:class:`TestOptions`), the run seed,
+    the bootstrap and ML-EAT pattern settings, and ``params``, options of one kind of analysis (e.g. the
+    grounded tests' ``experiment``), which that analysis validates in :meth:`Analysis.check`.
+
+    >>> RunOptions(seed=1, n_bootstrap=0).validated().n_bootstrap
+    0
+    """
+
+    seed: int | None = None
+    n_bootstrap: int = 2000
+    confidence_level: float = 0.95
+    effect_threshold: float = 0.2
+    alpha: float = 0.05
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def validated(self) -> "RunOptions":
+        """Check every option before any model is loaded; one precise error per problem."""
+        from eatkit.stats._random import resolve_rng
+
+        base = TestOptions.validated(self)
+        resolve_rng(self.seed)
+        if not isinstance(self.n_bootstrap, int) or isinstance(self.n_bootstrap, bool) or self.n_bootstrap < 0:
+            raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap!r}")
+        for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):
+            if not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+        if not isinstance(self.effect_threshold, (int, float)) or self.effect_threshold < 0:
+            raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold!r}")
+        return dataclasses.replace(self, **base.test_fields())
+
+    def manifest(self) -> dict[str, Any]:
+        """The options as the manifest records them."""
+        return {f.name: (dict(getattr(self, f.name)) if f.name == "params" else getattr(self, f.name))
+                for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an analysis returns for a test: its record, the arrays saved beside it in ``similarities.npz``
+    (as ``"<test>/<name>"``), and the statistics result object for Python users."""
+
+    record: Record
+    arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    result: Any = field(default=None, repr=False)
+
+
+class Analysis(ABC):
+    """One kind of test (see the module docstring for the order of the calls)."""
+
+    #: the test kind this analysis runs (a key of eatkit.stimuli.types.TEST_KINDS)
+    kind: ClassVar[str]
+    #: the record type of its results
+    record_type: ClassVar[type[Record]]
+
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        """Refuse an option that cannot apply to this kind (``options.params`` it does not know)."""
+        if options.params:
+            raise EatkitError(f"test '{test.id}' ({self.kind}) does not take the option(s) "
+                              f"{', '.join(sorted(options.params))}")
+
+    def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
+        """Embed every set of the test (``embed`` memoises sets shared by several tests)."""
+        return {role: embed(stimuli) for role, stimuli in test.sets().items()}
+
+    def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
+        """Refuse, before any test is computed, what cannot be computed at these sizes."""
+
+    @abstractmethod
+    def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
+                suite: str, seed: int) -> list[Outcome]:
+        """The statistics of one test: one or more outcomes."""

@@ -1,0 +1,36 @@
+"""``eatkit list``: the bundled suites, the tests of a suite, or the registered models."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from eatkit.errors import EatkitError
+
+
+def register(sub: Any) -> None:
+    lst = sub.add_parser("list", help="list suites, the tests of a suite, or models")
+    lst.add_argument("what", choices=("suites", "tests", "models"))
+    lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'")
+    lst.set_defaults(func=_cmd_list)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    if args.what == "suites":
+        from eatkit.stimuli.loader import list_suites
+
+        for s in list_suites():
+            print(f"{s.id:24s} {len(s.tests):3d} tests  {s.title}")
+    elif args.what == "tests":
+        from eatkit.stimuli.loader import load_suite
+
+        if not args.suite:
+            raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
+        for t in load_suite(args.suite).tests:
+            print(f"{t.id:24s} {t.kind:8s} {t.title}")
+    else:
+        from eatkit.registry import models
+
+        for m in models():
+            print(f"{m.name:24s} [{','.join(m.modalities)}] (extra: {m.extra})  {m.description}")
+    return 0

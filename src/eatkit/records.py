@@ -1,0 +1,133 @@
+"""Typed result records: what a run writes to ``results.json`` and what the report and CLI read.
+
+Every analysis (:mod:`eatkit.analyses`) returns records, one frozen dataclass per kind of test, built
+on :class:`Record`. A record writes itself once (:meth:`Record.to_json`, plain JSON types, the field
+names documented in ``docs/results.md``) and loads back into the same type (:meth:`Record.from_json`,
+which checks every field's JSON type and names the one at fault); :func:`eatkit.analyses.record_from_json`
+picks the type from the record's ``kind``. Records hold numbers and names, never arrays: the arrays
+of a test (e.g. level-3 similarities) are saved beside them in ``similarities.npz``.
+
+``schema_version`` 2 added ``kind``, ``schema_version``, ``sd``, ``ddof`` and ``warnings`` to every
+record; version-1 records (eatkit 0.1.0: no ``kind``) load as ``eat`` records with their defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from eatkit.errors import EatkitError
+
+#: the version of the record format written by this eatkit
+SCHEMA_VERSION = 2
+
+R = TypeVar("R", bound="Record")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """The fields every record has: where it comes from and the seed of its random draws.
+
+    ``warnings`` lists legal but questionable conditions of the test (e.g. a useless option value);
+    they are printed and kept with the result.
+    """
+
+    kind: ClassVar[str] = ""
+
+    suite: str
+    test: str
+    title: str
+    seed: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def tested_p_value(self) -> float | None:
+        """The p-value that enters the run's Benjamini-Hochberg q-values (``None``: this record has none)."""
+        return None
+
+    def check(self, where: str) -> None:
+        """Raise :class:`EatkitError` when the fields contradict each other (called by :meth:`from_json`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON object: ``kind``, ``schema_version`` and every field (non-finite floats
+        become ``None``, tuples lists).
+
+        >>> Record(suite="s", test="t", title="T").to_json()["schema_version"]
+        2
+        """
+        fields = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {"kind": self.kind, "schema_version": SCHEMA_VERSION, **fields}
+
+    @classmethod
+    def from_json(cls: type[R], data: Mapping[str, Any], where: str = "record") -> R:
+        """Load a record written by :meth:`to_json` (or by eatkit 0.1.0), checking each field's type.
+
+        >>> Record.from_json({"suite": "s", "test": "t", "title": 3})
+        Traceback (most recent call last):
+        ...
+        eatkit.errors.EatkitError: record: test 't': 'title' must be a string, got 3
+        """
+        if not isinstance(data, Mapping):
+            raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
+        who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        missing = []
+        for f in dataclasses.fields(cls):
+            if f.name not in data:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    missing.append(f.name)
+                continue
+            values[f.name] = _checked(data[f.name], hints[f.name], f"{who}: {f.name!r}")
+        if missing:
+            raise EatkitError(f"{who} lacks {', '.join(repr(k) for k in missing)}")
+        record = cls(**values)
+        record.check(who)
+        return record
+
+
+def _plain(value: Any) -> Any:
+    """``value`` in plain JSON types (tuples as lists, non-finite floats as None)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", type(None): "null",
+          list: "a list", dict: "an object"}
+
+
+def _checked(value: Any, hint: Any, what: str) -> Any:
+    """``value`` if it is JSON of the annotated type ``hint`` (a JSON null stands for NaN in a float field);
+    else a one-line error naming the field, what it expects and what it got."""
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
+        else (hint,)
+    for option in options:
+        origin = typing.get_origin(option) or option
+        if origin is float and value is None and type(None) not in options:
+            return math.nan  # written as null: a statistic that could not be computed
+        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if origin is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if origin in (str, bool, type(None)) and type(value) is origin:
+            return value
+        if origin is list and isinstance(value, list):
+            (item,) = typing.get_args(option) or (Any,)
+            return [v if item is Any else _checked(v, item, what) for v in value]
+        if origin is dict and isinstance(value, dict):
+            args = typing.get_args(option)
+            item = args[1] if args else Any
+            return {k: v if item is Any else _checked(v, item, what) for k, v in value.items()}
+        if option is Any:
+            return value
+    expected = " or ".join(_NAMES.get(typing.get_origin(o) or o, str(o)) for o in options)
+    raise EatkitError(f"{what} must be {expected}, got {value!r:.60}")

@@ -1,0 +1,164 @@
+"""The HTML sections of EAT records (kind ``"eat"``): the results table, EAT-Maps, the forest plot and
+level 3, and the EAT console table of ``eatkit run``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from eatkit.analyses.eat import PAIRS, EATRecord
+from eatkit.report.eatmap import eat_map_grid
+from eatkit.report.formatting import STARS_NOTE, fmt_d, fmt_p, fmt_p_marked, p_note
+from eatkit.report.plots import forest_plot, level3_plot
+from eatkit.report.run import Run
+from eatkit.report.style import figure_html
+from eatkit.report.tables import COLUMNS, NUMERIC, caption, csv_table, latex_table, markdown_table, table_rows
+
+_HTML_HEADERS = {
+    "test": "Test", "x": "X", "y": "Y", "a": "A", "b": "B", "n_t": "n<sub>t</sub>", "n_a": "n<sub>a</sub>",
+    "d": "d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
+    "d_y": "d<sub>A,B,Y</sub>", "p_y": "p<sub>A,B,Y</sub>", "pattern": "Pattern",
+}
+_CELL_CLASS = {**{c: "num" for c in NUMERIC}, "pattern": "pattern"}
+
+
+def _cell(tag: str, column: str, content: str) -> str:
+    css = f' class="{_CELL_CLASS[column]}"' if column in _CELL_CLASS else ""
+    return f"<{tag}{css}>{content}</{tag}>"
+
+
+
+
+def _results_html(run: Run) -> str:
+    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in COLUMNS)
+    body = []
+    for record, row in zip(run.eat_records, table_rows(run.eat_records)):
+        cells = [f'<th scope="row">{escape(row["test"])}<span class="title">{escape(record.title)}</span></th>']
+        cells += [_cell("td", c, escape(row[c])) for c in COLUMNS[1:]]
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    dropped = [
+        f"<li>{escape(r.test)} {escape(s)}: {escape(', '.join(map(str, words)))}</li>"
+        for r in run.eat_records for s, words in r.dropped.items() if words
+    ]
+    dropped_html = (f'<p class="note">Stimuli left out (<code>--oov drop</code>):</p><ul class="note">'
+                    f"{''.join(dropped)}</ul>") if dropped else ""
+    exports = "".join(
+        f"<details><summary>{name}</summary><pre>{escape(text)}</pre></details>"
+        for name, text in (("LaTeX (booktabs)", latex_table(run)), ("Markdown", markdown_table(run)),
+                           ("CSV", csv_table(run)))
+    )
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        f'<p class="note">{escape(caption(run))}</p>{dropped_html}{exports}'
+    )
+
+
+def _level3_html(run: Run, label: str) -> str:
+    rows = "".join(
+        f"<tr><th scope=\"row\">{escape(r.test)}</th>"
+        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS) + "</tr>"
+        for r in run.eat_records
+    )
+    if run.similarities is None:
+        figure = (f'<p class="note">{escape(str(run.path / "similarities.npz"))} is absent: the level-3 '
+                  "distributions are not shown, only their means and sds above.</p>")
+    else:
+        figure = figure_html(level3_plot(run.eat_records, run.similarities), f"Level-3 similarity distributions, {label}",
+                         _LEVEL3_NOTE)
+    return (
+        '<p class="note">Mean (sd) cosine similarity of each target set with each attribute set:</p>'
+        '<div class="scroll"><table><thead><tr><th>Test</th><th class="num">X\u00b7A</th>'
+        '<th class="num">X\u00b7B</th><th class="num">Y\u00b7A</th><th class="num">Y\u00b7B</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>{figure}"
+    )
+
+
+def _level3_cell(record: Any, pair: str) -> str:
+    stats = record.level3.get(pair)
+    if not isinstance(stats, Mapping):
+        return "n/a"
+    return f"{fmt_d(stats.get('mean'))} ({fmt_d(stats.get('sd'))})"
+
+
+_EATMAP_NOTE = (
+    "EAT-Maps (ML-EAT): columns are the targets X and Y, rows the attributes A and B. A cell is shaded where "
+    "the target is associated with that attribute at level 2 (vermillion with / hatching: d &gt; 0; blue with "
+    "\\ hatching: d &lt; 0; grey: no association, the column's level-2 d is printed between its grey cells). "
+    "Under each map: the EAT pattern, and the level-1 effect size d with its p-value. "
+)
+_LEVEL3_NOTE = (
+    "Level 3 (ML-EAT): cosine similarities of every target stimulus with every attribute stimulus (box: "
+    "quartiles and median; whiskers: 1.5 IQR; dots: outliers; diamond: mean in results.json). When all four "
+    "distributions of every test crowd near 1, the embedding space is anisotropic and cosine similarity, hence "
+    "the EAT, says little."
+)
+
+
+def _statistic(run: Run, key: str) -> Any:
+    statistics = run.manifest.get("statistics")
+    return statistics.get(key) if isinstance(statistics, Mapping) else None
+
+
+def _ci_level(run: Run) -> float | None:
+    level = _statistic(run, "confidence_level")
+    return level if isinstance(level, float) and 0 < level < 1 else None
+
+
+def _forest_note(run: Run) -> str:
+    level, resamples = _ci_level(run), _statistic(run, "n_bootstrap")
+    interval = f"{level:.0%} " if level is not None else ""
+    count = f" ({resamples} resamples)" if isinstance(resamples, int) and resamples > 0 else ""
+    permutation = all(r.p_method == "permutation" for r in run.eat_records)
+    p_value = "the permutation p-value (which re-partitions X \u222a Y)" if permutation else "the p-value"
+    return escape(
+        f"Level-1 effect sizes d with {interval}percentile bootstrap confidence intervals{count}. The bootstrap "
+        "resamples the target stimuli within X and within Y and keeps the attribute sets A and B fixed, so the "
+        f"interval is conditional on the attribute sets; it answers a different question than {p_value} "
+        "and can disagree with it, e.g. exclude 0 while p \u2265 0.05. "
+        f"Filled markers: q < 0.05. {STARS_NOTE}."
+    )
+
+
+class EATRenderer:
+    """How EAT records are shown: a console table and the report's EAT sections."""
+
+    def console_table(self, records: Sequence[EATRecord]) -> str:
+        """A plain-text table of level 1, the level-2 effect sizes and the pattern, with its legend."""
+        header = ("test", "n_x", "n_y", "n_a", "n_b", "d", "p", "q", "d(X)", "d(Y)", "pattern")
+        rows = [header] + [
+            (r.test, str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b), fmt_d(r.effect_size), fmt_p_marked(r),
+             fmt_p(r.q_value), fmt_d(r.level2_x_effect_size), fmt_d(r.level2_y_effect_size), r.pattern)
+            for r in records
+        ]
+        return "\n".join([aligned(rows, numeric=range(1, 10)), p_note(records) + "; q: p after Benjamini-Hochberg "
+                          "correction across the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"])
+
+    def html_section(self, run: Run, records: Sequence[EATRecord], label: str) -> str:
+        """Results table, EAT-Maps, forest plot and level 3 of the run's EAT records."""
+        return (
+            f"<h3>Results</h3>{_results_html(run)}"
+            "<h3>EAT-Maps</h3>"
+            + figure_html(eat_map_grid(records, ncols=4, p_legend=False), f"EAT-Maps, {label}",
+                          _EATMAP_NOTE + escape(p_note(records)) + ".")
+            + "<h3>Effect sizes</h3>"
+            + figure_html(forest_plot(records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
+                          _forest_note(run))
+            + f"<h3>Level 3: cosine similarities</h3>{_level3_html(run, label)}"
+        )
+
+
+def aligned(rows: Sequence[Sequence[str]], numeric: Any = ()) -> str:
+    """Rows of cells as a plain-text table: columns padded, ``numeric`` ones right-aligned, a rule under
+    the header row.
+
+    >>> print(aligned([("a", "n"), ("xyz", "1")], numeric=[1]))
+    a    n
+    ---  -
+    xyz  1
+    """
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""The statistical options of every EAT-family test, declared and validated in one place.
+
+:class:`TestOptions` is the one options model: the statistics functions (:func:`~eatkit.stats.eat`,
+:func:`~eatkit.stats.sc_eat`, :func:`~eatkit.stats.ml_eat`, ...) validate their keyword options through
+it, the runner's :class:`~eatkit.runner.RunOptions` extends it, and the command line takes its choices
+and defaults from :data:`CHOICES` and the field defaults (as scipy's ``_permutation_test_iv`` checks
+every option of ``permutation_test`` in one function).
+
+The SD's delta degrees of freedom (``ddof``) follow one rule: the Caliskan SD (of all values of both
+groups) takes any ``ddof >= 0``; the pooled SD and Welch's t-test take ``ddof`` 0 or 1, the variance
+of each group being computed with that ``ddof`` (``ddof=0`` is the population-SD convention of the
+"American == White" seed's authors; 1 is the sample SD). ``ddof`` is always recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+from eatkit.errors import EatkitError
+
+ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
+SD_METHODS: tuple[str, ...] = ("caliskan", "pooled")
+P_METHODS: tuple[str, ...] = ("permutation", "welch")
+#: the allowed values of each option with a fixed set of choices
+CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_METHODS, "p_method": P_METHODS}
+
+
+def check_choice(name: str, value: Any) -> str:
+    """``value`` if it is one of ``CHOICES[name]``, else a one-line error listing them.
+
+    >>> check_choice("sd", "pooled")
+    'pooled'
+    """
+    if value not in CHOICES[name]:
+        raise EatkitError(f"{name} must be one of {', '.join(CHOICES[name])}, got {value!r}")
+    return value
+
+
+def check_permutations(permutations: Any) -> str | int:
+    """Validate ``permutations``: ``"auto"``, ``"exact"`` or a positive number of random draws.
+
+    >>> check_permutations("exact"), check_permutations(1000)
+    ('exact', 1000)
+    """
+    if permutations in ("auto", "exact"):
+        return permutations
+    if isinstance(permutations, numbers.Integral) and not isinstance(permutations, bool) and permutations >= 1:
+        return int(permutations)
+    raise EatkitError(f"permutations must be 'auto', 'exact' or a positive integer, got {permutations!r}")
+
+
+def check_ddof(ddof: Any) -> int:
+    """A non-negative integer ``ddof``.
+
+    >>> check_ddof(0)
+    0
+    """
+    if not isinstance(ddof, numbers.Integral) or isinstance(ddof, bool) or ddof < 0:
+        raise EatkitError(f"ddof must be a non-negative integer, got {ddof!r}")
+    return int(ddof)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestOptions:
+    """How a two-group EAT-family test is computed (see the module docstring for the ``ddof`` rule).
+
+    >>> TestOptions(sd="pooled", ddof=0, p_method="welch").validated().ddof
+    0
+    >>> TestOptions(sd="pooled", ddof=2).validated()
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: ddof must be 0 or 1 with the pooled SD, got 2
+    """
+
+    __test__ = False  # not a pytest test class
+
+    permutations: str | int = "auto"
+    alternative: str = "greater"
+    ddof: int = 1
+    sd: str = "caliskan"
+    p_method: str = "permutation"
+
+    def validated(self) -> "TestOptions":
+        """These options, checked (one precise error per problem) and normalised."""
+        check_choice("alternative", self.alternative)
+        check_choice("sd", self.sd)
+        check_choice("p_method", self.p_method)
+        ddof = check_ddof(self.ddof)
+        for uses, what in ((self.sd == "pooled", "the pooled SD"), (self.p_method == "welch", "Welch's t-test")):
+            if uses and ddof not in (0, 1):
+                raise EatkitError(f"ddof must be 0 or 1 with {what}, got {ddof}")
+        return dataclasses.replace(self, permutations=check_permutations(self.permutations), ddof=ddof)
+
+    def test_fields(self) -> dict[str, Any]:
+        """The fields of :class:`TestOptions` (also of a subclass instance), as keyword arguments."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(TestOptions)}

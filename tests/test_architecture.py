@@ -1,0 +1,103 @@
+"""The import graph of src/eatkit stays one-way: no cycle between modules or between subpackages, and
+the statistics import nothing from the rest of eatkit but its base modules (checked with ast)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "eatkit"
+#: what eatkit.stats may import from eatkit
+STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """module -> the eatkit modules it imports (anywhere in the file, lazy imports included)."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules]
+                targets |= set(found) or ({node.module} if node.module in modules else set())
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name in modules}
+        graph[name] = {t for t in targets if t.startswith("eatkit") and t != name}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the directed graph, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_the_graph_finds_a_planted_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_cycle_between_modules():
+    assert _cycle(_imports()) is None
+
+
+def test_no_cycle_between_subpackages():
+    packages: dict[str, set[str]] = {}
+    for module, targets in _imports().items():
+        # a package's __init__ re-exporting its own modules is not a dependency between packages
+        packages.setdefault(_package(module), set()).update(_package(t) for t in targets if _package(t) != _package(module))
+    assert _cycle(packages) is None
+
+
+def test_stats_import_only_the_base_modules_and_never_torch():
+    for module, targets in _imports().items():
+        if module.startswith("eatkit.stats"):
+            outside = {t for t in targets if not t.startswith("eatkit.stats")}
+            assert outside <= STATS_MAY_IMPORT, (module, outside - STATS_MAY_IMPORT)
+    for path in (SRC / "stats").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] in {"torch", "transformers", "open_clip", "timm"} for n in names), path
+
+
+@pytest.mark.parametrize("layer, above", [
+    ("eatkit.stimuli", {"eatkit.sources", "eatkit.encoders", "eatkit.analyses", "eatkit.runner", "eatkit.report", "eatkit.cli"}),
+    ("eatkit.sources", {"eatkit.encoders", "eatkit.analyses", "eatkit.runner", "eatkit.report", "eatkit.cli"}),
+    ("eatkit.encoders", {"eatkit.analyses", "eatkit.runner", "eatkit.report", "eatkit.cli", "eatkit.registry"}),
+    ("eatkit.analyses", {"eatkit.runner", "eatkit.report", "eatkit.cli"}),
+])
+def test_no_layer_imports_from_a_layer_above_it(layer, above):
+    for module, targets in _imports().items():
+        if module.startswith(layer):
+            assert not {_package(t) for t in targets} & above, (module, targets)
