@@ -195,7 +195,8 @@ def _model_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
     given = [k for k in ("name", "vectors", "embeddings") if k in entry]
     if len(given) != 1:
         raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
-    entry = {k: str((base / v).resolve()) if k in _PATH_KEYS else v for k, v in entry.items()}
+    entry = {k: str((base / Path(v).expanduser()).resolve()) if k in _PATH_KEYS and isinstance(v, str) else v
+             for k, v in entry.items()}
     label = entry.get("label") or (entry["name"] if "name" in entry else Path(entry[given[0]]).stem)
     return {**entry, "label": str(label)}
 
