@@ -205,3 +205,31 @@ def test_cold_warm_and_half_cached_runs_write_identical_results(capsys, tmp_path
     assert (manifest["batch_size"], manifest["device"], manifest["precision"]) == (4, "cpu", "fp32")
     assert "full list" in manifest["batch_plan"]
     shutil.rmtree(tmp_path)
+
+
+def test_decoding_workers_exit_when_their_process_is_killed(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os\n"
+        "from eatkit.encoders.base import NeuralEncoder\n"
+        "class E(NeuralEncoder):\n"
+        "    id = 'e'; modalities = frozenset({'image'})\n"
+        "    def config(self): return {}\n"
+        "    def _encode(self, modality, inputs): return inputs\n"
+        "e = E(cache=False, workers=2)\n"
+        "pool = e._workers()\n"
+        "list(pool.map(abs, [1, 2]))\n"
+        "print(' '.join(str(p) for p in pool._processes), flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    workers = [int(p) for p in run.stdout.split()]
+    assert run.returncode == -9 and len(workers) == 2
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in workers):
+        time.sleep(0.2)
+    assert not any(os.path.exists(f"/proc/{p}") for p in workers)

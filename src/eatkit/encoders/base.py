@@ -30,6 +30,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
+import time
 import weakref
 from abc import abstractmethod
 from collections import deque
@@ -309,7 +311,8 @@ class NeuralEncoder(EmbeddingSource):
         if self._pool is None:
             method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" \
                 else "spawn"
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method))
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
+                                             initializer=_exit_with_parent, initargs=(os.getpid(),))
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
         return self._pool
 
@@ -333,6 +336,17 @@ class NeuralEncoder(EmbeddingSource):
             if batch is not None:
                 pending.append([pool.submit(transform, item) for item in batch])
             yield [_result(f) for f in futures]
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In a decoding worker: exit when the process that started it is gone (e.g. killed), not linger."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _result(future: Any) -> Any:
