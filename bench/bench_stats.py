@@ -1,11 +1,13 @@
-"""Benchmark of the EAT statistics core against the acceptance bars of issue 5 (run by hand, not a test).
+"""Benchmark of the EAT statistics core against the acceptance bars of issues 5 and 11 (run by hand, not a
+test).
 
-    python bench/bench_stats.py
+    python bench/bench_stats.py            # about 10 minutes on a 2-core machine (32 + 32 alone: about 1)
 
-All inputs are random 300-d vectors (seeded). Times are wall-clock medians of several repeats in this one
-run (the number is printed); a ratio is the median of per-pair ratios of interleaved runs (A, B, A, B, ...)
-so that the load of a shared machine hits both sides alike. The exact 25 + 25 test runs once, in a child
-process, so that its peak resident memory (ru_maxrss) is its own.
+Inputs are random 300-d vectors or association values (seeded). Times are wall-clock medians of several
+repeats in this one run (the number is printed); a ratio is the median of per-pair ratios of interleaved
+runs (A, B, A, B, ...) so that the load of a shared machine hits both sides alike. Every exact count runs
+in a child process of its own, so that its peak resident memory (ru_maxrss) is its own; the baseline
+printed with it is the child's memory after imports and a warm-up (numba's compiled kernels loaded).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import numpy as np
 import scipy
 from scipy import stats as sps
 
-from eatkit.stats import eat, group_permutation_test
+from eatkit.stats import eat, group_permutation_test, ml_eat
 
 DIM = 300
-EXACT_CHILD_FLAG = "--exact-25-child"
+EXACT_CHILD_FLAG = "--exact-child"
+EXACT_SIZES = (20, 25, 28, 30, 32)
 
 
 def embeddings(n_targets: int, n_attributes: int = 25, seed: int = 1) -> tuple[np.ndarray, ...]:
@@ -63,26 +66,114 @@ def paired(slow, fast, repeats: int) -> tuple[float, float, float, object, objec
     )
 
 
-def exact_25_child() -> None:
-    """Child process: one exact 25 + 25 EAT; prints its time, p-value and peak RSS as JSON."""
-    sets = embeddings(25)
+def association_values(n: int, kind: str, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
+    """n + n association-like values: real (normal, small shift: a middling p, where counting is
+    slowest) or heavily tied (integers 0..3)."""
+    g = np.random.default_rng(seed + n)
+    if kind == "tied":
+        return g.integers(0, 4, size=n).astype(float), g.integers(0, 4, size=n).astype(float)
+    return g.normal(0.01, 0.1, size=n), g.normal(0.0, 0.1, size=n)
+
+
+def exact_child(n: int, kind: str, algorithm: str, repeats: int) -> None:
+    """Child process: exact counts for n + n values; prints median time, counts and peak RSS as JSON."""
+    from eatkit.stats import permutation
+
+    x, y = association_values(n, kind)
+    group_permutation_test(x[:4], y[:4], permutations="exact")  # load the compiled kernels
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
-    r = eat(*sets, permutations="exact")
-    seconds = time.perf_counter() - start
+    if algorithm == "old":
+        seconds, counts = timed(lambda: permutation._count_exact_reference(x, y), repeats)
+    else:
+        seconds, out = timed(lambda: group_permutation_test(x, y, permutations="exact"), repeats)
+        counts = out.counts
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(
-        json.dumps(
-            {
-                "seconds": seconds,
-                "peak_kib": peak,
-                "baseline_kib": baseline,
-                "p": r.p_value,
-                "exact": r.exact,
-                "partitions": r.n_partitions,
-            }
-        )
+    print(json.dumps({"seconds": seconds, "counts": counts, "peak_kib": peak, "baseline_kib": baseline}))
+
+
+def run_exact(n: int, kind: str = "real", algorithm: str = "new", repeats: int = 1) -> dict:
+    """An exact count in a child process (see :func:`exact_child`)."""
+    child = subprocess.run(
+        [sys.executable, __file__, EXACT_CHILD_FLAG, str(n), kind, algorithm, str(repeats)],
+        capture_output=True, text=True, check=True,
     )
+    return json.loads(child.stdout)
+
+
+def exact_table(report) -> dict:
+    """Issue 11: exact time and peak memory per size, ratios to the previous counter, to scipy's and a
+    Python loop's per-permutation cost; counts equal to the previous counter. Returns the 25 + 25 run."""
+    from eatkit.stats import permutation
+
+    print(f"\nexact counts ({'compiled kernels, ' + str(permutation._kernels.threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
+    # per-permutation costs of the peers, on 25 + 25 association values
+    x, y = association_values(25, "real")
+    loop_iterations, resamples = 20_000, 10**5
+    t_loop, _ = timed(lambda: python_loop_p(list(np.concatenate([x, y])), 25, 0.0, loop_iterations), 3)
+    t_scipy, _ = timed(lambda: sps.permutation_test(
+        (x, y), lambda a, b, axis: np.mean(a, axis=axis) - np.mean(b, axis=axis), vectorized=True,
+        n_resamples=resamples, permutation_type="independent", alternative="greater",
+        rng=np.random.default_rng(3)), 3)
+    per_loop, per_scipy = t_loop / loop_iterations, t_scipy / resamples
+    print(f"  per permutation: Python loop {per_loop * 1e6:.2f} us, scipy.stats.permutation_test "
+          f"{per_scipy * 1e9:.0f} ns (25+25, medians of 3)")
+    header = f"  {'n+n':>6} {'kind':>5} {'time':>9} {'peak RSS':>9} {'(base)':>8} {'old':>9} {'x old':>7} {'x scipy':>9} {'x loop':>9}"
+    print(header)
+    results = {}
+    for n, kind in [(s, "real") for s in EXACT_SIZES] + [(25, "tied"), (28, "tied")]:
+        repeats = 5 if n <= 20 else 3 if n <= 25 else 1
+        new = run_exact(n, kind, "new", repeats)
+        partitions = math.comb(2 * n, n)
+        old_s, ratio = "-", "-"
+        if n <= 25:
+            old = run_exact(n, kind, "old", repeats)
+            assert old["counts"] == new["counts"], (n, kind, old["counts"], new["counts"])
+            old_s, ratio = f"{old['seconds']:.2f} s", f"{old['seconds'] / new['seconds']:.1f}x"
+        print(f"  {n:>3}+{n:<2} {kind:>5} {new['seconds']:>7.2f} s {new['peak_kib'] / 1024:>6.0f} MB "
+              f"{new['baseline_kib'] / 1024:>5.0f} MB {old_s:>9} {ratio:>7} "
+              f"{partitions * per_scipy / new['seconds']:>9.2g} {partitions * per_loop / new['seconds']:>9.2g}",
+              flush=True)
+        results[(n, kind)] = new
+    goals = {20: 0.05, 25: 1.0, 28: 5.0, 32: 60.0}
+    for n, goal in goals.items():
+        r = results[(n, "real")]
+        extra = r["peak_kib"] / 1024 / 1024
+        report(f"exact {n}+{n} (real values)", f"{r['seconds']:.2f} s, {extra:.2f} GB peak", f"<= {goal:g} s",
+               r["seconds"] <= goal and extra <= 1)
+    for n in (25, 28):
+        r = results[(n, "tied")]
+        report(f"exact {n}+{n} (tied integer values)", f"{r['seconds']:.2f} s", f"<= {goals[n]:g} s",
+               r["seconds"] <= goals[n])
+    # the previous counter at 26 + 26 (its largest exact size), all three alternatives, real and tied
+    for kind in ("real", "tied"):
+        new, old = run_exact(26, kind, "new"), run_exact(26, kind, "old")
+        report(f"counts = previous counter, 26+26 {kind}", f"{new['counts'] == old['counts']} "
+               f"({old['seconds']:.1f} s vs {new['seconds']:.2f} s)", "equal", new["counts"] == old["counts"])
+    return results[(25, "real")]
+
+
+def monte_carlo_rate(report) -> None:
+    """Issue 11: Monte Carlo ns per draw for 25 + 25 on all threads; the same counts on one thread."""
+    from eatkit.stats import _kernels
+
+    x, y = association_values(25, "real")
+    draws = 10**7
+    group_permutation_test(x, y, permutations=1000, rng=1)
+    t_all, all_threads = timed(lambda: group_permutation_test(x, y, permutations=draws, rng=1), 3)
+    same = True
+    if _kernels.AVAILABLE:
+        import numba
+
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        t_one, one = timed(lambda: group_permutation_test(x, y, permutations=draws, rng=1), 1)
+        numba.set_num_threads(threads)
+        same = one.counts == all_threads.counts
+        print(f"\nMonte Carlo 25+25, 10^7 draws: {t_all / draws * 1e9:.1f} ns/draw on {threads} threads "
+              f"(median of 3), {t_one / draws * 1e9:.1f} ns/draw on 1 thread; same counts: {same}")
+    report("Monte Carlo ns per draw, 25+25, all threads", f"{t_all / draws * 1e9:.1f} ns", "<= 50 ns",
+           t_all / draws <= 50e-9)
+    report("  same counts on 1 thread and on all", str(same), "True", same)
 
 
 def python_loop_p(values: list[float], k: int, observed: float, iterations: int) -> float:
@@ -106,34 +197,15 @@ def main() -> None:
         f"scipy {scipy.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
     )
 
-    # 1. exact 25 + 25 targets, 25 + 25 attributes: time and peak memory, once, in a child process
-    child = subprocess.run(
-        [sys.executable, __file__, EXACT_CHILD_FLAG], capture_output=True, text=True, check=True
-    )
-    exact25 = json.loads(child.stdout)
-    assert exact25["exact"] and exact25["partitions"] == math.comb(50, 25)
-    peak_gb = exact25["peak_kib"] * 1024 / 1e9
-    report(
-        "exact p, 25+25 targets / 25+25 attributes (1 run)",
-        f"{exact25['seconds']:.2f} s",
-        "<= 30 s",
-        exact25["seconds"] <= 30,
-    )
-    report(
-        "  peak resident memory of that process (ru_maxrss)",
-        f"{peak_gb:.2f} GB (before: {exact25['baseline_kib'] * 1024 / 1e9:.2f} GB)",
-        "<= 4 GB",
-        peak_gb <= 4,
-    )
-
-    # 2. exact 20 + 20 targets
-    sets20 = embeddings(20)
-    t20, r20 = timed(lambda: eat(*sets20, permutations="exact"), repeats=5)
-    assert r20.exact and r20.n_partitions == math.comb(40, 20)
-    report("exact p, 20+20 targets (median of 5)", f"{t20:.3f} s", "<= 1 s", t20 <= 1)
+    # 1. issue 11: exact counts by size, Monte Carlo rate; ML-EAT (level 2 exact counts) at 25 + 25
+    exact_table(report)
+    monte_carlo_rate(report)
+    sets25 = embeddings(25)
+    t_ml, _ = timed(lambda: ml_eat(*sets25, permutations="exact"), 1)
+    report("ML-EAT, 25+25 targets and attributes, all levels exact (1 run)", f"{t_ml:.2f} s", "<= 5 s", t_ml <= 5)
+    r_exact = eat(*sets25, permutations="exact")
 
     # 3. 10^6 Monte Carlo permutations, 25 + 25 targets, through eat()
-    sets25 = embeddings(25)
     draws = 10**6
     t_mc, r_mc = timed(lambda: eat(*sets25, permutations=draws, rng=1), repeats=3)
     report(
@@ -195,8 +267,8 @@ def main() -> None:
         "<= 4 SE",
         abs(p_ours - p_scipy) <= 4 * se,
     )
-    # the child's exact test used the same seeded 25 + 25 sets: the sampled p-values must agree with it
-    p_exact, p_mc = exact25["p"], r_mc.p_values["greater"]
+    # the exact test on the same seeded 25 + 25 sets: the sampled p-values must agree with it
+    p_exact, p_mc = r_exact.p_values["greater"], r_mc.p_values["greater"]
     se_mc = math.sqrt(p_exact * (1 - p_exact) / draws)
     report(
         "  10^6-draw p within 4 SE of the exact 25+25 p",
@@ -223,6 +295,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if EXACT_CHILD_FLAG in sys.argv:
-        exact_25_child()
+        exact_child(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]))
     else:
         main()

@@ -268,6 +268,33 @@ def test_token_pooling_with_byte_level_offsets(tiny_gpt2):
     np.testing.assert_allclose(enc.embed(words("unpleasant")).vectors[0], states[-1][first], atol=1e-6)
 
 
+def test_gpt2_mleat_preset_is_the_seeds_recipe(tiny_gpt2):
+    """gpt2-mleat:<name>: "This is {x}." into the model, top layer, last token; levels 1-3 computed on it."""
+    import eatkit
+    from eatkit.runner import run_suite
+    from eatkit.stimuli.loader import load_suite
+
+    model = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_gpt2)
+    enc = build_model(f"gpt2-mleat:{tiny_gpt2}", cache=False)
+    assert enc.id == f"gpt2-mleat:{tiny_gpt2}"
+    assert {k: enc.config()[k] for k in ("prompt", "layer", "pooling")} == {
+        "prompt": "This is {x}.", "layer": -1, "pooling": "last"}
+    states, tokens = hidden_states(model, tokenizer, "This is rose.")
+    assert tokens[-1] == "." and len(states) == 3  # embeddings + 2 layers: -1 is the top
+    np.testing.assert_allclose(enc.embed(words("rose")).vectors[0], states[-1][-1], atol=1e-6)
+    assert build_model(f"gpt2-mleat:{tiny_gpt2}", prompt="This is {x}", cache=False).config()["prompt"] == "This is {x}"
+    run = run_suite("weat", enc, tests=["weat7"], seed=0, permutations="exact", n_bootstrap=0)
+    (record,) = run.records
+    direct = eatkit.ml_eat(*(enc.embed(load_suite("weat").test("weat7").sets()[r]).vectors for r in "XYAB"),
+                           permutations="exact", rng=0)
+    assert record.effect_size == pytest.approx(direct.level1.effect_size, abs=1e-9) and record.p_value_exact
+    assert {k: v["mean"] for k, v in record.level3.items()} == pytest.approx(
+        {k: v.mean for k, v in direct.level3.items()}, abs=1e-9)
+    assert record.anisotropy["n_vectors"] == 32 and record.anisotropy["exact"]
+    assert run.manifest["source"]["id"] == f"gpt2-mleat:{tiny_gpt2}"
+
+
 # -- the offline default: all-MiniLM-L6-v2 -----------------------------------------------------------
 
 

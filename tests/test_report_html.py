@@ -131,7 +131,8 @@ def test_report_results_table(two_runs):
             "the sign of the level-2 d (A when d \u2265 0, else B), not corrected for multiple testing;") in text
     assert "<li>weat3 Y: Tashika, Ebony</li>" in text
     assert ('<tr><th scope="row">weat1</th><td class="num">0.21 (0.08)</td><td class="num">0.12 (0.08)</td>'
-            '<td class="num">0.11 (0.08)</td><td class="num">0.19 (0.08)</td></tr>') in text
+            '<td class="num">0.11 (0.08)</td><td class="num">0.19 (0.08)</td>'
+            '<td class="num">n/a</td><td class="num">n/a</td></tr>') in text  # no anisotropy diagnostic
     assert "<summary>LaTeX (booktabs)</summary><pre>% eatkit table; needs \\usepackage{booktabs,graphicx}" in text
 
 

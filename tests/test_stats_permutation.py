@@ -10,6 +10,7 @@ import pytest
 from stats_reference import brute_force_p_values
 
 from eatkit.stats import group_permutation_test
+from eatkit.stats import permutation
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO
 
 ALTERNATIVES = ("greater", "less", "two-sided")
@@ -180,11 +181,15 @@ def test_exact_25_plus_25_agrees_with_a_million_draws() -> None:
     _assert_within_4se(sampled.p_values, exact.p_values, 10**6)
 
 
-def test_auto_switches_to_monte_carlo_above_22_plus_22() -> None:
-    x, y = _values(23, 23, seed=23)
+def test_auto_switches_to_monte_carlo_above_about_a_second_of_counting() -> None:
+    # 25 + 25 with the compiled kernels, 22 + 22 without (numpy reference)
+    largest = 25 if permutation.compiled() else 22
+    x, y = _values(largest + 1, largest + 1, seed=23)
     out = group_permutation_test(x, y, rng=5)
     assert (out.exact, out.n_permutations, out.seed) == (False, DEFAULT_MONTE_CARLO, 5)
-    assert group_permutation_test(*_values(22, 22, seed=23)).exact is True
+    assert permutation.exact_cost(2 * largest, largest) <= (
+        permutation.AUTO_EXACT_MAX_SUMS if permutation.compiled() else permutation.NUMPY_AUTO_EXACT_MAX_SUMS
+    ) < permutation.exact_cost(2 * largest + 2, largest + 1)
 
 
 def test_seed_recorded_when_rng_is_none_repeats_the_run() -> None:

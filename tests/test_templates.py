@@ -90,15 +90,43 @@ def test_bundled_seat_suite_is_the_engine_applied_to_may_et_al_word_lists(sent_b
 
 
 def test_bundled_seat_json_is_up_to_date():
-    text = json.dumps(build_seat_suite())
-    assert load_suite("seat") == parse_suite(text, "built")
+    built = parse_suite(json.dumps(build_seat_suite()), "built")
+    bundled = load_suite("seat")
+    assert bundled.tests[: len(built.tests)] == built.tests
+    assert (bundled.id, bundled.title, bundled.citation) == (built.id, built.title, built.citation)
+    assert [t.id for t in bundled.tests[len(built.tests):]] == MAY_TESTS  # data, not templates
+
+
+MAY_TESTS = [
+    "angry_black_woman_stereotype", "angry_black_woman_stereotype_b", "sent-angry_black_woman_stereotype",
+    "sent-angry_black_woman_stereotype_b",
+    *(f"{prefix}heilman_double_bind_{trait}{suffix}" for trait in ("competent", "likable")
+      for prefix, suffix in (("", "_one_word"), ("sent-", "_one_word"), ("", "_one_sentence"), ("", "_1"),
+                             ("", "_1-"), ("", "_1p3-"))),
+]
+
+
+def test_may_et_al_tests_in_the_seat_suite():
+    """The angry Black woman and Heilman double bind tests of May et al. (2019), sizes as released."""
+    suite = load_suite("seat")
+    sizes = {t.id: tuple(len(s.items) for s in t.sets().values()) for t in suite.tests}
+    assert sizes["angry_black_woman_stereotype"] == (15, 15, 18, 18)
+    assert sizes["sent-angry_black_woman_stereotype"] == (120, 120, 54, 54)
+    assert sizes["sent-angry_black_woman_stereotype_b"] == (52, 52, 54, 54)
+    assert sizes["sent-heilman_double_bind_competent_one_word"] == (64, 64, 30, 30)
+    assert sizes["sent-heilman_double_bind_likable_one_word"] == (64, 64, 24, 24)
+    assert sizes["heilman_double_bind_likable_1p3-"] == (8, 8, 8, 8)
+    test = suite.test("heilman_double_bind_competent_one_sentence")
+    assert (test.set("X").name, test.set("A").name) == ("Male", "CompetentAchievementOriented")
+    assert test.set("X").items[0] == "John is an engineer." and test.set("B").items[0] == "The engineer is incompetent."
+    assert suite.test("angry_black_woman_stereotype").set("B").items[:3] == ("shrill", "loud", "argumentative")
 
 
 def test_seat_suite_contents():
     suite = load_suite("seat")
     assert suite.title == "SEAT: Sentence Encoder Association Tests (May et al. 2019)"
     assert "On Measuring Social Biases in Sentence Encoders. NAACL-HLT 2019" in suite.citation
-    assert [t.id for t in suite.tests] == [f"sent-weat{n}" for n in SEAT_IDS]
+    assert [t.id for t in suite.tests] == [f"sent-weat{n}" for n in SEAT_IDS] + MAY_TESTS
     assert suite.test("sent-weat1").title == "SEAT 1: Flowers vs. insects, pleasant vs. unpleasant"
     assert suite.test("sent-weat7b").title == "SEAT 7b: Math vs. arts, male vs. female names"
     sizes = {t.id: tuple(len(s.items) for s in t.sets().values()) for t in suite.tests}
@@ -194,3 +222,16 @@ def test_expand_templates_needs_a_word_set_with_templates():
         with pytest.raises(EatkitError) as err:
             expand_templates(stimuli)
         assert str(err.value) == "set 'Plain' has no templates to expand (only word sets with templates do)"
+
+
+@pytest.mark.shared_data
+def test_may_et_al_tests_equal_their_released_files():
+    from conftest import shared_path
+
+    suite = load_suite("seat")
+    for test_id in MAY_TESTS:
+        source = json.loads(shared_path("grounded", "tests-may", test_id.replace("_1p3-", "_1+3-") + ".jsonl").read_text())
+        test = suite.test(test_id)
+        for role, key in zip("XYAB", ("targ1", "targ2", "attr1", "attr2")):
+            assert list(test.set(role).items) == source[key]["examples"], (test_id, role)
+            assert test.set(role).name == source[key]["category"]

@@ -18,11 +18,13 @@ from eatkit.stats import (
     adjust_p_values,
     bootstrap_effect_size,
     eat,
+    grounded_eat,
     group_permutation_test,
     ml_eat,
     sc_eat,
     specificity,
 )
+from eatkit.stats.ranking import compare_shares, rank_shares
 
 __all__ = [
     "RunOptions",
@@ -36,9 +38,12 @@ __all__ = [
     "run_suite",
     "adjust_p_values",
     "bootstrap_effect_size",
+    "compare_shares",
     "eat",
+    "grounded_eat",
     "group_permutation_test",
     "ml_eat",
+    "rank_shares",
     "sc_eat",
     "specificity",
 ]

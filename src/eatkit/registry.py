@@ -181,6 +181,15 @@ for _spec in (
         "prompt= (e.g. 'This is {x}.'); the model's tokenizer",
     ),
     ModelSpec(
+        name="gpt2-mleat:<name>",
+        factory="eatkit.encoders.text:CausalLMMLEAT",
+        modalities=("word", "sentence"),
+        extra="text",
+        description="a causal language model (GPT-2: gpt2-mleat:gpt2, gpt2-medium, gpt2-large, gpt2-xl) as the ML-EAT "
+        "seed embeds it: each word in the prompt 'This is {x}.', top layer (hidden state -1), last token; the "
+        "model's tokenizer; options of hf:<name> override the preset",
+    ),
+    ModelSpec(
         name="hf-clip:<name>",
         factory="eatkit.encoders.vision_language:HFCLIPEncoder",
         modalities=("word", "sentence", "image"),
@@ -198,6 +207,44 @@ for _spec in (
         description="BLIP image-text contrastive embeddings via transformers BlipForImageTextRetrieval (e.g. "
         "hf-blip:Salesforce/blip-itm-base-coco): vision_proj(image [CLS]) and text_proj(unimodal text [CLS]), "
         "L2-normalised; words put into prompt=; the model's preprocessor_config.json (resize to a square)",
+    ),
+    *(
+        ModelSpec(
+            name=f"{family}:<name>",
+            factory=f"eatkit.encoders.joint:{factory}",
+            modalities=("image-caption",),
+            extra="vl",
+            description=f"{what}: the last layer's hidden state of a language token of an (image, caption) pair "
+            "(Grounded-WEAT/SEAT): [CLS] or the first sub-token of the contextual word; options regions= "
+            "(a folder of .npz files or 'fasterrcnn'), missing= ('error' or 'drop')",
+        )
+        for family, factory, what in (
+            ("hf-vilt", "HFViltEncoder", "ViLT (transformers ViltModel, e.g. dandelin/vilt-b32-mlm) on raw pixels"),
+            ("hf-blip-itm", "HFBlipITMEncoder", "BLIP's image-grounded text encoder (BlipForImageTextRetrieval, "
+             "ITM path, e.g. Salesforce/blip-itm-base-coco)"),
+            ("hf-visualbert", "HFVisualBertEncoder", "VisualBERT (VisualBertModel, e.g. "
+             "uclanlp/visualbert-vqa-coco-pre) on region features"),
+            ("hf-lxmert", "HFLxmertEncoder", "LXMERT (LxmertModel, e.g. unc-nlp/lxmert-base-uncased) on region "
+             "features"),
+        )
+    ),
+    ModelSpec(
+        name="hf-blip-vqa:<name>",
+        factory="eatkit.encoders.blip_probes:BlipVQA",
+        modalities=("vqa",),
+        extra="vl",
+        description="BLIP visual question answering via transformers BlipForQuestionAnswering (e.g. "
+        "hf-blip-vqa:Salesforce/blip-vqa-base), for 'eatkit probe vqa': greedy answers of at most max_new_tokens; "
+        "the model's preprocessor_config.json",
+    ),
+    ModelSpec(
+        name="hf-blip-caption:<name>",
+        factory="eatkit.encoders.blip_probes:BlipCaptioner",
+        modalities=("caption",),
+        extra="vl",
+        description="BLIP captioning via transformers BlipForConditionalGeneration (e.g. "
+        "hf-blip-caption:Salesforce/blip-image-captioning-base), for 'eatkit probe caption': nucleus sampling "
+        "(top_k=0), seeded per batch; the model's preprocessor_config.json",
     ),
     ModelSpec(
         name="open_clip:<name>",

@@ -206,18 +206,21 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
-                                  "workers", "cache", "oov")
+                                  "workers", "cache", "oov", "regions", "missing")
 
 
 def _flag(key: str) -> str:
     return "--no-cache" if key == "cache" else "--" + key.replace("_", "-")
 
 
-def build_source(given: Mapping[str, Any], suite: Suite) -> EmbeddingSource:
+def build_source(
+    given: Mapping[str, Any], suite: Suite, overrides: Mapping[str, Any] | None = None
+) -> EmbeddingSource:
     """The embedding source that ``eatkit run`` flags or a sweep file's model entry name: exactly one of
     ``name`` (a registered model, with the options of :data:`MODEL_OPTIONS` it takes), ``vectors`` (a
     word-vector file, read for ``suite``'s words only; ``oov``, ``lowercase``) or ``embeddings`` (a folder
-    or file of precomputed embeddings; ``embeddings_model``). ``None`` values are not given.
+    or file of precomputed embeddings; ``embeddings_model``). ``None`` values are not given; ``overrides``
+    are passed to the model's factory as they are (``None`` included).
 
     >>> build_source({"name": "glove-6b-50d", "layer": 3}, None)  # doctest: +SKIP
     Traceback (most recent call last):
@@ -253,7 +256,7 @@ def build_source(given: Mapping[str, Any], suite: Suite) -> EmbeddingSource:
     for key in model_options:
         if accepted is not None and key not in accepted:
             raise EatkitError(f"model '{spec.name}' does not take the option {_flag(key)}")
-    return spec.build(**model_options)
+    return spec.build(**model_options, **(overrides or {}))
 
 
 def _refuse(given: Mapping[str, Any], allowed: tuple[str, ...], source: str) -> None:

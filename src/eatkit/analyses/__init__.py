@@ -24,6 +24,11 @@ from eatkit.records import Record
 ANALYSES: dict[str, str] = {
     "eat": "eatkit.analyses.eat:EATAnalysis",
     "sc-eat": "eatkit.analyses.sc_eat:SCEATAnalysis",
+    "grounded": "eatkit.analyses.grounded:GroundedAnalysis",
+    "ranking": "eatkit.analyses.ranking:RankingAnalysis",
+    "vqa": "eatkit.analyses.rates:VQAAnalysis",
+    "caption": "eatkit.analyses.rates:CaptionAnalysis",
+    "generation": "eatkit.analyses.generation:GenerationAnalysis",
 }
 
 
@@ -42,7 +47,7 @@ def record_from_json(data: Any, where: str = "record") -> Record:
     >>> record_from_json({"kind": "probe"})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat)
+    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ranking, vqa, caption, generation)
     """
     if not isinstance(data, Mapping):
         raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")

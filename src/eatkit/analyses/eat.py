@@ -11,11 +11,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats import bootstrap_effect_size, ml_eat
+from eatkit.stats import anisotropy, bootstrap_effect_size, cosine_diagnostic, ml_eat
 from eatkit.stats.multilevel import PATTERNS
 from eatkit.stats.permutation import check_exact_feasible
 from eatkit.stimuli.types import AssociationTest
@@ -79,6 +81,7 @@ class EATRecord(Record):
     level3: dict[str, dict[str, float]] = field(default_factory=dict)
     pattern: str
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
+    anisotropy: dict[str, Any] | None = None
 
     def tested_p_value(self) -> float | None:
         return self.p_value
@@ -151,6 +154,8 @@ class EATAnalysis(Analysis):
             level2 |= {f"level2_{target}_effect_size": r.effect_size, f"level2_{target}_p_value": r.p_value,
                        f"level2_{target}_p_exact": r.exact, f"level2_{target}_n_permutations": r.n_permutations,
                        f"level2_{target}_alternative": r.alternative}
+        diagnostic = cosine_diagnostic({pair: result.level3[pair].similarities for pair in PAIRS},
+                                       anisotropy(np.vstack(vectors), rng=seed))
         record = EATRecord(
             suite=suite, test=test.id, title=test.title, seed=seed,
             **{f"{r.lower()}_name": sets[r].name for r in "XYAB"},
@@ -164,6 +169,7 @@ class EATAnalysis(Analysis):
             level3={k: {"mean": v.mean, "sd": v.sd} for k, v in result.level3.items()},
             pattern=result.pattern,
             pattern_thresholds={"effect_size": result.effect_threshold, "alpha": result.alpha},
+            anisotropy=diagnostic.to_dict(), warnings=[diagnostic.warning] if diagnostic.fires else [],
         )
         arrays = {pair: result.level3[pair].similarities for pair in PAIRS}
         return [Outcome(record, arrays, result)]

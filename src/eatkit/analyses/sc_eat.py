@@ -16,6 +16,7 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats import sc_eat
+from eatkit.stats.options import check_choice
 from eatkit.stats.permutation import check_exact_feasible
 from eatkit.stimuli.types import AssociationTest
 
@@ -58,6 +59,13 @@ class SCEATAnalysis(Analysis):
     kind = "sc-eat"
     record_type = SCEATRecord
 
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        super().check(test, options)
+        unknown = sorted(set(dict(test.params)) - {"alternative"})
+        if unknown:
+            raise EatkitError(f"test '{test.id}' (sc-eat) has unknown params: {', '.join(unknown)}")
+        check_choice("alternative", test.param("alternative", options.alternative))
+
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
         if options.permutations == "exact" and options.p_method == "permutation":
             try:
@@ -68,7 +76,9 @@ class SCEATAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         T, A, B = (embedded[r].vectors for r in ("T", "A", "B"))
-        result = sc_eat(T, A, B, alternative=options.alternative, permutations=options.permutations, rng=seed,
+        # a test may fix the direction its source reports (suite params.alternative, e.g. american-white)
+        alternative = test.param("alternative", options.alternative)
+        result = sc_eat(T, A, B, alternative=alternative, permutations=options.permutations, rng=seed,
                         ddof=options.ddof, sd=options.sd, p_method=options.p_method)
         ua, ub = result.associations
         sets = test.sets()

@@ -17,7 +17,12 @@ from eatkit.stats.options import CHOICES
 MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
     ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
-    ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"),
+    ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
+    ("--missing", "missing"),
+)
+#: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
+ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--experiment", "experiment"), ("--embedding", "embedding"), ("--mask", "mask"),
 )
 
 
@@ -31,6 +36,8 @@ def register(sub: Any) -> None:
     src.add_argument("--model", help="a registered model (see 'eatkit list models')")
     src.add_argument("--vectors", type=Path, help="a word-vector file (GloVe/word2vec text or binary)")
     src.add_argument("--embeddings", type=Path, help="a folder or file of precomputed embeddings")
+    src.add_argument("--series", type=Path, help="a folder of decades in the HistWords layout (<year>-w.npy and "
+                     "<year>-vocab.pkl): run every decade in order and compare them")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default=defaults.permutations,
@@ -47,16 +54,34 @@ def register(sub: Any) -> None:
     run.add_argument("--oov", choices=("error", "drop"),
                      help="out-of-vocabulary words: fail (default) or drop them and record it")
     run.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
-    run.add_argument("--images", type=Path, help="image folder in the iEAT layout <test>/<category>/*")
+    run.add_argument("--images", type=Path, help="image folder: the iEAT layout <test>/<category>/*, or for the "
+                     "grounded suites any folder holding the images (found by file name)")
     run.add_argument("--layer", type=int, help="model layer to read (model-specific default)")
     run.add_argument("--pooling", help="pooling of token/patch features (model-specific)")
     run.add_argument("--prompt", help="prompt template for words, e.g. 'a photo of {x}'")
+    run.add_argument("--compare-prompts", nargs="+", metavar="PROMPT",
+                     help="run --model once per prompt ('' = the bare word; others contain {x}) and compare them")
+    run.add_argument("--postprocess", help="correct anisotropy: center (subtract the mean vector) or abtt:D "
+                     "(also remove the top D principal components); fitted on the stimuli of the tests run")
     run.add_argument("--batch-size", type=int, help="inference batch size")
     run.add_argument("--device", help="auto (default: a GPU when present), cpu, cuda, cuda:N or mps")
     run.add_argument("--precision", choices=("fp32", "bf16", "fp16"),
                      help="forward-pass precision (default fp32: exact reproducibility)")
     run.add_argument("--workers", type=non_negative, help="image-decoding worker processes (default 2; 0: inline)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    grounded = run.add_argument_group("grounded tests (Grounded-WEAT/SEAT, joint models such as hf-vilt:)")
+    grounded.add_argument("--experiment", choices=("1", "2", "3", "all"),
+                          help="1: images integrated out; 2: each target with its own images; 3: congruent vs "
+                          "incongruent images (default: all; 2 with --mask)")
+    grounded.add_argument("--embedding", choices=("word", "sentence", "contextual", "all"),
+                          help="[CLS] of one-word captions, [CLS] of sentences, or the contextual word in its "
+                          "sentence (default: all the kinds each test's captions support)")
+    grounded.add_argument("--mask", choices=("language", "vision"),
+                          help="mask the contextual words or the person regions (experiment 2 on masked inputs)")
+    grounded.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
+                          "'fasterrcnn' (torchvision's detector)")
+    grounded.add_argument("--missing", choices=("error", "drop"),
+                          help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
@@ -72,22 +97,52 @@ def _cmd_run(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     tests = _split(args.tests)
     select_tests(suite, tests)
+    params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
+    if params.get("experiment", "all") != "all":
+        params["experiment"] = int(params["experiment"])
     options = RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
-        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap,
+        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
     ).validated()
     prepare_output(args.output)
-    source = _source(args, suite)
+    from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
+
+    postprocess = Postprocessing.parse(args.postprocess) if args.postprocess is not None else None
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
-    run = run_suite(suite, source, tests=tests, options=options, command=command)
-    out = run.save(args.output)
-    for r in run.records:
+    points = _points(args, suite)
+    if postprocess is not None:
+        sets = [s for t in select_tests(suite, tests) for s in t.sets().values()]
+        points = [(label, PostprocessedSource(source, postprocess).fit(sets)) for label, source in points]
+    if len(points) > 1 or args.series is not None:
+        from eatkit.report.series import load_series, series_table
+        from eatkit.series import run_series
+
+        kind = "prompts" if args.compare_prompts else "series"
+        result = run_series(suite, points, kind=kind, tests=tests, options=options, command=command)
+        out = result.save(args.output)
+        records = [r for run in result.runs for r in run.records]
+        table = series_table(load_series(out))  # warnings follow each test's rows
+        written = f"{out / 'series.json'} and one run folder per {'prompt' if kind == 'prompts' else 'point'}"
+    else:
+        run = run_suite(suite, points[0][1], tests=tests, options=options, command=command)
+        out = run.save(args.output)
+        records = run.records
+        warned = [f"warning: {r.test}: {w}" for r in records for w in r.warnings]
+        table = "\n".join([console_tables(records), *([""] + warned if warned else [])])
+        written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json"
+    for r in records:
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
             print(f"{r.test}: dropped from {role} ({names[role.upper()]}): {', '.join(words)}", file=sys.stderr)
+    return show_run(table, written, out, args)
+
+
+def show_run(table: str, written: str, out: Path, args: argparse.Namespace) -> int:
+    """Print the tables and the files written unless ``--quiet``; write ``report.html`` with ``--report``
+    (shared by ``run`` and ``probe``)."""
     if not args.quiet:
-        print(console_tables(run.records))
-        print(f"\nwrote {out / 'results.json'}, results.csv, similarities.npz, manifest.json")
+        print(table)
+        print(f"\nwrote {written}")
     if args.report:
         from eatkit.report import write_html_report
 
@@ -97,14 +152,57 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _source(args: argparse.Namespace, suite: Any) -> Any:
-    """The embedding source chosen by --model, --vectors or --embeddings and the model flags."""
+def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
+    """The sources to run, as (label, source): one, the decades of --series, or one per --compare-prompts."""
+    if args.compare_prompts is not None and not args.model:
+        raise EatkitError("--compare-prompts applies to --model only")
+    if args.series is not None:
+        from eatkit.series import histwords_sources
+
+        _refuse({flag: key for flag, key in MODEL_FLAGS if _given(args, flag)}, ("--oov",), "--series")
+        if args.lowercase or args.embeddings_model:
+            raise EatkitError("--lowercase and --embeddings-model do not apply to --series")
+        return histwords_sources(args.series, oov=args.oov or "error")
+    if args.compare_prompts is None:
+        return [("", _source(args, suite))]
+    if args.prompt is not None:
+        raise EatkitError("give the prompts either with --prompt or with --compare-prompts, not both")
+    if len(args.compare_prompts) < 2 or len(set(args.compare_prompts)) < len(args.compare_prompts):
+        raise EatkitError(f"--compare-prompts needs 2 or more different prompts, got {args.compare_prompts}")
+    from eatkit.encoders.text import check_prompt
+
+    for prompt in args.compare_prompts:  # all checked before any model is built
+        if prompt:
+            check_prompt(prompt)
+    return [(prompt, _source(args, suite, prompt=prompt or None)) for prompt in args.compare_prompts]
+
+
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    return getattr(args, flag[2:].replace("-", "_")) not in (None, False)
+
+
+def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
+    """The embedding source chosen by --model, --vectors or --embeddings and the model flags
+    (``overrides``: model options, e.g. one prompt of --compare-prompts)."""
     from eatkit.runner import build_source
 
     given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in MODEL_FLAGS}
     given["cache"] = False if args.no_cache else None
+    if "prompt" in overrides:
+        from eatkit.registry import get_model
+
+        accepted = get_model(args.model).option_names()
+        if accepted is not None and "prompt" not in accepted:
+            raise EatkitError(f"model '{args.model}' does not take the option --compare-prompts (it has no prompt)")
     return build_source({**given, "name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
-                         "embeddings_model": args.embeddings_model, "lowercase": args.lowercase}, suite)
+                         "embeddings_model": args.embeddings_model, "lowercase": args.lowercase}, suite, overrides)
+
+
+def _refuse(given: dict[str, str], allowed: tuple[str, ...], source: str) -> None:
+    """An error for a model option given with a source that is not a model."""
+    extra = [flag for flag in given if flag not in allowed]
+    if extra:
+        raise EatkitError(f"{extra[0]} applies to --model, not to {source}")
 
 
 def _permutations(value: str) -> str | int:

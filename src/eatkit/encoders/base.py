@@ -240,6 +240,10 @@ class NeuralEncoder(EmbeddingSource):
                 kind = self.device_kind
                 self._load()
                 self._loaded = True
+                if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
+                    if self.device != "auto":
+                        raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
+                    self.device_kind = "cpu"
                 if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
                     keys, vectors = self._lookup(modality, contents)
             todo = [b for b in self.plan(len(items)) if any(vectors[i] is None for i in b)]

@@ -57,9 +57,12 @@ def _results_html(run: Run) -> str:
 def _level3_html(run: Run, label: str) -> str:
     rows = "".join(
         f"<tr><th scope=\"row\">{escape(r.test)}</th>"
-        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS) + "</tr>"
+        + "".join(f'<td class="num">{_level3_cell(r, pair)}</td>' for pair in PAIRS)
+        + "".join(f'<td class="num">{_anisotropy_cell(r, key)}</td>' for key in ("baseline_mean", "spread"))
+        + "</tr>"
         for r in run.eat_records
     )
+    warned = "".join(f"<li>{escape(r.test)}: {escape(w)}</li>" for r in run.eat_records for w in r.warnings)
     if run.similarities is None:
         figure = (f'<p class="note">{escape(str(run.path / "similarities.npz"))} is absent: the level-3 '
                   "distributions are not shown, only their means and sds above.</p>")
@@ -69,9 +72,18 @@ def _level3_html(run: Run, label: str) -> str:
     return (
         '<p class="note">Mean (sd) cosine similarity of each target set with each attribute set:</p>'
         '<div class="scroll"><table><thead><tr><th>Test</th><th class="num">X\u00b7A</th>'
-        '<th class="num">X\u00b7B</th><th class="num">Y\u00b7A</th><th class="num">Y\u00b7B</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table></div>{figure}"
+        '<th class="num">X\u00b7B</th><th class="num">Y\u00b7A</th><th class="num">Y\u00b7B</th>'
+        '<th class="num">random pairs</th><th class="num">spread</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+        f'<p class="note">{_ANISOTROPY_NOTE}</p>'
+        + (f'<p class="note"><strong>Warnings:</strong></p><ul class="note">{warned}</ul>' if warned else "")
+        + figure
     )
+
+
+def _anisotropy_cell(record: Any, key: str) -> str:
+    value = (record.anisotropy or {}).get(key)
+    return "n/a" if value is None else fmt_d(value)
 
 
 def _level3_cell(record: Any, pair: str) -> str:
@@ -86,6 +98,12 @@ _EATMAP_NOTE = (
     "the target is associated with that attribute at level 2 (vermillion with / hatching: d &gt; 0; blue with "
     "\\ hatching: d &lt; 0; grey: no association, the column's level-2 d is printed between its grey cells). "
     "Under each map: the EAT pattern, and the level-1 effect size d with its p-value. "
+)
+_ANISOTROPY_NOTE = (
+    "Random pairs: mean cosine of random pairs of the test's stimuli (the anisotropy baseline); spread: SD of "
+    "all level-3 cosines of the test. A warning is raised when the baseline is at least 0.5 and the spread below "
+    "0.05: cosine similarity then hardly discriminates (see eatkit.stats.anisotropy; correct with "
+    "<code>--postprocess center</code> or <code>abtt:D</code>)."
 )
 _LEVEL3_NOTE = (
     "Level 3 (ML-EAT): cosine similarities of every target stimulus with every attribute stimulus (box: "

@@ -18,6 +18,7 @@ from eatkit.report.formatting import STARS_NOTE, is_missing
 from eatkit.report.kinds import renderer
 from eatkit.report.plots import effect_size_heatmap
 from eatkit.report.run import MODEL_KEYS, Run, load_run, run_labels
+from eatkit.report.series import Series, is_series, load_series, series_html
 from eatkit.report.style import figure_html
 
 _CSS = """
@@ -124,8 +125,9 @@ def _run_section(index: int, run: Run, label: str) -> str:
     )
 
 
-def render_html(runs: Sequence[Run]) -> str:
-    """The report of ``runs`` as one HTML document (see :func:`write_html_report`)."""
+def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
+    """The report of ``runs`` as one HTML document (see :func:`write_html_report`); each of ``series``
+    (whose runs are among ``runs``) opens with its own section."""
     if not runs:
         raise EatkitError("the HTML report needs at least one run folder")
     labels = run_labels(runs)
@@ -142,6 +144,11 @@ def render_html(runs: Sequence[Run]) -> str:
                       "test. " + escape(STARS_NOTE) + ".")
             + "</section>"
         )
+    for k, one in enumerate(series, 1):
+        what = "Prompts compared" if one.kind == "prompts" else "Series"
+        nav = f'<li><a href="#series-{k}">{what}: {escape(", ".join(one.labels))}</a></li>' + nav
+        comparison = (f'<section id="series-{k}"><h2>{what}: {escape(one.runs[0].suite_title)}</h2>'
+                      f"{series_html(one)}</section>") + comparison
     sections = "".join(_run_section(i, run, label) for i, (run, label) in enumerate(zip(runs, labels), 1))
     heading = f"{'; '.join(suites)} \u2014 {', '.join(labels)}"
     return (
@@ -159,7 +166,8 @@ def render_html(runs: Sequence[Run]) -> str:
 def write_html_report(run_dirs: Sequence[str | Path], out: str | Path) -> Path:
     """Write one self-contained HTML report of the run folders to ``out`` and return its path.
 
-    With two or more folders the report opens with a models x tests heatmap of effect sizes.
+    With two or more folders the report opens with a models x tests heatmap of effect sizes. A series
+    folder (``series.json``, :mod:`eatkit.report.series`) adds its section and all of its runs.
 
     >>> write_html_report(["out/igpt", "out/simclr"], "report.html")   # doctest: +SKIP
     PosixPath('report.html')
@@ -167,8 +175,10 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path) -> Path:
     out = Path(out)
     if out.is_dir():
         raise EatkitError(f"report path {out} is a folder; give a file name such as {out / 'report.html'}")
-    runs = [load_run(run_dir) for run_dir in run_dirs]
-    document = render_html(runs)
+    loaded = [load_series(d) if is_series(d) else load_run(d) for d in run_dirs]
+    series = [one for one in loaded if isinstance(one, Series)]
+    runs = [run for one in loaded for run in (one.runs if isinstance(one, Series) else [one])]
+    document = render_html(runs, series)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(document, encoding="utf-8")
     return out

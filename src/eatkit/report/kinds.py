@@ -19,6 +19,11 @@ from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes
 RENDERERS: dict[str, str] = {
     "eat": "eatkit.report.eat_html:EATRenderer",
     "sc-eat": "eatkit.report.kinds:SCEATRenderer",
+    "grounded": "eatkit.report.grounded:GroundedRenderer",
+    "ranking": "eatkit.report.probes:RankingRenderer",
+    "vqa": "eatkit.report.probes:VQARenderer",
+    "caption": "eatkit.report.probes:CaptionRenderer",
+    "generation": "eatkit.report.probes:GenerationRenderer",
 }
 
 

@@ -1,17 +1,19 @@
 """EAT statistics on arrays: numpy and scipy only (no deep-learning imports).
 
-=====================================  ==========================================================
-:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
+=====================================  ===================================================:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
 :func:`sc_eat`, :func:`sc_eats`         single-category EAT of a word or target set (ML-EAT level 2)
 :func:`ml_eat`                         the three ML-EAT levels and the EAT pattern
+:func:`grounded_eat`                   Grounded-WEAT/SEAT experiments 1-3 on joint embeddings (seed 001)
 :func:`group_permutation_test`         exact / Monte Carlo permutation p-values for two groups
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
 :func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
+:func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
+:func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
-=====================================  ==========================================================
-"""
+=====================================  ==================================================="""
 
+from eatkit.stats.anisotropy import AnisotropyResult, CosineDiagnostic, anisotropy, cosine_diagnostic
 from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
 from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
@@ -19,11 +21,15 @@ from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, 
 from eatkit.stats.multitest import adjust_p_values
 from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
+from eatkit.stats.grounded import GroundedResult, grounded_eat
 from eatkit.stats.false_positives import SpecificityResult, specificity
 
 __all__ = [
+    "AnisotropyResult",
+    "CosineDiagnostic",
     "BootstrapResult",
     "EATResult",
+    "GroundedResult",
     "Level3",
     "MLEATResult",
     "PATTERNS",
@@ -31,10 +37,13 @@ __all__ = [
     "SpecificityResult",
     "TestOptions",
     "adjust_p_values",
+    "anisotropy",
     "bootstrap_effect_size",
     "cohens_d",
+    "cosine_diagnostic",
     "eat",
     "eat_pattern",
+    "grounded_eat",
     "group_permutation_test",
     "ml_eat",
     "sc_eat",

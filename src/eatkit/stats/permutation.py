@@ -18,20 +18,48 @@ functions of the subset sum ``Σ_first``. So
 
 The observed partition is one of the partitions, so an exact p is never below 1 / C(k + m, k).
 
-Ties: subset sums computed in different orders differ by rounding. A partition counts as reaching the
-observed statistic when its sum is within ``tolerance = 4 (k + m) ε Σ|v| + 2 (k + m) atol`` (ε =
-float64 machine epsilon) of the threshold: a bound on the rounding error of any two summation orders,
-plus the rounding error ``atol`` of each value itself (the EAT passes that of its cosines).
-Partitions whose true sums differ from the observed one by less than this are counted as ties (in the
-conservative direction); for real embeddings this changes p by far less than its last printed digit.
+Ties: a partition counts as reaching the observed statistic when its sum is within
+``tolerance = 4 (k + m) ε Σ|v| + 2 (k + m) atol`` (ε = float64 machine epsilon) of the threshold: a
+bound on the rounding error of any two summation orders, plus the rounding error ``atol`` of each value
+itself (the EAT passes that of its cosines). Partitions whose true sums differ from the observed one by
+less than this are counted as ties (in the conservative direction); for real embeddings this changes p
+by far less than its last printed digit.
 
-Exact counting never enumerates partitions: the values are split into two halves, every subset sum of
-each half is listed by subset size (sorted), and pairs (left subset, right subset) of total size k whose
-sums reach the threshold are counted with binary search ("meet in the middle"). That costs about
-``2^(n/2)`` sums per half instead of ``C(n, k)`` partitions: 25 + 25 values (1.26e14 partitions) need
-2 x 3.4e7 sums. Monte Carlo draws partitions uniformly, without replacement within a draw (a partial
-Fisher-Yates shuffle of the indices, vectorised over draws), and reports ``(count + 1) / (draws + 1)``
-(the observed partition counted as a draw; Phipson & Smyth 2010) with its Monte Carlo standard error.
+Exact integer arithmetic: before counting, each column is scaled by a power of two ``δ`` such that
+``Σ|v| / δ < 2^58`` and rounded to int64 (values larger than ``2^5 δ`` keep every bit; a subset sum moves
+by at most ``(k + m) δ / 2``, under 1/256 of the tolerance). Every subset sum is then an exact integer,
+the tolerance is ``⌊tolerance / δ⌋`` and the three alternatives become integer thresholds on the subset
+sum (the two-sided rule ``|(k + m) Σ_S - k Σ_v| ≥ |(k + m) Σ_obs - k Σ_v| - (k + m) tol`` multiplied out
+in Python integers). No count depends on summation order, chunking, thread count or machine.
+
+Exact counting never enumerates partitions ("meet in the middle"): the values are split into two halves;
+a size-k subset is a size-j subset of the left half plus a size-(k - j) subset of the right half, so the
+number of subsets with sum below t is Σ_j #{(a, b) ∈ L_j × R_(k-j) : a + b < t}, L_j (R_j) being the
+size-j subset sums of the left (right) half. (For k > m the complement, of size m, is counted.)
+
+* Reference (pure numpy, and the fallback without numba): every L_j and R_j is listed and sorted, and
+  the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
+  2 x 3.4e7 sums, about 0.8 GB); ``permutations="exact"`` refuses more than ``NUMPY_EXACT_MAX_SUMS``.
+* Compiled (numba, the ``fast`` extra; :mod:`eatkit.stats._kernels`): each half of h values is split into
+  a head of h - 20 values and a base of 20; the base's sums are listed once per size and sorted (2^20
+  int64, 8 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
+  subsets A: sorted lists that are never merged in memory. The pairs of a stratum are counted in parallel
+  tasks (ranges of the left axis holding about 2^21 sums of each side, cut from a sample of every run),
+  each walked in cache-sized windows of about 2^14 sums: each run's slice bounds are walked on from the
+  previous window's, the slices of both sides are gathered and bucket-sorted, and a two-pointer merge
+  counts the pairs (right sums below the window's range pair with all of its left sums). Memory stays at
+  2 x 8 MB of base sums plus a few MB per thread whatever n. Time is linear in the number of sums listed,
+  ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at roughly
+  ``SECONDS_PER_SUM`` per sum and core (``bench/bench_stats.py`` prints the times by size).
+  ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
+  exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
+
+Monte Carlo draws partitions uniformly, without replacement within a draw (a partial Fisher-Yates
+shuffle of the indices; draw d's random numbers are a counter-based hash, splitmix64, of the run's key
+and d, so blocks of draws run on any number of threads with identical results, and the numpy fallback
+reproduces the compiled counts), and reports ``(count + 1) / (draws + 1)`` (the observed partition
+counted as a draw; Phipson & Smyth 2010) with its Monte Carlo standard error. Each index is drawn as
+``i + ⌊u (n - i) / 2^32⌋`` from a 32-bit u: a bias below n / 2^32 (1.5e-8 for n = 64) per index.
 """
 
 from __future__ import annotations
@@ -43,20 +71,31 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats import _kernels
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
 from eatkit.stats.options import check_permutations
 
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
-#: ``permutations="auto"`` counts exactly when at most this many subset sums must be listed
-#: (two halves of 22 values each: 1-2 s and about 100 MB on a 2-core machine).
-AUTO_EXACT_MAX_SUMS = 2 * 2**22
-#: ``permutations="exact"`` refuses inputs that would list more subset sums than this (about 3 GB).
-EXACT_MAX_SUMS = 2 * 2**26
-#: draws generated per vectorised Monte Carlo batch (small enough to stay in cache; part of the seeded
-#: stream's layout, so changing it changes sampled p-values for a given seed)
+#: ``permutations="auto"`` counts exactly when at most this many subset sums must be listed (see
+#: ``exact_cost``): 25 + 25 values with the compiled kernels (about a second on two cores), 22 + 22 without.
+AUTO_EXACT_MAX_SUMS = 2 * 2**25
+NUMPY_AUTO_EXACT_MAX_SUMS = 2 * 2**22
+#: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
+#: (WEAT 3, under a minute on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
+EXACT_MAX_SUMS = 2 * 2**32
+NUMPY_EXACT_MAX_SUMS = 2 * 2**26
+#: measured cost per listed subset sum (seconds on one core; bench/bench_stats.py) and memory per sum of
+#: the numpy reference (bytes), for the estimates of ``check_exact_feasible``
+SECONDS_PER_SUM = 12e-9
+NUMPY_SECONDS_PER_SUM = 60e-9
+NUMPY_BYTES_PER_SUM = 11.5
+#: draws per Monte Carlo block (scheduling only: a draw's random numbers depend on its index alone)
 MC_BATCH = 1 << 12
+#: subset sums are scaled to integers with |Σ| < 2^SUM_BITS (headroom in int64 for thresholds)
+SUM_BITS = 58
+_NEVER = 2**62  # an integer threshold no subset sum reaches
 
 
 @dataclass(frozen=True)
@@ -94,24 +133,56 @@ class PermutationOutcome:
 
 
 def exact_cost(n: int, k: int) -> int:
-    """Number of subset sums the exact count lists for ``k`` of ``n`` values (its time and memory)."""
+    """Number of subset sums the exact count lists for ``k`` of ``n`` values (its time; the numpy
+    reference's memory)."""
     k = min(k, n - k)
     left = n // 2
     return _sums_up_to(left, k) + _sums_up_to(n - left, k)
 
 
-def check_exact_feasible(k: int, m: int) -> None:
-    """Refuse, before any computing, an exact count for ``k`` + ``m`` values that ``permutations="exact"``
-    cannot afford.
+def compiled() -> bool:
+    """True when the compiled kernels (numba, the ``fast`` extra) are installed and used."""
+    return _kernels.AVAILABLE
 
-    >>> check_exact_feasible(25, 25)
+
+def check_exact_feasible(k: int, m: int) -> None:
+    """Raise EatkitError (one line, saying the time and memory it would need) when ``permutations="exact"``
+    refuses groups of ``k`` and ``m`` values; called before any computing.
+
+    Examples
+    --------
+    >>> check_exact_feasible(32, 32)   # WEAT 3: allowed
+    >>> check_exact_feasible(40, 40)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: an exact permutation test for 40 + 40 values would take about ...
     """
-    cost = exact_cost(k + m, k)
-    if cost > EXACT_MAX_SUMS:
+    n = k + m
+    cost = exact_cost(n, k)
+    if compiled():
+        limit, seconds = EXACT_MAX_SUMS, cost * SECONDS_PER_SUM / _kernels.threads()
+        memory = 2 * 8 * 2 ** min(_BASE, (n + 1) // 2) + _kernels.threads() * 64 * _kernels.SUB + 32e6
+        hint = ""
+    else:
+        limit, seconds = NUMPY_EXACT_MAX_SUMS, cost * NUMPY_SECONDS_PER_SUM
+        memory = cost * NUMPY_BYTES_PER_SUM
+        hint = " (install eatkit[fast] for larger exact tests)"
+    if cost > limit or math.comb(n, k) >= 2**63:
         raise EatkitError(
-            f"an exact permutation test for {k} + {m} values would list {cost:.3g} subset sums "
-            f"(about {cost * 8 * 3 / 1e9:.0f} GB); pass a number of Monte Carlo permutations instead"
+            f"an exact permutation test for {k} + {m} values would take about {_duration(seconds)} and "
+            f"{_size(memory)} ({cost:.3g} subset sums, limit {limit:.3g}){hint}; "
+            "pass a number of Monte Carlo permutations instead"
         )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 1e9:.3g} GB" if nbytes >= 1e9 else f"{nbytes / 1e6:.3g} MB"
 
 
 def group_permutation_test(
@@ -129,8 +200,9 @@ def group_permutation_test(
     first, second : array_like, 1-D
         Association values of the two groups (e.g. s(x, A, B) for x in X and s(y, A, B) for y in Y).
     permutations : "auto", "exact" or int
-        "exact" counts all partitions (error if that cannot fit in memory); an int draws that many
-        random partitions; "auto" is exact when cheap (see ``AUTO_EXACT_MAX_SUMS``) and otherwise draws
+        "exact" counts all partitions (error, before any computing, beyond 32 + 32 values: see
+        :func:`check_exact_feasible`); an int draws that many random partitions; "auto" is exact when it
+        takes about a second or less (see ``AUTO_EXACT_MAX_SUMS``) and otherwise draws
         ``DEFAULT_MONTE_CARLO``.
     rng : None, int or numpy.random.Generator
         Randomness for Monte Carlo draws.
@@ -171,23 +243,25 @@ def permutation_tests(
     values = np.concatenate([first, second])
     eps = np.finfo(np.float64).eps
     tolerances = [4.0 * n * eps * float(np.abs(col).sum()) + 2.0 * n * atol for col in values.T]
-    thresholds = [
-        _thresholds(float(col[:k].sum()), float(col.sum()), k, m, tol) for col, tol in zip(values.T, tolerances)
-    ]
-    cost = exact_cost(n, k)
+    scaled = [_scaled(col, tol) for col, tol in zip(values.T, tolerances)]
+    ints = np.column_stack([q for q, _ in scaled]) if scaled else np.zeros((n, 0), dtype=np.int64)
+    thresholds = [_IntThresholds.of(q, k, tol_q) for q, tol_q in scaled]
     if permutations == "exact":
         check_exact_feasible(k, m)
-    if permutations == "exact" or (permutations == "auto" and cost <= AUTO_EXACT_MAX_SUMS):
+    cheap = exact_cost(n, k) <= (AUTO_EXACT_MAX_SUMS if compiled() else NUMPY_AUTO_EXACT_MAX_SUMS)
+    if permutations == "exact" or (permutations == "auto" and cheap):
         outcomes = []
-        for col, t, tol in zip(values.T, thresholds, tolerances):
-            counts = _count_exact(col, k, t)
-            p_values = {alt: min(1.0, c / n_partitions) for alt, c in counts.items()}
+        for (q, _), t, tol in zip(scaled, thresholds, tolerances):
+            counts = t.counts(_count_below(q, k, t.needed()), n_partitions)
+            p_values = {alt: c / n_partitions for alt, c in counts.items()}
             zeros = {alt: 0.0 for alt in counts}
             outcomes.append(PermutationOutcome(p_values, True, n_partitions, n_partitions, zeros, counts, tol, None))
         return outcomes
     draws = DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations)
+    key = int(generator.integers(0, 2**63))
+    sampled = _monte_carlo_counts(ints, k, draws, key, thresholds)
     outcomes = []
-    for counts, tol in zip(_monte_carlo_counts(values, k, draws, generator, thresholds), tolerances):
+    for counts, tol in zip(sampled, tolerances):
         p_values = {alt: (c + 1) / (draws + 1) for alt, c in counts.items()}
         # binomial standard error of the reported p (never 0, also when no draw reached the observed value)
         errors = {alt: math.sqrt(p * (1 - p) / draws) for alt, p in p_values.items()}
@@ -195,12 +269,199 @@ def permutation_tests(
     return outcomes
 
 
-# --- thresholds -------------------------------------------------------------------------------------
+# --- integer sums and thresholds --------------------------------------------------------------------
+
+
+def _scaled(col: np.ndarray, tol: float) -> tuple[np.ndarray, int]:
+    """The column as int64 multiples of a power of two δ with Σ|q| < 2^SUM_BITS, and ⌊tol / δ⌋."""
+    total = float(np.abs(col).sum())
+    if total == 0.0:
+        return np.zeros(col.size, dtype=np.int64), 0
+    exponent = SUM_BITS - math.frexp(total)[1]  # total < 2^frexp exponent, so Σ|v| 2^exponent < 2^SUM_BITS
+    q = np.rint(np.ldexp(col, exponent)).astype(np.int64)
+    return q, min(_NEVER, math.floor(math.ldexp(tol, exponent)))
+
+
+@dataclass(frozen=True)
+class _IntThresholds:
+    """The alternatives as integer thresholds on the scaled subset sum Q_S (see the module docstring).
+
+    greater: Q_S ≥ ``ge``; less: Q_S ≤ ``le``; two-sided: Q_S ≥ ``upper`` or Q_S ≤ ``lower`` (disjoint
+    tails), or every partition when ``everything``. ``equal_sizes``: for k = m the complement map
+    S -> S^c (Q -> Q_total - Q) maps one two-sided tail onto the other, so both have the near tail's count.
+    """
+
+    ge: int
+    le: int
+    upper: int
+    lower: int
+    everything: bool
+    equal_sizes: bool
+    above: bool
+
+    @classmethod
+    def of(cls, q: np.ndarray, k: int, tol: int) -> "_IntThresholds":
+        n = q.size
+        observed, total = int(q[:k].sum()), int(q.sum())
+        # |D(S)| ≥ |D_obs| - tol (1/k + 1/m)  <=>  |Z_S| ≥ |Z_obs| - n tol with Z_S = n Q_S - k Q_total
+        z = n * observed - k * total
+        reach = abs(z) - n * tol
+        return cls(
+            ge=observed - tol,
+            le=observed + tol,
+            upper=-((-(reach + k * total)) // n),  # ceil: Z_S ≥ reach
+            lower=(k * total - reach) // n,  # floor: Z_S ≤ -reach
+            everything=reach <= 0,
+            equal_sizes=2 * k == n,
+            above=z > 0,
+        )
+
+    def needed(self) -> list[list[int]]:
+        """Groups of thresholds t at which to count #{S : Q_S < t}; each group's values are close
+        together (counted in one pass)."""
+        groups = [[self.ge, self.le + 1]]
+        if not (self.everything or self.equal_sizes):
+            groups.append([self.lower + 1] if self.above else [self.upper])
+        return groups
+
+    def counts(self, below: dict[int, int], total: int) -> dict[str, int]:
+        """The three counts from #{S : Q_S < t} at the thresholds of :meth:`needed`."""
+        greater, less = total - below[self.ge], below[self.le + 1]
+        if self.everything:
+            two = total
+        elif self.equal_sizes:
+            two = 2 * (greater if self.above else less)
+        elif self.above:
+            two = greater + below[self.lower + 1]
+        else:
+            two = less + total - below[self.upper]
+        return {"greater": greater, "less": less, "two-sided": min(total, two)}
+
+    def bounds(self) -> tuple[list[int], list[int]]:
+        """Per alternative (greater, less, two-sided): a sum counts when ≥ lower[i] or ≤ upper[i]."""
+        if self.everything:
+            return [self.ge, _NEVER, -_NEVER], [-_NEVER, self.le, -_NEVER]
+        return [self.ge, _NEVER, self.upper], [-_NEVER, self.le, self.lower]
+
+
+# --- exact counting by meet in the middle -----------------------------------------------------------
+
+
+def _sums_up_to(n: int, k: int) -> int:
+    return sum(math.comb(n, j) for j in range(min(n, k) + 1))
+
+
+def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, int]:
+    """#{size-k subsets S of q : Q_S < t} for every t in ``groups`` (compiled kernels when installed)."""
+    n = q.size
+    if k > n - k:  # count the complements: Q_S < t  <=>  Q_C > Q_total - t  <=>  not Q_C < Q_total - t + 1
+        total, partitions = int(q.sum()), math.comb(n, k)
+        mirrored = [[total - t + 1 for t in reversed(g)] for g in groups]
+        below = _count_below(q, n - k, mirrored)
+        return {t: partitions - below[total - t + 1] for g in groups for t in g}
+    counter = _count_below_compiled if compiled() else _count_below_numpy
+    result: dict[int, int] = {}
+    for group in groups:
+        ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
+        clipped = dict(zip(ts, counter(q, k, ts)))
+        result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
+    return result
+
+
+def _subset_sums_by_size(values: np.ndarray, kmax: int) -> list[np.ndarray]:
+    """Sorted sums of all subsets of ``values`` of each size 0..kmax (index = subset size).
+
+    Built one value at a time: subsets of size j either skip the value or add it to a subset of size
+    j - 1; both lists are sorted, and a stable sort of their concatenation is a linear merge (timsort).
+    """
+    sums = [np.zeros(1, dtype=values.dtype)]
+    for v in values:
+        top = min(len(sums), kmax)
+        grown = [sums[0]]
+        for j in range(1, top + 1):
+            added = sums[j - 1] + v
+            grown.append(np.sort(np.concatenate([sums[j], added]), kind="stable") if j < len(sums) else added)
+        sums = grown
+    return sums
+
+
+def _count_below_numpy(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
+    """The pure-numpy reference: every size-j sum of each half listed and sorted, pairs counted by
+    binary search."""
+    half = q.size // 2
+    left, right = _subset_sums_by_size(q[:half], k), _subset_sums_by_size(q[half:], k)
+    below = [0] * len(ts)
+    for j, lsums in enumerate(left):
+        if 0 <= k - j < len(right):
+            for i, t in enumerate(ts):
+                below[i] += int(np.searchsorted(right[k - j], t - lsums, side="left").sum())
+    return below
+
+
+#: values of each half whose subset sums are listed and sorted once; the rest form the runs' head
+_BASE = 20
+
+
+def _half(values: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A half's sorted base sums by size (sums, offsets) and its head subsets (sums, sizes) with size ≤ kmax."""
+    split = max(0, values.size - _BASE)
+    base_sums, offsets = _kernels.subset_sums_by_size(np.ascontiguousarray(values[split:]), kmax)
+    head_sums, head_sizes = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    for v in values[:split]:
+        head_sums = np.concatenate([head_sums, head_sums + v])
+        head_sizes = np.concatenate([head_sizes, head_sizes + 1])
+    keep = head_sizes <= kmax
+    return base_sums, offsets, head_sums[keep], head_sizes[keep]
+
+
+def _runs(head_sums: np.ndarray, head_sizes: np.ndarray, top: int, sizes: range) -> tuple[np.ndarray, ...]:
+    """Runs (shift, base size) of each stratum size in ``sizes``: head subset A with base size
+    ``size - |A|`` in 0..top; returns (shifts, base sizes, stratum offsets)."""
+    shifts, bases, offsets = [], [], [0]
+    for size in sizes:
+        chosen = (head_sizes <= size) & (size - head_sizes <= top)
+        shifts.append(head_sums[chosen])
+        bases.append(size - head_sizes[chosen])
+        offsets.append(offsets[-1] + int(chosen.sum()))
+    return np.concatenate(shifts), np.concatenate(bases), np.array(offsets, dtype=np.int64)
+
+
+def _count_below_compiled(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
+    """The compiled count (see the module docstring): strata of runs, counted in parallel windows."""
+    half = q.size // 2
+    lbase, loff, lhead, lhsize = _half(q[:half], k)
+    rbase, roff, rhead, rhsize = _half(q[half:], k)
+    strata = range(max(0, k - (q.size - half)), min(k, half) + 1)  # left subset sizes j
+    lshift, lsize, lrun = _runs(lhead, lhsize, loff.size - 2, strata)
+    rshift, rsize, rrun = _runs(rhead, rhsize, roff.size - 2, range(k - strata.start, k - strata.stop, -1))
+    step = max(1, _kernels.WINDOW // 512)
+    tasks = []
+    for s in range(len(strata)):
+        if lrun[s] == lrun[s + 1] or rrun[s] == rrun[s + 1]:
+            continue
+        bounds = _kernels.plan_windows(
+            lbase, loff, lshift, lsize, lrun[s], lrun[s + 1],
+            rbase, roff, rshift, rsize, rrun[s], rrun[s + 1], ts[0], step, _kernels.WINDOW,
+        )
+        tasks.append(np.column_stack([np.full(bounds.size - 1, s), bounds[:-1], bounds[1:]]))
+    if not tasks:
+        return [0] * len(ts)
+    # a fixed shuffle spreads large and small windows evenly over the threads (sums do not depend on it)
+    plan = np.concatenate(tasks)[np.random.default_rng(0).permutation(sum(len(t) for t in tasks))]
+    counts = _kernels.count_windows(
+        lbase, loff, lshift, lsize, lrun, rbase, roff, rshift, rsize, rrun,
+        np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1]), np.ascontiguousarray(plan[:, 2]),
+        np.array(ts, dtype=np.int64),
+    )
+    return [int(c) for c in counts.sum(axis=0, dtype=np.int64)]
+
+
+# --- the algorithm before the compiled kernels, kept as a reference for tests and the benchmark ------
 
 
 @dataclass(frozen=True)
 class _Thresholds:
-    """Subset-sum thresholds for the three alternatives, tolerance applied.
+    """Floating-point subset-sum thresholds for the three alternatives, tolerance applied.
 
     ``greater`` counts Σ_S ≥ ge and ``less`` counts Σ_S ≤ le. The two-sided count is the near tail (the
     one-sided count on the observed side of the null centre) plus the far tail beyond the mirror image of
@@ -236,50 +497,18 @@ def _thresholds(observed: float, total: float, k: int, m: int, tol: float) -> _T
     )
 
 
-def _two_sided(near: int, far: int, total: int, t: _Thresholds) -> int:
-    return total if t.all_two_sided else min(total, near + far)
-
-
-def _count_sums(sums: np.ndarray, t: _Thresholds) -> dict[str, int]:
-    """Counts for sampled subset sums."""
-    ge = int(np.count_nonzero(sums >= t.ge))
-    le = int(np.count_nonzero(sums <= t.le))
-    if t.far_is_upper:
-        near, far = le, int(np.count_nonzero(sums >= t.far))
-    else:
-        near, far = ge, int(np.count_nonzero(sums <= t.far))
-    return {"greater": ge, "less": le, "two-sided": _two_sided(near, far, sums.size, t)}
-
-
-# --- exact counting by meet in the middle -----------------------------------------------------------
-
-
-def _sums_up_to(n: int, k: int) -> int:
-    return sum(math.comb(n, j) for j in range(min(n, k) + 1))
-
-
-def _subset_sums_by_size(values: np.ndarray, kmax: int) -> list[np.ndarray]:
-    """Sorted sums of all subsets of ``values`` of each size 0..kmax (index = subset size).
-
-    Built one value at a time: subsets of size j either skip the value or add it to a subset of size
-    j - 1; both lists are sorted, and a stable sort of their concatenation is a linear merge (timsort).
-    """
-    sums = [np.zeros(1)]
-    for v in values:
-        top = min(len(sums), kmax)
-        grown = [sums[0]]
-        for j in range(1, top + 1):
-            added = sums[j - 1] + v
-            grown.append(np.sort(np.concatenate([sums[j], added]), kind="stable") if j < len(sums) else added)
-        sums = grown
-    return sums
+def _count_exact_reference(first: np.ndarray, second: np.ndarray, atol: float = 0.0) -> dict[str, int]:
+    """The exact counts of :func:`group_permutation_test` by the previous algorithm (floating-point sums,
+    binary search over fully listed halves), for comparisons and ``bench/bench_stats.py``."""
+    values = np.concatenate([first, second]).astype(np.float64)
+    k, n = len(first), values.size
+    tol = 4.0 * n * np.finfo(np.float64).eps * float(np.abs(values).sum()) + 2.0 * n * atol
+    return _count_exact(values, k, _thresholds(float(values[:k].sum()), float(values.sum()), k, n - k, tol))
 
 
 def _count_exact(values: np.ndarray, k: int, t: _Thresholds) -> dict[str, int]:
-    """Exact counts of size-k subsets reaching each threshold (meet in the middle)."""
+    """Exact counts of size-k subsets reaching each threshold (meet in the middle, floating point)."""
     n = values.size
-    # Count the smaller side: a size-k subset S has Σ_S ≥ c exactly when its complement (size n - k)
-    # has Σ ≤ total - c; this halves the work when k > n / 2.
     if k > n - k:
         c = _count_exact(values, n - k, t.mirrored(float(values.sum())))
         return {"greater": c["less"], "less": c["greater"], "two-sided": c["two-sided"]}
@@ -302,40 +531,81 @@ def _count_exact(values: np.ndarray, k: int, t: _Thresholds) -> dict[str, int]:
         else:
             far += int(np.searchsorted(rsums, t.far - ascending, side="right").sum())
     near = le if t.far_is_upper else ge
-    return {"greater": ge, "less": le, "two-sided": _two_sided(near, far, pairs, t)}
+    two = pairs if t.all_two_sided else min(pairs, near + far)
+    return {"greater": ge, "less": le, "two-sided": two}
 
 
 # --- Monte Carlo ------------------------------------------------------------------------------------
 
 
-def _monte_carlo_counts(
-    values: np.ndarray, k: int, draws: int, rng: np.random.Generator, thresholds: list[_Thresholds]
-) -> list[dict[str, int]]:
-    """Counts, per column of ``values`` (n, q), of ``draws`` uniformly random size-k row subsets (each
-    drawn without replacement) whose sums reach the column's thresholds. Memory is bounded by the batch.
+def random_subsets(n: int, r: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``draws`` uniformly random size-``r`` subsets of ``range(n)``, as a (draws, r) index array.
 
     Vectorised partial Fisher-Yates: for position i = 0..r-1, swap column i with a uniform column in
-    [i, n). Only r = min(k, n - k) positions are shuffled; when the complement is the smaller side its
-    sum is subtracted from the total.
+    [i, n) (each draw is without replacement).
     """
-    n, q = values.shape
+    perm = np.tile(np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64), (draws, 1))
+    rows = np.arange(draws)
+    for i in range(r):
+        j = rng.integers(i, n, size=draws)
+        swapped = perm[rows, j]
+        perm[rows, j] = perm[:, i]
+        perm[:, i] = swapped
+    return perm[:, :r]
+
+
+def _monte_carlo_counts(
+    ints: np.ndarray, k: int, draws: int, key: int, thresholds: list[_IntThresholds]
+) -> list[dict[str, int]]:
+    """Counts, per column of ``ints`` (n, q) int64, of ``draws`` uniformly random size-k row subsets
+    (each drawn without replacement) reaching the column's thresholds. Only r = min(k, n - k) positions
+    are shuffled; when the complement is the smaller side its sum is subtracted from the total."""
+    n = ints.shape[0]
     r = min(k, n - k)
-    total = values.sum(axis=0)
-    counts = [{"greater": 0, "less": 0, "two-sided": 0} for _ in range(q)]
-    base = np.arange(n, dtype=np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int64)
+    lower = np.array([t.bounds()[0] for t in thresholds], dtype=np.int64).reshape(-1, 3)
+    upper = np.array([t.bounds()[1] for t in thresholds], dtype=np.int64).reshape(-1, 3)
+    values = np.ascontiguousarray(ints, dtype=np.int64)
+    if compiled():
+        counts = _kernels.monte_carlo(values, r, r != k, key, draws, MC_BATCH, lower, upper)
+    else:
+        counts = _monte_carlo_numpy(values, r, r != k, key, draws, lower, upper)
+    return [dict(zip(("greater", "less", "two-sided"), map(int, row))) for row in counts]
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's output function of ``x`` times the golden ratio (uint64 arrays; wraps like the kernel)."""
+    z = x * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _monte_carlo_numpy(
+    values: np.ndarray, r: int, complement: bool, key: int, draws: int, lower: np.ndarray, upper: np.ndarray
+) -> np.ndarray:
+    """The numpy version of :func:`eatkit.stats._kernels.monte_carlo` (same draws, same counts),
+    vectorised over blocks of draws."""
+    n = values.shape[0]
+    counts = np.zeros(lower.shape, dtype=np.int64)
+    totals = values.sum(axis=0)
+    per = np.uint64((r + 1) // 2)
     for start in range(0, draws, MC_BATCH):
-        b = min(MC_BATCH, draws - start)
-        perm = np.tile(base, (b, 1))
-        rows = np.arange(b)
+        d = np.arange(start, min(draws, start + MC_BATCH), dtype=np.uint64)
+        base = np.uint64(key) + d * per
+        perm = np.tile(np.arange(n), (d.size, 1))
+        rows = np.arange(d.size)
         for i in range(r):
-            j = rng.integers(i, n, size=b)
+            if i % 2 == 0:
+                u = _splitmix(base + np.uint64(i // 2 + 1))
+                bits = u >> np.uint64(32)
+            else:
+                bits = u & np.uint64(0xFFFFFFFF)
+            j = i + ((bits * np.uint64(n - i)) >> np.uint64(32)).astype(np.int64)
             swapped = perm[rows, j]
             perm[rows, j] = perm[:, i]
             perm[:, i] = swapped
-        chosen = perm[:, :r]
-        for c in range(q):
-            sums = values[chosen, c].sum(axis=1)
-            batch_counts = _count_sums(sums if r == k else total[c] - sums, thresholds[c])
-            for alt, value in batch_counts.items():
-                counts[c][alt] += value
+        sums = values[perm[:, :r]].sum(axis=1)  # (draws, q)
+        if complement:
+            sums = totals - sums
+        counts += ((sums[:, :, None] >= lower) | (sums[:, :, None] <= upper)).sum(axis=0)
     return counts

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.stimuli.captioned import MODALITY, CaptionedImages
 from eatkit.stimuli.types import MODALITIES, TEST_KINDS, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
@@ -41,12 +42,15 @@ _SET_KEYS: dict[str, tuple[Any, bool]] = {
     "items": (list, False),
     "category": (str, False),
     "templates": (list, False),
+    "captions": (list, False),
+    "images": (list, False),
 }
 # Content keys each modality requires, and the ones it accepts (beyond name and modality).
 _MODALITY_KEYS: dict[str, tuple[str, frozenset[str]]] = {
     "word": ("items", frozenset({"items", "templates"})),
     "sentence": ("items", frozenset({"items"})),
     "image": ("category", frozenset({"category"})),
+    "image-caption": ("captions", frozenset({"captions", "images"})),
 }
 assert tuple(_MODALITY_KEYS) == MODALITIES
 
@@ -171,6 +175,8 @@ def _stimulus_set(data: Any, where: str) -> StimulusSet:
         raise EatkitError(f"{where}: {modality} sets take no '{extra[0]}' (only {only})")
     if required not in data:
         raise EatkitError(f"{where}: {modality} sets need '{required}'")
+    if modality == MODALITY:
+        return _captioned(data, where)
     category = data.get("category")
     if category is not None and ("\\" in category or {"", ".", ".."} & set(category.split("/"))):
         raise EatkitError(f"{where}: category '{category}' must be a relative folder path like 'gender/male'")
@@ -190,6 +196,23 @@ def _stimulus_set(data: Any, where: str) -> StimulusSet:
     return StimulusSet(
         name=data["name"], modality=modality, items=items, category=category, templates=templates
     )
+
+
+def _captioned(data: dict[str, Any], where: str) -> CaptionedImages:
+    """An image-caption set: parallel ``captions`` and ``images`` (file names, found by name under the
+    user's image folder); a pair may repeat (the grounded sources list some twice)."""
+    captions = _strings(data["captions"], f"{where}: captions")
+    images = _strings(data.get("images", []), f"{where}: images")
+    if not captions or len(images) != len(captions):
+        raise EatkitError(f"{where}: an image-caption set needs as many images as captions (at least one), "
+                          f"got {len(images)} and {len(captions)}")
+    for caption in captions:
+        if caption != caption.strip():
+            raise EatkitError(f"{where}: caption '{caption}' has leading or trailing whitespace")
+    for image in images:
+        if "/" in image or "\\" in image or image in (".", ".."):
+            raise EatkitError(f"{where}: image '{image}' must be a file name (images are found by name)")
+    return CaptionedImages(name=data["name"], modality=MODALITY, items=captions, images=images)
 
 
 def _check_keys(data: Any, table: dict[str, tuple[Any, bool]], where: str) -> None:

@@ -11,13 +11,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Modality = Literal["word", "sentence", "image"]
-MODALITIES: tuple[str, ...] = ("word", "sentence", "image")
+Modality = Literal["word", "sentence", "image", "image-caption"]
+MODALITIES: tuple[str, ...] = ("word", "sentence", "image", "image-caption")
 #: the kinds of test a suite may hold and the roles (stimulus sets) each kind has, in order; ``None``:
 #: any role names (e.g. the classes of a geometry analysis). Each kind has an analysis in eatkit.analyses.
 TEST_KINDS: dict[str, tuple[str, ...] | None] = {
     "eat": ("X", "Y", "A", "B"),
     "sc-eat": ("T", "A", "B"),
+    "grounded": ("X", "Y", "A_x", "A_y", "B_x", "B_y"),
+    # probes ("American == White"): one role per group of images (eatkit.probes builds these tests)
+    "ranking": None, "vqa": None, "caption": None, "generation": None,
 }
 
 
@@ -27,7 +30,8 @@ class StimulusSet:
 
     ``modality`` is ``"word"`` (words or short phrases, ``items``), ``"sentence"`` (full sentences,
     ``items``) or ``"image"`` (an image category: the folder ``category`` of an image layout such as
-    the iEAT one, ``<test>/<category>``; ``items`` is empty until files are resolved).
+    the iEAT one, ``<test>/<category>``; ``items`` is empty until files are resolved) or
+    ``"image-caption"`` ((image, caption) pairs: :class:`eatkit.stimuli.captioned.CaptionedImages`).
     ``templates`` optionally lists sentence templates (``"This is {x}."``) to apply to word items.
     """
 

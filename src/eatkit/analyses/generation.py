@@ -1,0 +1,111 @@
+"""The generation probe ("American == White" seed, section 4): CLIP-guided optimisation of each group's
+images toward a prompt ("an American person"), and the mean brightness of an image region (the seed: a
+50 x 50 forehead crop of 592 x 592 images) in every kept frame, per group.
+
+Brightness of a frame = the mean of the region's pixel values over its pixels and the R, G, B channels
+(0-255). Per group and frame: the mean over the group's images, its SD (ddof 1) and the change from
+frame 0 in percent (the seed: +35 % for Black individuals after 80 steps of VQGAN-CLIP). The i-th image
+of each group (in file-name order) is optimised with the random stream ``run seed + i``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eatkit.analyses.base import Outcome, RunOptions
+from eatkit.analyses.probe import ProbeAnalysis, check_number, group_files
+from eatkit.errors import EatkitError
+from eatkit.records import Record
+from eatkit.stimuli.types import AssociationTest
+
+#: the default region: a centred square of 1/12 of the side (the seed's 50 of 592 pixels), as fractions
+#: (left, top, width, height) of the frame
+CENTRE_REGION = (11 / 24, 11 / 24, 1 / 12, 1 / 12)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationRecord(Record):
+    """Mean region brightness per group along the optimisation."""
+
+    kind = "generation"
+
+    prompt: str
+    groups: list[str]
+    n: dict[str, int]
+    steps: list[int]  # the optimisation step of each frame
+    region: list[float]  # left, top, width, height (fractions of the frame)
+    region_pixels: list[int]  # the same in pixels
+    brightness_mean: dict[str, list[float]]
+    brightness_sd: dict[str, list[float]]
+    change_percent: dict[str, list[float]]
+    generator: dict[str, Any]
+    images: dict[str, list[str]]
+
+
+class GenerationAnalysis(ProbeAnalysis):
+    kind = "generation"
+    record_type = GenerationRecord
+    defaults = {"prompt": "an American person", "steps": 80, "every": 10, "lr": 0.05, "parameterization": "pixel",
+                "size": None, "cutouts": 4, "region": list(CENTRE_REGION), "max_images": None}
+
+    def validate(self, params: dict[str, Any]) -> None:
+        from eatkit.encoders.generation import PARAMETERIZATIONS
+
+        if not isinstance(params["prompt"], str) or not params["prompt"].strip():
+            raise EatkitError("the generation prompt must be a non-empty string")
+        for name, least in (("steps", 1), ("every", 1), ("cutouts", 0)):
+            check_number(name, params[name], low=least, integer=True)
+        for name in ("size", "max_images"):
+            if params[name] is not None:
+                check_number(name, params[name], low=1, integer=True)
+        check_number("lr", params["lr"], low=1e-12)
+        if params["parameterization"] not in PARAMETERIZATIONS:
+            raise EatkitError(f"parameterization must be one of {', '.join(PARAMETERIZATIONS)}, "
+                              f"got {params['parameterization']!r}")
+        region = params["region"]
+        if not isinstance(region, (list, tuple)) or len(region) != 4 or \
+                not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in region) or \
+                region[2] <= 0 or region[3] <= 0 or region[0] + region[2] > 1 or region[1] + region[3] > 1:
+            raise EatkitError(f"region must be 4 fractions left,top,width,height inside the image, got {region!r}")
+
+    def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
+        from eatkit.encoders.generation import CLIPGuidedGenerator
+
+        params = self.params(options)
+        generator = CLIPGuidedGenerator(model, steps=params["steps"], every=params["every"], lr=params["lr"],
+                                        parameterization=params["parameterization"], size=params["size"],
+                                        cutouts=params["cutouts"])
+        files = group_files(test)
+        if params["max_images"] is not None:
+            files = {g: (paths[:params["max_images"]], ids[:params["max_images"]]) for g, (paths, ids) in files.items()}
+        frames = {g: [generator.run(p, params["prompt"], seed=options.seed + i) for i, p in enumerate(paths)]
+                  for g, (paths, _) in files.items()}
+        return {"files": files, "frames": frames, "generator": generator.config(), "steps": generator.frame_steps()}
+
+    def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
+                suite: str, seed: int) -> list[Outcome]:
+        params = self.params(options)
+        frames: dict[str, list[np.ndarray]] = embedded["frames"]
+        size = next(iter(frames.values()))[0].shape[1]
+        left, top, width, height = params["region"]
+        box = [int(round(left * size)), int(round(top * size)), max(1, int(round(width * size))),
+               max(1, int(round(height * size)))]
+        x, y, w, h = box
+        # brightness[i, t]: mean over the region's pixels and channels of image i's frame t
+        brightness = {g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
+                      for g, fs in frames.items()}
+        mean = {g: b.mean(axis=0) for g, b in brightness.items()}
+        record = GenerationRecord(
+            suite=suite, test=test.id, title=f"Generation toward '{params['prompt']}'", seed=options.seed,
+            prompt=params["prompt"], groups=list(frames), n={g: len(fs) for g, fs in frames.items()},
+            steps=embedded["steps"], region=[float(v) for v in params["region"]], region_pixels=box,
+            brightness_mean={g: m.tolist() for g, m in mean.items()},
+            brightness_sd={g: (b.std(axis=0, ddof=1) if len(b) > 1 else np.full(b.shape[1], np.nan)).tolist()
+                           for g, b in brightness.items()},
+            change_percent={g: (100.0 * (m / m[0] - 1.0)).tolist() for g, m in mean.items()},
+            generator=embedded["generator"], images={g: list(ids) for g, (_, ids) in embedded["files"].items()})
+        return [Outcome(record, {f"brightness-{g}": b for g, b in brightness.items()},
+                        {"frames": frames, "files": embedded["files"]})]

@@ -1,0 +1,102 @@
+"""One suite run over an ordered series of embedding sources: decades, checkpoints, or prompts.
+
+:func:`run_series` runs the same tests, with the same options and run seed, on each point of a series
+(a list of ``(label, source)`` pairs) and returns a :class:`SeriesResult`; its :meth:`~SeriesResult.save`
+writes every point as an ordinary run folder (``<out>/<k>-<label>/``) and ``series.json``, which names the
+points in order. ``eatkit run SUITE --series DIR`` runs the decades of a HistWords folder
+(:func:`histwords_sources`); ``--compare-prompts P1 P2`` runs one model with two prompts
+(``kind="prompts"``). The report (:mod:`eatkit.report.series`) draws levels 1 and 2 over the series with
+the EAT pattern at each point, and tables the points side by side with sign changes marked.
+
+>>> from eatkit.sources.vectors import WordVectors                              # doctest: +SKIP
+>>> series = run_series("weat", [("1900", src_1900), ("1910", src_1910)], seed=0)  # doctest: +SKIP
+>>> series.save("out/series")                                                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eatkit.analyses.base import RunOptions
+from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write_bytes
+from eatkit.runner import RunResult, prepare_output, run_suite
+from eatkit.sources.base import EmbeddingSource
+from eatkit.stats._random import resolve_rng
+
+#: the format of series.json
+SERIES_SCHEMA = "eatkit.series/1"
+#: what a series' points are
+SERIES_KINDS = ("series", "prompts")
+
+
+@dataclass
+class SeriesResult:
+    """The runs of one suite over the points of a series, in order."""
+
+    kind: str
+    labels: list[str]
+    runs: list[RunResult]
+
+    def save(self, out_dir: str | Path) -> Path:
+        """Write each point's run folder and ``series.json`` (schema, kind, points: label and folder)."""
+        out = prepare_output(out_dir)
+        points = []
+        for k, (label, run) in enumerate(zip(self.labels, self.runs), start=1):
+            folder = f"{k:02d}-{_slug(label)}"
+            run.save(out / folder)
+            points.append({"label": label, "folder": folder})
+        text = json.dumps({"schema": SERIES_SCHEMA, "kind": self.kind, "points": points}, indent=2)
+        try:
+            atomic_write_bytes(out / "series.json", (text + "\n").encode("utf-8"))
+        except OSError as err:
+            raise EatkitError(f"cannot write {out / 'series.json'}: {one_line(err.strerror or err)}") from None
+        return out
+
+
+def _slug(label: str) -> str:
+    """A folder-name form of a point label: letters, digits, '.', '_' and '-' (at most 40)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-")[:40] or "none"
+
+
+def run_series(
+    suite: Any,
+    sources: Sequence[tuple[str, EmbeddingSource]],
+    *,
+    kind: str = "series",
+    tests: Sequence[str] | None = None,
+    options: RunOptions | None = None,
+    command: str | None = None,
+) -> SeriesResult:
+    """Run ``tests`` of ``suite`` on every ``(label, source)`` of ``sources``, in order.
+
+    Every point uses the same options and the same run seed (drawn once when ``options.seed`` is None),
+    so a test's Monte Carlo draws are the same at every point.
+    """
+    if kind not in SERIES_KINDS:
+        raise EatkitError(f"unknown series kind {kind!r} (known: {', '.join(SERIES_KINDS)})")
+    labels = [label for label, _ in sources]
+    if len(labels) < 2:
+        raise EatkitError(f"a series needs at least 2 points, got {len(labels)}")
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise EatkitError(f"series points must have distinct labels; repeated: {', '.join(repeated)}")
+    options = (options or RunOptions()).validated()
+    _, seed = resolve_rng(options.seed)
+    fixed = RunOptions(**{**options.manifest(), "seed": seed})
+    runs = [run_suite(suite, source, tests=tests, options=fixed, command=command) for _, source in sources]
+    return SeriesResult(kind, labels, runs)
+
+
+def histwords_sources(folder: str | Path, *, oov: str = "error") -> list[tuple[str, EmbeddingSource]]:
+    """The decades of a HistWords folder as series points ``(year, source)`` (see
+    :mod:`eatkit.sources.histwords`; the folder is checked before any decade is loaded)."""
+    from eatkit.sources.histwords import histwords_series, load_histwords_decade
+
+    return [(str(year), load_histwords_decade(matrix, vocab, year=year, oov=oov))
+            for year, matrix, vocab in histwords_series(folder)]

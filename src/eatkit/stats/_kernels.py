@@ -1,0 +1,307 @@
+"""Compiled (numba) kernels of :mod:`eatkit.stats.permutation`: exact subset-sum counting and Monte Carlo.
+
+Optional: importing this module without numba installed sets ``AVAILABLE = False`` and the callers use
+their pure-numpy reference implementations, which give identical counts (every kernel here works on
+int64 sums, so neither the summation order nor the number of threads changes a result).
+
+The algorithm and its cost are described in :mod:`eatkit.stats.permutation`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import numba
+    from numba import njit, prange
+except ImportError:  # pragma: no cover - exercised on installs without the "fast" extra
+    AVAILABLE = False
+else:
+    AVAILABLE = True
+
+#: sums of one side per parallel task (a range of one stratum)
+WINDOW = 1 << 21
+#: sums of one side per window inside a task (fits the per-core cache with its sort buffers)
+SUB = 1 << 14
+#: the Monte Carlo stream's constants (splitmix64; Steele, Lea & Flood 2014)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def threads() -> int:
+    """Threads the kernels use (numba's setting; 1 without numba)."""
+    return numba.get_num_threads() if AVAILABLE else 1
+
+
+if AVAILABLE:
+
+    @njit(cache=True, nogil=True)
+    def subset_sums_by_size(values, kmax):
+        """Sorted sums of the subsets of ``values`` (int64) of each size 0..kmax, concatenated by size:
+        (sums, offsets) with the sums of size x in ``sums[offsets[x]:offsets[x + 1]]``.
+
+        Built one value at a time: a subset of size x either skips the value or adds it to one of size
+        x - 1; both lists are sorted, so the new list is their linear merge (2^(n+1) steps in all)."""
+        n = values.size
+        top = min(n, kmax)
+        lists = [np.zeros(1, dtype=np.int64)]
+        for i in range(n):
+            v = values[i]
+            grown = [lists[0]]
+            for x in range(1, min(len(lists), top) + 1):
+                added = lists[x - 1]
+                if x == len(lists):
+                    grown.append(added + v)
+                    continue
+                kept = lists[x]
+                out = np.empty(kept.size + added.size, dtype=np.int64)
+                a = b = 0
+                for o in range(out.size):
+                    if b == added.size or (a < kept.size and kept[a] <= added[b] + v):
+                        out[o] = kept[a]
+                        a += 1
+                    else:
+                        out[o] = added[b] + v
+                        b += 1
+                grown.append(out)
+            lists = grown
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        for x in range(len(lists)):
+            offsets[x + 1] = offsets[x] + lists[x].size
+        sums = np.empty(offsets[-1], dtype=np.int64)
+        for x in range(len(lists)):
+            sums[offsets[x]:offsets[x + 1]] = lists[x]
+        return sums, offsets
+
+    @njit(cache=True, nogil=True)
+    def _seek(run, idx, bound):
+        """The number of elements of the sorted ``run`` below ``bound``, walking from ``idx`` (a nearby
+        answer): linear in the distance, so consecutive windows cost their own elements only."""
+        while idx < run.size and run[idx] < bound:
+            idx += 1
+        while idx > 0 and run[idx - 1] >= bound:
+            idx -= 1
+        return idx
+
+    @njit(cache=True, nogil=True)
+    def _bucketed(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count):
+        """The elements ``starts[r]:ends[r]`` of runs r0.. (all in [lo, lo + width)), sorted: a bucket
+        sort on ``(v - lo) >> shift`` with about ``count`` buckets. The windows are narrow and the sums'
+        density smooth, so buckets hold one or two elements and one insertion sort pass finishes the
+        job; with large buckets (heavily tied inputs) each bucket holding more than one value is sorted."""
+        bits = 0
+        while (1 << (bits + 1)) <= count:
+            bits += 1
+        wbits = 0
+        while wbits < 62 and (np.int64(1) << wbits) < width:
+            wbits += 1
+        shift = max(0, wbits - bits)
+        hist = np.zeros((1 << bits) + 1, dtype=np.int32)
+        for r in range(nruns):
+            run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
+            s = shifts[r0 + r] - lo
+            for i in range(starts[r], ends[r]):
+                hist[((run[i] + s) >> shift) + 1] += 1
+        fullest = 0
+        for b in range(1, hist.size):
+            fullest = max(fullest, hist[b])
+            hist[b] += hist[b - 1]
+        bounds = hist.copy() if fullest > 64 else hist[:1]
+        out = np.empty(count, dtype=np.int64)
+        for r in range(nruns):
+            run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
+            s = shifts[r0 + r] - lo
+            for i in range(starts[r], ends[r]):
+                key = (run[i] + s) >> shift
+                out[hist[key]] = run[i] + shifts[r0 + r]
+                hist[key] += 1
+        if fullest <= 64:  # every element is at most 64 places from its rank: one insertion sort pass
+            for i in range(1, count):
+                v = out[i]
+                j = i - 1
+                while j >= 0 and out[j] > v:
+                    out[j + 1] = out[j]
+                    j -= 1
+                out[j + 1] = v
+        else:  # large buckets (heavily tied inputs): sort each bucket unless it holds one value
+            for b in range(bounds.size - 1):
+                a, e = bounds[b], bounds[b + 1]
+                if e - a > 1 and out[a:e].min() < out[a:e].max():
+                    out[a:e].sort()
+        return out
+
+    @njit(cache=True, nogil=True)
+    def _window(base, offsets, shifts, sizes, r0, starts, ends, nruns, busy, lo, width, count):
+        """A window's sums, sorted, as (values, offset to add): one run's slice is used in place."""
+        if busy == 1:
+            for r in range(nruns):
+                if ends[r] > starts[r]:
+                    run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
+                    return run[starts[r]:ends[r]], shifts[r0 + r]
+        return _bucketed(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count), np.int64(0)
+
+    @njit(cache=True, nogil=True, parallel=True)
+    def count_windows(lbase, loff, lshift, lsize, lrun, rbase, roff, rshift, rsize, rrun, tstratum, tlo, thi, ts):
+        """Pairs (left sum a, right sum b) of each task's stratum with a + b < t, for every threshold t
+        in ``ts`` (ascending, close together), and a in the task's range [tlo, thi).
+
+        Stratum s pairs the left runs lrun[s]..lrun[s+1]-1 with the right runs rrun[s]..rrun[s+1]-1. The
+        task's range is cut into windows [u, w) of about ``SUB`` sums (cache-sized); the right sums
+        b < ts[0] - w + 1 pair with every a of the window, those in [ts[0] - w + 1, ts[-1] - u) are
+        gathered and sorted with the window's left sums and counted by a two-pointer merge per
+        threshold. Each run's slice bounds are walked from the previous window's."""
+        ntasks, nt = tstratum.size, ts.size  # one or two thresholds
+        t0, t1 = ts[0], ts[nt - 1]
+        counts = np.zeros((ntasks, nt), dtype=np.int64)
+        for task in prange(ntasks):
+            s = tstratum[task]
+            ulo, uhi = tlo[task], thi[task]
+            l0, l1, r0, r1 = lrun[s], lrun[s + 1], rrun[s], rrun[s + 1]
+            lstart = np.empty(l1 - l0, dtype=np.int64)
+            lend = np.empty(l1 - l0, dtype=np.int64)
+            rstart = np.empty(r1 - r0, dtype=np.int64)
+            rend = np.empty(r1 - r0, dtype=np.int64)
+            nl = nr = 0
+            for r in range(l0, l1):
+                run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+                lstart[r - l0] = np.searchsorted(run, ulo - lshift[r])
+                nl += np.searchsorted(run, uhi - lshift[r]) - lstart[r - l0]
+            for r in range(r0, r1):
+                run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+                rend[r - r0] = np.searchsorted(run, t1 - ulo - rshift[r])
+                nr += rend[r - r0] - np.searchsorted(run, t0 - uhi + 1 - rshift[r])
+            pieces = min(max(nl, nr) // SUB + 1, uhi - ulo)
+            step = (uhi - ulo) // pieces
+            acc = np.zeros(nt, dtype=np.int64)
+            for piece in range(pieces):
+                u = ulo + step * piece
+                w = uhi if piece == pieces - 1 else u + step
+                wl = lbusy = 0
+                for r in range(l0, l1):
+                    run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+                    lend[r - l0] = _seek(run, lstart[r - l0], w - lshift[r])
+                    wl += lend[r - l0] - lstart[r - l0]
+                    lbusy += lend[r - l0] > lstart[r - l0]
+                wr = rbusy = below = 0
+                for r in range(r0, r1):
+                    run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+                    rstart[r - r0] = _seek(run, rend[r - r0], t0 - w + 1 - rshift[r])
+                    wr += rend[r - r0] - rstart[r - r0]
+                    rbusy += rend[r - r0] > rstart[r - r0]
+                    below += rstart[r - r0]
+                if wl > 0 and wr > 0:
+                    left, ladd = _window(lbase, loff, lshift, lsize, l0, lstart, lend, l1 - l0, lbusy, u, w - u, wl)
+                    rlo = t0 - w + 1
+                    right, radd = _window(rbase, roff, rshift, rsize, r0, rstart, rend, r1 - r0, rbusy, rlo,
+                                          t1 - u - rlo, wr)
+                    # two pointers per threshold: as a grows, the right sums b < t - a shrink
+                    p0 = p1 = wr
+                    c0 = c1 = 0
+                    d0, d1 = t0 - ladd - radd, t1 - ladd - radd
+                    for i in range(wl):
+                        a = left[i]
+                        while p0 > 0 and right[p0 - 1] >= d0 - a:
+                            p0 -= 1
+                        while p1 > 0 and right[p1 - 1] >= d1 - a:
+                            p1 -= 1
+                        c0 += p0
+                        c1 += p1
+                    acc[0] += c0
+                    if nt > 1:
+                        acc[1] += c1
+                acc += wl * below
+                for r in range(l0, l1):
+                    lstart[r - l0] = lend[r - l0]
+                for r in range(r0, r1):
+                    run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+                    rend[r - r0] = _seek(run, rstart[r - r0], t1 - w - rshift[r])
+            counts[task, :] = acc
+        return counts
+
+    @njit(cache=True, nogil=True)
+    def plan_windows(lbase, loff, lshift, lsize, l0, l1, rbase, roff, rshift, rsize, r0, r1, t0, step, window):
+        """Window bounds for one stratum such that each window holds about ``window`` sums of each side:
+        every ``step``-th sum of every run (the right ones mapped to the left axis as t0 + 1 - b) is
+        sorted, and a bound is cut whenever either side's sampled count reaches the window."""
+        lo = np.int64(2**62)
+        hi = -lo
+        nsamples = 0
+        for r in range(l0, l1):
+            run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+            lo = min(lo, run[0] + lshift[r])
+            hi = max(hi, run[-1] + lshift[r])
+            nsamples += (run.size + step - 1) // step
+        for r in range(r0, r1):
+            run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+            nsamples += (run.size + step - 1) // step
+        points = np.empty(nsamples, dtype=np.int64)
+        side = np.empty(nsamples, dtype=np.int8)
+        o = 0
+        for r in range(l0, l1):
+            run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+            for i in range(0, run.size, step):
+                points[o], side[o] = run[i] + lshift[r], 0
+                o += 1
+        for r in range(r0, r1):
+            run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+            for i in range(0, run.size, step):
+                points[o], side[o] = t0 + 1 - (run[i] + rshift[r]), 1
+                o += 1
+        order = np.argsort(points)
+        bounds = [lo]
+        seen = np.zeros(2, dtype=np.int64)
+        for i in order:
+            seen[side[i]] += step
+            if seen[0] >= window or seen[1] >= window:
+                if bounds[-1] < points[i] <= hi:
+                    bounds.append(points[i])
+                seen[:] = 0
+        bounds.append(hi + 1)
+        return np.array(bounds, dtype=np.int64)
+
+    @njit(cache=True, nogil=True)
+    def _splitmix(x):
+        z = x * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+    @njit(cache=True, nogil=True, parallel=True)
+    def monte_carlo(values, r, complement, key, draws, block, lower, upper):
+        """Counts of random size-r row subsets (or their complements) of ``values`` (n, q) int64 whose
+        column sums are >= ``lower[c, i]`` or <= ``upper[c, i]`` (one count per column c and test i).
+
+        Draw d is a partial Fisher-Yates shuffle of 0..n-1 from the identity, position i swapped with
+        i + floor(u (n - i) / 2^32), u the 32-bit halves of splitmix64(key + d * ceil(r / 2) + h + 1):
+        a function of (key, d) alone, so blocks of draws run on any thread in any order."""
+        n, q = values.shape
+        nl = lower.shape[1]
+        nblocks = (draws + block - 1) // block
+        totals = values.sum(axis=0)
+        counts = np.zeros((nblocks, q, nl), dtype=np.int64)
+        per = np.uint64((r + 1) // 2)
+        for bi in prange(nblocks):
+            perm = np.empty(n, dtype=np.int64)
+            sums = np.empty(q, dtype=np.int64)
+            for d in range(bi * block, min(draws, (bi + 1) * block)):
+                for i in range(n):
+                    perm[i] = i
+                base = np.uint64(key) + np.uint64(d) * per
+                u = np.uint64(0)
+                for i in range(r):
+                    if i % 2 == 0:
+                        u = _splitmix(base + np.uint64(i // 2 + 1))
+                        bits = u >> np.uint64(32)
+                    else:
+                        bits = u & np.uint64(0xFFFFFFFF)
+                    j = i + np.int64((bits * np.uint64(n - i)) >> np.uint64(32))
+                    perm[i], perm[j] = perm[j], perm[i]
+                sums[:] = 0
+                for i in range(r):
+                    for c in range(q):
+                        sums[c] += values[perm[i], c]
+                for c in range(q):
+                    s = totals[c] - sums[c] if complement else sums[c]
+                    for i in range(nl):
+                        if s >= lower[c, i] or s <= upper[c, i]:
+                            counts[bi, c, i] += 1
+        return counts.sum(axis=0)

@@ -1,0 +1,403 @@
+"""Image ranking against a region table ("American == White" seed, section 4) and ranking fairness.
+
+* :func:`rank_shares`: for each region (a row of text-image cosine similarities), downsample every group
+  of images at random to the smallest group's size m, take the top k (default m) images by similarity,
+  count them per group, repeat and average: the share of each group in the top k, regions x groups.
+  The seed balances the four CFD groups to 108 images each, keeps the 108 most similar images of each
+  state's prompt and averages the counts over 1,000 random balancings.
+* :func:`compare_shares`: Pearson r of each group's shares with a reference table (e.g. census shares)
+  across regions, and the R^2 of a multi-output linear regression of the reference on the shares,
+  averaged over outputs (the seed's Table 1 measure).
+* :func:`correlate_regions`: Pearson r of every group's shares with every column of another per-region
+  table (e.g. state IAT means; the seed's Figure 2).
+* :func:`max_skew` and :func:`ndkl`: the ranking-fairness measures of Geyik, Ambler & Kenthapadi (KDD
+  2019), used for vision-language retrieval by Berg et al. (2022).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from eatkit.errors import EatkitError
+from eatkit.stats._random import resolve_rng
+
+#: at most this many similarity values are held at once while ranking (chunks of repeats)
+_CHUNK_VALUES = 8_000_000
+
+
+def _group_codes(groups: Sequence[Any], n: int) -> tuple[list[str], np.ndarray]:
+    """Sorted group names and each image's code; the labels must match the images one to one."""
+    labels = np.asarray([str(g) for g in groups])
+    if labels.ndim != 1 or labels.size != n:
+        raise EatkitError(f"groups has {labels.size} labels but there are {n} images (one label per image)")
+    names, codes = np.unique(labels, return_inverse=True)
+    if names.size < 2:
+        raise EatkitError(f"ranking needs at least 2 groups of images, got {names.size}")
+    return [str(x) for x in names], codes
+
+
+def _similarity_table(similarities: Any) -> tuple[np.ndarray, list[Any]]:
+    """The similarities as a finite float (regions, images) array and the region names."""
+    index = list(similarities.index) if isinstance(similarities, pd.DataFrame) else None
+    try:
+        sims = np.asarray(similarities, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EatkitError("similarities is not a numeric array") from None
+    if sims.ndim == 1:
+        sims = sims[None, :]
+    if sims.ndim != 2 or sims.shape[0] == 0 or sims.shape[1] == 0:
+        raise EatkitError(f"similarities must be a non-empty (regions, images) array, got shape {sims.shape}")
+    if not np.isfinite(sims).all():
+        raise EatkitError("similarities has non-finite values (NaN or inf)")
+    return sims, index if index is not None else list(range(sims.shape[0]))
+
+
+def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, repeats: int = 1000,
+                rng: Any = None, *, group_size: int | None = None) -> pd.DataFrame:
+    """Mean share of each group among the top-``k`` images of each region, over random balancings.
+
+    Each repeat draws, for every group, ``m`` images without replacement (``m`` = the smallest group's
+    size), so that all groups are equally represented; one balancing serves every region of the repeat.
+    The top ``k`` images by similarity are counted per group. Ties at the k-th value are shared among the
+    tied images in proportion (the expected count under a random tie-break), so the result does not
+    depend on the order of the images.
+
+    Parameters
+    ----------
+    similarities : array_like or DataFrame, shape (regions, images)
+        Cosine similarity of each region's prompt with each image (a DataFrame's index names the regions).
+    groups : sequence
+        One group label per image (column).
+    k : int, optional
+        Images kept per region and repeat; default ``m`` (a region can then be all one group).
+    repeats : int
+        Random balancings averaged (the seed: 1,000).
+    rng : None, int or numpy.random.Generator
+        Randomness of the balancings (an int seed makes the table reproducible).
+    group_size : int, optional
+        Images drawn from every group per repeat (``m``); default the smallest group's size. A group
+        with fewer images is an error.
+
+    Returns
+    -------
+    DataFrame
+        Regions x groups (sorted names); each row sums to 1. ``attrs`` records ``k``, ``group_size``
+        (m), ``repeats``, ``seed`` and ``group_counts`` (images per group before balancing).
+
+    Examples
+    --------
+    >>> sims = [[0.9, 0.8, 0.1, 0.2, 0.3], [0.1, 0.2, 0.9, 0.8, 0.7]]
+    >>> shares = rank_shares(sims, ["a", "a", "b", "b", "b"], repeats=50, rng=0)
+    >>> shares.round(3).values.tolist(), shares.attrs["k"]
+    ([[1.0, 0.0], [0.0, 1.0]], 2)
+    """
+    sims, regions = _similarity_table(similarities)
+    names, codes = _group_codes(groups, sims.shape[1])
+    if not isinstance(repeats, numbers.Integral) or isinstance(repeats, bool) or repeats < 1:
+        raise EatkitError(f"repeats must be a positive integer, got {repeats!r}")
+    sizes = np.bincount(codes, minlength=len(names))
+    smallest = names[int(sizes.argmin())]
+    m = int(sizes.min()) if group_size is None else group_size
+    if not isinstance(m, numbers.Integral) or isinstance(m, bool) or m < 1:
+        raise EatkitError(f"group_size must be a positive integer, got {m!r}")
+    if sizes.min() < m:
+        raise EatkitError(f"group '{smallest}' has {int(sizes.min())} images, fewer than the {m} that the "
+                          "downsampling draws from every group")
+    k = m if k is None else k
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 1 <= k <= m * len(names):
+        raise EatkitError(f"k must be an integer from 1 to {m * len(names)} (the {len(names)} groups downsampled "
+                          f"to {m} images each), got {k!r}")
+    generator, seed = resolve_rng(rng)
+    members = [np.flatnonzero(codes == g) for g in range(len(names))]
+    G, (R, N) = len(names), sims.shape
+    order = np.argsort(-sims, axis=1, kind="stable")
+    ranked = np.take_along_axis(sims, order, axis=1)
+    tied = (np.diff(ranked, axis=1) == 0).any(axis=1)  # regions with tied values take the exact tie rule
+    totals = np.zeros((R, G))
+    counter = np.int16 if N < 2**15 else np.int64  # the running count of drawn images fits
+    chunk = max(1, _CHUNK_VALUES // (N * (1 + int(tied.sum()) * G * m // N)))
+    for start in range(0, repeats, chunk):
+        b = min(chunk, repeats - start)
+        # (b, G*m) image indices: m random members of each group, group by group
+        picks = np.concatenate([idx[np.argsort(generator.random((b, idx.size)), axis=1)[:, :m]]
+                                for idx in members], axis=1)
+        chosen = np.zeros((N, b), dtype=np.uint8)  # chosen[i, t]: image i drawn in repeat t
+        chosen[picks, np.arange(b)[:, None]] = 1
+        for r in np.flatnonzero(~tied):
+            # walk region r's ranking: an image is in the top k when drawn and fewer than k drawn images
+            # rank above it (the running count of drawn images is at most k at it)
+            in_order = chosen[order[r]]
+            top = np.cumsum(in_order, axis=0, dtype=counter) <= k
+            top &= in_order.astype(bool)
+            totals[r] += np.bincount(codes[order[r]], weights=top.sum(axis=1), minlength=G)
+        if tied.any():
+            totals[tied] += _top_k_counts(sims[tied][:, picks], k, G, m).sum(axis=1)
+    shares = pd.DataFrame(totals / (repeats * k), index=pd.Index(regions, name="region"),
+                          columns=pd.Index(names, name="group"))
+    shares.attrs.update(k=int(k), group_size=m, repeats=int(repeats), seed=seed,
+                        group_counts={n: int(s) for n, s in zip(names, sizes)})
+    return shares
+
+
+def _top_k_counts(values: np.ndarray, k: int, G: int, m: int) -> np.ndarray:
+    """Per group, how many of the top ``k`` of each row of ``values`` (..., G*m; group g in columns
+    g*m..(g+1)*m-1) it holds; the slots left at the k-th value are split among the tied values."""
+    n = values.shape[-1]
+    kth = np.partition(values, n - k, axis=-1)[..., n - k, None]  # the k-th largest value of each row
+    above = values > kth
+    tied = values == kth
+    shape = (*values.shape[:-1], G, m)
+    above_g = above.reshape(shape).sum(axis=-1)
+    tied_g = tied.reshape(shape).sum(axis=-1)
+    free = k - above_g.sum(axis=-1, keepdims=True)
+    return above_g + free * tied_g / tied_g.sum(axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class ShareComparison:
+    """Agreement of ranked shares with a reference table across regions.
+
+    Attributes
+    ----------
+    r, r_p_values : dict
+        Pearson r of each group's shares with its reference column, and its two-sided p-value.
+    r_squared : float
+        Mean over reference columns of the R^2 of an ordinary least-squares regression (with intercept)
+        of the column on all groups' shares (the seed's multi-output R^2, uniform average).
+    r_squared_by_output, r_squared_p_values : dict
+        Each column's R^2 and the p-value of its overall F-test.
+    columns : dict
+        Group -> reference column compared.
+    n_regions : int
+    """
+
+    r: dict[str, float]
+    r_p_values: dict[str, float]
+    r_squared: float
+    r_squared_by_output: dict[str, float]
+    r_squared_p_values: dict[str, float]
+    columns: dict[str, str]
+    n_regions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {"r": dict(self.r), "r_p_values": dict(self.r_p_values), "r_squared": self.r_squared,
+                "r_squared_by_output": dict(self.r_squared_by_output),
+                "r_squared_p_values": dict(self.r_squared_p_values), "columns": dict(self.columns),
+                "n_regions": self.n_regions}
+
+
+def check_same_regions(regions: Sequence[Any], table: pd.DataFrame, what: str) -> None:
+    """Refuse a per-region ``table`` whose regions (index) are not exactly ``regions``, naming the
+    missing and the extra ones.
+
+    >>> check_same_regions(["a", "b"], pd.DataFrame({"v": [1, 2]}, index=["a", "c"]), "IAT table")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: the IAT table lacks 1 region(s) of the ranking: b; has 1 region(s) not ranked: c
+    """
+    if table.index.duplicated().any():
+        raise EatkitError(f"the {what} lists region(s) twice: {_names(table.index[table.index.duplicated()])}")
+    have, want = {str(x) for x in table.index}, {str(x) for x in regions}
+    if have != want:
+        missing, extra = sorted(want - have), sorted(have - want)
+        parts = ([f"lacks {len(missing)} region(s) of the ranking: {_names(missing)}"] if missing else []) + \
+                ([f"has {len(extra)} region(s) not ranked: {_names(extra)}"] if extra else [])
+        raise EatkitError(f"the {what} {'; '.join(parts)}")
+
+
+def _aligned(shares: pd.DataFrame, table: pd.DataFrame, what: str) -> pd.DataFrame:
+    """``table`` reindexed to the regions of ``shares``; missing or extra regions are an error."""
+    if not isinstance(shares, pd.DataFrame) or not isinstance(table, pd.DataFrame):
+        raise EatkitError(f"shares and the {what} must be DataFrames indexed by region")
+    check_same_regions(shares.index, table, what)
+    out = table.set_axis([str(x) for x in table.index]).loc[[str(x) for x in shares.index]]
+    try:
+        values = out.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EatkitError(f"the {what} has non-numeric values") from None
+    if not np.isfinite(values).all():
+        raise EatkitError(f"the {what} has missing or non-finite values")
+    if len(out) < 3:
+        raise EatkitError(f"comparing across regions needs at least 3 regions, got {len(out)}")
+    return out
+
+
+def _names(items: Sequence[Any], limit: int = 5) -> str:
+    items = [str(x) for x in items]
+    return ", ".join(items[:limit]) + (f" (and {len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Pearson r and its two-sided p-value (t-test with n - 2 df); NaN when either side is constant."""
+    from scipy import stats as sps
+
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    res = sps.pearsonr(x, y)
+    return float(res.statistic), float(res.pvalue)
+
+
+def _r_squared(design: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """R^2 of OLS of ``y`` on ``design`` with an intercept, and the p-value of the F-test of all slopes
+    (F = (R^2 / q) / ((1 - R^2) / (n - q - 1)), q = rank of the centred design)."""
+    from scipy import stats as sps
+
+    n = y.size
+    X = design - design.mean(axis=0)
+    yc = y - y.mean()
+    coef, *_ = np.linalg.lstsq(X, yc, rcond=None)
+    ss_tot = float(yc @ yc)
+    if ss_tot == 0:
+        return float("nan"), float("nan")
+    resid = yc - X @ coef
+    r2 = 1.0 - float(resid @ resid) / ss_tot
+    q = int(np.linalg.matrix_rank(X))
+    if q == 0 or n - q - 1 <= 0:
+        return r2, float("nan")
+    if r2 >= 1.0:
+        return 1.0, 0.0
+    f = (r2 / q) / ((1.0 - r2) / (n - q - 1))
+    return r2, float(sps.f.sf(f, q, n - q - 1))
+
+
+def compare_shares(shares: pd.DataFrame, reference: pd.DataFrame,
+                   columns: Mapping[str, str] | None = None) -> ShareComparison:
+    """Compare ranked shares (regions x groups) with a reference table (regions x columns).
+
+    Parameters
+    ----------
+    shares : DataFrame
+        From :func:`rank_shares`, indexed by region name.
+    reference : DataFrame
+        Indexed by region name, the same regions (no more, no fewer).
+    columns : mapping, optional
+        Group -> reference column (e.g. ``{"Latino": "Hispanic"}``); groups not named are matched to the
+        column of the same name. Every group must have a column.
+
+    Examples
+    --------
+    >>> ref = pd.DataFrame({"a": [0.1, 0.5, 0.7, 0.2], "b": [0.9, 0.5, 0.3, 0.8]}, index=list("wxyz"))
+    >>> c = compare_shares(ref, ref)
+    >>> round(c.r["a"], 6), round(c.r_squared, 6)
+    (1.0, 1.0)
+    """
+    columns = dict(columns or {})
+    unknown = sorted(set(columns) - {str(c) for c in getattr(shares, "columns", [])})
+    if unknown:
+        raise EatkitError(f"column mapping names group(s) not in the shares: {_names(unknown)}")
+    ref = _aligned(shares, reference, "reference table")
+    pairs = {str(g): columns.get(str(g), str(g)) for g in shares.columns}
+    absent = sorted(c for c in pairs.values() if c not in {str(x) for x in ref.columns})
+    if absent:
+        raise EatkitError(f"the reference table has no column {_names(absent)} (its columns: "
+                          f"{_names(list(ref.columns), 10)}); map groups to columns explicitly")
+    ref = ref.set_axis([str(c) for c in ref.columns], axis=1)
+    x = shares.to_numpy(dtype=np.float64)
+    r, r_p, r2, r2_p = {}, {}, {}, {}
+    for j, (group, column) in enumerate(pairs.items()):
+        y = ref[column].to_numpy(dtype=np.float64)
+        r[group], r_p[group] = _pearson(x[:, j], y)
+        r2[column], r2_p[column] = _r_squared(x, y)
+    return ShareComparison(r=r, r_p_values=r_p, r_squared=float(np.mean(list(r2.values()))),
+                           r_squared_by_output=r2, r_squared_p_values=r2_p, columns=pairs, n_regions=len(ref))
+
+
+@dataclass(frozen=True)
+class RegionCorrelations:
+    """Pearson r (and two-sided p) of each group's shares with each column of a per-region table."""
+
+    r: dict[str, dict[str, float]]  # group -> column -> r
+    p_values: dict[str, dict[str, float]]
+    n_regions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"r": self.r, "p_values": self.p_values, "n_regions": self.n_regions}
+
+
+def correlate_regions(shares: pd.DataFrame, table: pd.DataFrame) -> RegionCorrelations:
+    """Pearson r of every group's shares with every column of ``table`` across regions (e.g. mean IAT
+    scores per state; the seed's Figure 2: r = .64 for CLIP's Black shares and White IAT scores).
+
+    >>> s = pd.DataFrame({"a": [0.1, 0.4, 0.2]}, index=list("xyz"))
+    >>> t = pd.DataFrame({"iat": [1.0, 4.0, 2.0]}, index=list("zyx"))
+    >>> round(correlate_regions(s, t).r["a"]["iat"], 4)  # aligned by region: (.1, .4, .2) vs (2, 4, 1)
+    0.7857
+    """
+    aligned = _aligned(shares, table, "region table")
+    r: dict[str, dict[str, float]] = {}
+    p: dict[str, dict[str, float]] = {}
+    for group in shares.columns:
+        x = shares[group].to_numpy(dtype=np.float64)
+        pairs = {str(c): _pearson(x, aligned[c].to_numpy(dtype=np.float64)) for c in aligned.columns}
+        r[str(group)] = {c: v[0] for c, v in pairs.items()}
+        p[str(group)] = {c: v[1] for c, v in pairs.items()}
+    return RegionCorrelations(r=r, p_values=p, n_regions=len(aligned))
+
+
+# -- ranking fairness (Geyik, Ambler & Kenthapadi 2019) ---------------------------------------------
+
+
+def _ranked_proportions(ranked: Any, desired: Mapping[str, float] | None
+                        ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Group names, the proportion of each group in the top i (rows, ranks, groups) and the desired
+    proportions (default: the groups' shares of the whole list)."""
+    labels = np.asarray(ranked, dtype=object)
+    if labels.ndim == 1:
+        labels = labels[None, :]
+    if labels.ndim != 2 or labels.size == 0:
+        raise EatkitError("a ranking must be a non-empty sequence of group labels (or a 2-D array of them)")
+    labels = labels.astype(str)
+    names = sorted(set(labels.ravel().tolist()) | set(desired or {}))
+    codes = np.searchsorted(names, labels)
+    onehot = codes[..., None] == np.arange(len(names))
+    top = np.cumsum(onehot, axis=1) / np.arange(1, labels.shape[1] + 1)[None, :, None]
+    if desired is None:
+        target = onehot[0].mean(axis=0)
+    else:
+        missing = sorted(set(names) - set(desired))
+        if missing:
+            raise EatkitError(f"desired proportions lack group(s) {_names(missing)}")
+        target = np.array([float(desired[n]) for n in names])
+        if not np.isfinite(target).all() or (target <= 0).any() or abs(target.sum() - 1) > 1e-9:
+            raise EatkitError("desired proportions must be positive and sum to 1")
+    return names, top, target
+
+
+def max_skew(ranked: Any, k: int, desired: Mapping[str, float] | None = None) -> np.ndarray | float:
+    """MaxSkew@k = max_g ln(p_{top k, g} / p_g): how much the most over-represented group exceeds its
+    desired proportion p_g in the top k (Geyik et al. 2019, eq. for Skew@k); 0 = proportional.
+
+    ``ranked`` holds group labels in rank order (one ranking, or one per row); ``desired`` defaults to
+    each group's share of the whole ranking.
+
+    >>> round(max_skew(["a", "a", "b", "b"], 2), 6)  # top 2 all 'a', desired 1/2: ln 2
+    0.693147
+    """
+    names, top, target = _ranked_proportions(ranked, desired)
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 1 <= k <= top.shape[1]:
+        raise EatkitError(f"k must be an integer from 1 to {top.shape[1]} (the length of the ranking), got {k!r}")
+    with np.errstate(divide="ignore"):
+        skew = np.log(top[:, k - 1, :] / target).max(axis=-1)
+    return float(skew[0]) if np.ndim(ranked) == 1 else skew
+
+
+def ndkl(ranked: Any, desired: Mapping[str, float] | None = None) -> np.ndarray | float:
+    """Normalised discounted cumulative KL divergence (Geyik et al. 2019):
+    NDKL = (1/Z) Σ_i KL(D_{top i} || D) / log2(i + 1), Z = Σ_i 1 / log2(i + 1), over every prefix of the
+    ranking; 0 when every prefix has the desired proportions.
+
+    >>> round(ndkl(["a", "b"]), 6)  # prefix 1 all 'a': KL ln 2, weight 1; prefix 2: KL 0; Z = 1 + 1/log2(3)
+    0.425001
+    """
+    names, top, target = _ranked_proportions(ranked, desired)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(top > 0, top * np.log(top / target), 0.0)  # 0 ln 0 = 0
+    kl = terms.sum(axis=-1)
+    weights = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
+    value = (kl * weights).sum(axis=1) / weights.sum()
+    return float(value[0]) if np.ndim(ranked) == 1 else value

@@ -1,0 +1,81 @@
+"""Caption lexicons (``eatkit.lexicon/1``): which captions mention race or ethnicity.
+
+A lexicon file is JSON with ``descriptors`` (words or phrases, e.g. ``"asian"``, ``"african american"``)
+and ``nouns`` (``"person"``, ``"man"``, ``"woman"``): a caption *mentions* the lexicon when it contains
+``<descriptor> <noun>`` as whole words, case-insensitively (multi-word descriptors match across any run
+of spaces; the longest descriptor is preferred). The bundled ``race-ethnicity`` lexicon
+(``eatkit/stimuli/lexicons/race-ethnicity.json``) is the "American == White" study's rule; copy and
+edit it, and pass the copy's path, to change the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from eatkit.errors import EatkitError, one_line
+
+BUNDLED = ("race-ethnicity",)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Descriptors and nouns; :meth:`match` finds ``<descriptor> <noun>`` in a caption."""
+
+    id: str
+    descriptors: tuple[str, ...]
+    nouns: tuple[str, ...]
+    source: str = ""
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        def alternatives(words: tuple[str, ...]) -> str:
+            ordered = sorted(words, key=len, reverse=True)  # the longest descriptor first
+            return "|".join(r"\s+".join(map(re.escape, w.split())) for w in ordered)
+
+        return re.compile(rf"\b({alternatives(self.descriptors)})\s+({alternatives(self.nouns)})\b", re.IGNORECASE)
+
+    def match(self, caption: str) -> str | None:
+        """The first descriptor a caption uses before a noun (lower case, single-spaced), or None.
+
+        >>> lex = load_lexicon("race-ethnicity")
+        >>> lex.match("an African  American man in a grey shirt"), lex.match("a man wearing a white shirt")
+        ('african american', None)
+        """
+        found = self.pattern.search(caption)
+        return " ".join(found.group(1).lower().split()) if found else None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "descriptors": list(self.descriptors), "nouns": list(self.nouns),
+                "source": self.source}
+
+
+def load_lexicon(name_or_path: str | Path = "race-ethnicity") -> Lexicon:
+    """A bundled lexicon by id or a lexicon JSON file; a file that does not parse is a one-line error."""
+    name = str(name_or_path)
+    if name in BUNDLED:
+        text, where = (resources.files("eatkit.stimuli") / "lexicons" / f"{name}.json").read_text("utf-8"), name
+    else:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise EatkitError(f"lexicon '{name}' is neither bundled ({', '.join(BUNDLED)}) nor a file")
+        try:
+            text, where = path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EatkitError(f"cannot read lexicon {path}: {one_line(exc)}") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise EatkitError(f"lexicon {where} is not valid JSON: {one_line(exc)}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "eatkit.lexicon/1":
+        raise EatkitError(f"lexicon {where} must be a JSON object with \"schema\": \"eatkit.lexicon/1\"")
+    lists = {}
+    for key in ("descriptors", "nouns"):
+        value = doc.get(key)
+        if not isinstance(value, list) or not value or not all(isinstance(w, str) and w.strip() for w in value):
+            raise EatkitError(f"lexicon {where}: '{key}' must be a non-empty list of non-empty strings")
+        lists[key] = tuple(" ".join(w.lower().split()) for w in value)
+    return Lexicon(id=str(doc.get("id", Path(name).stem)), source=where, **lists)

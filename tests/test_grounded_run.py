@@ -1,0 +1,155 @@
+"""Grounded-WEAT/SEAT end to end: a grounded suite, a tiny ViLT built offline, ``eatkit run`` and its table,
+records and bad input (one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_cli import assert_one_line_error, run_cli
+from test_encoders_joint import TOWER, VOCAB, _tokenizer
+
+from eatkit.analyses import record_from_json
+from eatkit.stats.grounded import QUESTIONS
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+Image = pytest.importorskip("PIL.Image")
+
+WORDS = ["John", "Amy", "lawyer", "teacher"]
+
+
+def pairs(name, captions, images):
+    return {"name": name, "modality": "image-caption", "captions": captions, "images": images}
+
+
+def grounded_test(test_id, sentence, missing_word=False):
+    """A C6-like test: men's vs women's names, lawyer vs teacher, with images of men (m*) and women (w*)."""
+    def cap(word):
+        return f"This is {word}." if sentence else word
+
+    last = "This is a man." if missing_word else cap("teacher")
+    return {
+        "id": test_id, "title": f"Toy ({'sentence' if sentence else 'word'})", "kind": "grounded",
+        "params": {"family": "Toy", "embeddings": ["sentence", "contextual"] if sentence else ["word"],
+                   "contextual_words": WORDS, "dataset": "toy"},
+        "X": pairs("Men", [cap("John")] * 3, ["m1.png", "m2.png", "m3.png"]),
+        "Y": pairs("Women", [cap("Amy")] * 3, ["w1.png", "w2.png", "w3.png"]),
+        "A_x": pairs("Lawyer (men)", [cap("lawyer")] * 2, ["m1.png", "m2.png"]),
+        "A_y": pairs("Lawyer (women)", [cap("lawyer")] * 2, ["w1.png", "w2.png"]),
+        "B_x": pairs("Teacher (men)", [cap("teacher"), last], ["m3.png", "m1.png"]),
+        "B_y": pairs("Teacher (women)", [cap("teacher")] * 2, ["w3.png", "w2.png"]),
+    }
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grounded-run")
+    images, regions, model = root / "images", root / "regions", root / "vilt"
+    (images / "men").mkdir(parents=True)
+    (images / "women").mkdir()
+    regions.mkdir()
+    rng = np.random.default_rng(1)
+    for name in ("m1.png", "m2.png", "m3.png", "w1.png", "w2.png", "w3.png"):
+        coarse = rng.integers(0, 256, size=(4, 4, 3), dtype=np.uint8)
+        Image.fromarray(coarse).resize((48, 32), Image.NEAREST).save(images / ("men" if name[0] == "m" else "women") / name)
+        label = "dog" if name == "w3.png" else "person"
+        np.savez(regions / name.replace(".png", ".npz"), features=np.ones((1, 4)), boxes=np.array([[0, 0, 24, 32]]),
+                 labels=np.array([label]), image_size=np.array([32, 48]))
+    torch.manual_seed(0)
+    transformers.ViltModel(transformers.ViltConfig(**TOWER, vocab_size=len(VOCAB), max_position_embeddings=40,
+                                                   image_size=32, patch_size=16, max_image_length=-1)
+                           ).save_pretrained(model)
+    transformers.ViltImageProcessor(size={"shortest_edge": 32}, size_divisor=16).save_pretrained(model)
+    _tokenizer(model)
+    suite = {"schema": "eatkit.suite/1", "id": "toy-grounded", "title": "Toy grounded suite",
+             "tests": [grounded_test("toy", False), grounded_test("sent-toy", True)]}
+    (root / "suite.json").write_text(json.dumps(suite))
+    bad = {**suite, "tests": [grounded_test("sent-toy", True, missing_word=True)]}
+    (root / "bad.json").write_text(json.dumps(bad))
+    return root, images, regions, f"hf-vilt:{model}"
+
+
+def test_run_every_experiment_and_embedding(capsys, setup):
+    root, images, _, model = setup
+    args = ("run", str(root / "suite.json"), "--model", model, "--images", str(images), "--seed", "0", "--no-cache")
+    code, out, err = run_cli(capsys, *args, "-o", str(root / "out"))
+    assert code == 0, err
+    records = [record_from_json(r) for r in json.loads((root / "out" / "results.json").read_text())]
+    # the word test: W x 3 experiments; the sentence test: S and C x 3 experiments
+    assert sorted((r.test, r.embedding, r.experiment) for r in records) == sorted(
+        [("toy", "word", e) for e in (1, 2, 3)] + [("sent-toy", k, e) for k in ("sentence", "contextual")
+                                                    for e in (1, 2, 3)])
+    for r in records:
+        assert r.n == {"X": 3, "Y": 3, "A_x": 2, "A_y": 2, "B_x": 2, "B_y": 2} and r.p_value_exact
+        assert (r.d_x is None) == (r.experiment != 3) and 0 < r.p_value <= 1 and r.q_value is not None
+        assert r.n_partitions == (20 if r.experiment < 3 else 36)
+    # the seed's layout: one row per test family and level, one column per experiment, the questions below
+    lines = out.splitlines()
+    assert lines[0].split() == ["test", "level", "experiment", "1", "experiment", "2", "experiment", "3"]
+    assert [line.split()[:2] for line in lines[2:5]] == [["Toy", "W"], ["Toy", "S"], ["Toy", "C"]]
+    for e in (1, 2, 3):
+        assert f"Experiment {e}: {QUESTIONS[e]}" in out
+    # reproducible to the digit
+    assert run_cli(capsys, *args, "-o", str(root / "again"))[0] == 0
+    assert (root / "out" / "results.json").read_text() == (root / "again" / "results.json").read_text()
+    manifest = json.loads((root / "out" / "manifest.json").read_text())
+    assert manifest["source"]["id"] == model and manifest["source"]["missing"] == "error"
+    stimuli = manifest["stimuli"]["sent-toy"]["contextual/A_x"]
+    assert [i for i, _ in stimuli["items"]] == ["m1.png|This is lawyer.", "m2.png|This is lawyer."]
+
+
+def test_masking_runs_experiment_2(capsys, setup):
+    root, images, regions, model = setup
+    code, out, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--images", str(images),
+                             "--mask", "language", "--seed", "0", "--no-cache", "-o", str(root / "masked"), "--report")
+    assert code == 0, err
+    html = (root / "masked" / "report.html").read_text()
+    assert "Grounded-WEAT/SEAT" in html and "Masked inputs (--mask language)" in html
+    records = [record_from_json(r) for r in json.loads((root / "masked" / "results.json").read_text())]
+    assert sorted((r.embedding, r.experiment, r.mask) for r in records) == [("sentence", 2, "language"),
+                                                                            ("word", 2, "language")]
+    assert "S (language masked)" in out and "Masked inputs (--mask language)" in out
+
+
+@pytest.mark.parametrize(("extra", "fragments"), [
+    (("--embedding", "contextual"), ("caption 'This is a man.' of set B_x ('Teacher (men)') contains none of the "
+                                     "test's contextual words",)),
+    (("--mask", "language", "--embedding", "sentence"), ("contains none of the test's contextual words",
+                                                         "--mask language masks")),
+])
+def test_caption_without_its_contextual_word(capsys, setup, extra, fragments):
+    root, images, _, model = setup
+    code, _, err = run_cli(capsys, "run", str(root / "bad.json"), "--model", model, "--images", str(images),
+                           *extra, "-o", str(root / "bad-out"))
+    assert_one_line_error(code, err, *fragments)
+
+
+def test_missing_image(capsys, setup):
+    root, images, _, model = setup
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--images",
+                           str(images / "men"), "--no-cache", "-o", str(root / "missing"))
+    assert_one_line_error(code, err, "3 of 3 images of set 'Women' are missing under", "(first: w1.png, w2.png, "
+                          "w3.png); pass --missing drop")
+
+
+def test_region_file_without_a_person_box(capsys, setup):
+    root, images, regions, model = setup
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--images", str(images),
+                           "--regions", str(regions), "--mask", "vision", "--no-cache", "-o", str(root / "vision"))
+    assert_one_line_error(code, err, "w3.npz has no person box: --mask vision masks the people in every image")
+
+
+def test_non_joint_model_and_bad_options(capsys, setup, tmp_path):
+    root, images, _, model = setup
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("john 1 0\namy 0 1\n")
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--vectors", str(vectors), "-o", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "is image-caption stimuli, which", "cannot embed")
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--mask", "vision",
+                           "--experiment", "3", "-o", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "--mask vision is the masking variant of experiment 3", "pass --experiment 2")
+    code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--experiment", "1",
+                           "-o", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "does not take the option(s) experiment")

@@ -1,0 +1,231 @@
+"""BLIP probe heads (VQA and captioning) on tiny random models built offline: a random BLIP still answers
+and generates; the answers are the model's own, captions are reproducible from the seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from eatkit.registry import build_model
+from eatkit.errors import EatkitError
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("PIL.Image")
+
+from conftest import shared_path  # noqa: E402
+from test_cli import assert_one_line_error, run_cli  # noqa: E402
+from tiny_vl import group_images, tiny_blip  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def blip_vqa(tmp_path_factory) -> str:
+    return tiny_blip(tmp_path_factory.mktemp("blip-vqa"), "BlipForQuestionAnswering")
+
+
+@pytest.fixture(scope="module")
+def blip_caption(tmp_path_factory) -> str:
+    return tiny_blip(tmp_path_factory.mktemp("blip-caption"), "BlipForConditionalGeneration")
+
+
+@pytest.fixture(scope="module")
+def faces(tmp_path_factory):
+    root = group_images(tmp_path_factory.mktemp("faces"), {"a": 3, "b": 2})
+    return sorted(str(p) for p in root.rglob("*.png"))
+
+
+def test_vqa_answers_are_the_models_own_greedy_answers(blip_vqa, faces) -> None:
+    vqa = build_model(f"hf-blip-vqa:{blip_vqa}", batch_size=2, max_new_tokens=4)
+    answers = vqa.answer(faces, "is this an american ?")
+    assert len(answers) == 5 and all(isinstance(a, str) for a in answers)
+    model = transformers.BlipForQuestionAnswering.from_pretrained(blip_vqa).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(blip_vqa)
+    pixels = torch.from_numpy(np.stack([vqa.preprocessing.array(p) for p in faces]))
+    t = tok(["is this an american ?"] * 5, return_tensors="pt")
+    with torch.no_grad():
+        out = model.generate(pixel_values=pixels, input_ids=t.input_ids, attention_mask=t.attention_mask,
+                             max_new_tokens=4)
+    assert answers == [" ".join(s.split()) for s in tok.batch_decode(out, skip_special_tokens=True)]
+    assert vqa.manifest()["decoding"] == {"strategy": "greedy", "max_new_tokens": 4}
+    assert vqa.manifest()["weights"].startswith("config.json:")
+
+
+def test_captions_are_seeded_and_sampled_from_the_nucleus(blip_caption, faces) -> None:
+    cap = build_model(f"hf-blip-caption:{blip_caption}", batch_size=4, max_new_tokens=4)
+    first = cap.caption(faces, top_p=0.9, seed=3)
+    assert len(first) == 5 and first == cap.caption(faces, top_p=0.9, seed=3)
+    assert cap.caption(faces, top_p=0.9, seed=4) != first
+    with pytest.raises(EatkitError, match=r"top-p must be in \(0, 1\]"):
+        cap.caption(faces, top_p=1.5, seed=0)
+
+
+def test_probe_heads_refuse_other_model_families(blip_vqa, tmp_path) -> None:
+    from tiny_vl import tiny_clip
+
+    clip = tiny_clip(tmp_path / "clip")
+    with pytest.raises(EatkitError, match="model_type 'clip', not 'blip'"):
+        build_model(f"hf-blip-caption:{clip}")._load()
+
+
+# -- CLIP-guided generation --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clip_model(tmp_path_factory) -> str:
+    from tiny_vl import tiny_clip
+
+    return tiny_clip(tmp_path_factory.mktemp("clip"))
+
+
+@pytest.mark.parametrize("parameterization", ["pixel", "fourier"])
+def test_generation_starts_at_the_image_and_moves_toward_the_prompt(clip_model, faces, parameterization) -> None:
+    from eatkit.encoders.generation import CLIPGuidedGenerator
+
+    enc = build_model(f"hf-clip:{clip_model}", cache=False)
+    gen = CLIPGuidedGenerator(enc, steps=4, every=2, lr=0.2, parameterization=parameterization, cutouts=0)
+    frames = gen.run(faces[0], "an american person", seed=1)
+    assert frames.shape == (3, 32, 32, 3) and frames.dtype == np.uint8 and gen.frame_steps() == [0, 2, 4]
+    start = np.asarray(gen.initial.load(faces[0]))
+    assert np.abs(frames[0].astype(int) - start).max() <= 1  # sigmoid(logit(x)) up to the 1e-3 clamp
+    np.testing.assert_array_equal(frames, gen.run(faces[0], "an american person", seed=1))
+    # the objective: the prompt's cosine with the last frame exceeds that with the first
+    tokens = enc._tokenizer(["an american person"], return_tensors="pt")
+    x = torch.from_numpy(np.stack([enc.preprocessing.normalize(f) for f in (frames[0], frames[-1])]))
+    with torch.no_grad():
+        out = enc._net(**tokens, pixel_values=x)
+    cos = (out.image_embeds @ out.text_embeds.T).ravel()
+    assert cos[1] > cos[0]
+
+
+# -- the probes end to end (CLI and Python), on tiny models and real images ---------------------------------
+
+
+from eatkit.analyses import record_from_json  # noqa: E402
+
+
+def _records(out) -> list[dict]:
+    import json
+
+    return json.loads((out / "results.json").read_text())
+
+
+@pytest.mark.slow
+def test_ranking_probe_on_the_ieat_race_images(capsys, clip_model, tmp_path) -> None:
+    from eatkit.stats.ranking import rank_shares
+
+    race = shared_path("ieat", "images", "race")
+    out = tmp_path / "ranking"
+    code, stdout, err = run_cli(capsys, "probe", "ranking", "--model", f"hf-clip:{clip_model}", "--images", str(race),
+                                "--groups", "african-american,european-american", "--column", "african-american=Black",
+                                "--column", "european-american=White", "--repeats", "50", "--seed", "3", "-o",
+                                str(out), "--report", "--no-cache")
+    assert code == 0, err
+    (record,) = _records(out)
+    assert record["kind"] == "ranking" and record["k"] == 6 and record["group_size"] == 6
+    assert record_from_json(record).to_json() == record  # typed round trip
+    assert len(record["shares"]) == 51 and record["prompts"]["District of Columbia"].endswith("Washington, D.C.")
+    assert record["reference_columns"] == {"african-american": "Black", "european-american": "White"}
+    assert all(abs(sum(v.values()) - 1) < 1e-12 for v in record["shares"].values())
+    # the saved similarities and the recorded seed give the recorded shares again
+    sims = np.load(out / "similarities.npz")["ranking/similarities"]
+    labels = ["african-american"] * 6 + ["european-american"] * 6
+    again = rank_shares(sims, labels, repeats=50, rng=record["seed"])
+    assert again.iloc[4].to_dict() == pytest.approx(record["shares"]["California"], abs=1e-12)
+    manifest = (out / "manifest.json").read_text()
+    assert "african-american/" in manifest and '"sha256"' in manifest
+    html = (out / "report.html").read_text()
+    assert "Ranking probe" in html and "<svg" in html and "R²" in stdout
+
+
+@pytest.mark.slow
+def test_vqa_and_caption_probes_on_the_ieat_skin_tone_images(capsys, blip_vqa, blip_caption, tmp_path) -> None:
+    from eatkit.stimuli.lexicon import load_lexicon
+
+    skin = shared_path("ieat", "images", "skin-tone")
+    code, _, err = run_cli(capsys, "probe", "vqa", "--model", f"hf-blip-vqa:{blip_vqa}", "--images", str(skin),
+                           "--question", "is this an american ?", "--yes", "black", "--max-new-tokens", "3",
+                           "--seed", "0", "-o", str(tmp_path / "vqa"), "--report")
+    assert code == 0, err
+    (vqa,) = _records(tmp_path / "vqa")
+    assert vqa["n"] == {"dark": 7, "light": 7} and len(vqa["answers_by_image"]) == 14
+    for g in ("dark", "light"):
+        assert sum(vqa["answers"][g].values()) == 7
+        assert vqa["rates"][g] == vqa["counts"][g] / 7 == vqa["answers"][g].get("black", 0) / 7
+        assert vqa["intervals"][g][0] <= vqa["rates"][g] <= vqa["intervals"][g][1]
+    code, _, err = run_cli(capsys, "probe", "caption", "--model", f"hf-blip-caption:{blip_caption}", "--images",
+                           str(skin), "--top-p", "0.5,0.9", "--max-new-tokens", "4", "--seed", "1",
+                           "-o", str(tmp_path / "cap"), "--report")
+    assert code == 0, err
+    records = _records(tmp_path / "cap")
+    assert [record_from_json(r).to_json() for r in records] == records
+    assert record_from_json(vqa).to_json() == vqa
+    assert [r["top_p"] for r in records] == [0.5, 0.9] and all(r["seed"] == 1 for r in records)
+    lexicon = load_lexicon()
+    for r in records:
+        for g in ("dark", "light"):
+            captions = [c for img, c in r["captions_by_image"].items() if img.startswith(g + "/")]
+            assert len(captions) == 7 and r["counts"][g] == sum(lexicon.match(c) is not None for c in captions)
+    assert len((tmp_path / "cap" / "captions.csv").read_text().splitlines()) == 1 + 28
+    assert "Captions that mention race" in (tmp_path / "cap" / "report.html").read_text()
+
+
+def test_generation_probe_measures_region_brightness_per_group(clip_model, tmp_path) -> None:
+    from eatkit.encoders.images import Preprocessing
+    from eatkit.probes import run_probe
+
+    root = group_images(tmp_path / "faces", {"dark": 2, "light": 2})
+    run = run_probe("generation", build_model(f"hf-clip:{clip_model}", cache=False), root, seed=5,
+                    params={"steps": 2, "every": 1, "cutouts": 1, "region": [0.25, 0.25, 0.5, 0.5]})
+    (r,) = run.records
+    assert r.steps == [0, 1, 2] and r.region_pixels == [8, 8, 16, 16] and r.n == {"dark": 2, "light": 2}
+    start = Preprocessing(size=32, crop="center-square", interpolation="bicubic")
+    first = np.mean([np.asarray(start.load(p), dtype=float)[8:24, 8:24].mean() for p in sorted((root / "dark").iterdir())])
+    assert r.brightness_mean["dark"][0] == pytest.approx(first, abs=0.6)  # frame 0 = the image, up to rounding
+    assert r.brightness_mean["light"][0] > r.brightness_mean["dark"][0] and r.change_percent["dark"][0] == 0.0
+    assert run.similarities["generation"]["brightness-dark"].shape == (2, 3)
+
+
+@pytest.mark.slow
+def test_american_white_suite_on_a_tiny_clip_and_ieat_images(clip_model, tmp_path) -> None:
+    from eatkit import run_suite
+    from eatkit.stats import sc_eat
+
+    ieat = shared_path("ieat", "images")
+    for group, category in (("white", "race/european-american"), ("black", "race/african-american"),
+                            ("asian", "asian/asian-american")):
+        (tmp_path / group).symlink_to(ieat / category)
+    enc = build_model(f"hf-clip:{clip_model}", images=tmp_path, cache=False)
+    tests = ["we-they-black", "we-they-asian", "patriotism-black", "nativism-asian"]
+    run = run_suite("american-white", enc, tests=tests, seed=0, sd="pooled", p_method="welch", ddof=0,
+                    n_bootstrap=0)
+    by_test = {r.test: r for r in run.records}
+    assert by_test["we-they-black"].kind == "eat" and by_test["we-they-black"].n_x == 6
+    nativism = by_test["nativism-asian"]
+    assert (nativism.kind, nativism.alternative, nativism.sd, nativism.ddof) == ("sc-eat", "less", "pooled", 0)
+    assert by_test["patriotism-black"].alternative == "greater"
+    from eatkit.stimuli.loader import load_suite
+
+    test = load_suite("american-white").test("nativism-asian")
+    T, A, B = (enc.embed(test.set(role)).vectors for role in ("T", "A", "B"))
+    ref = sc_eat(T, A, B, sd="pooled", ddof=0, p_method="welch", alternative="less")
+    assert nativism.effect_size == pytest.approx(ref.effect_size, rel=1e-12)
+    assert nativism.p_value == pytest.approx(ref.p_value, rel=1e-12)
+
+
+@pytest.mark.parametrize(("argv", "fragments"), [
+    (["ranking", "--model", "glove-6b-50d"], ["not a vision-language model", "hf-clip:"]),
+    (["vqa", "--model", "CLIP"], ["cannot run the vqa probe", "hf-blip-vqa:<name>"]),
+    (["ranking", "--model", "CLIP", "--group-size", "9"], ["group 'a' has 3 images, fewer than the 9"]),
+    (["ranking", "--model", "CLIP", "--prompt", "people of the state"], ["nor a template containing {region}"]),
+    (["ranking", "--model", "CLIP", "--table", "IAT"], ["lacks 50 region(s) of the ranking", "has 1 region(s) not"]),
+    (["caption", "--model", "CLIP", "--lexicon", "LEXICON"], ["is not valid JSON"]),
+    (["generate", "--model", "CLIP", "--region", "0.9,0.9,0.5,0.5"], ["region must be 4 fractions"]),
+])
+def test_probe_bad_input_is_one_line_and_exit_2(capsys, clip_model, tmp_path, argv, fragments) -> None:
+    faces = group_images(tmp_path / "faces", {"a": 3, "b": 4})
+    (tmp_path / "iat.csv").write_text("state,iat\nOhio,0.4\nAtlantis,0.1\n")
+    (tmp_path / "lex.json").write_text("{descriptors: [asian")
+    swap = {"CLIP": f"hf-clip:{clip_model}", "IAT": str(tmp_path / "iat.csv"), "LEXICON": str(tmp_path / "lex.json")}
+    code, _, err = run_cli(capsys, "probe", *[swap.get(a, a) for a in argv], "--images", str(faces),
+                           "-o", str(tmp_path / "out"), "-q")
+    assert_one_line_error(code, err, *fragments)

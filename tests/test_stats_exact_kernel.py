@@ -1,0 +1,127 @@
+"""The exact counter on integer sums (compiled kernels and numpy reference) and the Monte Carlo stream:
+counts equal to enumeration, to the previous floating-point counter and to each other; independent of
+threads and windows; the feasibility limits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from stats_reference import enumerated_counts
+
+from eatkit.errors import EatkitError
+from eatkit.stats import _kernels, group_permutation_test
+from eatkit.stats import permutation as perm
+
+needs_numba = pytest.mark.skipif(not _kernels.AVAILABLE, reason="numba (the 'fast' extra) is not installed")
+KINDS = ("real", "tied", "integer")
+
+
+def _values(kind: str, k: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    g = np.random.default_rng(seed)
+    if kind == "real":
+        return g.normal(0.3, 1.0, size=k), g.normal(0.0, 1.0, size=m)
+    if kind == "tied":  # decimal sums that tie only up to rounding
+        grid = np.array([0.1, 0.2, 0.3, 0.6])
+        return g.choice(grid, size=k), g.choice(grid, size=m)
+    return g.integers(0, 4, size=k).astype(float), g.integers(0, 4, size=m).astype(float)
+
+
+def _numpy_counts(x: np.ndarray, y: np.ndarray, monkeypatch) -> dict[str, int]:
+    with monkeypatch.context() as patch:
+        patch.setattr(_kernels, "AVAILABLE", False)
+        return group_permutation_test(x, y, permutations="exact").counts
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_counts_equal_enumeration_on_every_size_up_to_12_plus_12(kind: str) -> None:
+    for k in range(1, 13):
+        for m in range(1, 13):
+            x, y = _values(kind, k, m, seed=100 * k + m)
+            out = group_permutation_test(x, y, permutations="exact")
+            assert out.counts == enumerated_counts(x, y), (kind, k, m)
+            assert out.n_partitions == math.comb(k + m, k)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("k", "m"), [(21, 19), (12, 25), (23, 22)])
+def test_compiled_and_numpy_counters_agree_with_the_previous_counter(kind: str, k: int, m: int, monkeypatch) -> None:
+    # (23, 22): both halves have a head of runs (more than 20 values); (12, 25): k < m, few strata
+    x, y = _values(kind, k, m, seed=k * m)
+    new = group_permutation_test(x, y, permutations="exact").counts
+    assert new == perm._count_exact_reference(x, y)
+    if k + m <= 40:  # the numpy reference lists every sum: keep it small here
+        assert new == _numpy_counts(x, y, monkeypatch)
+
+
+def test_integer_scaling_keeps_the_tolerance_rule() -> None:
+    # 0.1 + 0.2 and 0.3 + 0.0 tie within rounding; 1e-300 next to 1.0 rounds to 0 but the tie rule holds
+    assert group_permutation_test([0.1, 0.2], [0.3, 0.0], permutations="exact").counts["greater"] == 4
+    x, y = np.array([1.0, 1e-300, 2.0]), np.array([3.0, 1e-300, 0.5])
+    assert group_permutation_test(x, y, permutations="exact").counts == enumerated_counts(x, y)
+    q, tol = perm._scaled(np.array([0.75, -1.5, 3.0]), 1e-15)
+    assert q.dtype == np.int64 and int(np.abs(q).sum()) < 2**perm.SUM_BITS
+    assert list(q / q[0]) == [1.0, -2.0, 4.0]  # powers of two scale exactly
+    assert tol == math.floor(math.ldexp(1e-15, perm.SUM_BITS - math.frexp(5.25)[1]))
+
+
+@needs_numba
+def test_count_independent_of_threads_and_windows(monkeypatch) -> None:
+    import numba
+
+    x, y = _values("real", 22, 21, seed=5)
+    reference = group_permutation_test(x, y, permutations="exact").counts
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert group_permutation_test(x, y, permutations="exact").counts == reference
+    finally:
+        numba.set_num_threads(threads)
+    monkeypatch.setattr(_kernels, "WINDOW", 1 << 14)  # many more, smaller parallel tasks
+    assert group_permutation_test(x, y, permutations="exact").counts == reference
+
+
+@needs_numba
+@pytest.mark.parametrize(("k", "m"), [(25, 25), (3, 40), (40, 3), (17, 6)])
+def test_monte_carlo_stream_is_the_same_compiled_numpy_and_any_thread_count(k: int, m: int, monkeypatch) -> None:
+    import numba
+
+    x, y = _values("real", k, m, seed=k + m)
+    compiled = group_permutation_test(x, y, permutations=30_000, rng=42)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert group_permutation_test(x, y, permutations=30_000, rng=42).counts == compiled.counts
+    finally:
+        numba.set_num_threads(threads)
+    monkeypatch.setattr(_kernels, "AVAILABLE", False)
+    assert group_permutation_test(x, y, permutations=30_000, rng=42).counts == compiled.counts
+
+
+def test_exact_limits_and_their_message(monkeypatch) -> None:
+    perm.check_exact_feasible(3, 300)  # few partitions although many values
+    with pytest.raises(EatkitError, match=r"^an exact permutation test for 300 \+ 300 values would take about"):
+        perm.check_exact_feasible(300, 300)
+    monkeypatch.setattr(_kernels, "AVAILABLE", False)
+    perm.check_exact_feasible(26, 26)
+    with pytest.raises(EatkitError, match=r"27 \+ 27 values would take about .* GB .*eatkit\[fast\]") as err:
+        perm.check_exact_feasible(27, 27)
+    assert "\n" not in str(err.value)
+    with pytest.raises(EatkitError, match="27 \\+ 27"):
+        group_permutation_test(np.zeros(27), np.ones(27), permutations="exact")
+
+
+@needs_numba
+def test_compiled_limit_is_weat_3() -> None:
+    perm.check_exact_feasible(32, 32)
+    perm.check_exact_feasible(31, 33)
+    with pytest.raises(EatkitError, match=r"33 \+ 33 values would take about [\d.]+ (s|minutes) and [\d.]+ MB"):
+        perm.check_exact_feasible(33, 33)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_agrees_with_the_previous_counter_at_24_plus_25(kind: str) -> None:
+    x, y = _values(kind, 24, 25, seed=2425)
+    assert group_permutation_test(x, y, permutations="exact").counts == perm._count_exact_reference(x, y)
