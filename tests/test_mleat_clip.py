@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from html import escape
 
 import numpy as np
 import pytest
 
 from eatkit.cli import main
-from eatkit.report.series import SIGN_CHANGE, load_series, series_table
+from eatkit.report.series import SIGN_CHANGE, load_series, series_html, series_table
 from eatkit.stimuli.loader import load_suite
 
 torch = pytest.importorskip("torch")
@@ -51,7 +52,7 @@ def images(tmp_path_factory: pytest.TempPathFactory):
 def test_mleat_clip_compares_prompts_side_by_side(capsys, tmp_path, tiny_model, images):
     out = tmp_path / "out"
     code = main(["run", "mleat-clip", "--model", tiny_model, "--images", str(images), "--compare-prompts", "",
-                 PROMPT, "--seed", "0", "--permutations", "100", "--bootstrap", "0", "-o", str(out), "--report"])
+                 PROMPT, "--seed", "0", "--permutations", "100", "--bootstrap", "0", "-o", str(out)])
     stdout, err = capsys.readouterr()
     assert code == 0, err
     series = load_series(out)
@@ -71,8 +72,8 @@ def test_mleat_clip_compares_prompts_side_by_side(capsys, tmp_path, tiny_model, 
         row = next(line for line in block if line.startswith(repr(PROMPT)))
         d_cell = row[len(repr(PROMPT)):].split()[0]
         assert d_cell.endswith(SIGN_CHANGE) == (bare.effect_size * prompted.effect_size < 0)
-    html = (out / "report.html").read_text()
-    assert html.count("<svg") >= 5 and "a picture that brings to mind" in html
+    html = series_html(series)  # the report's section for a series (the full report: test_series.py)
+    assert html.count("<svg") == 5 and html.count(escape(repr(PROMPT))) == 0 and html.count(escape(PROMPT)) == 5
 
 
 def test_a_prompt_without_the_placeholder_is_a_one_line_error(capsys, tmp_path, tiny_model, images):

@@ -70,3 +70,25 @@ def test_bad_series_folders_are_one_line_errors(capsys, tmp_path, damage, messag
         (tmp_path / "1840-vocab.pkl").write_bytes(pickle.dumps(["a", "b", "c"]))
     code, out, err = run_cli(capsys, "run", "mleat-histwords", "--series", tmp_path, "-o", tmp_path / "o")
     assert code == 2 and err.count("\n") == 1 and err.startswith("eatkit: error: ") and message in err
+
+
+def test_series_of_word_vector_files(capsys, tmp_path):
+    """--series with several vector files (checkpoints): one point per file, in the order given."""
+    decades = write_series(tmp_path / "hw")
+    files = []
+    for year in (1830, 1810):  # deliberately not sorted: the order given is the series order
+        words, matrix = decades[year]
+        path = tmp_path / f"step{year}.txt"
+        path.write_text("".join(" ".join([w, *(f"{v:.9g}" for v in row)]) + "\n" for w, row in zip(words, matrix)))
+        files.append(path)
+    out = tmp_path / "out"
+    code, _, err = run_cli(capsys, "run", "mleat-histwords", "--series", *files, "--seed", "0", "--permutations",
+                           "50", "--bootstrap", "0", "-o", out, "-q")
+    assert code == 0, err
+    series = load_series(out)
+    assert series.labels == ["step1830", "step1810"]
+    roles = _roles()
+    for year, run in zip((1830, 1810), series.runs):
+        words, m = decades[year]
+        direct = eatkit.eat(*(m[[words.index(w) for w in roles[r]]] for r in "XYAB"), permutations=1, rng=0)
+        assert run.records[0].effect_size == pytest.approx(direct.effect_size, abs=1e-5)

@@ -36,8 +36,9 @@ def register(sub: Any) -> None:
     src.add_argument("--model", help="a registered model (see 'eatkit list models')")
     src.add_argument("--vectors", type=Path, help="a word-vector file (GloVe/word2vec text or binary)")
     src.add_argument("--embeddings", type=Path, help="a folder or file of precomputed embeddings")
-    src.add_argument("--series", type=Path, help="a folder of decades in the HistWords layout (<year>-w.npy and "
-                     "<year>-vocab.pkl): run every decade in order and compare them")
+    src.add_argument("--series", type=Path, nargs="+", metavar="PATH",
+                     help="an ordered series to run and compare: a folder of decades in the HistWords layout "
+                     "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default=defaults.permutations,
@@ -160,9 +161,17 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         from eatkit.series import histwords_sources
 
         _refuse({flag: key for flag, key in MODEL_FLAGS if _given(args, flag)}, ("--oov",), "--series")
-        if args.lowercase or args.embeddings_model:
-            raise EatkitError("--lowercase and --embeddings-model do not apply to --series")
-        return histwords_sources(args.series, oov=args.oov or "error")
+        if args.embeddings_model:
+            raise EatkitError("--embeddings-model does not apply to --series")
+        if len(args.series) == 1:
+            if args.lowercase:
+                raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
+            return histwords_sources(args.series[0], oov=args.oov or "error")
+        from eatkit.sources.vectors import load_word_vectors
+
+        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
+        return [(path.stem, load_word_vectors(path, cased=not args.lowercase, oov=args.oov or "error", words=words))
+                for path in args.series]
     if args.compare_prompts is None:
         return [("", _source(args, suite))]
     if args.prompt is not None:

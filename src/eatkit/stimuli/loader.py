@@ -40,8 +40,8 @@ def load_suite(name_or_path: str | Path) -> Suite:
 def list_suites() -> list[Suite]:
     """The bundled suites, sorted by id.
 
-    >>> [suite.id for suite in list_suites()][:3]
-    ['american-white', 'ieat', 'ieat-intersectional']
+    >>> {"weat", "ieat", "seat"} <= {suite.id for suite in list_suites()}
+    True
     """
     return [_load_bundled(suite_id) for suite_id in sorted(_bundled_files())]
 
