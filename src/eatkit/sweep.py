@@ -43,7 +43,6 @@ import json
 import multiprocessing
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -283,13 +282,14 @@ def _cached_source(cell: Cell, suite: Any) -> EmbeddingSource:
 
 
 def _local(cells: list[Cell], jobs: int) -> Iterator[CellOutcome]:
-    """Cells in ``jobs`` worker processes (``0``: in this process), in completion order."""
+    """Cells in ``jobs`` worker processes (``0``: in this process), in completion order (a script that calls
+    :func:`run_sweep` with ``jobs >= 1`` needs the usual ``if __name__ == "__main__":`` guard)."""
     if jobs == 0:
         for cell in cells:
             yield run_cell(cell)
         return
-    method = "fork" if sys.platform == "linux" else "spawn"
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+    # spawned, not forked: the statistics may use OpenMP/numba threads, which a forked child cannot use
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(run_cell, cell) for cell in cells]
         for future in as_completed(futures):
             yield future.result()
