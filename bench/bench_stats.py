@@ -1,7 +1,8 @@
 """Benchmark of the EAT statistics core against the acceptance bars of issues 5 and 11 (run by hand, not a
 test).
 
-    python bench/bench_stats.py            # about 10 minutes on a 2-core machine (32 + 32 alone: about 1)
+    python bench/bench_stats.py                  # every size (the 32 + 32 count alone takes minutes)
+    python bench/bench_stats.py --sizes 20,25,28   # the exact table for these sizes only
 
 Inputs are random 300-d vectors or association values (seeded). Times are wall-clock medians of several
 repeats in this one run (the number is printed); a ratio is the median of per-pair ratios of interleaved
@@ -100,9 +101,9 @@ def run_exact(n: int, kind: str = "real", algorithm: str = "new", repeats: int =
     return json.loads(child.stdout)
 
 
-def exact_table(report) -> dict:
+def exact_table(report, sizes: tuple[int, ...]) -> None:
     """Issue 11: exact time and peak memory per size, ratios to the previous counter, to scipy's and a
-    Python loop's per-permutation cost; counts equal to the previous counter. Returns the 25 + 25 run."""
+    Python loop's per-permutation cost; counts equal to the previous counter."""
     from eatkit.stats import permutation
 
     print(f"\nexact counts ({'compiled kernels, ' + str(permutation._kernels.threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
@@ -120,7 +121,7 @@ def exact_table(report) -> dict:
     header = f"  {'n+n':>6} {'kind':>5} {'time':>9} {'peak RSS':>9} {'(base)':>8} {'old':>9} {'x old':>7} {'x scipy':>9} {'x loop':>9}"
     print(header)
     results = {}
-    for n, kind in [(s, "real") for s in EXACT_SIZES] + [(25, "tied"), (28, "tied")]:
+    for n, kind in [(s, "real") for s in sizes] + [(s, "tied") for s in (25, 28) if s in sizes]:
         repeats = 5 if n <= 20 else 3 if n <= 25 else 1
         new = run_exact(n, kind, "new", repeats)
         partitions = math.comb(2 * n, n)
@@ -136,11 +137,13 @@ def exact_table(report) -> dict:
         results[(n, kind)] = new
     goals = {20: 0.05, 25: 1.0, 28: 5.0, 32: 60.0}
     for n, goal in goals.items():
+        if n not in sizes:
+            continue
         r = results[(n, "real")]
         extra = r["peak_kib"] / 1024 / 1024
         report(f"exact {n}+{n} (real values)", f"{r['seconds']:.2f} s, {extra:.2f} GB peak", f"<= {goal:g} s",
                r["seconds"] <= goal and extra <= 1)
-    for n in (25, 28):
+    for n in (s for s in (25, 28) if s in sizes):
         r = results[(n, "tied")]
         report(f"exact {n}+{n} (tied integer values)", f"{r['seconds']:.2f} s", f"<= {goals[n]:g} s",
                r["seconds"] <= goals[n])
@@ -149,7 +152,6 @@ def exact_table(report) -> dict:
         new, old = run_exact(26, kind, "new"), run_exact(26, kind, "old")
         report(f"counts = previous counter, 26+26 {kind}", f"{new['counts'] == old['counts']} "
                f"({old['seconds']:.1f} s vs {new['seconds']:.2f} s)", "equal", new["counts"] == old["counts"])
-    return results[(25, "real")]
 
 
 def monte_carlo_rate(report) -> None:
@@ -186,7 +188,7 @@ def python_loop_p(values: list[float], k: int, observed: float, iterations: int)
     return hits / iterations
 
 
-def main() -> None:
+def main(sizes: tuple[int, ...] = EXACT_SIZES) -> None:
     rows: list[tuple[str, str, str, bool]] = []
 
     def report(name: str, measured: str, target: str, ok: bool) -> None:
@@ -198,7 +200,7 @@ def main() -> None:
     )
 
     # 1. issue 11: exact counts by size, Monte Carlo rate; ML-EAT (level 2 exact counts) at 25 + 25
-    exact_table(report)
+    exact_table(report, sizes)
     monte_carlo_rate(report)
     sets25 = embeddings(25)
     t_ml, _ = timed(lambda: ml_eat(*sets25, permutations="exact"), 1)
@@ -296,5 +298,7 @@ def main() -> None:
 if __name__ == "__main__":
     if EXACT_CHILD_FLAG in sys.argv:
         exact_child(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif "--sizes" in sys.argv:
+        main(tuple(int(n) for n in sys.argv[sys.argv.index("--sizes") + 1].split(",")))
     else:
         main()

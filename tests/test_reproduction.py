@@ -41,7 +41,7 @@ def test_weat_effect_sizes_match_caliskan_2017(weat_glove840b):
 def test_weat_p_values_significant_and_exact_where_cheap(weat_glove840b):
     for r in weat_glove840b.records:
         assert r.p_value < 0.02, r.test
-        # the auto rule counts exactly up to 25 + 25 targets; only WEAT 3 (32 + 32) is sampled
+        # 'auto' counts exactly up to 25 + 25 targets; only WEAT 3's 32 + 32 is sampled
         assert r.p_value_exact == (r.n_x + r.n_y <= 50), r.test
     weat7 = next(r for r in weat_glove840b.records if r.test == "weat7")
     # exact: 12870 partitions of 8 + 8 targets; the count is an integer

@@ -121,7 +121,7 @@ def test_compiled_limit_is_weat_3() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
-def test_agrees_with_the_previous_counter_at_24_plus_25(kind: str) -> None:
-    x, y = _values(kind, 24, 25, seed=2425)
+def test_agrees_with_the_previous_counter_at_24_plus_25() -> None:
+    # heads of runs on both sides, unequal sizes (a far-tail pass), near-ties; 26 + 26: bench/bench_stats.py
+    x, y = _values("tied", 24, 25, seed=2425)
     assert group_permutation_test(x, y, permutations="exact").counts == perm._count_exact_reference(x, y)

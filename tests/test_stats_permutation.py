@@ -182,14 +182,13 @@ def test_exact_25_plus_25_agrees_with_a_million_draws() -> None:
 
 
 def test_auto_switches_to_monte_carlo_above_about_a_second_of_counting() -> None:
-    # 25 + 25 with the compiled kernels, 22 + 22 without (numpy reference)
-    largest = 25 if permutation.compiled() else 22
+    # 25 + 25, whether or not the compiled kernels are installed (the rule depends on the sizes only)
+    largest = 25
     x, y = _values(largest + 1, largest + 1, seed=23)
     out = group_permutation_test(x, y, rng=5)
     assert (out.exact, out.n_permutations, out.seed) == (False, DEFAULT_MONTE_CARLO, 5)
-    assert permutation.exact_cost(2 * largest, largest) <= (
-        permutation.AUTO_EXACT_MAX_SUMS if permutation.compiled() else permutation.NUMPY_AUTO_EXACT_MAX_SUMS
-    ) < permutation.exact_cost(2 * largest + 2, largest + 1)
+    assert permutation.exact_cost(2 * largest, largest) <= permutation.AUTO_EXACT_MAX_SUMS < permutation.exact_cost(
+        2 * largest + 2, largest + 1)
 
 
 def test_seed_recorded_when_rng_is_none_repeats_the_run() -> None:

@@ -134,7 +134,8 @@ for _spec in (
         factory="eatkit.encoders.image_models:TimmFeatures",
         modalities=("image",),
         extra="image",
-        description="any timm model with its default pretrained weights (downloaded): penultimate layer "
+        description="any timm model with its default pretrained weights (downloaded), or a fine-tuned "
+        "checkpoint (--weights, from 'eatkit finetune'): penultimate layer "
         "(forward_head pre_logits, the model's global pooling); timm's eval preprocessing "
         "(resize to size / crop_pct, centre crop, the model's interpolation, mean and std)",
     ),

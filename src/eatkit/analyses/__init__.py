@@ -29,6 +29,7 @@ ANALYSES: dict[str, str] = {
     "vqa": "eatkit.analyses.rates:VQAAnalysis",
     "caption": "eatkit.analyses.rates:CaptionAnalysis",
     "generation": "eatkit.analyses.generation:GenerationAnalysis",
+    "geometry": "eatkit.analyses.geometry:GeometryAnalysis",
 }
 
 
@@ -47,7 +48,7 @@ def record_from_json(data: Any, where: str = "record") -> Record:
     >>> record_from_json({"kind": "probe"})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ranking, vqa, caption, generation)
+    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ranking, vqa, caption, generation, geometry)
     """
     if not isinstance(data, Mapping):
         raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")

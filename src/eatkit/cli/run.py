@@ -18,11 +18,15 @@ MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
     ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
     ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
-    ("--missing", "missing"),
+    ("--missing", "missing"), ("--weights", "checkpoint"),
 )
 #: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
 ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
     ("--experiment", "experiment"), ("--embedding", "embedding"), ("--mask", "mask"),
+)
+#: options of geometry tests (seed 004): (flag, key of RunOptions.params)
+GEOMETRY_FLAGS: tuple[tuple[str, str], ...] = (
+    ("--iterations", "iterations"), ("--fold", "fold"), ("--similarity", "similarity"), ("--compare-model", "compare"),
 )
 
 
@@ -70,6 +74,15 @@ def register(sub: Any) -> None:
                      help="forward-pass precision (default fp32: exact reproducibility)")
     run.add_argument("--workers", type=non_negative, help="image-decoding worker processes (default 2; 0: inline)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
+                     "into --model")
+    geometry = run.add_argument_group("geometry tests (feature-space geometry of image classes)")
+    geometry.add_argument("--iterations", type=int, help="random fold draws per score (default 1000)")
+    geometry.add_argument("--fold", choices=("half", "pair", "centroid"), help="fold type (default half)")
+    geometry.add_argument("--similarity", choices=("cosine", "euclidean"), help="default cosine")
+    geometry.add_argument("--compare-model", action="append", metavar="MODEL[@CHECKPOINT]",
+                          help="also score the classes with this model (repeatable), e.g. the same model "
+                          "fine-tuned; Spearman's rho between every two models")
     grounded = run.add_argument_group("grounded tests (Grounded-WEAT/SEAT, joint models such as hf-vilt:)")
     grounded.add_argument("--experiment", choices=("1", "2", "3", "all"),
                           help="1: images integrated out; 2: each target with its own images; 3: congruent vs "
@@ -101,6 +114,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
     if params.get("experiment", "all") != "all":
         params["experiment"] = int(params["experiment"])
+    params |= _geometry_params(args, suite, tests)
     options = RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
@@ -191,20 +205,56 @@ def _given(args: argparse.Namespace, flag: str) -> bool:
 
 
 def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
-    """The embedding source chosen by --model, --vectors or --embeddings and the model flags
-    (``overrides``: model options, e.g. one prompt of --compare-prompts)."""
-    from eatkit.runner import build_source
+    """The embedding source chosen by --model, --vectors or --embeddings (``overrides``: model options)."""
+    given = {flag: key for flag, key in MODEL_FLAGS if _given(args, flag)}
+    if args.vectors:
+        from eatkit.sources.vectors import load_word_vectors
 
-    given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in MODEL_FLAGS}
-    given["cache"] = False if args.no_cache else None
-    if "prompt" in overrides:
-        from eatkit.registry import get_model
+        _refuse(given, ("--oov",), "--vectors")
+        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
+        return load_word_vectors(args.vectors, cased=not args.lowercase, oov=args.oov or "error", words=words)
+    if args.lowercase:
+        raise EatkitError("--lowercase applies to --vectors only")
+    if args.embeddings:
+        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
 
-        accepted = get_model(args.model).option_names()
-        if accepted is not None and "prompt" not in accepted:
-            raise EatkitError(f"model '{args.model}' does not take the option --compare-prompts (it has no prompt)")
-    return build_source({**given, "name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
-                         "embeddings_model": args.embeddings_model, "lowercase": args.lowercase}, suite, overrides)
+        _refuse(given, (), "--embeddings")
+        if args.embeddings_model:
+            return IEATEmbeddings(args.embeddings, args.embeddings_model)
+        return PrecomputedEmbeddings(args.embeddings)
+    if args.embeddings_model:
+        raise EatkitError("--embeddings-model applies to --embeddings only")
+    from eatkit.registry import get_model
+
+    spec = get_model(args.model)
+    accepted = spec.option_names()
+    options = {}
+    for flag, key in given.items():
+        if accepted is not None and key not in accepted:
+            raise EatkitError(f"model '{spec.name}' does not take the option {flag}")
+        options[key] = False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
+    if "prompt" in overrides and accepted is not None and "prompt" not in accepted:
+        raise EatkitError(f"model '{spec.name}' does not take the option --compare-prompts (it has no prompt)")
+    return spec.build(**options, **overrides)
+
+
+def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
+    """The run options of geometry tests (only when the run has some): the geometry flags given, the
+    run model's label and the model options that the compare models share (image folder, batch size, cache)."""
+    from eatkit.runner import select_tests
+
+    given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in GEOMETRY_FLAGS
+             if getattr(args, flag[2:].replace("-", "_")) is not None}
+    if not any(t.kind == "geometry" for t in select_tests(suite, tests)):
+        if given:
+            raise EatkitError(f"{', '.join(f for f, k in GEOMETRY_FLAGS if k in given)} applies to geometry tests only")
+        return {}
+    if not args.model:
+        raise EatkitError("geometry tests need --model (image features of a model)")
+    shared = {"images": str(args.images) if args.images else None, "batch_size": args.batch_size,
+              "cache": False if args.no_cache else None}
+    label = args.model + (f"@{args.weights}" if args.weights else "")
+    return {**given, "label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
 
 
 def _refuse(given: dict[str, str], allowed: tuple[str, ...], source: str) -> None:

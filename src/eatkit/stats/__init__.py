@@ -8,6 +8,8 @@
 :func:`bootstrap_effect_size`          percentile bootstrap CI of d, resampling within each set
 :func:`specificity`                    false-positive rate on random re-partitions (iEAT §6)
 :func:`adjust_p_values`                Holm and Benjamini-Hochberg corrections
+:func:`intra_class_variation`,         feature-space geometry of image classes over random folds (seed 004),
+:func:`inter_class_distance`           :func:`compare_classes` and :func:`spearman_by_group` to compare them
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
@@ -23,30 +25,50 @@ from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
 from eatkit.stats.grounded import GroundedResult, grounded_eat
 from eatkit.stats.false_positives import SpecificityResult, specificity
+from eatkit.stats.geometry import (
+    ClassComparison,
+    GeometryScore,
+    GeometryScores,
+    SpearmanResult,
+    compare_classes,
+    geometry_scores,
+    inter_class_distance,
+    intra_class_variation,
+    spearman_by_group,
+)
 
 __all__ = [
     "AnisotropyResult",
     "CosineDiagnostic",
     "BootstrapResult",
+    "ClassComparison",
     "EATResult",
+    "GeometryScore",
+    "GeometryScores",
     "GroundedResult",
     "Level3",
     "MLEATResult",
     "PATTERNS",
     "PermutationOutcome",
+    "SpearmanResult",
     "SpecificityResult",
     "TestOptions",
     "adjust_p_values",
     "anisotropy",
     "bootstrap_effect_size",
     "cohens_d",
+    "compare_classes",
     "cosine_diagnostic",
     "eat",
     "eat_pattern",
+    "geometry_scores",
     "grounded_eat",
     "group_permutation_test",
+    "inter_class_distance",
+    "intra_class_variation",
     "ml_eat",
     "sc_eat",
     "sc_eats",
+    "spearman_by_group",
     "specificity",
 ]

@@ -23,8 +23,6 @@ else:
 WINDOW = 1 << 21
 #: sums of one side per window inside a task (fits the per-core cache with its sort buffers)
 SUB = 1 << 14
-#: the Monte Carlo stream's constants (splitmix64; Steele, Lea & Flood 2014)
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def threads() -> int:
@@ -149,7 +147,7 @@ if AVAILABLE:
         b < ts[0] - w + 1 pair with every a of the window, those in [ts[0] - w + 1, ts[-1] - u) are
         gathered and sorted with the window's left sums and counted by a two-pointer merge per
         threshold. Each run's slice bounds are walked from the previous window's."""
-        ntasks, nt = tstratum.size, ts.size  # one or two thresholds
+        ntasks, nt = tstratum.size, ts.size  # one or two thresholds (more are not counted)
         t0, t1 = ts[0], ts[nt - 1]
         counts = np.zeros((ntasks, nt), dtype=np.int64)
         for task in prange(ntasks):
@@ -188,7 +186,23 @@ if AVAILABLE:
                     wr += rend[r - r0] - rstart[r - r0]
                     rbusy += rend[r - r0] > rstart[r - r0]
                     below += rstart[r - r0]
-                if wl > 0 and wr > 0:
+                single = wl > 0 and wr > 0
+                if single:  # does the window hold one left value (heavily tied inputs)?
+                    lmin, lmax = np.int64(2**62), -np.int64(2**62)
+                    for r in range(l0, l1):
+                        if lend[r - l0] > lstart[r - l0]:
+                            run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+                            lmin = min(lmin, run[lstart[r - l0]] + lshift[r])
+                            lmax = max(lmax, run[lend[r - l0] - 1] + lshift[r])
+                    single = lmin == lmax
+                if single:  # then count the right sums below t - a by binary search: nothing to sort
+                    for ti in range(nt):
+                        below_t = 0
+                        for r in range(r0, r1):
+                            run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
+                            below_t += np.searchsorted(run, ts[ti] - lmin - rshift[r])
+                        acc[ti] += wl * below_t
+                elif wl > 0 and wr > 0:
                     left, ladd = _window(lbase, loff, lshift, lsize, l0, lstart, lend, l1 - l0, lbusy, u, w - u, wl)
                     rlo = t0 - w + 1
                     right, radd = _window(rbase, roff, rshift, rsize, r0, rstart, rend, r1 - r0, rbusy, rlo,
@@ -208,7 +222,8 @@ if AVAILABLE:
                     acc[0] += c0
                     if nt > 1:
                         acc[1] += c1
-                acc += wl * below
+                if not single:
+                    acc += wl * below
                 for r in range(l0, l1):
                     lstart[r - l0] = lend[r - l0]
                 for r in range(r0, r1):
@@ -260,6 +275,7 @@ if AVAILABLE:
 
     @njit(cache=True, nogil=True)
     def _splitmix(x):
+        """splitmix64's output function (Steele, Lea & Flood 2014) of the counter x times the golden ratio."""
         z = x * np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)

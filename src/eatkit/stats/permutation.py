@@ -49,8 +49,9 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   previous window's, the slices of both sides are gathered and bucket-sorted, and a two-pointer merge
   counts the pairs (right sums below the window's range pair with all of its left sums). Memory stays at
   2 x 8 MB of base sums plus a few MB per thread whatever n. Time is linear in the number of sums listed,
-  ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at roughly
-  ``SECONDS_PER_SUM`` per sum and core (``bench/bench_stats.py`` prints the times by size).
+  ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most about
+  ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail) skip
+  the sorting and cost much less (``bench/bench_stats.py`` prints the times by size).
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
@@ -79,16 +80,18 @@ from eatkit.stats.options import check_permutations
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
 #: ``permutations="auto"`` counts exactly when at most this many subset sums must be listed (see
-#: ``exact_cost``): 25 + 25 values with the compiled kernels (about a second on two cores), 22 + 22 without.
+#: ``exact_cost``): up to 25 + 25 values (about a second on two cores with the compiled kernels, a few
+#: seconds with numpy alone). The rule depends on the sizes only, never on what is installed, so the
+#: same command gives an exact p, or the same seeded Monte Carlo p, on every machine.
 AUTO_EXACT_MAX_SUMS = 2 * 2**25
-NUMPY_AUTO_EXACT_MAX_SUMS = 2 * 2**22
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
-#: (WEAT 3, under a minute on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
+#: (WEAT 3: minutes on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
 EXACT_MAX_SUMS = 2 * 2**32
 NUMPY_EXACT_MAX_SUMS = 2 * 2**26
-#: measured cost per listed subset sum (seconds on one core; bench/bench_stats.py) and memory per sum of
-#: the numpy reference (bytes), for the estimates of ``check_exact_feasible``
-SECONDS_PER_SUM = 12e-9
+#: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 1.9 s of CPU time on the
+#: shared 2-core machine; a p far in a tail costs less, e.g. the whole exact WEAT 3 run, p = 5e-11, 66 s
+#: for its 8.6e9 sums) and memory per sum of the numpy reference (bytes), for ``check_exact_feasible``
+SECONDS_PER_SUM = 28e-9
 NUMPY_SECONDS_PER_SUM = 60e-9
 NUMPY_BYTES_PER_SUM = 11.5
 #: draws per Monte Carlo block (scheduling only: a draw's random numbers depend on its index alone)
@@ -248,7 +251,7 @@ def permutation_tests(
     thresholds = [_IntThresholds.of(q, k, tol_q) for q, tol_q in scaled]
     if permutations == "exact":
         check_exact_feasible(k, m)
-    cheap = exact_cost(n, k) <= (AUTO_EXACT_MAX_SUMS if compiled() else NUMPY_AUTO_EXACT_MAX_SUMS)
+    cheap = exact_cost(n, k) <= AUTO_EXACT_MAX_SUMS
     if permutations == "exact" or (permutations == "auto" and cheap):
         outcomes = []
         for (q, _), t, tol in zip(scaled, thresholds, tolerances):
@@ -588,19 +591,18 @@ def _monte_carlo_numpy(
     n = values.shape[0]
     counts = np.zeros(lower.shape, dtype=np.int64)
     totals = values.sum(axis=0)
-    per = np.uint64((r + 1) // 2)
+    halves = np.arange(1, (r + 1) // 2 + 1, dtype=np.uint64)
+    spans = (n - np.arange(r)).astype(np.uint64)
     for start in range(0, draws, MC_BATCH):
         d = np.arange(start, min(draws, start + MC_BATCH), dtype=np.uint64)
-        base = np.uint64(key) + d * per
+        u = _splitmix(np.uint64(key) + d[:, np.newaxis] * np.uint64(halves.size) + halves)
+        # position i takes the high (even i) or low (odd i) 32 bits of hash i // 2
+        bits = np.stack([u >> np.uint64(32), u & np.uint64(0xFFFFFFFF)], axis=2).reshape(d.size, -1)[:, :r]
+        js = np.arange(r) + ((bits * spans) >> np.uint64(32)).astype(np.int64)
         perm = np.tile(np.arange(n), (d.size, 1))
         rows = np.arange(d.size)
         for i in range(r):
-            if i % 2 == 0:
-                u = _splitmix(base + np.uint64(i // 2 + 1))
-                bits = u >> np.uint64(32)
-            else:
-                bits = u & np.uint64(0xFFFFFFFF)
-            j = i + ((bits * np.uint64(n - i)) >> np.uint64(32)).astype(np.int64)
+            j = js[:, i]
             swapped = perm[rows, j]
             perm[rows, j] = perm[:, i]
             perm[:, i] = swapped

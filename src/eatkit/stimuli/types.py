@@ -21,6 +21,7 @@ TEST_KINDS: dict[str, tuple[str, ...] | None] = {
     "grounded": ("X", "Y", "A_x", "A_y", "B_x", "B_y"),
     # probes ("American == White"): one role per group of images (eatkit.probes builds these tests)
     "ranking": None, "vqa": None, "caption": None, "generation": None,
+    "geometry": None,
 }
 
 

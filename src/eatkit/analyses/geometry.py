@@ -1,0 +1,197 @@
+"""Feature-space geometry of a test of kind ``"geometry"`` (seed 004): the roles are classes of images.
+
+For the run's model, and for every model named in the run option ``compare`` (e.g. the same model
+fine-tuned: ``"efficientnet_lite0@ft.safetensors"``), the analysis computes
+
+* the intra-class score of every class and the inter-class score of the test's ``pairs``
+  (:func:`eatkit.stats.geometry_scores`; the same seed for every model, so that models are scored on the
+  same random folds when their classes have the same sizes),
+* each class against the ``reference`` class (default ``random``; :func:`eatkit.stats.compare_classes`),
+  with Benjamini-Hochberg q-values across the comparisons of the record,
+* Spearman's rho between every two models' scores, per group of scores (:func:`eatkit.stats.spearman_by_group`).
+
+Run options (``RunOptions.params``; CLI flags of ``eatkit run``): ``iterations`` (1000), ``fold``
+(``half``), ``similarity`` (``cosine``), ``compare`` (a list of model names, each optionally
+``name@checkpoint``), ``compare_options`` (model options for them, e.g. ``images``), ``label`` (the run
+model's name in the record). Test parameters (suite file): ``pairs``, ``groups``, ``reference``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
+from eatkit.errors import EatkitError
+from eatkit.records import Record
+from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stats import adjust_p_values, compare_classes, geometry_scores, spearman_by_group
+from eatkit.stats.geometry import FOLDS, SIMILARITIES
+from eatkit.stimuli.analysis_sets import REFERENCE, design, pair_key
+from eatkit.stimuli.types import AssociationTest
+
+RUN_PARAMS: tuple[str, ...] = ("iterations", "fold", "similarity", "compare", "compare_options", "label")
+#: Monte Carlo re-labellings of a class-vs-reference comparison when ``permutations="auto"`` (exact when
+#: there are at most this many re-labellings)
+AUTO_PERMUTATIONS = 10_000
+#: the most re-labellings ``permutations="exact"`` enumerates
+EXACT_MAX = 1_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeometryRecord(Record):
+    """The geometry of one analysis set under one or more models.
+
+    ``scores``: one entry per model and score (``key`` = a class for an intra-class score, ``"a vs b"``
+    for an inter-class one) with mean, sd, min, max over the iterations and the exact mean;
+    ``comparisons``: each class against the reference class per model (difference of intra-class
+    similarity, Cohen's d, Welch t, permutation p and BH q); ``spearman``: rho and p between every two
+    models per group of scores.
+    """
+
+    kind = "geometry"
+
+    models: list[str]
+    classes: dict[str, int]
+    iterations: int
+    fold: str
+    similarity: str
+    reference: str | None = None
+    alternative: str
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
+    spearman: list[dict[str, Any]] = field(default_factory=list)
+    compare_sources: list[dict[str, Any]] = field(default_factory=list)
+    dropped: dict[str, list[str]] = field(default_factory=dict)   # images are never dropped
+
+
+class GeometryAnalysis(Analysis):
+    """Intra-class variation, inter-class distance, reference comparisons and model x model Spearman."""
+
+    kind = "geometry"
+    record_type = GeometryRecord
+
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        params = dict(options.params)
+        unknown = sorted(set(params) - set(RUN_PARAMS))
+        if unknown:
+            raise EatkitError(f"test '{test.id}' (geometry) does not take the option(s) {', '.join(unknown)}")
+        _settings(params)
+        names = [s.name for s in test.sets().values()]
+        if len(set(names)) != len(names):
+            raise EatkitError(f"test '{test.id}': two classes have the same name")
+        for pair in test.param("pairs") or []:
+            if not (isinstance(pair, list) and len(pair) == 2 and all(p in names for p in pair)):
+                raise EatkitError(f"test '{test.id}': pair {pair!r} does not name two of its classes")
+        reference = test.param("reference", REFERENCE if REFERENCE in names else None)
+        if reference is not None and reference not in names:
+            raise EatkitError(f"test '{test.id}': the reference class '{reference}' is not one of its classes")
+        compare = params.get("compare", [])
+        if not isinstance(compare, list) or not all(isinstance(m, str) and m for m in compare):
+            raise EatkitError("compare must be a list of model names")
+
+    def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
+        out = {role: embed(stimuli) for role, stimuli in test.sets().items()}
+        params = dict(options.params)
+        for i, spec in enumerate(params.get("compare", []), start=1):
+            source = _compare_source(spec, tuple(sorted((params.get("compare_options") or {}).items())))
+            for role, stimuli in test.sets().items():
+                try:
+                    out[f"{role}@{i}"] = source.embed(stimuli)
+                except EatkitError as err:
+                    raise EatkitError(f"test '{test.id}' with the compare model {spec}: {err}") from None
+        return out
+
+    def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
+                suite: str, seed: int) -> list[Outcome]:
+        params = dict(options.params)
+        iterations, fold, similarity = _settings(params)
+        sets = test.sets()
+        names = [s.name for s in sets.values()]
+        models = [str(params.get("label") or "model"), *params.get("compare", [])]
+        pairs = [tuple(p) for p in test.param("pairs")] if test.param("pairs") else list(design(names)[0])
+        groups = test.param("groups") or design(names)[1]
+        reference = test.param("reference", REFERENCE if REFERENCE in names else None)
+        scores, comparisons, means, arrays = [], [], [], {}
+        for i, model in enumerate(models):
+            suffix = f"@{i}" if i else ""
+            classes = {s.name: embedded[role + suffix].vectors for role, s in sets.items()}
+            result = geometry_scores(classes, pairs=pairs, iterations=iterations, fold=fold,
+                                     similarity=similarity, rng=seed)
+            keyed = {**{k: v for k, v in result.intra.items()}, **{pair_key(k): v for k, v in result.inter.items()}}
+            means.append({k: v.mean for k, v in keyed.items()})
+            for key, score in keyed.items():
+                scores.append({"model": model, "key": key, **score.to_dict()})
+                arrays[f"{model}|{key}"] = score.values
+            if reference is not None:
+                for name in names:
+                    if name == reference:
+                        continue
+                    c = compare_classes(classes[name], classes[reference], similarity=similarity,
+                                        alternative=options.alternative,
+                                        permutations=_permutations(options.permutations, len(classes[name]),
+                                                                   len(classes[reference])),
+                                        rng=seed, names=(name, reference))
+                    comparisons.append({"model": model, **c.to_dict()})
+        if comparisons:
+            q = adjust_p_values([c["p_permutation"] for c in comparisons], method="bh")
+            for c, value in zip(comparisons, q):
+                c["q_value"] = float(value)
+        spearman = []
+        for (i, a), (j, b) in itertools.combinations(enumerate(models), 2):
+            for r in spearman_by_group(means[i], means[j], groups, alternative="two-sided"):
+                spearman.append({"first": a, "second": b, **r.to_dict()})
+        compare_sources = [_compare_source(spec, tuple(sorted((params.get("compare_options") or {}).items())))
+                           .manifest() for spec in models[1:]]
+        record = GeometryRecord(
+            suite=suite, test=test.id, title=test.title, seed=seed, models=models,
+            classes={s.name: len(embedded[role].ids) for role, s in sets.items()}, iterations=iterations,
+            fold=fold, similarity=similarity, reference=reference, alternative=options.alternative,
+            scores=scores, comparisons=comparisons, spearman=spearman, compare_sources=compare_sources,
+        )
+        return [Outcome(record, arrays)]
+
+
+def _settings(params: dict[str, Any]) -> tuple[int, str, str]:
+    iterations = params.get("iterations", 1000)
+    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+        raise EatkitError(f"iterations must be a positive integer, got {iterations!r}")
+    fold, similarity = params.get("fold", "half"), params.get("similarity", "cosine")
+    if fold not in FOLDS:
+        raise EatkitError(f"fold must be one of {', '.join(FOLDS)}, got {fold!r}")
+    if similarity not in SIMILARITIES:
+        raise EatkitError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
+    return iterations, fold, similarity
+
+
+def _permutations(permutations: str | int, k: int, m: int) -> int:
+    """The re-labellings of a class-vs-reference test: ``auto`` -> exact up to AUTO_PERMUTATIONS, else that
+    many draws; ``exact`` -> all of them (an error beyond EXACT_MAX); a number -> that many draws."""
+    total = math.comb(k + m, k)
+    if permutations == "auto":
+        return AUTO_PERMUTATIONS
+    if permutations == "exact":
+        if total > EXACT_MAX:
+            raise EatkitError(f"an exact comparison of {k} + {m} images has {total:.3g} re-labellings; "
+                              "pass a number of permutations")
+        return total
+    return int(permutations)
+
+
+def _compare_source(spec: str, options: tuple[tuple[str, Any], ...]) -> EmbeddingSource:
+    """The embedding source of a compare model ``name`` or ``name@checkpoint`` (building one loads no
+    weights: that happens on the first embedding that misses the cache)."""
+    from eatkit.registry import build_model, get_model
+
+    name, at, checkpoint = spec.partition("@")
+    kwargs = dict(options)
+    if at:
+        kwargs["checkpoint"] = checkpoint
+    accepted = get_model(name).option_names()
+    if accepted is not None:
+        refused = sorted(k for k in kwargs if k not in accepted)
+        if refused:
+            raise EatkitError(f"the compare model '{name}' does not take the option(s) {', '.join(refused)}")
+    return build_model(name, **kwargs)

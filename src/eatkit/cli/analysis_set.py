@@ -1,0 +1,64 @@
+"""``eatkit analysis-set``: build an analysis set (classes of images) for geometry tests (seed 004)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from eatkit.errors import EatkitError
+
+
+def register(sub: Any) -> None:
+    aset = sub.add_parser("analysis-set", help="build a geometry analysis set from COCO annotations or folders",
+                          description="Build classes of images (man, woman, <object>, <object>+man, "
+                          "<object>+woman, random, stop-sign) from COCO-format annotations, or take DIR/<class>/* "
+                          "folders, and write a suite of one geometry test for 'eatkit run'.")
+    aset.add_argument("source", choices=("coco", "folders"))
+    aset.add_argument("--instances", type=Path, help="coco: instances_*.json")
+    aset.add_argument("--captions", type=Path, help="coco: captions_*.json (gender from caption words)")
+    aset.add_argument("--images", type=Path, required=True, help="coco: the image folder; folders: DIR")
+    aset.add_argument("--objects", help="coco: comma-separated object categories, e.g. car,refrigerator,surfboard")
+    aset.add_argument("--classes", help="folders: comma-separated class folders (default: all)")
+    aset.add_argument("--per-class", type=int, help="coco: at most this many images per class (seeded sample)")
+    aset.add_argument("--seed", type=int, default=0, help="coco: seed of the sampling (default 0)")
+    aset.add_argument("--lexicon", type=Path, help='coco: JSON {"man": [...], "woman": [...]} of caption words')
+    aset.add_argument("--no-control", action="store_true", help="coco: no stop-sign control class")
+    aset.add_argument("--exclusive", action="store_true",
+                      help="coco: object and gender classes take only images with no other annotated category")
+    aset.add_argument("--output", "-o", type=Path, required=True,
+                      help="coco: a new folder (images/<class>/ links and suite.json); folders: the suite file")
+    aset.set_defaults(func=_cmd_analysis_set)
+
+
+def _cmd_analysis_set(args: argparse.Namespace) -> int:
+    from eatkit.stimuli.analysis_sets import coco_analysis_set, folder_analysis_set
+
+    if args.source == "folders":
+        classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
+        aset = folder_analysis_set(args.images, classes)
+        args.output.write_text(json.dumps(aset.suite(), indent=1) + "\n", encoding="utf-8")
+        suite, images = args.output, args.images
+    else:
+        if not (args.instances and args.captions and args.objects):
+            raise EatkitError("analysis-set coco needs --instances, --captions and --objects")
+        lexicon = None
+        if args.lexicon:
+            try:
+                lexicon = json.loads(args.lexicon.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                raise EatkitError(f"cannot read the lexicon {args.lexicon}: {type(err).__name__}") from None
+            if not isinstance(lexicon, dict) or not all(isinstance(v, list) for v in lexicon.values()):
+                raise EatkitError(f"the lexicon {args.lexicon} must be a JSON object of word lists")
+        aset = coco_analysis_set(args.instances, args.captions, args.images,
+                                 [o.strip() for o in args.objects.split(",") if o.strip()],
+                                 per_class=args.per_class, seed=args.seed, lexicon=lexicon,
+                                 control=not args.no_control, exclusive=args.exclusive)
+        suite = aset.write(args.output)
+        images = args.output / "images"
+    width = max(len(n) for n in aset.classes)
+    for name, n in aset.sizes().items():
+        print(f"{name:{width}s} {n:6d} images ({aset.available.get(name, n)} available)")
+    print(f"wrote {suite}; run it with: eatkit run {suite} --images {images} --model <image model>")
+    return 0

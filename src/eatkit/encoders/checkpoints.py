@@ -1,0 +1,61 @@
+"""Fine-tuning checkpoints: safetensors files of a network's tensors plus eatkit metadata (JSON).
+
+Loading never executes code (safetensors holds tensors only), and a checkpoint must fit the network it is
+loaded into exactly (every tensor name and shape), or the error names the first mismatch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from eatkit.io import require
+from eatkit.errors import EatkitError, one_line
+
+CHECKPOINT_FORMAT = "eatkit.finetune/1"
+
+
+def save_checkpoint(path: str | Path, net: Any, metadata: dict[str, Any]) -> Path:
+    """Write the network's state dict and ``metadata`` (JSON) as a safetensors file."""
+    st = require("safetensors.torch", "fine-tuning checkpoints", "image")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
+    tmp = path.with_name(path.name + ".tmp")
+    st.save_file(state, str(tmp), metadata={"format": CHECKPOINT_FORMAT, "eatkit": json.dumps(metadata)})
+    tmp.replace(path)
+    return path
+
+
+def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
+    """The metadata of an eatkit checkpoint (``{}`` for a plain safetensors state dict)."""
+    safetensors = require("safetensors", "fine-tuning checkpoints", "image")
+    path = Path(path)
+    if not path.is_file():
+        raise EatkitError(f"checkpoint {path} not found")
+    try:
+        with safetensors.safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+    except Exception as exc:  # noqa: BLE001 -- safetensors raises its own error types
+        raise EatkitError(f"checkpoint {path} is not a safetensors file: {one_line(exc)}") from None
+    return json.loads(meta["eatkit"]) if meta.get("format") == CHECKPOINT_FORMAT else {}
+
+
+def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:
+    """Load a checkpoint's tensors into ``net`` (strictly: every key and shape must match), or raise one
+    line saying why the checkpoint does not fit ``model``."""
+    st = require("safetensors.torch", "fine-tuning checkpoints", "image")
+    checkpoint_metadata(path)   # a readable safetensors file
+    state = st.load_file(str(path))
+    expected = net.state_dict()
+    missing = [k for k in expected if k not in state]
+    extra = [k for k in state if k not in expected]
+    shapes = [k for k in expected if k in state and tuple(state[k].shape) != tuple(expected[k].shape)]
+    if missing or extra or shapes:
+        what = (f"{len(missing)} missing tensor(s) (e.g. {missing[0]})" if missing else
+                f"{len(extra)} unexpected tensor(s) (e.g. {extra[0]})" if extra else
+                f"tensor {shapes[0]} has shape {tuple(state[shapes[0]].shape)}, the model's is "
+                f"{tuple(expected[shapes[0]].shape)}")
+        raise EatkitError(f"checkpoint {path} does not fit {model}: {what}")
+    net.load_state_dict(state)
