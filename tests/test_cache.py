@@ -161,13 +161,60 @@ def test_second_embed_is_served_from_the_cache_without_loading():
                                           "hits": 3, "misses": 0, "batches": 0}
 
 
-def test_partial_hits_compute_only_the_missing_stimuli():
+def test_partial_hits_recompute_whole_planned_batches_and_keep_cached_vectors():
     Letters().embed(StimulusSet("some", "word", ("tulip",)))
     encoder = Letters()
     out = encoder.embed(WORDS)
-    assert encoder.encoded == ["rose", "daisy"]
+    assert encoder.encoded == ["rose", "tulip", "daisy"]  # the cold run's batch, whole
+    assert encoder.stats == {"hits": 1, "misses": 2, "batches": 1}
     assert out.ids == ("rose", "tulip", "daisy")
     np.testing.assert_array_equal(out.vectors[:, 0], [4, 5, 5])
+    one_by_one = Letters(batch_size=1)
+    one_by_one.embed(StimulusSet("more", "word", ("rose", "tulip", "daisy", "lily")))
+    assert one_by_one.encoded == ["lily"]  # batches of one: only the missing stimulus
+
+
+def test_batches_are_planned_from_the_full_list():
+    encoder = Letters(batch_size=2)
+    words = StimulusSet("w", "word", tuple("abcde"))
+    assert [list(b) for b in encoder.plan(5)] == [[0, 1], [2, 3], [4]]
+    encoder.embed(words)
+    cache = EmbeddingCache()
+    cache._path(entry_key(encoder.cache_config(), "word", "c")).unlink()
+    again = Letters(batch_size=2)
+    again.embed(words)
+    assert again.encoded == ["c", "d"]  # the cold run's second batch, not ["c"] alone
+    assert again.manifest()["batch_plan"].startswith("batch_size consecutive stimuli over each set's full list")
+
+
+class BatchDependent(Letters):
+    """A toy whose vectors depend on the batch they were computed in (like float forward passes)."""
+
+    def _encode(self, modality, inputs):
+        self.encoded.extend(inputs)
+        return np.array([[len(w), len(inputs)] for w in inputs], dtype=np.float32)
+
+
+def test_cold_warm_and_partly_cached_runs_give_the_same_bits():
+    words = StimulusSet("w", "word", ("rose", "tulip", "daisy", "lily", "iris"))
+    cold = BatchDependent(batch_size=2).embed(words).vectors
+    np.testing.assert_array_equal(cold[:, 1], [2, 2, 2, 2, 1])
+    warm = BatchDependent(batch_size=2).embed(words).vectors
+    cache = EmbeddingCache()
+    for word in ("rose", "iris", "lily"):
+        cache._path(entry_key(BatchDependent().cache_config(), "word", word)).unlink()
+    partial = BatchDependent(batch_size=2).embed(words).vectors
+    assert cold.tobytes() == warm.tobytes() == partial.tobytes()
+    uncached = BatchDependent(batch_size=2, cache=False).embed(words).vectors
+    assert uncached.tobytes() == cold.tobytes()
+
+
+def test_a_repeated_content_gets_the_vector_of_its_first_occurrence():
+    words = StimulusSet("w", "word", ("rose", "lily", "iris", "rose"))
+    cold = BatchDependent(batch_size=3).embed(words).vectors
+    warm = BatchDependent(batch_size=3).embed(words).vectors
+    np.testing.assert_array_equal(cold[:, 1], [3, 3, 3, 3])
+    assert cold.tobytes() == warm.tobytes()
 
 
 def test_corrupt_entry_is_recomputed_by_the_encoder():
@@ -175,7 +222,7 @@ def test_corrupt_entry_is_recomputed_by_the_encoder():
     cache = EmbeddingCache()
     key = entry_key(Letters().cache_config(), "word", "tulip")
     cache._path(key).write_bytes(b"\x00" * 10)
-    encoder = Letters()
+    encoder = Letters(batch_size=1)
     out = encoder.embed(WORDS)
     assert encoder.encoded == ["tulip"]
     np.testing.assert_array_equal(out.vectors[1], [5, 2, 1])
@@ -196,7 +243,8 @@ def test_encoder_version_is_part_of_the_key():
 
     assert Letters2().cache_config()["encoder_version"] == "2"
     assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "1",
-                                        "model": "letters", "scale": 1.0, "libraries": {}}
+                                        "model": "letters", "scale": 1.0, "device": "cpu", "precision": "fp32",
+                                        "libraries": {}}
 
 
 def test_library_versions_are_part_of_the_key_and_the_manifest(monkeypatch):
@@ -312,3 +360,31 @@ def test_unwritable_cache_is_a_one_line_error_that_blames_the_cache(tmp_path, mo
     with pytest.raises(EatkitError) as err:
         Size(images=tmp_path).embed(StimulusSet("C", "image", category="t/c"))
     assert str(err.value) == message
+
+
+def _hammer(root: str, worker: int, rounds: int) -> int:
+    """Write and read the same keys as the other processes; return how many reads found a wrong vector."""
+    cache = EmbeddingCache(root)
+    wrong = 0
+    for r in range(rounds):
+        key = entry_key({"model": "m"}, "word", f"w{r % 5}")
+        cache.put(key, np.full(64, r % 5, dtype=np.float32))
+        got = cache.get(entry_key({"model": "m"}, "word", f"w{(r + worker) % 5}"))
+        wrong += got is not None and not np.array_equal(got, np.full(64, (r + worker) % 5, dtype=np.float32))
+        cache.file_hashes([__file__])
+    return wrong
+
+
+def test_many_processes_read_and_write_the_same_keys(tmp_path):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("fork")) as pool:
+        wrong = list(pool.map(_hammer, [str(tmp_path)] * 4, range(4), [150] * 4))
+    assert wrong == [0, 0, 0, 0]
+    cache = EmbeddingCache(tmp_path)
+    assert cache.info()["entries"] == 5 and not list(tmp_path.rglob("*.tmp"))
+    for i in range(5):
+        np.testing.assert_array_equal(cache.get(entry_key({"model": "m"}, "word", f"w{i}")), np.full(64, i))
+    memo = json.loads((tmp_path / "file-sha256-v1.json").read_text())
+    assert memo[__file__][1] == file_sha256(__file__)

@@ -120,7 +120,7 @@ def test_image_cache_keys_on_file_content(image_root):
     assert first.encoded == 3 and a.vectors.shape == (3, 3)
     shutil.copy(image_root / "toy/a/img0.png", image_root / "toy/b/copy-of-img0.png")  # same bytes, new name
     _save(image_root / "toy/a/img2.png", np.zeros((40, 30, 3), dtype=np.uint8))  # new bytes, same name
-    second = MeanColour(images=image_root)
+    second = MeanColour(images=image_root, batch_size=1)
     b = second.embed(StimulusSet("B", "image", category="toy/b"))
     assert second.encoded == 2 and b.ids == ("toy/b/copy-of-img0.png", "toy/b/img0.png", "toy/b/img1.png")
     assert b.vectors[0].tobytes() == a.vectors[0].tobytes()

@@ -20,7 +20,7 @@ import os
 import secrets
 import shutil
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from eatkit.stats import adjust_p_values
 from eatkit.stats._random import resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
-__all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "prepare_output", "flatten_record"]
+__all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "prepare_output", "flatten_record", "build_source"]
 
 #: the files a run writes into its output folder
 RUN_FILES: tuple[str, ...] = ("results.json", "results.csv", "similarities.npz", "manifest.json")
@@ -232,6 +232,68 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
     elif not isinstance(source, EmbeddingSource):
         raise TypeError(f"source must be an EmbeddingSource or a registered model name, got {type(source).__name__}")
     return suite, source
+
+
+#: the options of a model (given with ``name``), as ``eatkit run`` flags
+MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
+                                  "workers", "cache", "oov", "regions", "missing")
+
+
+def _flag(key: str) -> str:
+    return "--no-cache" if key == "cache" else "--" + key.replace("_", "-")
+
+
+def build_source(
+    given: Mapping[str, Any], suite: Suite, overrides: Mapping[str, Any] | None = None
+) -> EmbeddingSource:
+    """The embedding source that ``eatkit run`` flags or a sweep file's model entry name: exactly one of
+    ``name`` (a registered model, with the options of :data:`MODEL_OPTIONS` it takes), ``vectors`` (a
+    word-vector file, read for ``suite``'s words only; ``oov``, ``lowercase``) or ``embeddings`` (a folder
+    or file of precomputed embeddings; ``embeddings_model``). ``None`` values are not given; ``overrides``
+    are passed to the model's factory as they are (``None`` included).
+
+    >>> build_source({"name": "glove-6b-50d", "layer": 3}, None)  # doctest: +SKIP
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
+    """
+    options = {k: v for k, v in given.items() if v is not None and v is not False}
+    models = [k for k in ("name", "vectors", "embeddings") if k in options]
+    if len(models) != 1:
+        raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
+    model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
+    if "vectors" in options:
+        from eatkit.sources.vectors import load_word_vectors
+
+        _refuse(model_options, ("oov",), "--vectors")
+        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
+        return load_word_vectors(options["vectors"], cased=not options.get("lowercase", False),
+                                 oov=options.get("oov", "error"), words=words)
+    if options.get("lowercase"):
+        raise EatkitError("--lowercase applies to --vectors only")
+    if "embeddings" in options:
+        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
+
+        _refuse(model_options, (), "--embeddings")
+        if options.get("embeddings_model"):
+            return IEATEmbeddings(options["embeddings"], options["embeddings_model"])
+        return PrecomputedEmbeddings(options["embeddings"])
+    if options.get("embeddings_model"):
+        raise EatkitError("--embeddings-model applies to --embeddings only")
+    from eatkit.registry import get_model
+
+    spec = get_model(options["name"])
+    accepted = spec.option_names()
+    for key in model_options:
+        if accepted is not None and key not in accepted:
+            raise EatkitError(f"model '{spec.name}' does not take the option {_flag(key)}")
+    return spec.build(**model_options, **(overrides or {}))
+
+
+def _refuse(given: Mapping[str, Any], allowed: tuple[str, ...], source: str) -> None:
+    """An error for a model option given with a source that is not a model."""
+    extra = [key for key in given if key not in allowed]
+    if extra:
+        raise EatkitError(f"{_flag(extra[0])} applies to --model, not to {source}")
 
 
 def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:

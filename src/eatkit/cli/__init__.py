@@ -16,7 +16,8 @@ from eatkit.errors import EatkitError
 
 EXIT_BAD_INPUT = 2
 #: the command modules, in the order ``eatkit --help`` lists them
-COMMANDS: tuple[str, ...] = ("run", "probe", "listing", "report", "verify", "data", "cache", "analysis_set", "finetune")
+COMMANDS: tuple[str, ...] = ("run", "probe", "sweep", "listing", "report", "verify", "data", "cache", "analysis_set",
+                             "finetune")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

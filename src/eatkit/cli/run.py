@@ -16,7 +16,8 @@ from eatkit.stats.options import CHOICES
 #: model options of the run command: (flag, keyword of the model's factory)
 MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
-    ("--batch-size", "batch_size"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
+    ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
+    ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
     ("--missing", "missing"), ("--weights", "checkpoint"),
 )
 #: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
@@ -68,6 +69,10 @@ def register(sub: Any) -> None:
     run.add_argument("--postprocess", help="correct anisotropy: center (subtract the mean vector) or abtt:D "
                      "(also remove the top D principal components); fitted on the stimuli of the tests run")
     run.add_argument("--batch-size", type=int, help="inference batch size")
+    run.add_argument("--device", help="auto (default: a GPU when present), cpu, cuda, cuda:N or mps")
+    run.add_argument("--precision", choices=("fp32", "bf16", "fp16"),
+                     help="forward-pass precision (default fp32: exact reproducibility)")
+    run.add_argument("--workers", type=non_negative, help="image-decoding worker processes (default 2; 0: inline)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
                      "into --model")

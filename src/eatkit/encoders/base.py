@@ -1,4 +1,5 @@
-"""The shared machinery of neural encoders: cache look-up, lazy model loading, batching, prefetching.
+"""The shared machinery of neural encoders: cache look-up, lazy model loading, batching, devices, and
+decoding images in worker processes.
 
 A concrete encoder subclasses :class:`NeuralEncoder` and implements
 
@@ -6,34 +7,57 @@ A concrete encoder subclasses :class:`NeuralEncoder` and implements
   weights identity, layer, pooling, preprocessing, prompt template, dtype). It must be cheap and must
   not import torch: a cache hit is decided from it and the stimulus contents alone, so that a fully
   cached run never builds the model;
-- :meth:`~NeuralEncoder._load`: build the model (imports torch etc.); called once, before the first
-  batch that misses the cache;
-- :meth:`~NeuralEncoder._encode`: embed one batch of prepared inputs, returning an ``(n, d)`` array;
+- :meth:`~NeuralEncoder._load`: build the model (imports torch etc.) and put it on the encoder's device
+  with :meth:`~NeuralEncoder._place`; called once, before the first batch that misses the cache;
+- :meth:`~NeuralEncoder._encode`: embed one batch of prepared inputs under :meth:`~NeuralEncoder._inference`
+  (inputs moved with :meth:`~NeuralEncoder._tensor`), returning an ``(n, d)`` array;
 
-and optionally :meth:`~NeuralEncoder._prepare` (turn one stimulus into a model input; for images it
-runs in worker threads, overlapped with the forward pass of the previous batch).
+and optionally :meth:`~NeuralEncoder._prepare` (turn one text into a model input) and
+:meth:`~NeuralEncoder._image_transform` (a picklable function from an image file to a model input; it
+runs in ``workers`` worker processes, overlapped with the forward pass of the previous batch).
+
+**Batch plan** (why a partial re-embed gives the bits of a cold run): the forward pass of most models is
+not batch-invariant (a vector differs in the last bits with the batch it was computed in). So the batches
+are planned from a set's *full* stimulus list (``batch_size`` consecutive stimuli, in the set's order),
+whatever the cache holds; a batch with any stimulus missing from the cache is embedded whole, its missing
+vectors stored; a stimulus found in the cache keeps the cached vector. Cold, warm and partly cached runs of
+the same command therefore return the same bits. A content that occurs twice gets the vector of its first
+occurrence.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
+import threading
+import time
+import weakref
 from abc import abstractmethod
 from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from eatkit.encoders.cache import EmbeddingCache, entry_key
+from eatkit.encoders.device import (
+    check_precision,
+    device_kind,
+    device_name,
+    inference,
+    torch_device,
+)
 from eatkit.encoders.images import Preprocessing
-from eatkit.io import file_sha256, installed_version
-from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.errors import EatkitError
+from eatkit.io import file_sha256, installed_version
 from eatkit.progress import progress
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
+from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import StimulusSet
 
 
@@ -49,18 +73,27 @@ def distribution_version(name: str) -> str:
     return f"{name}=={version}"
 
 
+#: how batches are formed (recorded in every manifest; see the module docstring)
+BATCH_PLAN = ("batch_size consecutive stimuli over each set's full list, in order, whatever the cache holds; "
+              "a batch with any stimulus missing from the cache is embedded whole")
+
+
 class NeuralEncoder(EmbeddingSource):
     """Base class of the model-backed embedding sources (see the module docstring for the contract).
 
     Parameters
     ----------
-    batch_size : stimuli per forward pass.
+    batch_size : stimuli per forward pass (see the batch plan in the module docstring).
     cache : look up and store embeddings in the on-disk cache (``--no-cache`` passes ``False``).
     cache_dir : cache directory; default :func:`eatkit.encoders.cache.cache_dir`.
     images : image root used to resolve image sets that list no files (the iEAT layout,
         ``<root>/<test>/<category>/*``); sets resolved by
         :func:`eatkit.stimuli.images.resolve_image_set` need none.
-    workers : threads that decode and preprocess images ahead of the forward pass (0: inline).
+    workers : processes that decode and preprocess images ahead of the forward pass (0: inline); the
+        embeddings are the same bits either way.
+    device : ``"auto"`` (default: a GPU when present), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``
+        (:mod:`eatkit.encoders.device`).
+    precision : ``"fp32"`` (default), ``"bf16"`` or ``"fp16"`` (autocast of the forward pass).
 
     Example (a toy subclass embedding a word as its length)::
 
@@ -87,16 +120,23 @@ class NeuralEncoder(EmbeddingSource):
         cache_dir: str | os.PathLike[str] | None = None,
         images: str | os.PathLike[str] | None = None,
         workers: int = 2,
+        device: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if not isinstance(workers, int) or workers < 0:
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
             raise EatkitError(f"workers must be a non-negative integer, got {workers!r}")
         self.batch_size = batch_size
         self.workers = workers
+        self.device, self.precision = device, check_precision(precision)
+        self.device_kind = device_kind(device)  # cheap (no torch import); confirmed by torch at load
         self.images = Path(images) if images is not None else None
         self._cache = EmbeddingCache(cache_dir) if cache else None
         self._loaded = False
+        self._torch_device: Any = None
+        self._device_name: str | None = None
+        self._pool: Executor | None = None
         self.stats = {"hits": 0, "misses": 0, "batches": 0}
 
     # -- the subclass contract ---------------------------------------------------------------------
@@ -110,26 +150,62 @@ class NeuralEncoder(EmbeddingSource):
 
     def _prepare(self, modality: str, item: str) -> Any:
         """One stimulus as a model input: the text itself, or for an image (``item`` is its file path)
-        the ``(3, size, size)`` float32 array of :meth:`Preprocessing.array` under ``self.preprocessing``.
-        Runs in worker threads for images; override for other inputs (e.g. ImageGPT's colour tokens)."""
-        if modality == "image":
-            if self.preprocessing is None:
-                raise AssertionError(f"{type(self).__name__} embeds images but sets no preprocessing")
-            return self.preprocessing.array(item)
-        return item
+        :meth:`_image_transform` of it (override for other text inputs, e.g. prompts)."""
+        return self._image_transform()(item) if modality == "image" else item
+
+    def _image_transform(self) -> Callable[[str], Any]:
+        """A picklable function from an image file to the model input (it runs in worker processes):
+        by default :meth:`Preprocessing.array` under ``self.preprocessing`` (a ``(3, size, size)``
+        float32 array); override for other inputs (e.g. ImageGPT's colour tokens)."""
+        if self.preprocessing is None:
+            raise AssertionError(f"{type(self).__name__} embeds images but sets no preprocessing")
+        return self.preprocessing.array
 
     @abstractmethod
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
-        """Embed one batch of prepared inputs: an ``(len(inputs), d)`` array (under ``torch.no_grad``)."""
+        """Embed one batch of prepared inputs: an ``(len(inputs), d)`` array (under :meth:`_inference`)."""
+
+    # -- devices (for subclasses' _load and _encode) -------------------------------------------------
+
+    def _device(self) -> Any:
+        """The ``torch.device`` the model runs on (resolved by torch on first use)."""
+        if self._torch_device is None:
+            import torch
+
+            self._torch_device = torch_device(torch, self.device)
+            self._device_name = device_name(torch, self._torch_device)
+            self.device_kind = self._torch_device.type
+        return self._torch_device
+
+    def _place(self, module: Any) -> Any:
+        """A torch module moved to the encoder's device, in eval mode."""
+        return module.to(self._device()).eval()
+
+    def _tensor(self, array: np.ndarray) -> Any:
+        """A numpy batch as a tensor on the encoder's device (through pinned memory to a CUDA GPU)."""
+        import torch
+
+        tensor, device = torch.from_numpy(np.ascontiguousarray(array)), self._device()
+        if device.type == "cuda":
+            return tensor.pin_memory().to(device, non_blocking=True)
+        return tensor.to(device)
+
+    def _inference(self) -> Any:
+        """The context of a forward pass: inference mode, and autocast unless the precision is fp32."""
+        import torch
+
+        return inference(torch, self._device(), self.precision)
 
     # -- the machinery -----------------------------------------------------------------------------
 
     def cache_config(self) -> dict[str, Any]:
-        """:meth:`config` with the encoder class, its version and the installed versions of its
-        :attr:`libraries` (``None``: not installed): the configuration part of a cache key."""
+        """:meth:`config` with the encoder class, its version, the kind of device and the precision, and
+        the installed versions of its :attr:`libraries` (``None``: not installed): the configuration part
+        of a cache key."""
         cls = type(self)
         return {"encoder": f"{cls.__module__}.{cls.__qualname__}", "encoder_version": self.encoder_version,
-                **self.config(), "libraries": {name: installed_version(name) for name in self.libraries}}
+                **self.config(), "device": self.device_kind, "precision": self.precision,
+                "libraries": {name: installed_version(name) for name in self.libraries}}
 
     def file_hashes(self, paths: list[str]) -> list[str]:
         """SHA-256 of each file; with the cache on, remembered there under the file's stat stamp (see
@@ -140,9 +216,19 @@ class NeuralEncoder(EmbeddingSource):
 
     def manifest(self) -> dict[str, Any]:
         cache = self._cache.info() if self._cache is not None else {"path": None}
-        return {"id": self.id, **self.cache_config(), "batch_size": self.batch_size,
+        return {"id": self.id, **self.cache_config(), "device_requested": self.device,
+                "device_name": self._device_name or "not used (every embedding came from the cache)",
+                "batch_size": self.batch_size, "batch_plan": BATCH_PLAN, "workers": self.workers,
                 "images": str(self.images.resolve()) if self.images is not None else None,
                 "cache": {"enabled": self._cache is not None, "path": cache["path"], **self.stats}}
+
+    def plan(self, n: int) -> list[range]:
+        """The batches of a set of ``n`` stimuli (the batch plan of the module docstring).
+
+        >>> [list(b) for b in NeuralEncoder.plan(type("E", (), {"batch_size": 2})(), 5)]
+        [[0, 1], [2, 3], [4]]
+        """
+        return [range(i, min(i + self.batch_size, n)) for i in range(0, n, self.batch_size)]
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
         items, ids = self._stimuli(stimuli)
@@ -150,34 +236,52 @@ class NeuralEncoder(EmbeddingSource):
         contents = self._contents(modality, items)
         first, copies = drop_duplicates(ids, contents, "byte-identical to" if modality == "image" else "same as")
         items, ids, contents = [items[i] for i in first], tuple(ids[i] for i in first), [contents[i] for i in first]
-        vectors: list[np.ndarray | None] = [None] * len(items)
-        keys: list[str] = []
-        if self._cache is not None:
-            config = self.cache_config()
-            keys = [entry_key(config, modality, c) for c in contents]
-            vectors = [self._cache.get(k) for k in keys]
-        missing = [i for i, v in enumerate(vectors) if v is None]
-        self.stats["hits"] += len(items) - len(missing)
-        self.stats["misses"] += len(missing)
-        if missing:
+        keys, vectors = self._lookup(modality, contents)
+        self.stats["hits"] += sum(v is not None for v in vectors)
+        self.stats["misses"] += sum(v is None for v in vectors)
+        if any(v is None for v in vectors):
             if not self._loaded:
+                kind = self.device_kind
                 self._load()
                 self._loaded = True
-            batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
-            prepared = self._prefetch(modality, [[items[i] for i in b] for b in batches])
+                if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
+                    if self.device != "auto":
+                        raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
+                    self.device_kind = "cpu"
+                if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
+                    keys, vectors = self._lookup(modality, contents)
+            todo = [b for b in self.plan(len(items)) if any(vectors[i] is None for i in b)]
+            prepared = self._prefetch(modality, [[items[i] for i in b] for b in todo])
+            computed: dict[str, np.ndarray] = {}
             desc = f"{self.id}: {stimuli.name}"
-            for batch, inputs in progress(zip(batches, prepared), total=len(batches), desc=desc):
+            for batch, inputs in progress(zip(todo, prepared), total=len(todo), desc=desc):
                 out = np.asarray(self._encode(modality, inputs))
                 if out.ndim != 2 or out.shape[0] != len(batch):
                     raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
                                          f"for {len(batch)} inputs")
                 self.stats["batches"] += 1
                 for i, vector in zip(batch, out):
-                    vectors[i] = vector
-                    if self._cache is not None:
-                        self._cache.put(keys[i], vector)
+                    if vectors[i] is None and keys[i] not in computed:
+                        computed[keys[i]] = vector
+                        if self._cache is not None:
+                            self._cache.put(keys[i], vector)
+            vectors = [computed[k] if v is None else v for k, v in zip(keys, vectors)]
         checksums = tuple(c.removeprefix("sha256:") for c in contents) if modality == "image" else ()
         return Embedded(np.stack(vectors).astype(np.float64), ids, copies, checksums=checksums)
+
+    def _lookup(self, modality: str, contents: list[str]) -> tuple[list[str], list[np.ndarray | None]]:
+        """The cache key of each stimulus and its cached vector (``None``: a miss, or no cache)."""
+        config = self.cache_config()
+        keys = [entry_key(config, modality, c) for c in contents]
+        if self._cache is None:
+            return keys, [None] * len(keys)
+        return keys, [self._cache.get(k) for k in keys]
+
+    def close(self) -> None:
+        """Stop the image-decoding worker processes (also done when the encoder is garbage-collected)."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
 
     def _stimuli(self, stimuli: StimulusSet) -> tuple[list[str], tuple[str, ...]]:
         """The inputs (texts, or image file paths) of a set and their ids."""
@@ -208,23 +312,55 @@ class NeuralEncoder(EmbeddingSource):
             raise EatkitError(f"cannot read image {exc.filename}: {exc.strerror}") from None
         return [f"sha256:{h}" for h in hashes]
 
+    def _workers(self) -> Executor:
+        """The pool of image-decoding processes, started once: forked where the platform allows it (Linux;
+        the workers run only Pillow and numpy, never torch), else spawned (then a script that embeds
+        images needs the usual ``if __name__ == "__main__":`` guard, or ``workers=0``)."""
+        if self._pool is None:
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" \
+                else "spawn"
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
+                                             initializer=_exit_with_parent, initargs=(os.getpid(),))
+            weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
+        return self._pool
+
     def _prefetch(self, modality: str, batches: list[list[str]]) -> Iterator[list[Any]]:
-        """Prepared batches in order; for images, the next batch is prepared in worker threads while
+        """Prepared batches in order; for images, the next batch is prepared in worker processes while
         the caller encodes the current one (at most two batches in flight)."""
         if modality != "image" or self.workers == 0:
             for batch in batches:
                 yield [self._prepare(modality, item) for item in batch]
             return
-        with ThreadPoolExecutor(self.workers) as pool:
-            pending: deque[list[Any]] = deque()
-            upcoming = iter(batches)
-            for batch in upcoming:
-                pending.append([pool.submit(self._prepare, modality, item) for item in batch])
-                if len(pending) == 2:
-                    break
-            while pending:
-                futures = pending.popleft()
-                batch = next(upcoming, None)
-                if batch is not None:
-                    pending.append([pool.submit(self._prepare, modality, item) for item in batch])
-                yield [f.result() for f in futures]
+        pool, transform = self._workers(), self._image_transform()
+        pending: deque[list[Any]] = deque()
+        upcoming = iter(batches)
+        for batch in upcoming:
+            pending.append([pool.submit(transform, item) for item in batch])
+            if len(pending) == 2:
+                break
+        while pending:
+            futures = pending.popleft()
+            batch = next(upcoming, None)
+            if batch is not None:
+                pending.append([pool.submit(transform, item) for item in batch])
+            yield [_result(f) for f in futures]
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In a decoding worker: exit when the process that started it is gone (e.g. killed), not linger."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _result(future: Any) -> Any:
+    """A worker's result; a worker process that died (killed, out of memory) is a one-line error."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise EatkitError("an image-decoding worker process died (out of memory?): retry with fewer "
+                          "workers (workers=0 decodes in the main process)") from None

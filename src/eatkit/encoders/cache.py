@@ -11,7 +11,10 @@ and the stimulus content being the text itself or ``"sha256:<hex>"`` of an image
 Layout: ``<cache dir>/embeddings-v1/<key[:2]>/<key>.npe``. An entry file is the ``.npy`` serialisation
 of the vector followed by the 32-byte SHA-256 of ``key + payload``; entries are written to a temporary
 file and moved into place with :func:`os.replace` (atomic), so a reader sees a whole entry or none.
-A truncated, corrupt or misplaced entry fails its checksum, is deleted and reported as a miss.
+A truncated, corrupt or misplaced entry fails its checksum, is deleted and reported as a miss. Many
+processes may share one cache (sweep workers, cluster nodes on a shared file system): writers of the
+same key each replace the entry whole; a reader deletes only the corrupt file it read, never an entry
+written after it; the remembered file hashes are rewritten atomically (a lost update is only hashed again).
 
 Hashing image files is the main cost of a fully cached run, so :meth:`EmbeddingCache.file_hashes`
 remembers each file's SHA-256 in ``<cache dir>/file-sha256-v1.json`` under its path, size, inode,
@@ -119,7 +122,8 @@ class EmbeddingCache:
         """The stored vector, or ``None`` if absent or corrupt (a corrupt entry is deleted)."""
         path = self._path(key)
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as handle:
+                data, inode = handle.read(), os.fstat(handle.fileno()).st_ino
         except OSError:
             return None
         payload, digest = data[:-_DIGEST], data[-_DIGEST:]
@@ -128,7 +132,11 @@ class EmbeddingCache:
                 return np.load(io.BytesIO(payload), allow_pickle=False)
             except ValueError:  # a valid checksum over a non-.npy payload: treat as corrupt
                 pass
-        path.unlink(missing_ok=True)
+        try:  # delete the corrupt file read, not an entry another process has just written in its place
+            if os.stat(path).st_ino == inode:
+                path.unlink()
+        except OSError:
+            pass
         return None
 
     def put(self, key: str, vector: np.ndarray) -> None:

@@ -18,6 +18,7 @@ Embedding definitions (what each registered model returns):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import math
@@ -90,9 +91,8 @@ class ClassifierFeatures(NeuralEncoder):
         self._features = self._build()
 
     def _encode(self, modality: str, inputs: list[np.ndarray]) -> np.ndarray:
-        torch = self._torch
-        with torch.inference_mode():
-            return self._features(torch.from_numpy(np.stack(inputs))).float().numpy()
+        with self._inference():
+            return self._features(self._tensor(np.stack(inputs))).float().cpu().numpy()
 
 
 class TimmFeatures(ClassifierFeatures):
@@ -151,7 +151,7 @@ class TimmFeatures(ClassifierFeatures):
             load_checkpoint_into(net, self._checkpoint, self.id)
         elif self._state_dict is not None:
             net.load_state_dict(self._state_dict())
-        net.eval()
+        net = self._place(net)
         return lambda x: net.forward_head(net.forward_features(x), pre_logits=True)
 
 
@@ -199,8 +199,7 @@ class TorchvisionFeatures(ClassifierFeatures):
             load_checkpoint_into(net, self._checkpoint, self.id)
         parent, attr = _last_linear(net)
         setattr(parent, attr, torch.nn.Identity())
-        net.eval()
-        return net
+        return self._place(net)
 
 
 def _checkpoint(path: str | Path | None, architecture: str) -> tuple[Path | None, int | None]:
@@ -363,26 +362,31 @@ class ImageGPTFeatures(NeuralEncoder):
             self._clusters = np.asarray(processor.clusters, dtype=np.float32)
         if self.pooling == "next-pixel-logits" and not hasattr(self._net, "lm_head"):
             raise EatkitError("next-pixel-logits pooling needs an ImageGPTForCausalImageModeling model")
-        self._net.eval()
+        self._net = self._place(self._net)
 
-    def _prepare(self, modality: str, item: str) -> np.ndarray:
-        """The image as colour-cluster token ids (``n_px * n_px``, row-major)."""
-        pixels = self.preprocessing.array(item).transpose(1, 2, 0).reshape(-1, 3)
-        return quantize(pixels, self._clusters)
+    def _image_transform(self) -> Callable[[str], np.ndarray]:
+        """The image as colour-cluster token ids (``n_px * n_px``, row-major): :func:`color_tokens`."""
+        return functools.partial(color_tokens, self.preprocessing, self._clusters)
 
     def _encode(self, modality: str, inputs: list[np.ndarray]) -> np.ndarray:
         torch = self._torch
-        tokens = torch.from_numpy(np.stack(inputs))
-        sos = torch.full((tokens.shape[0], 1), self._net.config.vocab_size - 1, dtype=tokens.dtype)
+        tokens = self._tensor(np.stack(inputs))
+        sos = torch.full((tokens.shape[0], 1), self._net.config.vocab_size - 1, dtype=tokens.dtype,
+                         device=tokens.device)
         context = torch.cat([sos, tokens[:, :-1]], dim=1)  # iGPT predicts pixel i from SOS + pixels < i
-        with torch.inference_mode():
+        with self._inference():
             if self.pooling == "next-pixel-logits":
-                return self._net(context).logits[:, -1, :].float().numpy()
+                return self._net(context).logits[:, -1, :].float().cpu().numpy()
             body = getattr(self._net, "transformer", self._net)
             hidden = body(context, output_hidden_states=True).hidden_states
             # seed 000 eq. 2: n^l = layer_norm(h^l) (block l's ln_1; hidden_states[n_layer] has ln_f applied)
             normed = hidden[self.layer] if self.layer == self.n_layer else body.h[self.layer].ln_1(hidden[self.layer])
-            return normed.mean(dim=1).float().numpy()
+            return normed.mean(dim=1).float().cpu().numpy()
+
+
+def color_tokens(preprocessing: Preprocessing, clusters: np.ndarray, path: str) -> np.ndarray:
+    """An image as ImageGPT colour-cluster token ids: ``preprocessing`` then :func:`quantize` per pixel."""
+    return quantize(preprocessing.array(path).transpose(1, 2, 0).reshape(-1, 3), clusters)
 
 
 def quantize(pixels: np.ndarray, clusters: np.ndarray) -> np.ndarray:

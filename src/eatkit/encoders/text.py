@@ -66,6 +66,11 @@ def apply_prompt(prompt: str | None, word: str) -> tuple[str, tuple[int, int]]:
 # -- the model-side computation ----------------------------------------------------------------------
 
 
+def model_device(model: Any) -> Any:
+    """The device of a torch module's parameters (where its inputs must go)."""
+    return next(model.parameters()).device
+
+
 def select_layer(hidden_states: Sequence[Any], layer: int, model: str) -> Any:
     """``hidden_states[layer]``, or a one-line error when ``layer`` is out of range."""
     n = len(hidden_states)
@@ -152,8 +157,9 @@ def encode_texts(
             if index is None:
                 raise EatkitError(f"the stimulus word {text[span[0]:span[1]]!r} has no token in {text!r} "
                                   f"(truncated at max_length={max_length}?)")
-        token_index = torch.tensor(found)
-    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        token_index = torch.tensor(found, device=model_device(model))
+    device = model_device(model)
+    inputs = {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
     with torch.inference_mode():
         out = model(**inputs, output_hidden_states=True)
         hidden = select_layer(out.hidden_states, layer, name)
@@ -220,8 +226,9 @@ class TransformerTextEncoder(NeuralEncoder):
         return super().embed(stimuli)
 
     def _load(self) -> None:
-        self._model, self._tokenizer = load_pretrained("AutoModel", self.name, self.revision,
-                                                       f"the text model '{self.id}'", "text")
+        model, self._tokenizer = load_pretrained("AutoModel", self.name, self.revision,
+                                                 f"the text model '{self.id}'", "text")
+        self._model = self._place(model)
         if self._tokenizer.pad_token is None:  # GPT-style tokenizers: padding is masked out anyway
             self._tokenizer.pad_token = self._tokenizer.eos_token
 
@@ -233,8 +240,9 @@ class TransformerTextEncoder(NeuralEncoder):
     def _encode(self, modality: str, inputs: list[tuple[str, tuple[int, int] | None]]) -> np.ndarray:
         texts = [text for text, _ in inputs]
         spans = [span for _, span in inputs] if self.pooling == "token" else None
-        return encode_texts(self._model, self._tokenizer, texts, layer=self.layer, pooling=self.pooling,
-                            spans=spans, normalize=self.normalize, max_length=self.max_length, label=self.id)
+        with self._inference():
+            return encode_texts(self._model, self._tokenizer, texts, layer=self.layer, pooling=self.pooling,
+                                spans=spans, normalize=self.normalize, max_length=self.max_length, label=self.id)
 
 
 def minilm_folder() -> Path:

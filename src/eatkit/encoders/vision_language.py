@@ -36,7 +36,7 @@ import numpy as np
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.hf import fetch_error, hf_json, hf_weights_identity, hub_offline, load_pretrained
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
-from eatkit.encoders.text import apply_prompt, check_prompt
+from eatkit.encoders.text import apply_prompt, check_prompt, model_device
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed, require
 
@@ -64,7 +64,7 @@ def clip_image_features(model: Any, pixel_values: Any) -> Any:
 def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     """transformers ``CLIPModel``: ``text_projection`` of the end-of-text state, normalised
     (= ``CLIPModel(...).text_embeds``)."""
-    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     out = model.text_model(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
     return _unit(model.text_projection(out.pooler_output))
 
@@ -78,7 +78,7 @@ def blip_image_features(model: Any, pixel_values: Any) -> Any:
 def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     """transformers ``BlipForImageTextRetrieval`` ITC text feature: ``text_proj`` of the unimodal text
     encoder's [CLS] state (no cross-attention to an image)."""
-    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt")
+    tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     hidden = model.text_encoder(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
     return _unit(model.text_proj(hidden.last_hidden_state[:, 0, :]))
 
@@ -90,7 +90,7 @@ def open_clip_image_features(model: Any, pixel_values: Any) -> Any:
 
 def open_clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     """open_clip: ``model.encode_text(tokenizer(texts), normalize=True)``."""
-    return model.encode_text(tokenizer(texts), normalize=True)
+    return model.encode_text(tokenizer(texts).to(model_device(model)), normalize=True)
 
 
 # -- the encoders ------------------------------------------------------------------------------------
@@ -128,11 +128,9 @@ class JointEncoder(NeuralEncoder):
         return super()._prepare(modality, item)
 
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
-        import torch
-
-        with torch.inference_mode():
+        with self._inference():
             if modality == "image":
-                out = self.image_features(self._net, torch.from_numpy(np.stack(inputs)))
+                out = self.image_features(self._net, self._tensor(np.stack(inputs)))
             else:
                 out = self.text_features(self._net, self._tokenizer, list(inputs))
         return out.float().cpu().numpy()
@@ -180,8 +178,9 @@ class _HFJointEncoder(JointEncoder):
         self.weights = hf_weights_identity(name, revision, self.file_hashes)
 
     def _load(self) -> None:
-        self._net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
-                                                     f"the model '{self.id}'", "vl", model_type=self.model_type)
+        net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+                                               f"the model '{self.id}'", "vl", model_type=self.model_type)
+        self._net = self._place(net)
 
 
 class HFCLIPEncoder(_HFJointEncoder):
@@ -259,12 +258,12 @@ class OpenCLIPEncoder(JointEncoder):
         if not Path(self.pretrained).expanduser().is_file():
             hub_offline()
         try:
-            self._net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
-                                                weights_only=True)
+            net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
+                                         weights_only=True)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
             raise fetch_error(f"the model '{self.id}'", exc) from None
+        self._net = self._place(net)
         self._tokenizer = open_clip.get_tokenizer(self.arch)
-        self._net.eval()
         own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
         if open_clip_preprocessing(open_clip, self.arch, {"vision_cfg": {"image_size": own["size"]}},
                                    own) != self.preprocessing:

