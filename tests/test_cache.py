@@ -209,12 +209,13 @@ def test_cold_warm_and_partly_cached_runs_give_the_same_bits():
     assert uncached.tobytes() == cold.tobytes()
 
 
-def test_a_repeated_content_gets_the_vector_of_its_first_occurrence():
+def test_a_repeated_content_is_dropped_and_cold_and_warm_runs_agree():
     words = StimulusSet("w", "word", ("rose", "lily", "iris", "rose"))
-    cold = BatchDependent(batch_size=3).embed(words).vectors
-    warm = BatchDependent(batch_size=3).embed(words).vectors
-    np.testing.assert_array_equal(cold[:, 1], [3, 3, 3, 3])
-    assert cold.tobytes() == warm.tobytes()
+    cold = BatchDependent(batch_size=3).embed(words)
+    warm = BatchDependent(batch_size=3).embed(words)
+    assert cold.ids == ("rose", "lily", "iris") and len(cold.dropped) == 1  # docs/duplicates.md
+    np.testing.assert_array_equal(cold.vectors[:, 1], [3, 3, 3])
+    assert cold.vectors.tobytes() == warm.vectors.tobytes()
 
 
 def test_corrupt_entry_is_recomputed_by_the_encoder():

@@ -30,11 +30,15 @@ class Bytes(NeuralEncoder):
     def config(self):
         return {"model": "bytes"}
 
-    def _prepare(self, modality, item):
-        return Path(item).read_bytes()[:3] if modality == "image" else item
+    def _image_transform(self):
+        return _first_bytes  # picklable: images are decoded in worker processes
 
     def _encode(self, modality, inputs):
         return np.array([[len(x), x[-1] if modality == "image" else 0] for x in inputs], dtype=float)
+
+
+def _first_bytes(path):
+    return Path(path).read_bytes()[:3]
 
 
 def test_a_word_repeated_in_a_suite_set_is_dropped_and_recorded(tmp_path: Path) -> None:

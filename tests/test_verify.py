@@ -28,11 +28,15 @@ class Pixels(NeuralEncoder):
     def config(self):
         return {"model": "pixels"}
 
-    def _prepare(self, modality, item):
-        return Path(item).read_bytes()
+    def _image_transform(self):
+        return _file_bytes  # picklable: images are decoded in worker processes
 
     def _encode(self, modality, inputs):
         return np.array([[b[0] + 1.0, b[1] + 2.0, len(b)] for b in inputs])
+
+
+def _file_bytes(path):
+    return Path(path).read_bytes()
 
 
 @pytest.fixture
