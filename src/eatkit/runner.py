@@ -236,11 +236,11 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
-                                  "workers", "cache", "oov", "regions", "missing")
+                                  "workers", "cache", "oov", "regions", "missing", "checkpoint")
 
 
 def _flag(key: str) -> str:
-    return "--no-cache" if key == "cache" else "--" + key.replace("_", "-")
+    return {"cache": "--no-cache", "checkpoint": "--weights"}.get(key, "--" + key.replace("_", "-"))
 
 
 def build_source(
@@ -256,7 +256,7 @@ def build_source(
     Traceback (most recent call last):
     eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
     """
-    options = {k: v for k, v in given.items() if v is not None and v is not False}
+    options = {k: v for k, v in given.items() if v is not None}
     models = [k for k in ("name", "vectors", "embeddings") if k in options]
     if len(models) != 1:
         raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")

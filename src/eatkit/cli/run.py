@@ -208,37 +208,20 @@ def _given(args: argparse.Namespace, flag: str) -> bool:
 
 
 def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
-    """The embedding source chosen by --model, --vectors or --embeddings (``overrides``: model options)."""
-    given = {flag: key for flag, key in MODEL_FLAGS if _given(args, flag)}
-    if args.vectors:
-        from eatkit.sources.vectors import load_word_vectors
-
-        _refuse(given, ("--oov",), "--vectors")
-        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
-        return load_word_vectors(args.vectors, cased=not args.lowercase, oov=args.oov or "error", words=words)
-    if args.lowercase:
-        raise EatkitError("--lowercase applies to --vectors only")
-    if args.embeddings:
-        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
-
-        _refuse(given, (), "--embeddings")
-        if args.embeddings_model:
-            return IEATEmbeddings(args.embeddings, args.embeddings_model)
-        return PrecomputedEmbeddings(args.embeddings)
-    if args.embeddings_model:
-        raise EatkitError("--embeddings-model applies to --embeddings only")
+    """The embedding source chosen by --model, --vectors or --embeddings (``overrides``: model options),
+    built by :func:`eatkit.runner.build_source` as a sweep's model entries are."""
     from eatkit.registry import get_model
+    from eatkit.runner import build_source
 
-    spec = get_model(args.model)
-    accepted = spec.option_names()
-    options = {}
-    for flag, key in given.items():
-        if accepted is not None and key not in accepted:
-            raise EatkitError(f"model '{spec.name}' does not take the option {flag}")
-        options[key] = False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
-    if "prompt" in overrides and accepted is not None and "prompt" not in accepted:
-        raise EatkitError(f"model '{spec.name}' does not take the option --compare-prompts (it has no prompt)")
-    return spec.build(**options, **overrides)
+    if "prompt" in overrides and args.model:
+        accepted = get_model(args.model).option_names()
+        if accepted is not None and "prompt" not in accepted:
+            raise EatkitError(f"model '{args.model}' does not take the option --compare-prompts (it has no prompt)")
+    given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
+             "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
+    given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
+              for flag, key in MODEL_FLAGS if _given(args, flag)}
+    return build_source(given, suite, overrides)
 
 
 def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
