@@ -98,19 +98,8 @@ class EATResult:
         return dataclasses.replace(self, alternative=alternative, p_value=self.p_values[alternative])
 
 
-def eat(
-    X: Any,
-    Y: Any,
-    A: Any,
-    B: Any,
-    *,
-    alternative: str = "greater",
-    permutations: str | int = "auto",
-    rng: Any = None,
-    ddof: int = 1,
-    sd: str = "caliskan",
-    p_method: str = "permutation",
-) -> EATResult:
+def eat(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater", permutations: str | int = "auto",
+        rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation") -> EATResult:
     """Embedding association test of targets X vs Y with attributes A vs B.
 
     Parameters
@@ -150,18 +139,8 @@ def eat(
     return difference_tests(sx[:, None], sy[:, None], ("X", "Y"), options, rng, atol)[0]
 
 
-def sc_eat(
-    T: Any,
-    A: Any,
-    B: Any,
-    *,
-    alternative: str = "greater",
-    permutations: str | int = "auto",
-    rng: Any = None,
-    ddof: int = 1,
-    sd: str = "caliskan",
-    p_method: str = "permutation",
-) -> EATResult:
+def sc_eat(T: Any, A: Any, B: Any, *, alternative: str = "greater", permutations: str | int = "auto",
+           rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation") -> EATResult:
     """Single-category EAT: association of one target (a vector) or a target set T with A vs B.
 
     Effect size (ML-EAT seed eq. 5; for one word, the SC-EAT of the "American == White" seed, eq. 3):
@@ -178,18 +157,8 @@ def sc_eat(
                    p_method=p_method)[0]
 
 
-def sc_eats(
-    targets: Sequence[Any],
-    A: Any,
-    B: Any,
-    *,
-    alternative: str = "greater",
-    permutations: str | int = "auto",
-    rng: Any = None,
-    ddof: int = 1,
-    sd: str = "caliskan",
-    p_method: str = "permutation",
-) -> list[EATResult]:
+def sc_eats(targets: Sequence[Any], A: Any, B: Any, *, alternative: str = "greater", permutations: str | int = "auto",
+            rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation") -> list[EATResult]:
     """:func:`sc_eat` of several targets (vectors or sets) against the same A and B.
 
     All targets re-partition the same A ∪ B, so Monte Carlo draws are shared (each p-value is valid on

@@ -84,21 +84,9 @@ def eat_pattern(association_x: str | None, association_y: str | None) -> str:
     return PATTERNS[(association_x, association_y)]
 
 
-def ml_eat(
-    X: Any,
-    Y: Any,
-    A: Any,
-    B: Any,
-    *,
-    alternative: str = "greater",
-    permutations: str | int = "auto",
-    rng: Any = None,
-    ddof: int = 1,
-    sd: str = "caliskan",
-    p_method: str = "permutation",
-    effect_threshold: float = 0.2,
-    alpha: float = 0.05,
-) -> MLEATResult:
+def ml_eat(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater", permutations: str | int = "auto",
+           rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation",
+           effect_threshold: float = 0.2, alpha: float = 0.05) -> MLEATResult:
     """Run the ML-EAT: level 1 (``alternative`` applies), level 2 for X and Y, level 3, the pattern.
 
     Level 1 and level 2 draw from independent streams spawned from one seed, recorded in ``seed``, so
