@@ -17,6 +17,8 @@ from eatkit.registry import build_model
 from eatkit.encoders.vision_language import hf_image_preprocessing
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
+from tiny_vl import TOWER
+from tiny_vl import tiny_clip as build_tiny_clip
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -26,8 +28,6 @@ CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 FLOWERS = StimulusSet("Flowers", "image", category="t/flowers")
 WORDS = StimulusSet("Pleasant", "word", ("rose", "love"))
-# the size of every tiny transformer tower below
-TOWER = {"hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 2}
 
 
 @pytest.fixture(scope="module")
@@ -50,35 +50,12 @@ def pixels(preprocessing: Preprocessing, root, names=("a.png", "b.png", "c.jpg")
     return torch.from_numpy(np.stack([preprocessing.array(root / "t" / "flowers" / n) for n in names]))
 
 
-def byte_level_vocab() -> dict[str, int]:
-    """A character-level CLIP BPE vocabulary (no merges): every byte symbol, alone and word-final."""
-    from tokenizers.pre_tokenizers import ByteLevel
-
-    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
-    for suffix in ("", "</w>"):
-        for c in sorted(ByteLevel.alphabet()):
-            vocab[c + suffix] = len(vocab)
-    return vocab
-
-
 # -- CLIP through transformers -----------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def tiny_clip(tmp_path_factory: pytest.TempPathFactory) -> str:
-    folder = tmp_path_factory.mktemp("tiny-clip")
-    vocab = byte_level_vocab()
-    torch.manual_seed(0)
-    config = transformers.CLIPConfig(
-        text_config={**TOWER, "vocab_size": len(vocab), "max_position_embeddings": 40, "bos_token_id": 0,
-                     "eos_token_id": 1, "pad_token_id": 1},
-        vision_config={**TOWER, "image_size": 32, "patch_size": 8},
-        projection_dim=16)
-    transformers.CLIPModel(config).save_pretrained(folder)
-    transformers.CLIPTokenizer(vocab=vocab, merges=[], model_max_length=40).save_pretrained(folder)
-    transformers.CLIPImageProcessor(size={"shortest_edge": 36}, crop_size={"height": 32, "width": 32}
-                                    ).save_pretrained(folder)
-    return str(folder)
+    return build_tiny_clip(tmp_path_factory.mktemp("tiny-clip"), max_positions=40, shortest_edge=36)
 
 
 def test_hf_clip_preprocessing_is_the_models_own(tiny_clip):

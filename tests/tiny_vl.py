@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from test_encoders_vl import TOWER, byte_level_vocab
+#: the size of every tiny transformer tower
+TOWER = {"hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 2}
 
 #: a word-level vocabulary for the tiny BLIP heads ([DEC] starts generation, as in BLIP)
 BLIP_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", "a", "photo", "of", "man", "woman", "person",
@@ -32,7 +33,18 @@ def tiny_blip(folder: Path, model_class: str) -> str:
     return str(folder)
 
 
-def tiny_clip(folder: Path) -> str:
+def byte_level_vocab() -> dict[str, int]:
+    """A character-level CLIP BPE vocabulary (no merges): every byte symbol, alone and word-final."""
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+    for suffix in ("", "</w>"):
+        for c in sorted(ByteLevel.alphabet()):
+            vocab[c + suffix] = len(vocab)
+    return vocab
+
+
+def tiny_clip(folder: Path, *, max_positions: int = 77, shortest_edge: int = 32) -> str:
     """A random transformers ``CLIPModel`` (16-d joint space, 32 x 32 images) saved in ``folder``."""
     import torch
     import transformers
@@ -40,13 +52,13 @@ def tiny_clip(folder: Path) -> str:
     vocab = byte_level_vocab()
     torch.manual_seed(0)
     config = transformers.CLIPConfig(
-        text_config={**TOWER, "vocab_size": len(vocab), "max_position_embeddings": 77, "bos_token_id": 0,
+        text_config={**TOWER, "vocab_size": len(vocab), "max_position_embeddings": max_positions, "bos_token_id": 0,
                      "eos_token_id": 1, "pad_token_id": 1},
         vision_config={**TOWER, "image_size": 32, "patch_size": 8},
         projection_dim=16)
     transformers.CLIPModel(config).save_pretrained(folder)
-    transformers.CLIPTokenizer(vocab=vocab, merges=[], model_max_length=77).save_pretrained(folder)
-    transformers.CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+    transformers.CLIPTokenizer(vocab=vocab, merges=[], model_max_length=max_positions).save_pretrained(folder)
+    transformers.CLIPImageProcessor(size={"shortest_edge": shortest_edge}, crop_size={"height": 32, "width": 32}
                                     ).save_pretrained(folder)
     return str(folder)
 
