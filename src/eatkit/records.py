@@ -59,7 +59,7 @@ class Record:
         >>> Record(suite="s", test="t", title="T").to_json()["schema_version"]
         2
         """
-        fields = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        fields = {f.name: plain_json(getattr(self, f.name)) for f in dataclasses.fields(self)}
         return {"kind": self.kind, "schema_version": SCHEMA_VERSION, **fields}
 
     @classmethod
@@ -90,14 +90,18 @@ class Record:
         return record
 
 
-def _plain(value: Any) -> Any:
-    """``value`` in plain JSON types (tuples as lists, non-finite floats as None)."""
+def plain_json(value: Any) -> Any:
+    """``value`` in plain JSON types (tuples as lists, non-finite floats as None: JSON has no NaN).
+
+    >>> plain_json({"d": float("nan"), "n": (1, 2.5)})
+    {'d': None, 'n': [1, 2.5]}
+    """
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_json(v) for v in value]
     return value
 
 

@@ -33,7 +33,7 @@ from eatkit.errors import EatkitError, one_line
 from eatkit.io import text_sha256
 from eatkit.manifest import build_manifest
 from eatkit.progress import progress
-from eatkit.records import Record
+from eatkit.records import Record, plain_json
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
 from eatkit.stats._random import resolve_rng
@@ -102,7 +102,7 @@ class RunResult:
             "results.csv": lambda fh: fh.write(table.getvalue().encode("utf-8")),
             "similarities.npz": lambda fh: np.savez_compressed(fh, **arrays),
             "manifest.json": lambda fh: fh.write(
-                (json.dumps(_plain(self.manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
+                (json.dumps(plain_json(self.manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
         }
         staging: Path | None = None
         try:
@@ -144,17 +144,6 @@ def prepare_output(out_dir: str | Path) -> Path:
         what = "output folder" if parent == out else f"folder {parent}, where the output folder {out} would go,"
         raise EatkitError(f"{what} is not writable")
     return out
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with non-finite floats replaced by None (JSON has no NaN or infinity)."""
-    if isinstance(value, float):
-        return value if np.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def run_suite(
@@ -264,7 +253,7 @@ def build_source(
     if "vectors" in options:
         from eatkit.sources.vectors import load_word_vectors
 
-        _refuse(model_options, ("oov",), "--vectors")
+        refuse_model_options(model_options, ("oov",), "--vectors")
         words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
         return load_word_vectors(options["vectors"], cased=not options.get("lowercase", False),
                                  oov=options.get("oov", "error"), words=words)
@@ -273,7 +262,7 @@ def build_source(
     if "embeddings" in options:
         from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
 
-        _refuse(model_options, (), "--embeddings")
+        refuse_model_options(model_options, (), "--embeddings")
         if options.get("embeddings_model"):
             return IEATEmbeddings(options["embeddings"], options["embeddings_model"])
         return PrecomputedEmbeddings(options["embeddings"])
@@ -289,8 +278,8 @@ def build_source(
     return spec.build(**model_options, **(overrides or {}))
 
 
-def _refuse(given: Mapping[str, Any], allowed: tuple[str, ...], source: str) -> None:
-    """An error for a model option given with a source that is not a model."""
+def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], source: str) -> None:
+    """An error for a model option (a key of :data:`MODEL_OPTIONS`) given with a source that is not a model."""
     extra = [key for key in given if key not in allowed]
     if extra:
         raise EatkitError(f"{_flag(extra[0])} applies to --model, not to {source}")

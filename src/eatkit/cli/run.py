@@ -177,7 +177,9 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     if args.series is not None:
         from eatkit.series import histwords_sources
 
-        _refuse({flag: key for flag, key in MODEL_FLAGS if _given(args, flag)}, ("--oov",), "--series")
+        from eatkit.runner import refuse_model_options
+
+        refuse_model_options({key: True for flag, key in MODEL_FLAGS if _given(args, flag)}, ("oov",), "--series")
         if args.embeddings_model:
             raise EatkitError("--embeddings-model does not apply to --series")
         if len(args.series) == 1:
@@ -241,13 +243,6 @@ def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | No
               "cache": False if args.no_cache else None}
     label = args.model + (f"@{args.weights}" if args.weights else "")
     return {**given, "label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
-
-
-def _refuse(given: dict[str, str], allowed: tuple[str, ...], source: str) -> None:
-    """An error for a model option given with a source that is not a model."""
-    extra = [flag for flag in given if flag not in allowed]
-    if extra:
-        raise EatkitError(f"{extra[0]} applies to --model, not to {source}")
 
 
 def _permutations(value: str) -> str | int:
