@@ -37,6 +37,15 @@ def fmt_d(value: float | None) -> str:
     return "n/a" if is_missing(value) else f"{round(value, 2) + 0.0:.2f}"
 
 
+def fmt_number(value: float | None, digits: int = 2) -> str:
+    """A number with ``digits`` decimals; ``"n/a"`` for a statistic that could not be computed.
+
+    >>> fmt_number(0.12345, 3), fmt_number(float("nan")), fmt_number(None)
+    ('0.123', 'n/a', 'n/a')
+    """
+    return "n/a" if is_missing(value) or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
 def fmt_p(value: float | None) -> str:
     """A p- or q-value: three decimals down to 0.001, two significant digits below.
 

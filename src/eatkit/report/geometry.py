@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from eatkit.report.formatting import fmt_p, is_missing
+from eatkit.report.formatting import fmt_number, fmt_p, is_missing
 from eatkit.report.tables import escape_latex
 
 SCORE_LEGEND = ("score: mean over the iterations of the similarity between random folds of a class (a class "
@@ -23,16 +23,12 @@ COMPARISON_LEGEND = ("diff: intra-class score of the class minus the reference c
                      "they share images); q: Benjamini-Hochberg within the record")
 
 
-def _num(value: Any, digits: int = 4) -> str:
-    return "n/a" if is_missing(value) else f"{value:.{digits}f}"
-
-
 def score_rows(record: Any) -> list[list[str]]:
     """One row per score key: the key, then ``mean [min, max]`` per model."""
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
     for s in record.scores:
         by_key.setdefault(s["key"], {})[s["model"]] = s
-    return [[key] + [f"{_num(m[mod]['mean'])} [{_num(m[mod]['min'])}, {_num(m[mod]['max'])}]"
+    return [[key] + [f"{fmt_number(m[mod]['mean'], 4)} [{fmt_number(m[mod]['min'], 4)}, {fmt_number(m[mod]['max'], 4)}]"
                      if mod in m else "n/a" for mod in record.models] for key, m in by_key.items()]
 
 
@@ -83,13 +79,13 @@ class GeometryRenderer:
             parts.append(aligned([["score", *r.models], *score_rows(r)], numeric=range(1, len(r.models) + 1)))
             if r.comparisons:
                 rows = [["model", "class", f"vs {r.reference}", "diff", "d", "p", "p_W", "q"]]
-                rows += [[c["model"], c["classes"][0], c["classes"][1], _num(c["difference"]),
-                          _num(c["effect_size"], 2), fmt_p(c["p_permutation"]) + ("" if c["exact"] else "†"),
+                rows += [[c["model"], c["classes"][0], c["classes"][1], fmt_number(c["difference"], 4),
+                          fmt_number(c["effect_size"], 2), fmt_p(c["p_permutation"]) + ("" if c["exact"] else "†"),
                           fmt_p(c["p_welch"]), fmt_p(c.get("q_value"))] for c in r.comparisons]
                 parts.append(aligned(rows, numeric=range(3, 8)))
             if r.spearman:
                 rows = [["first", "second", "group", "n", "rho", "p"]]
-                rows += [[s["first"], s["second"], s["group"], str(s["n"]), _num(s["rho"], 3),
+                rows += [[s["first"], s["second"], s["group"], str(s["n"]), fmt_number(s["rho"], 3),
                           fmt_p(s["p_value"]) + ("" if s["method"] == "exact" else "*")] for s in r.spearman]
                 parts.append(aligned(rows, numeric=range(3, 6)))
         parts.append(SCORE_LEGEND + ". " + COMPARISON_LEGEND + ". Spearman p: exact over all orderings (* "
@@ -160,7 +156,7 @@ def trend_plots(record: Any) -> Any:
             rho = next((s["rho"] for s in record.spearman if s["group"] == group and s["first"] == first
                         and s["second"] == model), None)
             ax.plot([means[(first, k)] for k in keys], [means[(model, k)] for k in keys], "o",
-                    markersize=3, label=f"{model} (rho {_num(rho, 2)})")
+                    markersize=3, label=f"{model} (rho {fmt_number(rho, 2)})")
         ax.set_title(group, fontsize=8)
         ax.set_xlabel(first, fontsize=7)
         ax.legend(fontsize=6)
@@ -179,7 +175,7 @@ def spearman_heatmap(record: Any) -> Any:
         ax.imshow(grid, vmin=-1, vmax=1, cmap="RdBu_r")
         for i in range(n):
             for j in range(n):
-                ax.text(j, i, _num(grid[i][j], 2), ha="center", va="center", fontsize=7)
+                ax.text(j, i, fmt_number(grid[i][j], 2), ha="center", va="center", fontsize=7)
         ax.set_xticks(range(n), models, rotation=45, ha="right", fontsize=6)
         ax.set_yticks(range(n), models, fontsize=6)
         ax.set_title(group, fontsize=8)

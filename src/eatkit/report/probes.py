@@ -11,13 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.report.formatting import fmt_p
+from eatkit.report.formatting import fmt_number, fmt_p
 from eatkit.report.kinds import Table
 from eatkit.report.style import INK, figure_html, new_figure
-
-
-def _num(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
 def _percent(value: float | None) -> str:
@@ -39,7 +35,7 @@ def shares_plot(record: Any) -> Any:
         ax.scatter(x, y, s=10, color=INK, alpha=0.7)
         top = max(max(x), max(y), 1e-9) * 1.05
         ax.plot([0, top], [0, top], color="#999999", lw=0.8, ls="--")
-        ax.set_title(f"{g}: r = {_num(record.r.get(g))}", fontsize=9)
+        ax.set_title(f"{g}: r = {fmt_number(record.r.get(g))}", fontsize=9)
         ax.set_xlabel(f"reference ({record.reference_columns.get(g, g)})", fontsize=8)
         ax.set_ylabel(f"share of top {record.k}", fontsize=8)
         ax.tick_params(labelsize=7)
@@ -50,10 +46,10 @@ class RankingRenderer(Table):
     heading = "Ranking probe"
     columns = (
         ("test", lambda r: r.test), ("prompt", lambda r: r.prompt), ("k", lambda r: str(r.k)),
-        ("repeats", lambda r: str(r.repeats)), ("R²", lambda r: _num(r.r_squared)),
-        ("r per group", lambda r: ", ".join(f"{g} {_num(v)}" for g, v in r.r.items())),
-        ("mean MaxSkew@k", lambda r: _num(float(np.mean(list(r.max_skew.values()))))),
-        ("mean NDKL", lambda r: _num(float(np.mean(list(r.ndkl.values()))), 3)),
+        ("repeats", lambda r: str(r.repeats)), ("R²", lambda r: fmt_number(r.r_squared)),
+        ("r per group", lambda r: ", ".join(f"{g} {fmt_number(v)}" for g, v in r.r.items())),
+        ("mean MaxSkew@k", lambda r: fmt_number(float(np.mean(list(r.max_skew.values()))))),
+        ("mean NDKL", lambda r: fmt_number(float(np.mean(list(r.ndkl.values()))), 3)),
     )
     legend = ("R²: multi-output linear regression of the reference on the ranked shares, averaged over outputs; "
               "r: Pearson r across regions of each group's share of the top k with its reference column; "
@@ -109,7 +105,7 @@ class VQARenderer(_RateRenderer):
         ("yes rate per group", lambda r: ", ".join(f"{g} {_percent(v)}" for g, v in r.rates.items())),
         ("top answers per group", lambda r: "; ".join(
             f"{g}: " + ", ".join(f"{a} {n}" for a, n in list(t.items())[:3]) for g, t in r.answers.items())),
-        ("χ²", lambda r: _num(r.chi_square)), ("p", lambda r: fmt_p(r.p_value)),
+        ("χ²", lambda r: fmt_number(r.chi_square)), ("p", lambda r: fmt_p(r.p_value)),
     )
     legend = "yes rate: answers equal to the 'yes' answer; χ², p: Pearson's test of group x (yes, other) independence"
 
@@ -126,7 +122,7 @@ class CaptionRenderer(_RateRenderer):
         ("mention rate per group", lambda r: ", ".join(f"{g} {_percent(v)}" for g, v in r.rates.items())),
         ("descriptors", lambda r: "; ".join(f"{g}: " + ", ".join(f"{d} {n}" for d, n in t.items())
                                             for g, t in r.descriptors.items() if t) or "none"),
-        ("χ²", lambda r: _num(r.chi_square)), ("p", lambda r: fmt_p(r.p_value)),
+        ("χ²", lambda r: fmt_number(r.chi_square)), ("p", lambda r: fmt_p(r.p_value)),
     )
     legend = ("mention: the caption contains '<descriptor> <noun>' of the lexicon (see the record's lexicon); "
               "χ², p: Pearson's test of group x (mention, none) independence")
@@ -160,9 +156,9 @@ class GenerationRenderer(Table):
         ("test", lambda r: r.test), ("prompt", lambda r: r.prompt),
         ("steps", lambda r: str(r.steps[-1])),
         ("brightness change at the last frame", lambda r: ", ".join(
-            f"{g} {_num(v[-1], 1)}%" for g, v in r.change_percent.items())),
+            f"{g} {fmt_number(v[-1], 1)}%" for g, v in r.change_percent.items())),
         ("largest change", lambda r: ", ".join(
-            f"{g} {_num(max(v, key=lambda x: -np.inf if x is None else x), 1)}%" for g, v in r.change_percent.items())),
+            f"{g} {fmt_number(max(v, key=lambda x: -np.inf if x is None else x), 1)}%" for g, v in r.change_percent.items())),
     )
     legend = "brightness: mean pixel value of the region (all channels) per frame, averaged over the group's images"
 
