@@ -75,6 +75,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "results-text.json": "this is not JSON",
         "vocab.pkl": pickle.dumps(["rose", _Evil()]),
         "a-file": "not a folder",
+        "badkey.toml": "bogus = 1\n",
     }
     for name, content in files.items():
         path = root / name
@@ -204,6 +205,24 @@ CLI: list[tuple[list[str], str]] = [
     (["verify", "{d}/nosuch-run"], "run folder {d}/nosuch-run does not exist"),
     (["verify", "{d}/run-empty"], "has no manifest.json"),
     (["verify", "{d}/run-badjson"], "has no manifest.json"),
+    # options of the newer analyses, sources and commands (grounded, series, prompts, devices, sweeps,
+    # probes, analysis sets, fine-tuning)
+    (_run("--experiment", "2"), "does not take the option(s) experiment"),
+    (["run", "grounded-coco", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "image-caption stimuli"),
+    (["run", "{d}/suite.json", "--series", "{d}/folder", "-q", "-o", "{o}"], "has no HistWords decades"),
+    (_run("--postprocess", "bogus"), "unknown post-processing 'bogus'"),
+    (_run("--compare-prompts", "", "a picture"), "--compare-prompts applies to --model only"),
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--device", "cuda", "-q", "-o", "{o}"],
+     "no CUDA GPU is visible"),
+    (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
+    (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
+    (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
+     "needs at least 2 group folders"),
+    (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
+    (["analysis-set", "coco", "--instances", "{d}/broken.json", "--images", "{d}/folder", "--output", "{o}"],
+     "needs --instances, --captions and --objects"),
+    (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/broken.json", "--images", "{d}/folder",
+      "-o", "{o}/ft.safetensors"], "is not readable JSON"),
     # datasets
     (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
