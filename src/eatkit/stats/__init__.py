@@ -1,6 +1,7 @@
 """EAT statistics on arrays: numpy and scipy only (no deep-learning imports).
 
-=====================================  ===================================================:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
+=====================================  ==========================================================================
+:func:`eat`                            WEAT/iEAT/SEAT effect size and permutation (or Welch) p-value
 :func:`sc_eat`, :func:`sc_eats`         single-category EAT of a word or target set (ML-EAT level 2)
 :func:`ml_eat`                         the three ML-EAT levels and the EAT pattern
 :func:`grounded_eat`                   Grounded-WEAT/SEAT experiments 1-3 on joint embeddings (seed 001)
@@ -13,7 +14,8 @@
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
-=====================================  ==================================================="""
+=====================================  ==========================================================================
+"""
 
 from eatkit.stats.anisotropy import AnisotropyResult, CosineDiagnostic, anisotropy, cosine_diagnostic
 from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
