@@ -46,7 +46,7 @@ def main() -> None:
 
     # naive reference on the same folds (same seed, same draw order)
     draw = np.random.default_rng(1)
-    folds = {k: _draw_folds(N_IMAGES, T, "half", draw) for k in classes}
+    folds = dict(zip(classes, _draw_folds([N_IMAGES] * N_CLASSES, T, "half", draw)))
     unit = {k: X / np.linalg.norm(X, axis=1, keepdims=True) for k, X in classes.items()}
     t_naive = args.naive_iterations
     start = time.perf_counter()

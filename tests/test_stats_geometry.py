@@ -11,6 +11,7 @@ from scipy.spatial.distance import cdist
 
 import eatkit
 from eatkit.errors import EatkitError
+from eatkit.stats import geometry
 from eatkit.stats.geometry import (
     _draw_folds,
     compare_classes,
@@ -119,13 +120,14 @@ def _naive(P, Q, similarity):
 @pytest.mark.parametrize("fold", ["half", "pair", "centroid"])
 @pytest.mark.parametrize("similarity", ["cosine", "euclidean"])
 @pytest.mark.parametrize("sizes", [(10, 7), (9, 2)])
-def test_fast_path_equals_naive_pairwise(fold, similarity, sizes):
+def test_fast_path_equals_naive_pairwise(fold, similarity, sizes, monkeypatch):
     rng = np.random.default_rng(sum(sizes))
     A, B = rng.normal(size=(sizes[0], 4)) + 0.5, rng.normal(size=(sizes[1], 4))
-    T = 600   # more than one block of iterations (_BLOCK)
+    T = 600
+    monkeypatch.setattr(geometry, "_BLOCK_BYTES", 8 * 2 * 4 * 256)   # blocks of 256 iterations: three blocks
     out = geometry_scores({"a": A, "b": B}, iterations=T, fold=fold, similarity=similarity, rng=11)
     draw = np.random.default_rng(11)
-    folds = {"a": _draw_folds(len(A), T, fold, draw), "b": _draw_folds(len(B), T, fold, draw)}
+    folds = dict(zip("ab", _draw_folds([len(A), len(B)], T, fold, draw)))
 
     def score(P, Q):
         if fold != "centroid":

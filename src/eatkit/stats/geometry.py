@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +56,9 @@ from eatkit.stats.options import check_choice
 FOLDS: tuple[str, ...] = ("half", "pair", "centroid")
 SIMILARITIES: tuple[str, ...] = ("cosine", "euclidean")
 DEFAULT_ITERATIONS = 1000
-#: iterations computed per block (bounds memory; the random folds are drawn before, so it changes nothing)
-_BLOCK = 512
+#: bytes of fold means held at once (iterations are computed in blocks of this size; the random folds are
+#: drawn before, so the blocking changes nothing)
+_BLOCK_BYTES = 1 << 28
 #: Spearman p-values are exact (all n! orderings) up to this many classes
 SPEARMAN_EXACT_MAX = 8
 
@@ -170,12 +173,15 @@ def geometry_scores(
         if a == b:
             raise EatkitError(f"inter-class pair ({a}, {b}) compares a class with itself")
     generator, seed = resolve_rng(rng)
-    folds = {name: _draw_folds(len(X), iterations, fold, generator) for name, X in data.items()}
+    folds = dict(zip(data, _draw_folds([len(X) for X in data.values()], iterations, fold, generator)))
+    # cosine scores use unit rows (the centroid fold's mean vectors are taken before normalising)
+    unit = {k: X / np.linalg.norm(X, axis=1, keepdims=True) for k, X in data.items()} \
+        if similarity == "cosine" else data
     if fold == "half" and similarity == "euclidean":
         values = _pairwise_distance_scores(data, folds, pair_list, intra)
     else:
-        values = _fold_mean_scores(data, folds, pair_list, intra, fold, similarity)
-    exact = _exact_means(data, pair_list, intra, fold, similarity)
+        values = _fold_mean_scores(data if fold == "centroid" else unit, folds, pair_list, intra, fold, similarity)
+    exact = _exact_means(unit, pair_list, intra, fold, similarity)
 
     def score(kind: str, key: tuple[str, ...], v: np.ndarray) -> GeometryScore:
         sizes = tuple(len(data[k]) for k in key)
@@ -192,62 +198,108 @@ def geometry_scores(
     return GeometryScores(intra_scores, inter_scores, seed)
 
 
-def _draw_folds(n: int, iterations: int, fold: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Per iteration, the row indices of fold A and of fold B (disjoint, uniformly random): the ranks
-    1..m and m+1..2m of n independent uniform keys (a partial sort; ties have probability ~2^-53)."""
-    m = 1 if fold == "pair" else n // 2
-    keys = rng.random((iterations, n))
-    order = np.argpartition(keys, (m - 1, 2 * m - 1) if 2 * m < n else m - 1, axis=1)
-    return order[:, :m], order[:, m:2 * m]
+def _draw_folds(
+    sizes: Sequence[int], iterations: int, fold: str, rng: np.random.Generator,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per class of ``sizes[i]`` images and per iteration, the row indices of fold A and of fold B
+    (disjoint, uniformly random): the ranks 1..m and m+1..2m of n independent uniform keys (a partial sort;
+    ties have probability ~2^-53). The keys are drawn class by class from ``rng``; the partial sorts run
+    in threads (they release the GIL), which changes no fold."""
+    keys = [rng.random((iterations, n)) for n in sizes]
+
+    def split(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = k.shape[1]
+        m = 1 if fold == "pair" else n // 2
+        order = np.argpartition(k, (m - 1, 2 * m - 1) if 2 * m < n else m - 1, axis=1)
+        return order[:, :m], order[:, m:2 * m]
+
+    with ThreadPoolExecutor(min(len(keys), os.cpu_count() or 1)) as pool:
+        return list(pool.map(split, keys))
 
 
-def _fold_means(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Mean of ``rows[idx[t]]`` for each iteration t (a fold-indicator matrix times the rows)."""
+def _fold_means(rows: np.ndarray, idx: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Mean of ``rows[idx[t]]`` for each iteration t (a fold-indicator matrix times the rows), into ``out``."""
     t, m = idx.shape
     if m == 1:
-        return rows[idx[:, 0]]
+        return np.take(rows, idx[:, 0], axis=0, out=out)
     indicator = np.zeros((t, rows.shape[0]))
     np.put_along_axis(indicator, idx, 1.0, axis=1)
-    return (indicator @ rows) / m
+    out = np.matmul(indicator, rows, out=out)
+    out /= m
+    return out
 
 
 def _fold_mean_scores(
     data: dict[str, np.ndarray], folds: dict[str, tuple[np.ndarray, np.ndarray]],
     pairs: list[tuple[str, str]], intra: bool, fold: str, similarity: str,
 ) -> dict[tuple[str, ...], np.ndarray]:
-    """Scores from fold means: dot of mean unit vectors (cosine, half/pair), cosine of mean vectors
-    (cosine, centroid) or distance between mean vectors (euclidean, centroid/pair; a pair's mean is the
-    image itself).
+    """Scores from fold means: dot of mean unit vectors (cosine, half/pair; ``data`` holds the unit rows),
+    cosine of mean vectors (cosine, centroid) or distance between mean vectors (euclidean, centroid/pair; a
+    pair's mean is the image itself).
 
     Each class's rows are taken relative to its first row c (fold mean = c + v̄), and the scores are
     expanded in c and v̄: no rounding enters through c, so a class of identical vectors (v = 0) gives the
     same value in every iteration, and a distance of exactly 0.
     """
     unit = similarity == "cosine" and fold != "centroid"
-    rows = {k: X / np.linalg.norm(X, axis=1, keepdims=True) if unit else X for k, X in data.items()}
-    shifts = {k: R[0] for k, R in rows.items()}
-    rows = {k: R - R[0] for k, R in rows.items()}
+    shifts = {k: R[0] for k, R in data.items()}
+    rows = {k: R - R[0] for k, R in data.items()}
     totals = {k: R.sum(axis=0) for k, R in rows.items()}
     iterations = next(iter(folds.values()))[0].shape[0]
+    dim = next(iter(rows.values())).shape[1]
     out: dict[tuple[str, ...], list[np.ndarray]] = {}
-    for start in range(0, iterations, _BLOCK):
-        block = slice(start, start + _BLOCK)
-        first = {k: _fold_means(rows[k], folds[k][0][block]) for k in rows}
+    step = max(1, _BLOCK_BYTES // (8 * len(rows) * dim))
+    for start in range(0, iterations, step):
+        block = slice(start, start + step)
+        stacked = np.empty((len(rows), len(range(iterations)[block]), dim))
+        first = {k: _fold_means(rows[k], folds[k][0][block], stacked[i]) for i, k in enumerate(rows)}
         if intra:
             for k in rows:
                 a, b = folds[k][0][block], folds[k][1][block]
                 n, m = rows[k].shape[0], a.shape[1]
-                if m > 1 and n - 2 * m <= 1:   # the second half is the complement of the first (and the odd one)
-                    left = rows[k][_missing(a, b, n)[:, 0]] if n > 2 * m else 0.0
-                    second = (totals[k] - m * first[k] - left) / m
+                complement = m > 1 and n - 2 * m <= 1  # the second half: the rest (less the odd one out)
+                left = rows[k][_missing(a, b, n)[:, 0]] if complement and n > 2 * m else None
+                if complement and unit:
+                    score = _complement_dots(shifts[k], first[k], totals[k], left, m)
                 else:
-                    second = _fold_means(rows[k], b)
-                score = _similarity(shifts[k], first[k], shifts[k], second, unit, similarity)
+                    second = _fold_means(rows[k], b) if not complement else \
+                        (totals[k] - m * first[k] - (0.0 if left is None else left)) / m
+                    score = _similarity(shifts[k], first[k], shifts[k], second, unit, similarity)
                 out.setdefault((k,), []).append(score)
-        for p, q in pairs:
-            score = _similarity(shifts[p], first[p], shifts[q], first[q], unit, similarity)
-            out.setdefault((p, q), []).append(score)
+        if similarity == "cosine" and pairs:
+            dots = _all_dots(np.stack(list(shifts.values())), stacked)
+            at = {k: i for i, k in enumerate(rows)}
+            for p, q in pairs:
+                i, j = at[p], at[q]
+                score = dots[:, i, j] if unit else dots[:, i, j] / np.sqrt(dots[:, i, i] * dots[:, j, j])
+                out.setdefault((p, q), []).append(np.clip(score, -1.0, 1.0))
+        else:
+            for p, q in pairs:
+                score = _similarity(shifts[p], first[p], shifts[q], first[q], unit, similarity)
+                out.setdefault((p, q), []).append(score)
     return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def _complement_dots(c: np.ndarray, v: np.ndarray, total: np.ndarray, left: np.ndarray | None, m: int) -> np.ndarray:
+    """Row-wise (c + v)·(c + w) for unit rows (c·c = 1), the second fold's mean w = (total - m v - left) / m
+    substituted (total: the class's rows summed; left: the odd row out, or None): dot products with v only,
+    no second-fold matrix."""
+    vc = v @ c
+    cw = c @ total - m * vc
+    vw = v @ total - m * np.einsum("ij,ij->i", v, v)
+    if left is not None:
+        cw -= left @ c
+        vw -= np.einsum("ij,ij->i", v, left)
+    return np.clip(1.0 + vc + (cw + vw) / m, -1.0, 1.0)
+
+
+def _all_dots(C: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``D[t, i, j] = (c_i + v_i[t])·(c_j + v_j[t])`` for all classes i, j at once (C: the shifts (K, d), V:
+    the fold means (K, t, d)), expanded as in :func:`_dots`: batched matrix products, not one per pair."""
+    K, t, d = V.shape
+    cv = (V.reshape(K * t, d) @ C.T).reshape(K, t, K)  # cv[j, t, i] = v_j[t]·c_i
+    vv = np.matmul(V.transpose(1, 0, 2), V.transpose(1, 2, 0))  # vv[t, i, j] = v_i[t]·v_j[t]
+    return (C @ C.T)[np.newaxis] + cv.transpose(1, 2, 0) + cv.transpose(1, 0, 2) + vv
 
 
 def _missing(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
@@ -302,15 +354,15 @@ def _exact_means(
     if fold == "centroid":
         return {}
     out: dict[tuple[str, ...], float] = {}
-    if similarity == "cosine":
-        unit = {k: X / np.linalg.norm(X, axis=1, keepdims=True) for k, X in data.items()}
+    if similarity == "cosine":  # data holds unit rows
         if intra:
-            for k, U in unit.items():
+            for k, U in data.items():
                 n, s = len(U), U.sum(axis=0)
                 # Σ_{i≠j} u_i·u_j = |Σ u|² - n for unit vectors
                 out[(k,)] = float(np.clip((s @ s - n) / (n * (n - 1)), -1.0, 1.0))
+        means = {k: data[k].mean(axis=0) for k in {k for pair in pairs for k in pair}}
         for p, q in pairs:
-            out[(p, q)] = float(np.clip(unit[p].mean(axis=0) @ unit[q].mean(axis=0), -1.0, 1.0))
+            out[(p, q)] = float(np.clip(means[p] @ means[q], -1.0, 1.0))
         return out
     if intra:
         for k, X in data.items():
