@@ -125,3 +125,30 @@ def test_agrees_with_the_previous_counter_at_24_plus_25() -> None:
     # heads of runs on both sides, unequal sizes (a far-tail pass), near-ties; 26 + 26: bench/bench_stats.py
     x, y = _values("tied", 24, 25, seed=2425)
     assert group_permutation_test(x, y, permutations="exact").counts == perm._count_exact_reference(x, y)
+
+
+@pytest.mark.parametrize("kind", ("tied", "integer"))
+@pytest.mark.parametrize(("k", "m"), [(21, 19), (23, 22), (12, 25)])
+def test_tied_dynamic_programme_equals_both_listing_counters(kind: str, k: int, m: int) -> None:
+    # heavily tied inputs take the dynamic programme over distinct values; the listing counters (compiled
+    # windows, numpy binary search) must give the same counts on them, at several thresholds
+    x, y = _values(kind, k, m, seed=k + 2 * m)
+    q, tol = perm._scaled(np.concatenate([x, y]), 1e-12)
+    r, n, observed = min(k, m), k + m, int(q[:min(k, m)].sum())
+    sums, counts = perm._tied_sums(q, r, budget=perm.exact_cost(n, r) // (4 * n))  # the dispatcher's budget
+    assert int(counts.sum()) == math.comb(n, r) and np.all(np.diff(sums) > 0)
+    for ts in ([observed - tol, observed + tol + 1], [int(q.sum()) // 2]):  # the kernels take close pairs
+        tied = [int(counts[sums < t].sum()) for t in ts]
+        assert tied == perm._count_below_numpy(q, r, ts)
+        if _kernels.AVAILABLE:
+            assert tied == perm._count_below_compiled(q, r, ts)
+
+
+def test_tied_path_gives_way_to_listing() -> None:
+    x, y = _values("real", 20, 20, seed=3)
+    q, _ = perm._scaled(np.concatenate([x, y]), 1e-12)
+    assert perm._tied_sums(q, 20, budget=2**40) is None  # every value distinct
+    ints = np.concatenate(_values("integer", 20, 20, seed=3)).astype(np.int64)
+    assert perm._tied_sums(ints, 20, budget=10) is None  # more live sums than the budget
+    sums, counts = perm._tied_sums(ints, 20, budget=10**6)
+    assert sums[0] == np.sort(ints)[:20].sum() and sums[-1] == np.sort(ints)[-20:].sum()

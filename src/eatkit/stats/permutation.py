@@ -37,6 +37,12 @@ a size-k subset is a size-j subset of the left half plus a size-(k - j) subset o
 number of subsets with sum below t is Σ_j #{(a, b) ∈ L_j × R_(k-j) : a + b < t}, L_j (R_j) being the
 size-j subset sums of the left (right) half. (For k > m the complement, of size m, is counted.)
 
+* Heavily tied inputs (at most half the values distinct: small integers, a few repeated scores): a
+  dynamic programme over the distinct values (``_tied_sums``) keeps, per subset size, the distinct
+  subset sums and how many subsets reach each; its cost is the number of distinct (size, sum) pairs, not
+  2^(n/2) (32 + 32 integers in 0..3: 1.6e3 pairs, about 0.02 s). It gives way to the listing counters
+  below as soon as more than ``exact_cost / (4 n)`` pairs are live, so it never costs more than a
+  fraction of what it replaces. Same integer sums, same thresholds, same counts.
 * Reference (pure numpy, and the fallback without numba): every L_j and R_j is listed and sorted, and
   the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
   2 x 3.4e7 sums, about 0.8 GB); ``permutations="exact"`` refuses more than ``NUMPY_EXACT_MAX_SUMS``.
@@ -362,6 +368,10 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
         mirrored = [[total - t + 1 for t in reversed(g)] for g in groups]
         below = _count_below(q, n - k, mirrored)
         return {t: partitions - below[total - t + 1] for g in groups for t in g}
+    tied = _tied_sums(q, k, budget=exact_cost(n, k) // (4 * n))
+    if tied is not None:
+        below = np.concatenate([[0], np.cumsum(tied[1])])
+        return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
     counter = _count_below_compiled if compiled() else _count_below_numpy
     result: dict[int, int] = {}
     for group in groups:
@@ -369,6 +379,36 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
         clipped = dict(zip(ts, counter(q, k, ts)))
         result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
     return result
+
+
+def _tied_sums(q: np.ndarray, k: int, budget: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct sums of the size-k subsets of ``q`` (ascending) and how many subsets have each, for
+    heavily tied inputs (e.g. small integers); None when more than half the values are distinct, or as soon
+    as more than ``budget`` distinct (size, sum) pairs are live (then listing the sums is cheaper).
+
+    A dynamic programme over the distinct values v with multiplicity c keeps, for each subset size j ≤ k,
+    the distinct sums and their number of subsets; adding x of the c copies of v multiplies a count by
+    C(c, x). Exact integer counts (each at most C(n, k) < 2^63), no subset listed."""
+    values, multiplicities = np.unique(q, return_counts=True)
+    if values.size > q.size // 2:
+        return None
+    sums = [np.zeros(1, dtype=np.int64)] + [np.zeros(0, dtype=np.int64)] * k
+    counts = [np.ones(1, dtype=np.int64)] + [np.zeros(0, dtype=np.int64)] * k
+    for v, c in zip(values.tolist(), multiplicities.tolist()):
+        grown_sums, grown_counts = [], []
+        for j in range(k + 1):
+            parts = [(sums[j - x] + x * v, counts[j - x] * math.comb(c, x)) for x in range(min(c, j) + 1)]
+            merged = np.concatenate([p[0] for p in parts])
+            order = np.argsort(merged, kind="stable")
+            merged = merged[order]
+            starts = np.flatnonzero(np.r_[True, merged[1:] != merged[:-1]]) if merged.size else order
+            grown_sums.append(merged[starts])
+            grown_counts.append(np.add.reduceat(np.concatenate([p[1] for p in parts])[order], starts)
+                                if merged.size else merged)
+        sums, counts = grown_sums, grown_counts
+        if sum(s.size for s in sums) > budget:
+            return None
+    return sums[k], counts[k]
 
 
 def _subset_sums_by_size(values: np.ndarray, kmax: int) -> list[np.ndarray]:
