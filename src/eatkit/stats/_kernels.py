@@ -21,8 +21,10 @@ else:
 
 #: sums of one side per parallel task (a range of one stratum)
 WINDOW = 1 << 21
-#: sums of one side per window inside a task (fits the per-core cache with its sort buffers)
+#: sums of one side per window inside a task (fits the per-core cache with its bucket index)
 SUB = 1 << 14
+#: a bucket of the window index holding more sums than this (tied inputs) is sorted and binary-searched
+_SCAN = 16
 
 
 def threads() -> int:
@@ -51,15 +53,18 @@ if AVAILABLE:
                     grown.append(added + v)
                     continue
                 kept = lists[x]
-                out = np.empty(kept.size + added.size, dtype=np.int64)
-                a = b = 0
-                for o in range(out.size):
-                    if b == added.size or (a < kept.size and kept[a] <= added[b] + v):
-                        out[o] = kept[a]
-                        a += 1
-                    else:
-                        out[o] = added[b] + v
-                        b += 1
+                na, nb = kept.size, added.size
+                out = np.empty(na + nb, dtype=np.int64)
+                a = b = o = 0
+                while a < na and b < nb:  # branch-free step: the smaller head moves (a select, not a jump)
+                    head, other = kept[a], added[b] + v
+                    take = head <= other
+                    out[o] = head if take else other
+                    a += take
+                    b += 1 - take
+                    o += 1
+                out[o:o + na - a] = kept[a:]
+                out[o + na - a:] = added[b:] + v
                 grown.append(out)
             lists = grown
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
@@ -81,11 +86,11 @@ if AVAILABLE:
         return idx
 
     @njit(cache=True, nogil=True)
-    def _bucketed(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count):
-        """The elements ``starts[r]:ends[r]`` of runs r0.. (all in [lo, lo + width)), sorted: a bucket
-        sort on ``(v - lo) >> shift`` with about ``count`` buckets. The windows are narrow and the sums'
-        density smooth, so buckets hold one or two elements and one insertion sort pass finishes the
-        job; with large buckets (heavily tied inputs) each bucket holding more than one value is sorted."""
+    def _bucket_index(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count):
+        """The elements ``starts[r]:ends[r]`` of runs r0.. (all in [lo, lo + width)) grouped by bucket
+        ``(v - lo) >> shift``, about one element per bucket: (values - lo, first, shift) with bucket k's
+        elements in ``values[first[k]:first[k + 1]]`` (a counting sort: a histogram pass and a scatter pass).
+        A bucket holding more than ``_SCAN`` elements (tied inputs) is sorted, for binary search."""
         bits = 0
         while (1 << (bits + 1)) <= count:
             bits += 1
@@ -93,49 +98,44 @@ if AVAILABLE:
         while wbits < 62 and (np.int64(1) << wbits) < width:
             wbits += 1
         shift = max(0, wbits - bits)
-        hist = np.zeros((1 << bits) + 1, dtype=np.int32)
+        nb = ((width - 1) >> shift) + 1
+        first = np.zeros(nb + 1, dtype=np.int64)
         for r in range(nruns):
             run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
             s = shifts[r0 + r] - lo
             for i in range(starts[r], ends[r]):
-                hist[((run[i] + s) >> shift) + 1] += 1
+                first[((run[i] + s) >> shift) + 1] += 1
         fullest = 0
-        for b in range(1, hist.size):
-            fullest = max(fullest, hist[b])
-            hist[b] += hist[b - 1]
-        bounds = hist.copy() if fullest > 64 else hist[:1]
-        out = np.empty(count, dtype=np.int64)
+        for b in range(1, nb + 1):
+            fullest = max(fullest, first[b])
+            first[b] += first[b - 1]
+        fill = first[:nb].copy()
+        values = np.empty(count, dtype=np.int64)
         for r in range(nruns):
             run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
             s = shifts[r0 + r] - lo
             for i in range(starts[r], ends[r]):
-                key = (run[i] + s) >> shift
-                out[hist[key]] = run[i] + shifts[r0 + r]
-                hist[key] += 1
-        if fullest <= 64:  # every element is at most 64 places from its rank: one insertion sort pass
-            for i in range(1, count):
-                v = out[i]
-                j = i - 1
-                while j >= 0 and out[j] > v:
-                    out[j + 1] = out[j]
-                    j -= 1
-                out[j + 1] = v
-        else:  # large buckets (heavily tied inputs): sort each bucket unless it holds one value
-            for b in range(bounds.size - 1):
-                a, e = bounds[b], bounds[b + 1]
-                if e - a > 1 and out[a:e].min() < out[a:e].max():
-                    out[a:e].sort()
-        return out
+                v = run[i] + s
+                key = v >> shift
+                values[fill[key]] = v
+                fill[key] += 1
+        if fullest > _SCAN:
+            for b in range(nb):
+                if first[b + 1] - first[b] > _SCAN:
+                    values[first[b]:first[b + 1]].sort()
+        return values, first, shift
 
-    @njit(cache=True, nogil=True)
-    def _window(base, offsets, shifts, sizes, r0, starts, ends, nruns, busy, lo, width, count):
-        """A window's sums, sorted, as (values, offset to add): one run's slice is used in place."""
-        if busy == 1:
-            for r in range(nruns):
-                if ends[r] > starts[r]:
-                    run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
-                    return run[starts[r]:ends[r]], shifts[r0 + r]
-        return _bucketed(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count), np.int64(0)
+    @njit(cache=True, nogil=True, inline="always")
+    def _below(values, first, shift, x):
+        """#{v in the bucket index : v < x}, for 0 <= x < width (relative to the index's lo)."""
+        key = x >> shift
+        a, e = first[key], first[key + 1]
+        if e - a > _SCAN:
+            return a + np.searchsorted(values[a:e], x)
+        c = a
+        for i in range(a, e):
+            c += values[i] < x
+        return c
 
     @njit(cache=True, nogil=True, parallel=True)
     def count_windows(lbase, loff, lshift, lsize, lrun, rbase, roff, rshift, rsize, rrun, tstratum, tlo, thi, ts):
@@ -144,9 +144,11 @@ if AVAILABLE:
 
         Stratum s pairs the left runs lrun[s]..lrun[s+1]-1 with the right runs rrun[s]..rrun[s+1]-1. The
         task's range is cut into windows [u, w) of about ``SUB`` sums (cache-sized); the right sums
-        b < ts[0] - w + 1 pair with every a of the window, those in [ts[0] - w + 1, ts[-1] - u) are
-        gathered and sorted with the window's left sums and counted by a two-pointer merge per
-        threshold. Each run's slice bounds are walked from the previous window's."""
+        b < ts[0] - w + 1 pair with every a of the window, and those in [ts[0] - w + 1, ts[-1] - u) are
+        grouped by value into buckets of about one sum (:func:`_bucket_index`), so that each left sum a
+        of the window, read in place from its run, counts the right sums below t - a by one bucket
+        look-up and a scan of that bucket. Each run's slice bounds are walked on from the previous
+        window's."""
         ntasks, nt = tstratum.size, ts.size  # one or two thresholds (more are not counted)
         t0, t1 = ts[0], ts[nt - 1]
         counts = np.zeros((ntasks, nt), dtype=np.int64)
@@ -173,57 +175,59 @@ if AVAILABLE:
             for piece in range(pieces):
                 u = ulo + step * piece
                 w = uhi if piece == pieces - 1 else u + step
-                wl = lbusy = 0
+                wl = 0
                 for r in range(l0, l1):
                     run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
                     lend[r - l0] = _seek(run, lstart[r - l0], w - lshift[r])
                     wl += lend[r - l0] - lstart[r - l0]
-                    lbusy += lend[r - l0] > lstart[r - l0]
-                wr = rbusy = below = 0
+                wr = below = 0
                 for r in range(r0, r1):
                     run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
                     rstart[r - r0] = _seek(run, rend[r - r0], t0 - w + 1 - rshift[r])
                     wr += rend[r - r0] - rstart[r - r0]
-                    rbusy += rend[r - r0] > rstart[r - r0]
                     below += rstart[r - r0]
-                single = wl > 0 and wr > 0
-                if single:  # does the window hold one left value (heavily tied inputs)?
-                    lmin, lmax = np.int64(2**62), -np.int64(2**62)
-                    for r in range(l0, l1):
-                        if lend[r - l0] > lstart[r - l0]:
-                            run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
-                            lmin = min(lmin, run[lstart[r - l0]] + lshift[r])
-                            lmax = max(lmax, run[lend[r - l0] - 1] + lshift[r])
-                    single = lmin == lmax
-                if single:  # then count the right sums below t - a by binary search: nothing to sort
-                    for ti in range(nt):
-                        below_t = 0
-                        for r in range(r0, r1):
-                            run = rbase[roff[rsize[r]]:roff[rsize[r] + 1]]
-                            below_t += np.searchsorted(run, ts[ti] - lmin - rshift[r])
-                        acc[ti] += wl * below_t
-                elif wl > 0 and wr > 0:
-                    left, ladd = _window(lbase, loff, lshift, lsize, l0, lstart, lend, l1 - l0, lbusy, u, w - u, wl)
-                    rlo = t0 - w + 1
-                    right, radd = _window(rbase, roff, rshift, rsize, r0, rstart, rend, r1 - r0, rbusy, rlo,
-                                          t1 - u - rlo, wr)
-                    # two pointers per threshold: as a grows, the right sums b < t - a shrink
-                    p0 = p1 = wr
+                acc += wl * below
+                if wl > 0 and wr > 0 and l1 - l0 == 1 and r1 - r0 == 1:
+                    # one run a side (a half of at most 20 values): both slices are sorted, two pointers
+                    lr = lbase[loff[lsize[l0]]:loff[lsize[l0] + 1]]
+                    rr = rbase[roff[rsize[r0]]:roff[rsize[r0] + 1]]
+                    d0, d1 = t0 - lshift[l0] - rshift[r0], t1 - lshift[l0] - rshift[r0]
+                    p0 = p1 = rend[0]
                     c0 = c1 = 0
-                    d0, d1 = t0 - ladd - radd, t1 - ladd - radd
-                    for i in range(wl):
-                        a = left[i]
-                        while p0 > 0 and right[p0 - 1] >= d0 - a:
+                    for i in range(lstart[0], lend[0]):
+                        while p0 > rstart[0] and rr[p0 - 1] >= d0 - lr[i]:
                             p0 -= 1
-                        while p1 > 0 and right[p1 - 1] >= d1 - a:
+                        while p1 > rstart[0] and rr[p1 - 1] >= d1 - lr[i]:
                             p1 -= 1
-                        c0 += p0
-                        c1 += p1
+                        c0 += p0 - rstart[0]
+                        c1 += p1 - rstart[0]
                     acc[0] += c0
                     if nt > 1:
                         acc[1] += c1
-                if not single:
-                    acc += wl * below
+                elif wl > 0 and wr > 0:
+                    rlo = t0 - w + 1
+                    values, first, shift = _bucket_index(rbase, roff, rshift, rsize, r0, rstart, rend, r1 - r0,
+                                                         rlo, t1 - u - rlo + 1, wr)
+                    c0 = c1 = 0
+                    for r in range(l0, l1):
+                        run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
+                        d0, d1 = t0 - lshift[r] - rlo, t1 - lshift[r] - rlo  # queries relative to rlo
+                        for i in range(lstart[r - l0], lend[r - l0]):
+                            x0, x1 = d0 - run[i], d1 - run[i]
+                            key = x0 >> shift
+                            a, e = first[key], first[key + 1]
+                            if e - a > _SCAN or (x1 >> shift) != key:  # a large bucket, or x1 in the next
+                                c0 += _below(values, first, shift, x0)
+                                c1 += _below(values, first, shift, x1)
+                                continue
+                            c0 += a
+                            c1 += a
+                            for j in range(a, e):  # both thresholds in one scan of the bucket
+                                c0 += values[j] < x0
+                                c1 += values[j] < x1
+                    acc[0] += c0
+                    if nt > 1:
+                        acc[1] += c1
                 for r in range(l0, l1):
                     lstart[r - l0] = lend[r - l0]
                 for r in range(r0, r1):

@@ -72,6 +72,7 @@ counted as a draw; Phipson & Smyth 2010) with its Monte Carlo standard error. Ea
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -471,9 +472,11 @@ def _runs(head_sums: np.ndarray, head_sizes: np.ndarray, top: int, sizes: range)
 
 def _count_below_compiled(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
     """The compiled count (see the module docstring): strata of runs, counted in parallel windows."""
+    if ts[-1] - ts[0] > 2**61:  # thresholds far apart (one of them clipped): a window spans both, one each
+        return [_count_below_compiled(q, k, [t])[0] for t in ts]
     half = q.size // 2
-    lbase, loff, lhead, lhsize = _half(q[:half], k)
-    rbase, roff, rhead, rhsize = _half(q[half:], k)
+    with ThreadPoolExecutor(2) as pool:  # the kernels release the GIL: both halves at once
+        (lbase, loff, lhead, lhsize), (rbase, roff, rhead, rhsize) = pool.map(_half, (q[:half], q[half:]), (k, k))
     strata = range(max(0, k - (q.size - half)), min(k, half) + 1)  # left subset sizes j
     lshift, lsize, lrun = _runs(lhead, lhsize, loff.size - 2, strata)
     rshift, rsize, rrun = _runs(rhead, rhsize, roff.size - 2, range(k - strata.start, k - strata.stop, -1))
