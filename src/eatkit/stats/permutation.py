@@ -51,13 +51,17 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   int64, 8 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
   subsets A: sorted lists that are never merged in memory. The pairs of a stratum are counted in parallel
   tasks (ranges of the left axis holding about 2^21 sums of each side, cut from a sample of every run),
-  each walked in cache-sized windows of about 2^14 sums: each run's slice bounds are walked on from the
-  previous window's, the slices of both sides are gathered and bucket-sorted, and a two-pointer merge
-  counts the pairs (right sums below the window's range pair with all of its left sums). Memory stays at
-  2 x 8 MB of base sums plus a few MB per thread whatever n. Time is linear in the number of sums listed,
-  ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most about
-  ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail) skip
-  the sorting and cost much less (``bench/bench_stats.py`` prints the times by size).
+  each walked in cache-sized windows [u, w) of about 2^14 sums: each run's slice bounds are walked on from
+  the previous window's; the right sums below ``t - w + 1`` pair with every left sum of the window; the
+  right sums in ``[t - w + 1, t - u)`` are grouped by value into buckets of about one sum each (a counting
+  sort: a histogram pass and a scatter pass; a bucket of more than 16 tied sums is sorted), and each left
+  sum a, read in place from its run, counts the right sums below ``t - a`` with one bucket look-up and a
+  scan of that bucket (both thresholds of a group in the same scan). Neither side is merged or sorted; a
+  stratum of one run a side (halves of at most 20 values) is counted by two pointers in place. Memory
+  stays at 2 x 8 MB of base sums plus a few MB per thread whatever n. Time is linear in the number of sums
+  listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most
+  about ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail)
+  cost much less (``bench/bench_stats.py`` prints the times by size).
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
@@ -95,10 +99,10 @@ AUTO_EXACT_MAX_SUMS = 2 * 2**25
 #: (WEAT 3: minutes on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
 EXACT_MAX_SUMS = 2 * 2**32
 NUMPY_EXACT_MAX_SUMS = 2 * 2**26
-#: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 1.9 s of CPU time on the
-#: shared 2-core machine; a p far in a tail costs less, e.g. the whole exact WEAT 3 run, p = 5e-11, 66 s
-#: for its 8.6e9 sums) and memory per sum of the numpy reference (bytes), for ``check_exact_feasible``
-SECONDS_PER_SUM = 28e-9
+#: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 1.45 s and 28 + 28 11.6 s
+#: of CPU time on the shared 2-core machine; a p far in a tail costs less) and memory per sum of the numpy
+#: reference (bytes), for ``check_exact_feasible``
+SECONDS_PER_SUM = 22e-9
 NUMPY_SECONDS_PER_SUM = 60e-9
 NUMPY_BYTES_PER_SUM = 11.5
 #: draws per Monte Carlo block (scheduling only: a draw's random numbers depend on its index alone)
