@@ -88,18 +88,19 @@ if AVAILABLE:
     @njit(cache=True, nogil=True)
     def _bucket_index(base, offsets, shifts, sizes, r0, starts, ends, nruns, lo, width, count):
         """The elements ``starts[r]:ends[r]`` of runs r0.. (all in [lo, lo + width)) grouped by bucket
-        ``(v - lo) >> shift``, about one element per bucket: (values - lo, first, shift) with bucket k's
-        elements in ``values[first[k]:first[k + 1]]`` (a counting sort: a histogram pass and a scatter pass).
+        ``(v - lo) >> shift``, one to two buckets per element: (values - lo, first, shift) with bucket k's
+        elements in ``values[first[k]:first[k + 1]]`` (a counting sort: a histogram pass and a scatter pass;
+        int32 bucket bounds keep the index in the core's cache).
         A bucket holding more than ``_SCAN`` elements (tied inputs) is sorted, for binary search."""
-        bits = 0
-        while (1 << (bits + 1)) <= count:
+        bits = 1  # about two buckets per element: most hold at most two
+        while (1 << bits) <= count:
             bits += 1
         wbits = 0
         while wbits < 62 and (np.int64(1) << wbits) < width:
             wbits += 1
         shift = max(0, wbits - bits)
         nb = ((width - 1) >> shift) + 1
-        first = np.zeros(nb + 1, dtype=np.int64)
+        first = np.zeros(nb + 1, dtype=np.int32)
         for r in range(nruns):
             run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
             s = shifts[r0 + r] - lo
@@ -110,7 +111,8 @@ if AVAILABLE:
             fullest = max(fullest, first[b])
             first[b] += first[b - 1]
         fill = first[:nb].copy()
-        values = np.empty(count, dtype=np.int64)
+        values = np.empty(count + 2, dtype=np.int64)  # two spare slots: a bucket is read two at a time
+        values[count:] = 0
         for r in range(nruns):
             run = base[offsets[sizes[r0 + r]]:offsets[sizes[r0 + r] + 1]]
             s = shifts[r0 + r] - lo
@@ -216,15 +218,14 @@ if AVAILABLE:
                             x0, x1 = d0 - run[i], d1 - run[i]
                             key = x0 >> shift
                             a, e = first[key], first[key + 1]
-                            if e - a > _SCAN or (x1 >> shift) != key:  # a large bucket, or x1 in the next
+                            if e - a <= 2 and (x1 >> shift) == key:  # the common case, without branches
+                                v0, v1 = values[a], values[a + 1]
+                                m0, m1 = a < e, a + 1 < e
+                                c0 += a + ((m0) & (v0 < x0)) + ((m1) & (v1 < x0))
+                                c1 += a + ((m0) & (v0 < x1)) + ((m1) & (v1 < x1))
+                            else:
                                 c0 += _below(values, first, shift, x0)
                                 c1 += _below(values, first, shift, x1)
-                                continue
-                            c0 += a
-                            c1 += a
-                            for j in range(a, e):  # both thresholds in one scan of the bucket
-                                c0 += values[j] < x0
-                                c1 += values[j] < x1
                     acc[0] += c0
                     if nt > 1:
                         acc[1] += c1

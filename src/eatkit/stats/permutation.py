@@ -47,18 +47,21 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
   2 x 3.4e7 sums, about 0.8 GB); ``permutations="exact"`` refuses more than ``NUMPY_EXACT_MAX_SUMS``.
 * Compiled (numba, the ``fast`` extra; :mod:`eatkit.stats._kernels`): each half of h values is split into
-  a head of h - 20 values and a base of 20; the base's sums are listed once per size and sorted (2^20
-  int64, 8 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
+  a head and a base of 20 to 23 values (``_base_size``: the head has 4 values where the base can take
+  the rest, 9 at 32 + 32); the base's sums are listed once per size and sorted (2^20 int64, 8 MB, to 2^23,
+  64 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
   subsets A: sorted lists that are never merged in memory. The pairs of a stratum are counted in parallel
   tasks (ranges of the left axis holding about 2^21 sums of each side, cut from a sample of every run),
   each walked in cache-sized windows [u, w) of about 2^14 sums: each run's slice bounds are walked on from
   the previous window's; the right sums below ``t - w + 1`` pair with every left sum of the window; the
-  right sums in ``[t - w + 1, t - u)`` are grouped by value into buckets of about one sum each (a counting
-  sort: a histogram pass and a scatter pass; a bucket of more than 16 tied sums is sorted), and each left
-  sum a, read in place from its run, counts the right sums below ``t - a`` with one bucket look-up and a
-  scan of that bucket (both thresholds of a group in the same scan). Neither side is merged or sorted; a
+  right sums in ``[t - w + 1, t - u)`` are grouped by value into buckets of at most about one sum each (a
+  counting sort: a histogram pass and a scatter pass; a bucket of more than 16 tied sums is sorted), and
+  each left sum a, read in place from its run, counts the right sums below ``t - a`` with one bucket
+  look-up and a branch-free comparison with the (at most two) sums of that bucket, both thresholds of a
+  group at once. Neither side is merged or sorted; a
   stratum of one run a side (halves of at most 20 values) is counted by two pointers in place. Memory
-  stays at 2 x 8 MB of base sums plus a few MB per thread whatever n. Time is linear in the number of sums
+  stays at the two halves' base sums (at most 2 x 64 MB, twice that while they are built) plus a few MB
+  per thread. Time is linear in the number of sums
   listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most
   about ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail)
   cost much less (``bench/bench_stats.py`` prints the times by size).
@@ -174,7 +177,7 @@ def check_exact_feasible(k: int, m: int) -> None:
     cost = exact_cost(n, k)
     if compiled():
         limit, seconds = EXACT_MAX_SUMS, cost * SECONDS_PER_SUM / _kernels.threads()
-        memory = 2 * 8 * 2 ** min(_BASE, (n + 1) // 2) + _kernels.threads() * 64 * _kernels.SUB + 32e6
+        memory = 2 * 8 * 2 ** _base_size((n + 1) // 2) + _kernels.threads() * 64 * _kernels.SUB + 32e6
         hint = ""
     else:
         limit, seconds = NUMPY_EXACT_MAX_SUMS, cost * NUMPY_SECONDS_PER_SUM
@@ -446,13 +449,20 @@ def _count_below_numpy(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
     return below
 
 
-#: values of each half whose subset sums are listed and sorted once; the rest form the runs' head
-_BASE = 20
+#: values of each half whose subset sums are listed and sorted once: at least ``_BASE``, at most
+#: ``_BASE_MAX`` (memory: 2^23 int64 sums are 64 MB), and all but ``_HEAD`` where that fits; the rest form
+#: the runs' head (2^head runs a stratum: a window costs a little per run)
+_BASE, _BASE_MAX, _HEAD = 20, 24, 4
+
+
+def _base_size(h: int) -> int:
+    """Values of a half of h values whose sums are listed (28 + 28: 23 of 28; 32 + 32: 23 of 32)."""
+    return min(h, max(_BASE, min(h - _HEAD, _BASE_MAX)))
 
 
 def _half(values: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A half's sorted base sums by size (sums, offsets) and its head subsets (sums, sizes) with size ≤ kmax."""
-    split = max(0, values.size - _BASE)
+    split = values.size - _base_size(values.size)
     base_sums, offsets = _kernels.subset_sums_by_size(np.ascontiguousarray(values[split:]), kmax)
     head_sums, head_sizes = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     for v in values[:split]:
