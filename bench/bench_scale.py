@@ -3,8 +3,9 @@ CPU or a GPU.
 
 For each model, over the same iEAT images and batches, in one run (medians of ``--repeats``):
 
-- **end to end**: the encoder's ``embed`` with the cache off (decode + preprocess in ``--workers`` worker
-  processes, overlapped with the forward pass; on a GPU, pinned memory);
+- **end to end**: the encoder's ``embed_many`` over all the sets, as ``eatkit run`` embeds a suite, with the
+  cache off (decode + preprocess in ``--workers`` worker processes, overlapped with the forward pass also
+  across sets; on a GPU, pinned memory);
 - **(a) bare forward**: the network on pre-made random input tensors of the same shapes, on the device;
 - **(b) decoding alone**: the same workers decoding and preprocessing the same files, no model.
 
@@ -76,8 +77,7 @@ def bench_model(model: str, sets: list[StimulusSet], args: argparse.Namespace, t
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
     def end_to_end() -> None:
-        for s in sets:
-            encoder.embed(s)
+        encoder.embed_many(sets)  # as `eatkit run` embeds a suite's sets: one decoding stream
         sync()
 
     shape = encoder._image_transform()(sets[0].items[0]).shape
@@ -90,10 +90,9 @@ def bench_model(model: str, sets: list[StimulusSet], args: argparse.Namespace, t
         sync()
 
     def decode() -> None:
-        for s in sets:
-            for _ in encoder._prefetch("image", [list(s.items[i : i + args.batch_size])
-                                                 for i in range(0, len(s.items), args.batch_size)]):
-                pass
+        for _ in encoder._prefetch([("image", list(s.items[i : i + args.batch_size]))
+                                    for s in sets for i in range(0, len(s.items), args.batch_size)]):
+            pass
 
     seconds = {"end to end": timed(end_to_end, args.repeats), "(a) bare forward": timed(forward, args.repeats),
                "(b) decoding alone": timed(decode, args.repeats)}

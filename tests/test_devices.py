@@ -156,6 +156,22 @@ def test_decoding_workers_give_the_same_bits_as_inline(images):
     assert pooled.tobytes() == inline.tobytes()
 
 
+def test_embed_many_streams_sets_with_each_sets_own_batches(images):
+    # three sets (one a duplicate of another, one text-free subset) through one decoding stream: each set
+    # keeps its own batch plan, so the bits equal embedding them one by one (inline decoding)
+    files = sorted(str(p) for p in (images / "c").iterdir())
+    sets = [StimulusSet("A", "image", tuple(files[:5])), StimulusSet("B", "image", tuple(files[2:])),
+            StimulusSet("C", "image", tuple(files[:5]))]
+    one_by_one = TinyConv(images=images, workers=0, cache=False, batch_size=2)
+    expected = [one_by_one.embed(s) for s in sets]
+    encoder = TinyConv(images=images, workers=2, cache=False, batch_size=2)
+    streamed = encoder.embed_many(sets)
+    encoder.close()
+    assert [e.ids for e in streamed] == [e.ids for e in expected]
+    assert all(a.vectors.tobytes() == b.vectors.tobytes() for a, b in zip(streamed, expected))
+    assert encoder.stats["batches"] == 3 + 3 + 3 and streamed[0].checksums == expected[0].checksums
+
+
 def test_a_dead_worker_is_one_line(images):
     class Killer(TinyConv):
         def _image_transform(self):

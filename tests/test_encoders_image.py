@@ -247,6 +247,17 @@ def test_resize_shorter_then_center_crop_matches_torchvision():
     assert np.array_equal(np.asarray(p.geometry(image)), np.asarray(expected))
 
 
+def test_normalisation_table_gives_the_bits_of_the_formula():
+    from PIL import Image
+
+    p = Preprocessing(size=8, crop="stretch", mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+    pixels = np.arange(256 * 3, dtype=np.uint8).reshape(16, 16, 3)  # every level in every channel
+    direct = (pixels.astype(np.float32) / np.float32(255.0) - np.float32(p.mean)) / np.float32(p.std)
+    out = p.normalize(Image.fromarray(pixels))
+    assert out.dtype == np.float32 and out.shape == (3, 16, 16)
+    assert out.tobytes() == np.ascontiguousarray(direct.transpose(2, 0, 1)).tobytes()
+
+
 def test_normalisation_and_record():
     p = Preprocessing(size=1, crop="stretch", interpolation="nearest", mean=(0.5, 0.5, 0.5), std=(0.5, 0.25, 0.5))
     out = p(Image.new("RGB", (3, 3), (255, 0, 51)))

@@ -181,7 +181,7 @@ def run_suite(
     analyses = {test.id: get_analysis(test.kind) for test in selected}
     for test in selected:
         analyses[test.id].check(test, options)
-    memo: dict[str, Embedded] = {}
+    memo = _embed_all(source, [s for test in selected for s in analyses[test.id].stimulus_sets(test, options).values()])
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
@@ -357,12 +357,33 @@ def _test_seed(run_seed: int, test_id: str) -> int:
     return int(state[0]) << 32 | int(state[1])
 
 
-def _embed(source: EmbeddingSource, stimuli: StimulusSet, memo: dict[str, Embedded], test: AssociationTest) -> Embedded:
-    """Embed a set once per run (templates expanded first), naming the test in any error."""
+def _embed_all(source: EmbeddingSource, sets: list[StimulusSet]) -> dict[str, Embedded]:
+    """The tests' stimulus sets embedded in one stream (:meth:`EmbeddingSource.embed_many`: a model decodes
+    the next set's images while it runs the current one), by content hash. A set an analysis derives
+    later, or every set after a failure, is embedded by :func:`_embed`, which names the test of a set that
+    fails."""
+    try:
+        unique: dict[str, StimulusSet] = {}
+        for stimuli in map(_expanded, sets):
+            if stimuli.modality in source.modalities:
+                unique.setdefault(stimuli.content_hash(), stimuli)
+        return dict(zip(unique, source.embed_many(list(unique.values()))))
+    except EatkitError:
+        return {}
+
+
+def _expanded(stimuli: StimulusSet) -> StimulusSet:
+    """A set with its templates expanded into sentences."""
     if stimuli.templates:
         from eatkit.stimuli.templates import expand_templates
 
-        stimuli = expand_templates(stimuli)
+        return expand_templates(stimuli)
+    return stimuli
+
+
+def _embed(source: EmbeddingSource, stimuli: StimulusSet, memo: dict[str, Embedded], test: AssociationTest) -> Embedded:
+    """Embed a set once per run (templates expanded first), naming the test in any error."""
+    stimuli = _expanded(stimuli)
     if stimuli.modality not in source.modalities:
         raise EatkitError(
             f"test '{test.id}': set '{stimuli.name}' is {stimuli.modality} stimuli, which "

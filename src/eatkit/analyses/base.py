@@ -111,9 +111,13 @@ class Analysis(ABC):
             raise EatkitError(f"test '{test.id}' ({self.kind}) does not take the option(s) "
                               f"{', '.join(sorted(options.params))}")
 
+    def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
+        """The sets :meth:`embed` embeds, by role (the runner embeds those of all tests in one stream)."""
+        return dict(test.sets())
+
     def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
-        """Embed every set of the test (``embed`` memoises sets shared by several tests)."""
-        return {role: embed(stimuli) for role, stimuli in test.sets().items()}
+        """Embed every set of :meth:`stimulus_sets` (``embed`` memoises sets shared by several tests)."""
+        return {role: embed(stimuli) for role, stimuli in self.stimulus_sets(test, options).items()}
 
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
         """Refuse, before any test is computed, what cannot be computed at these sizes."""

@@ -21,13 +21,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
+from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.grounded import EXPERIMENTS, grounded_eat
 from eatkit.stimuli.captioned import MASKS, captions_without_words
-from eatkit.stimuli.types import AssociationTest
+from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 EMBEDDINGS: tuple[str, ...] = ("word", "sentence", "contextual")
 ROLES: tuple[str, ...] = ("X", "Y", "A_x", "A_y", "B_x", "B_y")
@@ -110,16 +110,13 @@ class GroundedAnalysis(Analysis):
                     raise EatkitError(f"test '{test.id}': caption {bare[0]!r} of set {role} ('{stimuli.name}') "
                                       f"contains none of the test's contextual words, which {why}")
 
-    def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
+    def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
+        """A view of each set per embedding kind, keyed ``kind/role``."""
         kinds, _, mask = self.settings(test, options)
         words = tuple(test.param("contextual_words", []))
-        out = {}
-        for kind in kinds:
-            for role, stimuli in test.sets().items():
-                view = dataclasses.replace(stimuli, embedding="contextual" if kind == "contextual" else "cls",
-                                           contextual_words=words, mask=mask)
-                out[f"{kind}/{role}"] = embed(view)
-        return out
+        return {f"{kind}/{role}": dataclasses.replace(stimuli, embedding="contextual" if kind == "contextual"
+                                                      else "cls", contextual_words=words, mask=mask)
+                for kind in kinds for role, stimuli in test.sets().items()}
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:

@@ -40,7 +40,7 @@ class ProbeAnalysis(Analysis):
     def validate(self, params: dict[str, Any]) -> None:
         """Refuse a parameter value that cannot apply (one line naming it)."""
 
-    def embed(self, test: AssociationTest, embed: Any, options: RunOptions) -> Any:
+    def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, Any]:
         raise EatkitError(f"test '{test.id}' is a {self.kind} probe: run it with 'eatkit probe {self.kind}'")
 
     @abstractmethod

@@ -27,6 +27,7 @@ occurrence.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import sys
@@ -35,9 +36,10 @@ import time
 import weakref
 from abc import abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -231,6 +233,46 @@ class NeuralEncoder(EmbeddingSource):
         return [range(i, min(i + self.batch_size, n)) for i in range(0, n, self.batch_size)]
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
+        return self._embed_sets([stimuli])[0]
+
+    def embed_many(self, sets: Sequence[StimulusSet]) -> list[Embedded]:
+        """Embed several sets in one stream: the images of the next set are decoded while the current set
+        runs through the model. Each set keeps its own batch plan, so the vectors are the bits of
+        embedding the sets one by one."""
+        return self._embed_sets(list(sets))
+
+    def _embed_sets(self, sets: list[StimulusSet]) -> list[Embedded]:
+        plans = [self._plan(stimuli) for stimuli in sets]
+        if any(v is None for plan in plans for v in plan.vectors) and not self._loaded:
+            kind = self.device_kind
+            self._load()
+            self._loaded = True
+            if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
+                if self.device != "auto":
+                    raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
+                self.device_kind = "cpu"
+            if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
+                for plan in plans:
+                    plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)
+        work = [(plan, batch) for plan in plans for batch in self.plan(len(plan.items))
+                if any(plan.vectors[i] is None for i in batch)]
+        prepared = self._prefetch([(plan.modality, [plan.items[i] for i in batch]) for plan, batch in work])
+        desc = f"{self.id}: {sets[0].name}" if len(sets) == 1 else f"{self.id}: {len(sets)} sets"
+        for (plan, batch), inputs in progress(zip(work, prepared), total=len(work), desc=desc):
+            out = np.asarray(self._encode(plan.modality, inputs))
+            if out.ndim != 2 or out.shape[0] != len(batch):
+                raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
+                                     f"for {len(batch)} inputs")
+            self.stats["batches"] += 1
+            for i, vector in zip(batch, out):
+                if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
+                    plan.computed[plan.keys[i]] = vector
+                    if self._cache is not None:
+                        self._cache.put(plan.keys[i], vector)
+        return [plan.embedded() for plan in plans]
+
+    def _plan(self, stimuli: StimulusSet) -> "_SetPlan":
+        """A set's inputs, ids, contents (file hashes for images) and cache look-ups, duplicates dropped."""
         items, ids = self._stimuli(stimuli)
         modality = stimuli.modality
         contents = self._contents(modality, items)
@@ -239,35 +281,7 @@ class NeuralEncoder(EmbeddingSource):
         keys, vectors = self._lookup(modality, contents)
         self.stats["hits"] += sum(v is not None for v in vectors)
         self.stats["misses"] += sum(v is None for v in vectors)
-        if any(v is None for v in vectors):
-            if not self._loaded:
-                kind = self.device_kind
-                self._load()
-                self._loaded = True
-                if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
-                    if self.device != "auto":
-                        raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
-                    self.device_kind = "cpu"
-                if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
-                    keys, vectors = self._lookup(modality, contents)
-            todo = [b for b in self.plan(len(items)) if any(vectors[i] is None for i in b)]
-            prepared = self._prefetch(modality, [[items[i] for i in b] for b in todo])
-            computed: dict[str, np.ndarray] = {}
-            desc = f"{self.id}: {stimuli.name}"
-            for batch, inputs in progress(zip(todo, prepared), total=len(todo), desc=desc):
-                out = np.asarray(self._encode(modality, inputs))
-                if out.ndim != 2 or out.shape[0] != len(batch):
-                    raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
-                                         f"for {len(batch)} inputs")
-                self.stats["batches"] += 1
-                for i, vector in zip(batch, out):
-                    if vectors[i] is None and keys[i] not in computed:
-                        computed[keys[i]] = vector
-                        if self._cache is not None:
-                            self._cache.put(keys[i], vector)
-            vectors = [computed[k] if v is None else v for k, v in zip(keys, vectors)]
-        checksums = tuple(c.removeprefix("sha256:") for c in contents) if modality == "image" else ()
-        return Embedded(np.stack(vectors).astype(np.float64), ids, copies, checksums=checksums)
+        return _SetPlan(modality, items, ids, copies, contents, keys, vectors)
 
     def _lookup(self, modality: str, contents: list[str]) -> tuple[list[str], list[np.ndarray | None]]:
         """The cache key of each stimulus and its cached vector (``None``: a miss, or no cache)."""
@@ -324,26 +338,45 @@ class NeuralEncoder(EmbeddingSource):
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
         return self._pool
 
-    def _prefetch(self, modality: str, batches: list[list[str]]) -> Iterator[list[Any]]:
-        """Prepared batches in order; for images, the next batch is prepared in worker processes while
-        the caller encodes the current one (at most two batches in flight)."""
-        if modality != "image" or self.workers == 0:
-            for batch in batches:
-                yield [self._prepare(modality, item) for item in batch]
-            return
-        pool, transform = self._workers(), self._image_transform()
-        pending: deque[list[Any]] = deque()
+    def _prefetch(self, batches: list[tuple[str, list[str]]]) -> Iterator[list[Any]]:
+        """Prepared (modality, items) batches in order; image batches are prepared in worker processes, the
+        next ones while the caller encodes the current one (at most two batches in flight, across sets)."""
+        images = self.workers > 0 and any(modality == "image" for modality, _ in batches)
+        pool, transform = (self._workers(), self._image_transform()) if images else (None, None)
+
+        def submit(batch: tuple[str, list[str]]) -> tuple[tuple[str, list[str]], list[Any] | None]:
+            modality, items = batch
+            return batch, [pool.submit(transform, item) for item in items] if pool and modality == "image" else None
+
         upcoming = iter(batches)
-        for batch in upcoming:
-            pending.append([pool.submit(transform, item) for item in batch])
-            if len(pending) == 2:
-                break
+        pending = deque(submit(batch) for batch in itertools.islice(upcoming, 2))
         while pending:
-            futures = pending.popleft()
+            (modality, items), futures = pending.popleft()
             batch = next(upcoming, None)
             if batch is not None:
-                pending.append([pool.submit(transform, item) for item in batch])
-            yield [_result(f) for f in futures]
+                pending.append(submit(batch))
+            yield [_result(f) for f in futures] if futures is not None else \
+                [self._prepare(modality, item) for item in items]
+
+
+@dataclass
+class _SetPlan:
+    """One set's part of :meth:`NeuralEncoder.embed_many`: inputs, ids, cache keys, cached vectors (None:
+    to compute) and the vectors computed for it."""
+
+    modality: str
+    items: list[str]
+    ids: tuple[str, ...]
+    copies: Any
+    contents: list[str]
+    keys: list[str]
+    vectors: list[np.ndarray | None]
+    computed: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def embedded(self) -> Embedded:
+        vectors = [self.computed[k] if v is None else v for k, v in zip(self.keys, self.vectors)]
+        checksums = tuple(c.removeprefix("sha256:") for c in self.contents) if self.modality == "image" else ()
+        return Embedded(np.stack(vectors).astype(np.float64), self.ids, self.copies, checksums=checksums)
 
 
 def _exit_with_parent(parent: int) -> None:

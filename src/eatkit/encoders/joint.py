@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -156,6 +157,9 @@ class GroundedEncoder(NeuralEncoder):
                 "image_folder": str(self.images) if self.images else None, "missing": self.missing}
 
     # -- stimuli ---------------------------------------------------------------------------------
+
+    def embed_many(self, sets: Sequence[StimulusSet]) -> list[Embedded]:
+        return [self.embed(stimuli) for stimuli in sets]  # one at a time: each set records its own pairs
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
         out = super().embed(stimuli)

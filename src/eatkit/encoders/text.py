@@ -31,7 +31,6 @@ from eatkit.encoders.base import NeuralEncoder, distribution_version
 from eatkit.io import ensure_installed, require
 from eatkit.encoders.hf import hf_weights_identity, load_pretrained
 from eatkit.errors import EatkitError
-from eatkit.sources.base import Embedded
 from eatkit.stimuli.types import StimulusSet
 
 POOLINGS: tuple[str, ...] = ("cls", "mean", "last", "token")
@@ -219,11 +218,11 @@ class TransformerTextEncoder(NeuralEncoder):
         return {"model": self.model, "weights": self.weights, "layer": self.layer, "pooling": self.pooling,
                 "prompt": self.prompt, "normalize": self.normalize, "max_length": self.max_length, "dtype": "float32"}
 
-    def embed(self, stimuli: StimulusSet) -> Embedded:
+    def _stimuli(self, stimuli: StimulusSet) -> tuple[list[str], tuple[str, ...]]:
         if self.pooling == "token" and stimuli.modality != "word":
             raise EatkitError(f"pooling 'token' embeds a stimulus word in its prompt; set '{stimuli.name}' "
                               f"holds {stimuli.modality}s (use cls, mean or last)")
-        return super().embed(stimuli)
+        return super()._stimuli(stimuli)
 
     def _load(self) -> None:
         model, self._tokenizer = load_pretrained("AutoModel", self.name, self.revision,

@@ -7,6 +7,7 @@ Static word vectors, published (precomputed) embeddings and neural encoders all 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,10 @@ class EmbeddingSource(ABC):
     @abstractmethod
     def embed(self, stimuli: StimulusSet) -> Embedded:
         """Embed one stimulus set; raise :class:`eatkit.errors.EatkitError` naming any bad stimulus."""
+
+    def embed_many(self, sets: Sequence[StimulusSet]) -> list[Embedded]:
+        """Embed several sets (the same vectors as :meth:`embed` of each; a model may overlap them)."""
+        return [self.embed(stimuli) for stimuli in sets]
 
     @abstractmethod
     def manifest(self) -> dict[str, Any]:
