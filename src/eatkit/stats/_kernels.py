@@ -300,14 +300,17 @@ if AVAILABLE:
         totals = values.sum(axis=0)
         counts = np.zeros((nblocks, q, nl), dtype=np.int64)
         per = np.uint64((r + 1) // 2)
+        column = np.ascontiguousarray(values[:, 0]) if q else np.zeros(n, dtype=np.int64)  # one-column path
         for bi in prange(nblocks):
-            perm = np.empty(n, dtype=np.int64)
+            perm = np.empty(n, dtype=np.int32)
             sums = np.empty(q, dtype=np.int64)
             for d in range(bi * block, min(draws, (bi + 1) * block)):
                 for i in range(n):
                     perm[i] = i
                 base = np.uint64(key) + np.uint64(d) * per
                 u = np.uint64(0)
+                s0 = np.int64(0)
+                sums[:] = 0
                 for i in range(r):
                     if i % 2 == 0:
                         u = _splitmix(base + np.uint64(i // 2 + 1))
@@ -315,11 +318,16 @@ if AVAILABLE:
                     else:
                         bits = u & np.uint64(0xFFFFFFFF)
                     j = i + np.int64((bits * np.uint64(n - i)) >> np.uint64(32))
-                    perm[i], perm[j] = perm[j], perm[i]
-                sums[:] = 0
-                for i in range(r):
-                    for c in range(q):
-                        sums[c] += values[perm[i], c]
+                    pick = perm[j]
+                    perm[j] = perm[i]
+                    perm[i] = pick  # position i is final: its value joins the sums now
+                    if q == 1:
+                        s0 += column[pick]
+                    else:
+                        for c in range(q):
+                            sums[c] += values[pick, c]
+                if q == 1:
+                    sums[0] = s0
                 for c in range(q):
                     s = totals[c] - sums[c] if complement else sums[c]
                     for i in range(nl):
