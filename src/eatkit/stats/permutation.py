@@ -489,8 +489,12 @@ def _count_below_compiled(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
     if ts[-1] - ts[0] > 2**61:  # thresholds far apart (one of them clipped): a window spans both, one each
         return [_count_below_compiled(q, k, [t])[0] for t in ts]
     half = q.size // 2
-    with ThreadPoolExecutor(2) as pool:  # the kernels release the GIL: both halves at once
-        (lbase, loff, lhead, lhsize), (rbase, roff, rhead, rhsize) = pool.map(_half, (q[:half], q[half:]), (k, k))
+    if q.size >= 32:  # the kernels release the GIL: both halves at once (for small halves threads cost more)
+        with ThreadPoolExecutor(2) as pool:
+            halves = list(pool.map(_half, (q[:half], q[half:]), (k, k)))
+    else:
+        halves = [_half(q[:half], k), _half(q[half:], k)]
+    (lbase, loff, lhead, lhsize), (rbase, roff, rhead, rhsize) = halves
     strata = range(max(0, k - (q.size - half)), min(k, half) + 1)  # left subset sizes j
     lshift, lsize, lrun = _runs(lhead, lhsize, loff.size - 2, strata)
     rshift, rsize, rrun = _runs(rhead, rhsize, roff.size - 2, range(k - strata.start, k - strata.stop, -1))
