@@ -317,7 +317,7 @@ def test_pretrained_weights_offline_is_one_line_error(image_root, monkeypatch):
 
 def test_timm_penultimate_features(image_root):
     torch.manual_seed(0)
-    encoder = build_model("timm:resnet18", pretrained=False, cache=False, images=image_root)
+    encoder = build_model("timm:resnet18", pretrained=False, cache=False, images=image_root, device="cpu")
     assert encoder.config()["preprocessing"]["resize"] == 235  # floor(224 / crop_pct 0.95)
     assert encoder.config()["preprocessing"]["interpolation"] == "bicubic"
     out = encoder.embed(StimulusSet("A", "image", category="toy/a"))
@@ -333,7 +333,7 @@ def test_timm_penultimate_features(image_root):
 
 def test_torchvision_penultimate_features(image_root):
     torch.manual_seed(0)
-    encoder = build_model("torchvision:resnet18", pretrained=False, cache=False, images=image_root)
+    encoder = build_model("torchvision:resnet18", pretrained=False, cache=False, images=image_root, device="cpu")
     prep = encoder.config()["preprocessing"]
     assert (prep["size"], prep["resize"], prep["interpolation"]) == (224, 256, "bilinear")
     out = encoder.embed(StimulusSet("B", "image", category="toy/b"))
@@ -449,7 +449,7 @@ def _manual_igpt_features(model, clusters, paths, layer):
 
 def test_imagegpt_layer_norm_mean_pooling(tiny_igpt, image_root):
     model, clusters = tiny_igpt
-    encoder = ImageGPTFeatures(model, clusters=clusters, layer=2, cache=False, images=image_root)
+    encoder = ImageGPTFeatures(model, clusters=clusters, layer=2, cache=False, images=image_root, device="cpu")
     out = encoder.embed(StimulusSet("A", "image", category="toy/a"))
     paths = sorted((image_root / "toy/a").glob("img*.png"))
     features, _, tokens = _manual_igpt_features(model, clusters, paths, layer=2)
@@ -462,14 +462,14 @@ def test_imagegpt_layer_norm_mean_pooling(tiny_igpt, image_root):
 def test_imagegpt_last_layer_is_ln_f_and_logits_variant(tiny_igpt, image_root):
     model, clusters = tiny_igpt
     paths = sorted((image_root / "toy/b").glob("img*.png"))
-    last = ImageGPTFeatures(model, clusters=clusters, layer=4, cache=False, images=image_root)
+    last = ImageGPTFeatures(model, clusters=clusters, layer=4, cache=False, images=image_root, device="cpu")
     with torch.inference_mode():
         _, logits, tokens = _manual_igpt_features(model, clusters, paths, layer=0)
         context = torch.cat([torch.full((2, 1), 16), torch.from_numpy(tokens)[:, :-1]], dim=1)
         ln_f = model.transformer(context).last_hidden_state.mean(dim=1).numpy()
     np.testing.assert_allclose(last.embed(StimulusSet("B", "image", category="toy/b")).vectors, ln_f,
                                rtol=1e-5, atol=1e-6)
-    logit = ImageGPTFeatures(model, clusters=clusters, pooling="next-pixel-logits", cache=False, images=image_root)
+    logit = ImageGPTFeatures(model, clusters=clusters, pooling="next-pixel-logits", cache=False, images=image_root, device="cpu")
     out = logit.embed(StimulusSet("B", "image", category="toy/b"))
     assert out.vectors.shape == (2, 16)
     np.testing.assert_allclose(out.vectors, logits, rtol=1e-5, atol=1e-6)

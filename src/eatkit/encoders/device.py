@@ -2,8 +2,9 @@
 
 - ``device``: ``"auto"`` (a CUDA GPU when one is visible, else Apple's MPS, else the CPU), ``"cpu"``,
   ``"cuda"``, ``"cuda:N"`` or ``"mps"``. Asking for a GPU that is not there is a one-line error.
-- ``precision``: ``"fp32"`` (default: exact reproducibility), ``"bf16"`` or ``"fp16"`` (the forward
-  pass under ``torch.autocast``; the embeddings are returned as float32).
+- ``precision``: ``"fp32"`` (default: exact reproducibility; on a CUDA GPU IEEE float32, TensorFloat-32
+  off, see :func:`strict_fp32`), ``"bf16"`` or ``"fp16"`` (the forward pass under ``torch.autocast``; the
+  embeddings are returned as float32).
 
 Both change the embedding's bits, so the *kind* of device (``cpu``, ``cuda``, ``mps``) and the precision
 are part of every cache key; the manifest also records the device's name. The device kind of ``"auto"``
@@ -20,6 +21,7 @@ import os
 import platform
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,10 +137,29 @@ def device_name(torch: Any, device: Any) -> str:
 
 
 def inference(torch: Any, device: Any, precision: str) -> contextlib.ExitStack:
-    """``torch.inference_mode()``, plus ``torch.autocast`` to bf16/fp16 unless ``precision`` is fp32."""
+    """``torch.inference_mode()``, plus ``torch.autocast`` to bf16/fp16 unless ``precision`` is fp32; on a
+    CUDA GPU in fp32, :func:`strict_fp32` as well."""
     stack = contextlib.ExitStack()
     stack.enter_context(torch.inference_mode())
+    if precision == "fp32" and device.type == "cuda":
+        stack.enter_context(strict_fp32(torch))
     if precision != "fp32":
         dtype = torch.bfloat16 if precision == "bf16" else torch.float16
         stack.enter_context(torch.autocast(device_type=device.type, dtype=dtype))
     return stack
+
+
+@contextlib.contextmanager
+def strict_fp32(torch: Any) -> Iterator[None]:
+    """IEEE float32 on a CUDA GPU for the duration: TensorFloat-32 off in cuDNN convolutions (on by default in
+    PyTorch) and in cuBLAS matrix products, and cuDNN restricted to deterministic algorithms chosen without
+    benchmarking, so that ``fp32`` means float32 arithmetic and a rerun gives the same bits. The previous
+    settings are restored on exit (no global state is left changed)."""
+    matmul = torch.backends.cuda.matmul
+    previous = matmul.allow_tf32
+    matmul.allow_tf32 = False
+    try:
+        with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True, allow_tf32=False):
+            yield
+    finally:
+        matmul.allow_tf32 = previous
