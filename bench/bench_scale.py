@@ -6,7 +6,8 @@ For each model, over the same iEAT images and batches, in one run (medians of ``
 - **end to end**: the encoder's ``embed_many`` over all the sets, as ``eatkit run`` embeds a suite, with the
   cache off (decode + preprocess in ``--workers`` worker processes, overlapped with the forward pass also
   across sets; on a GPU, pinned memory);
-- **(a) bare forward**: the network on pre-made random input tensors of the same shapes, on the device;
+- **(a) bare forward**: the network on pre-made random inputs of the same shapes and type (on a GPU uint8
+  pixels, moved to the device and normalised there, as decoded pixels are);
 - **(b) decoding alone**: the same workers decoding and preprocessing the same files, no model.
 
 Printed: images/s of each; the ratio end-to-end time / bare-forward time (the CPU goal: at most 1.1 on a
@@ -18,7 +19,7 @@ tower built from its config with random weights (saved to a temporary weights fi
 :class:`eatkit.encoders.vision_language.OpenCLIPEncoder`; speed does not depend on the weights).
 
 Usage: ``python bench/bench_scale.py [--images DIR] [--models efficientnet_lite0,clip-b32] [--device auto]
-[--precision fp32] [--batch-size 32] [--workers 2] [--limit N] [--repeats 3]``
+[--precision fp32] [--batch-size 32] [--workers 2] [--limit N] [--repeats 3] [--cycle 1]``
 """
 
 from __future__ import annotations
@@ -80,9 +81,16 @@ def bench_model(model: str, sets: list[StimulusSet], args: argparse.Namespace, t
         encoder.embed_many(sets)  # as `eatkit run` embeds a suite's sets: one decoding stream
         sync()
 
-    shape = encoder._image_transform()(sets[0].items[0]).shape
-    batches = [np.random.default_rng(0).standard_normal((min(args.batch_size, len(s.items) - i), *shape))
-               .astype(np.float32) for s in sets for i in range(0, len(s.items), args.batch_size)]
+    example = encoder._image_transform()(sets[0].items[0])  # float input (CPU), or uint8 pixels (GPU)
+    rng = np.random.default_rng(0)
+
+    def random(n: int) -> np.ndarray:
+        if example.dtype == np.uint8:
+            return rng.integers(0, 256, (n, *example.shape), dtype=np.uint8)
+        return rng.standard_normal((n, *example.shape)).astype(example.dtype)
+
+    batches = [random(min(args.batch_size, len(s.items) - i)) for s in sets
+               for i in range(0, len(s.items), args.batch_size)]
 
     def forward() -> None:
         for batch in batches:
@@ -117,6 +125,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="use the first N categories' images only")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cycle", type=int, default=1,
+                        help="embed the image sets this many times over, as separate sets (enough images to "
+                             "measure a GPU's throughput from a few files)")
     args = parser.parse_args()
     sets = image_sets(args.images)
     if args.limit:
@@ -127,6 +138,7 @@ def main() -> None:
             kept.append(s)
             total += len(s.items)
         sets = kept
+    sets = [StimulusSet(f"{s.name} #{k}", s.modality, s.items, s.category) for k in range(args.cycle) for s in sets]
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models.split(","):
             bench_model(model, sets, args, Path(tmp))

@@ -102,7 +102,7 @@ def test_auto_probe_reads_the_driver_and_cuda_visible_devices(tmp_path, monkeypa
 
 def test_a_gpu_run_has_other_cache_keys_and_records_its_device(monkeypatch, images):
     """The GPU path's bookkeeping on the CPU: torch is told a GPU exists; the key and manifest follow."""
-    cpu = TinyConv(images=images)
+    cpu = TinyConv(images=images, device="cpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "Fake GPU 80GB")
@@ -121,6 +121,7 @@ def test_a_gpu_run_has_other_cache_keys_and_records_its_device(monkeypatch, imag
 
 
 def test_torch_overrules_the_probe_at_load(monkeypatch, images):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # this torch build cannot use a GPU
     encoder = TinyConv(images=images, device="auto")
     encoder.device_kind = "cuda"  # as if the driver listed a GPU that this torch build cannot use
     out = encoder.embed(SET)
@@ -131,11 +132,11 @@ def test_torch_overrules_the_probe_at_load(monkeypatch, images):
 
 
 def test_precision_changes_bits_key_and_manifest(images):
-    fp32 = TinyConv(images=images)
+    fp32 = TinyConv(images=images, device="cpu")
     a = fp32.embed(SET).vectors
     results = {}
     for precision in ("bf16", "fp16"):
-        encoder = TinyConv(images=images, precision=precision)
+        encoder = TinyConv(images=images, device="cpu", precision=precision)
         results[precision] = encoder.embed(SET).vectors
         assert encoder.stats["misses"] == 7  # another key: nothing from the fp32 entries
         manifest = encoder.manifest()
@@ -145,6 +146,21 @@ def test_precision_changes_bits_key_and_manifest(images):
         v = results[precision]
         assert v.dtype == np.float64 and v.tobytes() != a.tobytes()
         np.testing.assert_allclose(v, a, atol=tol * np.abs(a).max())
+
+
+def test_pixels_normalised_on_the_device_are_the_bits_of_the_float_input(images):
+    # the GPU input path (uint8 pixels from the workers, table look-up where the model runs) on the CPU
+    encoder = TinyConv(images=images, device="cpu", cache=False)
+    files = sorted(str(p) for p in (images / "c").iterdir())[:3]
+    prep = encoder.preprocessing
+    pixels = [prep.pixels(f) for f in files]
+    assert pixels[0].dtype == np.uint8 and pixels[0].shape == (3, 16, 16)
+    looked_up = encoder._image_tensor(pixels).numpy()
+    assert looked_up.dtype == np.float32
+    assert looked_up.tobytes() == np.stack([prep.array(f) for f in files]).tobytes()
+    x = np.asarray(prep.load(files[0]), dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
+    mean, std = (np.asarray(v, dtype=np.float32).reshape(3, 1, 1) for v in (prep.mean, prep.std))
+    assert looked_up[0].tobytes() == ((x - mean) / std).tobytes()  # the formula, pixel by pixel
 
 
 def test_decoding_workers_give_the_same_bits_as_inline(images):
@@ -189,6 +205,25 @@ def _kill_self(path):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run it on a GPU machine)")
+def test_cuda_gives_the_cpu_vectors_in_fp32_and_the_same_bits_on_a_rerun(images):
+    # fp32 on the GPU is IEEE float32 (TensorFloat-32 off): the CPU's vectors to float32 rounding, not
+    # TF32's 1e-3; deterministic cuDNN: the same bits twice; bf16/fp16 within their rounding
+    cpu = TinyConv(images=images, device="cpu", cache=False).embed(SET).vectors
+    scale = np.abs(cpu).max()
+    for precision, tol in (("fp32", 1e-5), ("bf16", 3e-2), ("fp16", 3e-3)):
+        runs = []
+        for _ in range(2):
+            encoder = TinyConv(images=images, device="cuda", precision=precision, cache=False)
+            runs.append(encoder.embed(SET).vectors)
+            manifest = encoder.manifest()
+            assert (manifest["device"], manifest["precision"]) == ("cuda", precision)
+            assert manifest["device_name"] == torch.cuda.get_device_name(0)
+        assert runs[0].tobytes() == runs[1].tobytes()
+        np.testing.assert_allclose(runs[0], cpu, rtol=0, atol=tol * scale)
+    assert torch.backends.cudnn.allow_tf32  # the settings are restored after the forward pass
+
+
 def test_fully_cached_manifest_says_the_device_was_not_used(images):
     TinyConv(images=images).embed(SET)
     warm = TinyConv(images=images)
@@ -231,13 +266,8 @@ def test_decoding_workers_exit_when_their_process_is_killed(tmp_path):
 
     script = (
         "import os\n"
-        "from eatkit.encoders.base import NeuralEncoder\n"
-        "class E(NeuralEncoder):\n"
-        "    id = 'e'; modalities = frozenset({'image'})\n"
-        "    def config(self): return {}\n"
-        "    def _encode(self, modality, inputs): return inputs\n"
-        "e = E(cache=False, workers=2)\n"
-        "pool = e._workers()\n"
+        "from eatkit.encoders.workers import start_pool\n"
+        "pool = start_pool(2)\n"
         "list(pool.map(abs, [1, 2]))\n"
         "print(' '.join(str(p) for p in pool._processes), flush=True)\n"
         "os.kill(os.getpid(), 9)\n"

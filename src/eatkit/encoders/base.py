@@ -14,7 +14,8 @@ A concrete encoder subclasses :class:`NeuralEncoder` and implements
 
 and optionally :meth:`~NeuralEncoder._prepare` (turn one text into a model input) and
 :meth:`~NeuralEncoder._image_transform` (a picklable function from an image file to a model input; it
-runs in ``workers`` worker processes, overlapped with the forward pass of the previous batch).
+runs in ``workers`` worker processes, overlapped with the forward pass of the previous batch; for a model
+on a GPU by default the uint8 pixels, which :meth:`~NeuralEncoder._image_tensor` normalises there).
 
 **Batch plan** (why a partial re-embed gives the bits of a cold run): the forward pass of most models is
 not batch-invariant (a vector differs in the last bits with the batch it was computed in). So the batches
@@ -27,18 +28,12 @@ occurrence.
 
 from __future__ import annotations
 
-import itertools
-import multiprocessing
+import contextlib
 import os
-import sys
-import threading
-import time
 import weakref
 from abc import abstractmethod
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -54,8 +49,9 @@ from eatkit.encoders.device import (
     torch_device,
 )
 from eatkit.encoders.images import Preprocessing
+from eatkit.encoders.workers import Prefetcher, start_pool
 from eatkit.errors import EatkitError
-from eatkit.io import file_sha256, installed_version
+from eatkit.io import file_sha256_many, installed_version
 from eatkit.progress import progress
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
@@ -139,6 +135,7 @@ class NeuralEncoder(EmbeddingSource):
         self._torch_device: Any = None
         self._device_name: str | None = None
         self._pool: Executor | None = None
+        self._pixel_table: Any = None
         self.stats = {"hits": 0, "misses": 0, "batches": 0}
 
     # -- the subclass contract ---------------------------------------------------------------------
@@ -156,12 +153,14 @@ class NeuralEncoder(EmbeddingSource):
         return self._image_transform()(item) if modality == "image" else item
 
     def _image_transform(self) -> Callable[[str], Any]:
-        """A picklable function from an image file to the model input (it runs in worker processes):
-        by default :meth:`Preprocessing.array` under ``self.preprocessing`` (a ``(3, size, size)``
-        float32 array); override for other inputs (e.g. ImageGPT's colour tokens)."""
+        """A picklable function from an image file to the model input (it runs in worker processes): by
+        default, under ``self.preprocessing``, :meth:`Preprocessing.array` (``(3, size, size)`` float32,
+        normalised in the workers, in parallel) for a model on the CPU, and :meth:`Preprocessing.pixels`
+        (uint8, a quarter of the bytes to pass on, normalised on the device by :meth:`_image_tensor`) for
+        a model on a GPU; override for other inputs (e.g. ImageGPT's colour tokens)."""
         if self.preprocessing is None:
             raise AssertionError(f"{type(self).__name__} embeds images but sets no preprocessing")
-        return self.preprocessing.array
+        return self.preprocessing.array if self._device().type == "cpu" else self.preprocessing.pixels
 
     @abstractmethod
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
@@ -192,6 +191,28 @@ class NeuralEncoder(EmbeddingSource):
             return tensor.pin_memory().to(device, non_blocking=True)
         return tensor.to(device)
 
+    def _image_tensor(self, inputs: list[np.ndarray]) -> Any:
+        """A batch of :meth:`_image_transform` outputs as the normalised float32 ``(n, 3, H, W)`` tensor on
+        the device: to a CUDA GPU stacked straight into pinned memory; uint8 pixels normalised on the
+        device by looking up :meth:`Preprocessing.table` (the same bits as :meth:`Preprocessing.array`)."""
+        import torch
+
+        device = self._device()
+        if device.type == "cuda":
+            dtype = torch.from_numpy(inputs[0][:0]).dtype
+            staging = torch.empty((len(inputs), *inputs[0].shape), dtype=dtype, pin_memory=True)
+            np.stack(inputs, out=staging.numpy())
+            batch = staging.to(device, non_blocking=True)
+        else:
+            batch = torch.from_numpy(np.stack(inputs)).to(device)
+        if batch.dtype != torch.uint8:
+            return batch
+        if self._pixel_table is None:
+            table = torch.from_numpy(self.preprocessing.table()).to(device)
+            self._pixel_table = (table.reshape(-1), torch.arange(0, 768, 256, device=device).reshape(1, 3, 1, 1))
+        flat, offsets = self._pixel_table
+        return flat[batch.long() + offsets]
+
     def _inference(self) -> Any:
         """The context of a forward pass: inference mode, and autocast unless the precision is fp32."""
         import torch
@@ -210,10 +231,10 @@ class NeuralEncoder(EmbeddingSource):
                 "libraries": {name: installed_version(name) for name in self.libraries}}
 
     def file_hashes(self, paths: list[str]) -> list[str]:
-        """SHA-256 of each file; with the cache on, remembered there under the file's stat stamp (see
-        :meth:`EmbeddingCache.file_hashes`), so that an unchanged file is not read again."""
+        """SHA-256 of each file (read by ``workers`` threads); with the cache on, remembered there under the
+        file's stat stamp (see :meth:`EmbeddingCache.file_hashes`), so that an unchanged file is not read again."""
         if self._cache is None:
-            return [file_sha256(path) for path in paths]
+            return file_sha256_many(paths, self.workers)
         return self._cache.file_hashes(paths, self.workers)
 
     def manifest(self) -> dict[str, Any]:
@@ -326,37 +347,21 @@ class NeuralEncoder(EmbeddingSource):
             raise EatkitError(f"cannot read image {exc.filename}: {exc.strerror}") from None
         return [f"sha256:{h}" for h in hashes]
 
-    def _workers(self) -> Executor:
-        """The pool of image-decoding processes, started once: forked where the platform allows it (Linux;
-        the workers run only Pillow and numpy, never torch), else spawned (then a script that embeds
-        images needs the usual ``if __name__ == "__main__":`` guard, or ``workers=0``)."""
-        if self._pool is None:
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" \
-                else "spawn"
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
-                                             initializer=_exit_with_parent, initargs=(os.getpid(),))
-            weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
-        return self._pool
-
     def _prefetch(self, batches: list[tuple[str, list[str]]]) -> Iterator[list[Any]]:
-        """Prepared (modality, items) batches in order; image batches are prepared in worker processes, the
-        next ones while the caller encodes the current one (at most two batches in flight, across sets)."""
-        images = self.workers > 0 and any(modality == "image" for modality, _ in batches)
-        pool, transform = (self._workers(), self._image_transform()) if images else (None, None)
-
-        def submit(batch: tuple[str, list[str]]) -> tuple[tuple[str, list[str]], list[Any] | None]:
-            modality, items = batch
-            return batch, [pool.submit(transform, item) for item in items] if pool and modality == "image" else None
-
-        upcoming = iter(batches)
-        pending = deque(submit(batch) for batch in itertools.islice(upcoming, 2))
-        while pending:
-            (modality, items), futures = pending.popleft()
-            batch = next(upcoming, None)
-            if batch is not None:
-                pending.append(submit(batch))
-            yield [_result(f) for f in futures] if futures is not None else \
-                [self._prepare(modality, item) for item in items]
+        """Prepared (modality, items) batches in order; image batches are prepared in worker processes
+        (:class:`eatkit.encoders.workers.Prefetcher`), the next ones while the caller encodes the current
+        one (an array may be a view valid until the next batch is asked for)."""
+        if self.workers == 0 or not any(modality == "image" for modality, _ in batches):
+            for modality, items in batches:
+                yield [self._prepare(modality, item) for item in items]
+            return
+        if self._pool is None:
+            self._pool = start_pool(self.workers)
+            weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
+        prefetcher = Prefetcher(self._pool, self.workers, self._image_transform())
+        with contextlib.closing(prefetcher.run([items for modality, items in batches if modality == "image"])) as images:
+            for modality, items in batches:  # other inputs are prepared here, in order, as images decode
+                yield next(images) if modality == "image" else [self._prepare(modality, item) for item in items]
 
 
 @dataclass
@@ -377,23 +382,3 @@ class _SetPlan:
         vectors = [self.computed[k] if v is None else v for k, v in zip(self.keys, self.vectors)]
         checksums = tuple(c.removeprefix("sha256:") for c in self.contents) if self.modality == "image" else ()
         return Embedded(np.stack(vectors).astype(np.float64), self.ids, self.copies, checksums=checksums)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """In a decoding worker: exit when the process that started it is gone (e.g. killed), not linger."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def _result(future: Any) -> Any:
-    """A worker's result; a worker process that died (killed, out of memory) is a one-line error."""
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        raise EatkitError("an image-decoding worker process died (out of memory?): retry with fewer "
-                          "workers (workers=0 decodes in the main process)") from None

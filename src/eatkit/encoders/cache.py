@@ -32,14 +32,13 @@ import io
 import json
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write_bytes, file_sha256
+from eatkit.io import atomic_write_bytes, file_sha256_many
 from eatkit.paths import user_dir
 
 _ENTRIES = "embeddings-v1"
@@ -112,9 +111,8 @@ class EmbeddingCache:
         todo = [i for i, (p, stamp) in enumerate(zip(paths, stamps))
                 if not (isinstance(memo.get(p), list) and memo[p][:1] == [stamp])]
         if todo:
-            with ThreadPoolExecutor(max(workers, 1)) as pool:
-                for i, digest in zip(todo, pool.map(file_sha256, [paths[i] for i in todo])):
-                    memo[paths[i]] = [stamps[i], digest]
+            for i, digest in zip(todo, file_sha256_many([paths[i] for i in todo], workers)):
+                memo[paths[i]] = [stamps[i], digest]
             self._write_atomic(memo_path, json.dumps(memo, sort_keys=True).encode("utf-8"))
         return [memo[p][1] for p in paths]
 

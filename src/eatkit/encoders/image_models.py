@@ -92,7 +92,7 @@ class ClassifierFeatures(NeuralEncoder):
 
     def _encode(self, modality: str, inputs: list[np.ndarray]) -> np.ndarray:
         with self._inference():
-            return self._features(self._tensor(np.stack(inputs))).float().cpu().numpy()
+            return self._features(self._image_tensor(inputs)).float().cpu().numpy()
 
 
 class TimmFeatures(ClassifierFeatures):

@@ -118,9 +118,14 @@ class Preprocessing:
         need = (self.resize or self.size) if self.crop == "resize-shorter+center-crop" else self.size
         return self.geometry(load_image(path, draft=(need, need) if self.jpeg_draft else None))
 
+    def pixels(self, path: str | Path) -> np.ndarray:
+        """Decode, crop and resize ``path``: the ``(3, size, size)`` uint8 RGB pixels (what decoding workers
+        send: a quarter of the bytes of the float input; :meth:`normalize_pixels` finishes the input)."""
+        return np.ascontiguousarray(np.asarray(self.load(path), dtype=np.uint8).transpose(2, 0, 1))
+
     def array(self, path: str | Path) -> np.ndarray:
         """Decode, crop, resize and normalise ``path``: the ``(3, size, size)`` float32 model input."""
-        return self.normalize(self.load(path))
+        return self.normalize_pixels(self.pixels(path))
 
     def geometry(self, image: Any) -> Any:
         """Crop and resize an RGB image to ``size`` x ``size`` (no normalisation)."""
@@ -141,16 +146,29 @@ class Preprocessing:
         left, top = ((w - side) // 2, (h - side) // 2) if self.crop == "center-square" else (0, 0)
         return image.resize((self.size, self.size), resample, box=(left, top, left + side, top + side))
 
-    def normalize(self, image: Any) -> np.ndarray:
-        """An RGB image as a ``(3, H, W)`` float32 array, ``(x / 255 - mean) / std`` per channel (in float32,
-        looked up from a table of the 256 values of each channel: the same bits as computing it per pixel)."""
+    def table(self) -> np.ndarray:
+        """The ``(3, 256)`` float32 normalisation table: ``(v / 255 - mean[c]) / std[c]`` for channel ``c`` and
+        level ``v``, computed in float32 (a look-up gives the same bits as computing it per pixel).
+
+        >>> Preprocessing(mean=(0.5,) * 3, std=(0.5,) * 3).table()[:, [0, 255]].tolist()
+        [[-1.0, 1.0], [-1.0, 1.0], [-1.0, 1.0]]
+        """
         levels = np.arange(256, dtype=np.float32) / np.float32(255.0)
-        table = (levels[:, np.newaxis] - np.asarray(self.mean, dtype=np.float32)) / np.asarray(self.std, dtype=np.float32)
-        pixels = np.asarray(image, dtype=np.uint8)
-        out = np.empty((3, *pixels.shape[:2]), dtype=np.float32)
+        mean, std = np.asarray(self.mean, dtype=np.float32), np.asarray(self.std, dtype=np.float32)
+        return np.ascontiguousarray(((levels[:, np.newaxis] - mean) / std).T)
+
+    def normalize_pixels(self, pixels: np.ndarray) -> np.ndarray:
+        """uint8 pixels ``(..., 3, H, W)`` (:meth:`pixels`, or a batch of them) as float32 model input of the
+        same shape, looked up in :meth:`table`."""
+        table, out = self.table(), np.empty(pixels.shape, dtype=np.float32)
         for c in range(3):
-            np.take(table[:, c], pixels[..., c], out=out[c])
+            out[..., c, :, :] = table[c][pixels[..., c, :, :]]
         return out
+
+    def normalize(self, image: Any) -> np.ndarray:
+        """An RGB image as a ``(3, H, W)`` float32 array, ``(x / 255 - mean) / std`` per channel
+        (:meth:`normalize_pixels`)."""
+        return self.normalize_pixels(np.asarray(image, dtype=np.uint8).transpose(2, 0, 1))
 
     def __call__(self, image: Any) -> np.ndarray:
         """Geometry then normalisation of a decoded RGB image: a ``(3, size, size)`` float32 array."""

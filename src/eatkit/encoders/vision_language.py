@@ -130,7 +130,7 @@ class JointEncoder(NeuralEncoder):
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
         with self._inference():
             if modality == "image":
-                out = self.image_features(self._net, self._tensor(np.stack(inputs)))
+                out = self.image_features(self._net, self._image_tensor(inputs))
             else:
                 out = self.text_features(self._net, self._tokenizer, list(inputs))
         return out.float().cpu().numpy()

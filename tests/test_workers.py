@@ -1,0 +1,105 @@
+"""Decoding workers (eatkit.encoders.workers): batches in order, arrays through the shared-memory ring or
+pickled, the same values either way, and no shared memory left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eatkit.encoders import workers
+from eatkit.encoders.workers import Prefetcher, start_pool
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the ring is Linux-only (elsewhere: pickled)")
+
+
+def pixels(item: str) -> np.ndarray:
+    """A deterministic (3, 4, 5) uint8 array per item."""
+    return np.arange(60, dtype=np.uint8).reshape(3, 4, 5) + np.uint8(int(item))
+
+
+def varying(item: str) -> np.ndarray | tuple:
+    """Arrays of two sizes, and a tuple: exercises the pickled fallback beside the ring."""
+    k = int(item)
+    if k % 5 == 4:
+        return ("not an array", k)
+    return np.full((k % 3 + 1, 2), k, dtype=np.int64) if k % 2 else pixels(item)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    started = start_pool(2)
+    yield started
+    started.shutdown()
+
+
+def batches_of(n: int, size: int) -> list[list[str]]:
+    return [[str(i) for i in range(s, min(s + size, n))] for s in range(0, n, size)]
+
+
+@pytest.mark.parametrize("transform", [pixels, varying])
+def test_batches_come_back_in_order_with_the_values_of_the_transform(pool, transform):
+    batches = batches_of(23, 4)  # the first batch comes back pickled, the others through the ring
+    prefetcher = Prefetcher(pool, 2, transform)
+    seen, in_ring, names = [], 0, set()
+    for batch, got in zip(batches, prefetcher.run(batches)):
+        if prefetcher.ring is not None:
+            names.add(prefetcher.ring.name)
+            in_ring += sum(isinstance(g, np.ndarray) and isinstance(g.base, np.ndarray) for g in got)
+        seen.append([g.copy() if isinstance(g, np.ndarray) else g for g in got])  # views: copy to keep
+    expected = [[transform(i) for i in batch] for batch in batches]
+    assert len(seen) == len(expected)
+    for got, want in zip(seen, expected):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            if isinstance(w, np.ndarray):
+                assert g.dtype == w.dtype and g.shape == w.shape and g.tobytes() == w.tobytes()
+            else:
+                assert g == w
+    assert in_ring > 0  # after the first batch, arrays of the first array's size came through the ring
+    assert prefetcher.ring is None and len(names) == 1  # one ring, gone once the stream ends
+    assert not (Path("/dev/shm") / names.pop()).exists()
+
+
+def test_a_stream_left_early_removes_its_ring(pool):
+    prefetcher = Prefetcher(pool, 2, pixels)
+    stream = prefetcher.run(batches_of(40, 4))
+    for _ in range(4):
+        next(stream)
+    ring = Path("/dev/shm") / prefetcher.ring.name
+    assert ring.exists()
+    stream.close()
+    assert not ring.exists()
+
+
+def test_no_ring_without_room_in_dev_shm(pool, monkeypatch):
+    monkeypatch.setattr(workers, "_SHM_SHARE", 0.0)
+    prefetcher = Prefetcher(pool, 2, pixels)
+    out = [b[0].copy() for b in prefetcher.run(batches_of(60, 3))]
+    assert prefetcher.ring is None and [o.tobytes() for o in out] == [pixels(str(i)).tobytes() for i in range(0, 60, 3)]
+
+
+def test_a_killed_parent_leaves_no_ring(tmp_path):
+    script = (
+        "import os, sys\n"
+        "sys.path.insert(0, %r)\n"
+        "from test_workers import pixels\n"
+        "from eatkit.encoders.workers import Prefetcher, start_pool\n"
+        "p = Prefetcher(start_pool(1), 1, pixels)\n"
+        "stream = p.run([[str(i)] for i in range(8)])\n"
+        "for _ in range(4): next(stream)\n"
+        "print(p.ring.name, flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    ) % str(Path(__file__).parent)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    name = run.stdout.strip()
+    assert run.returncode == -9 and name.startswith("psm_")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.path.exists(f"/dev/shm/{name}"):
+        time.sleep(0.2)
+    assert not os.path.exists(f"/dev/shm/{name}")  # the resource tracker removed it
