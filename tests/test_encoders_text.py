@@ -8,8 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from eatkit.encoders import base as base_module
-from eatkit.encoders import cache as cache_module
+from eatkit import io as io_module
 from eatkit.encoders.hf import hf_weights_identity
 from eatkit.registry import build_model, get_model
 from eatkit.encoders.text import apply_prompt, check_prompt, first_token_of_span
@@ -163,9 +162,8 @@ def test_config_records_the_embedding_definition_and_weights(tiny_bert):
 
 def test_weight_files_are_hashed_once_while_unchanged(tiny_bert, monkeypatch):
     calls = []
-    real = cache_module.file_sha256
-    for module in (cache_module, base_module):
-        monkeypatch.setattr(module, "file_sha256", lambda path: calls.append(path) or real(path))
+    real = io_module.file_sha256
+    monkeypatch.setattr(io_module, "file_sha256", lambda path: calls.append(path) or real(path))
     first = build_model(f"hf:{tiny_bert}").config()["weights"]
     assert len(calls) == 4  # config.json, model.safetensors, tokenizer.json, tokenizer_config.json
     assert build_model(f"hf:{tiny_bert}").config()["weights"] == first and len(calls) == 4

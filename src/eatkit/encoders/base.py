@@ -136,6 +136,7 @@ class NeuralEncoder(EmbeddingSource):
         self._device_name: str | None = None
         self._pool: Executor | None = None
         self._pixel_table: Any = None
+        self._library_versions: dict[str, str | None] | None = None
         self.stats = {"hits": 0, "misses": 0, "batches": 0}
 
     # -- the subclass contract ---------------------------------------------------------------------
@@ -226,9 +227,11 @@ class NeuralEncoder(EmbeddingSource):
         the installed versions of its :attr:`libraries` (``None``: not installed): the configuration part
         of a cache key."""
         cls = type(self)
+        if self._library_versions is None:  # read once per encoder: each look-up parses package metadata
+            self._library_versions = {name: installed_version(name) for name in self.libraries}
         return {"encoder": f"{cls.__module__}.{cls.__qualname__}", "encoder_version": self.encoder_version,
                 **self.config(), "device": self.device_kind, "precision": self.precision,
-                "libraries": {name: installed_version(name) for name in self.libraries}}
+                "libraries": dict(self._library_versions)}
 
     def file_hashes(self, paths: list[str]) -> list[str]:
         """SHA-256 of each file (read by ``workers`` threads); with the cache on, remembered there under the
