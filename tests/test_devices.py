@@ -4,6 +4,7 @@ cold, warm and partly cached runs (issue 10, finding 2)."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 
@@ -108,6 +109,12 @@ def test_a_gpu_run_has_other_cache_keys_and_records_its_device(monkeypatch, imag
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "Fake GPU 80GB")
     gpu = TinyConv(images=images)
     assert (cpu.cache_config()["device"], gpu.cache_config()["device"]) == ("cpu", "cuda")
+    # defaults sized for the device: a GPU waits for decoding, so it gets the cores and bigger batches
+    cores = len(os.sched_getaffinity(0))
+    assert (cpu.batch_size, cpu.workers) == (32, 2)
+    assert (gpu.batch_size, gpu.workers) == (256, max(2, min(32, cores - 1)))
+    given = TinyConv(images=images, batch_size=8, workers=0)
+    assert (given.batch_size, given.workers) == (8, 0) and given.manifest()["batch_size"] == 8
     assert torch_device(torch, "auto") == torch.device("cuda", 0)
     assert torch_device(torch, "cuda:1") == torch.device("cuda", 1)
     with pytest.raises(EatkitError, match=r"^device 'cuda:2' does not exist: 2 CUDA GPU\(s\) visible$"):

@@ -43,6 +43,8 @@ import numpy as np
 from eatkit.encoders.cache import EmbeddingCache, entry_key
 from eatkit.encoders.device import (
     check_precision,
+    default_batch_size,
+    default_workers,
     device_kind,
     device_name,
     inference,
@@ -81,14 +83,16 @@ class NeuralEncoder(EmbeddingSource):
 
     Parameters
     ----------
-    batch_size : stimuli per forward pass (see the batch plan in the module docstring).
+    batch_size : stimuli per forward pass (see the batch plan in the module docstring); default
+        :func:`~eatkit.encoders.device.default_batch_size` of the device (32 on the CPU, 256 on a GPU).
     cache : look up and store embeddings in the on-disk cache (``--no-cache`` passes ``False``).
     cache_dir : cache directory; default :func:`eatkit.encoders.cache.cache_dir`.
     images : image root used to resolve image sets that list no files (the iEAT layout,
         ``<root>/<test>/<category>/*``); sets resolved by
         :func:`eatkit.stimuli.images.resolve_image_set` need none.
     workers : processes that decode and preprocess images ahead of the forward pass (0: inline); the
-        embeddings are the same bits either way.
+        embeddings are the same bits either way; default :func:`~eatkit.encoders.device.default_workers`
+        (2 on the CPU, where the forward pass needs the cores; on a GPU all usable cores but one, at most 32).
     device : ``"auto"`` (default: a GPU when present), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``
         (:mod:`eatkit.encoders.device`).
     precision : ``"fp32"`` (default), ``"bf16"`` or ``"fp16"`` (autocast of the forward pass).
@@ -113,14 +117,17 @@ class NeuralEncoder(EmbeddingSource):
     def __init__(
         self,
         *,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         cache: bool = True,
         cache_dir: str | os.PathLike[str] | None = None,
         images: str | os.PathLike[str] | None = None,
-        workers: int = 2,
+        workers: int | None = None,
         device: str = "auto",
         precision: str = "fp32",
     ) -> None:
+        self.device_kind = device_kind(device)  # cheap (no torch import); confirmed by torch at load
+        batch_size = default_batch_size(self.device_kind) if batch_size is None else batch_size
+        workers = default_workers(self.device_kind) if workers is None else workers
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
@@ -128,7 +135,6 @@ class NeuralEncoder(EmbeddingSource):
         self.batch_size = batch_size
         self.workers = workers
         self.device, self.precision = device, check_precision(precision)
-        self.device_kind = device_kind(device)  # cheap (no torch import); confirmed by torch at load
         self.images = Path(images) if images is not None else None
         self._cache = EmbeddingCache(cache_dir) if cache else None
         self._loaded = False

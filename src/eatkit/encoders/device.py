@@ -103,6 +103,28 @@ def device_kind(device: str) -> str:
     return kind
 
 
+def default_batch_size(kind: str) -> int:
+    """Stimuli per forward pass unless given: 32 on the CPU, 256 on a GPU (``kind`` from :func:`device_kind`).
+
+    >>> default_batch_size("cpu"), default_batch_size("cuda")
+    (32, 256)
+    """
+    return 32 if kind == "cpu" else 256
+
+
+def default_workers(kind: str) -> int:
+    """Image-decoding worker processes unless given: 2 on the CPU (the forward pass needs the cores); on a
+    GPU, which waits for decoding, every usable core but one (at least 2, at most 32).
+
+    >>> default_workers("cpu")
+    2
+    """
+    if kind == "cpu":
+        return 2
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    return max(2, min(32, cores - 1))
+
+
 def _absent(device: str) -> EatkitError:
     what = "no CUDA GPU is visible" if device.startswith("cuda") else "Apple's MPS is not available"
     return EatkitError(f"device '{device}' was requested but {what}: use --device cpu or auto")
