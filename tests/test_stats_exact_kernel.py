@@ -99,6 +99,24 @@ def test_monte_carlo_stream_is_the_same_compiled_numpy_and_any_thread_count(k: i
     assert group_permutation_test(x, y, permutations=30_000, rng=42).counts == compiled.counts
 
 
+@needs_numba
+@pytest.mark.parametrize("r", [5, 6])
+def test_monte_carlo_kernel_is_the_numpy_stream_on_one_and_several_columns(r: int) -> None:
+    # the compiled kernel's one-column path (values shuffled in place) and its several-column path (an
+    # index shuffled) against the numpy reference, odd and even subset sizes, subsets and complements
+    rng = np.random.default_rng(r)
+    values = rng.integers(-1000, 1000, (13, 3))
+    lower = rng.integers(-2000, 2000, (3, 2))
+    upper = lower - 700
+    for columns in (slice(0, 1), slice(0, 3)):
+        v, lo, up = np.ascontiguousarray(values[:, columns]), lower[columns], upper[columns]
+        for complement in (False, True):
+            compiled = _kernels.monte_carlo(v, r, complement, 12345, 5_000, 700, lo, up)
+            reference = perm._monte_carlo_numpy(v, r, complement, 12345, 5_000, lo, up)
+            assert compiled.shape == (v.shape[1], 2) and (compiled == reference).all()
+            assert 0 < compiled.sum() < 5_000 * compiled.size  # the thresholds cut the draws
+
+
 def test_exact_limits_and_their_message(monkeypatch) -> None:
     perm.check_exact_feasible(3, 300)  # few partitions although many values
     with pytest.raises(EatkitError, match=r"^an exact permutation test for 300 \+ 300 values would take about"):

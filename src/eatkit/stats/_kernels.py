@@ -286,51 +286,66 @@ if AVAILABLE:
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
 
+    @njit(cache=True, nogil=True, inline="always")
+    def _position(bits, i, n):
+        """Fisher-Yates step i's partner: i + floor(bits (n - i) / 2^32) for 32 random bits."""
+        return i + np.int64((bits * np.uint64(n - i)) >> np.uint64(32))
+
     @njit(cache=True, nogil=True, parallel=True)
     def monte_carlo(values, r, complement, key, draws, block, lower, upper):
         """Counts of random size-r row subsets (or their complements) of ``values`` (n, q) int64 whose
         column sums are >= ``lower[c, i]`` or <= ``upper[c, i]`` (one count per column c and test i).
 
         Draw d is a partial Fisher-Yates shuffle of 0..n-1 from the identity, position i swapped with
-        i + floor(u (n - i) / 2^32), u the 32-bit halves of splitmix64(key + d * ceil(r / 2) + h + 1):
-        a function of (key, d) alone, so blocks of draws run on any thread in any order."""
+        i + floor(u (n - i) / 2^32), u the 32-bit halves (high first) of splitmix64(key + d * ceil(r / 2)
+        + h + 1) for steps 2h and 2h + 1: a function of (key, d) alone, so blocks of draws run on any
+        thread in any order. Position i is final after step i and never read again, so it is not written;
+        with one column the shuffled array holds the values themselves (no index look-up)."""
         n, q = values.shape
         nl = lower.shape[1]
         nblocks = (draws + block - 1) // block
         totals = values.sum(axis=0)
         counts = np.zeros((nblocks, q, nl), dtype=np.int64)
         per = np.uint64((r + 1) // 2)
+        low = np.uint64(0xFFFFFFFF)
         column = np.ascontiguousarray(values[:, 0]) if q else np.zeros(n, dtype=np.int64)  # one-column path
         for bi in prange(nblocks):
-            perm = np.empty(n, dtype=np.int32)
+            perm = np.empty(n, dtype=np.int64)
             sums = np.empty(q, dtype=np.int64)
+            hits = np.zeros((q, nl), dtype=np.int64)
             for d in range(bi * block, min(draws, (bi + 1) * block)):
-                for i in range(n):
-                    perm[i] = i
                 base = np.uint64(key) + np.uint64(d) * per
-                u = np.uint64(0)
-                s0 = np.int64(0)
-                sums[:] = 0
-                for i in range(r):
-                    if i % 2 == 0:
-                        u = _splitmix(base + np.uint64(i // 2 + 1))
-                        bits = u >> np.uint64(32)
-                    else:
-                        bits = u & np.uint64(0xFFFFFFFF)
-                    j = i + np.int64((bits * np.uint64(n - i)) >> np.uint64(32))
-                    pick = perm[j]
-                    perm[j] = perm[i]
-                    perm[i] = pick  # position i is final: its value joins the sums now
-                    if q == 1:
-                        s0 += column[pick]
-                    else:
+                if q == 1:
+                    for i in range(n):
+                        perm[i] = column[i]
+                    s0 = np.int64(0)
+                    for h in range(r // 2):
+                        u = _splitmix(base + np.uint64(h + 1))
+                        j = _position(u >> np.uint64(32), 2 * h, n)
+                        s0 += perm[j]
+                        perm[j] = perm[2 * h]
+                        j = _position(u & low, 2 * h + 1, n)
+                        s0 += perm[j]
+                        perm[j] = perm[2 * h + 1]
+                    if r % 2:
+                        s0 += perm[_position(_splitmix(base + per) >> np.uint64(32), r - 1, n)]
+                    sums[0] = s0
+                else:
+                    for i in range(n):
+                        perm[i] = i
+                    sums[:] = 0
+                    u = np.uint64(0)
+                    for i in range(r):
+                        if i % 2 == 0:
+                            u = _splitmix(base + np.uint64(i // 2 + 1))
+                        j = _position(u >> np.uint64(32) if i % 2 == 0 else u & low, i, n)
+                        pick = perm[j]
+                        perm[j] = perm[i]
                         for c in range(q):
                             sums[c] += values[pick, c]
-                if q == 1:
-                    sums[0] = s0
                 for c in range(q):
                     s = totals[c] - sums[c] if complement else sums[c]
                     for i in range(nl):
-                        if s >= lower[c, i] or s <= upper[c, i]:
-                            counts[bi, c, i] += 1
+                        hits[c, i] += (s >= lower[c, i]) | (s <= upper[c, i])
+            counts[bi] = hits
         return counts.sum(axis=0)

@@ -74,6 +74,9 @@ and d, so blocks of draws run on any number of threads with identical results, a
 reproduces the compiled counts), and reports ``(count + 1) / (draws + 1)`` (the observed partition
 counted as a draw; Phipson & Smyth 2010) with its Monte Carlo standard error. Each index is drawn as
 ``i + ⌊u (n - i) / 2^32⌋`` from a 32-bit u: a bias below n / 2^32 (1.5e-8 for n = 64) per index.
+Cost: for 25 + 25 about 70 ns a draw on one core of the development machine (35 ns on two), most of it
+the 25 dependent swaps and the 13 hashes; with one column the compiled kernel shuffles the values
+themselves rather than indices into them.
 """
 
 from __future__ import annotations
