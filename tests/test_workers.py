@@ -24,10 +24,12 @@ def pixels(item: str) -> np.ndarray:
 
 
 def varying(item: str) -> np.ndarray | tuple:
-    """Arrays of two sizes, and a tuple: exercises the pickled fallback beside the ring."""
+    """Arrays of several sizes, object arrays and a tuple: exercises the pickled fallback beside the ring."""
     k = int(item)
     if k % 5 == 4:
         return ("not an array", k)
+    if k % 7 == 6:
+        return np.array([f"object {k}"] * 8, dtype=object)  # 64 bytes of pointers: never through the ring
     return np.full((k % 3 + 1, 2), k, dtype=np.int64) if k % 2 else pixels(item)
 
 
@@ -57,7 +59,9 @@ def test_batches_come_back_in_order_with_the_values_of_the_transform(pool, trans
     for got, want in zip(seen, expected):
         assert len(got) == len(want)
         for g, w in zip(got, want):
-            if isinstance(w, np.ndarray):
+            if isinstance(w, np.ndarray) and w.dtype.hasobject:
+                assert g.dtype == w.dtype and g.tolist() == w.tolist()
+            elif isinstance(w, np.ndarray):
                 assert g.dtype == w.dtype and g.shape == w.shape and g.tobytes() == w.tobytes()
             else:
                 assert g == w
@@ -103,3 +107,20 @@ def test_a_killed_parent_leaves_no_ring(tmp_path):
     while time.monotonic() < deadline and os.path.exists(f"/dev/shm/{name}"):
         time.sleep(0.2)
     assert not os.path.exists(f"/dev/shm/{name}")  # the resource tracker removed it
+
+
+def floats_and_objects(item: str) -> np.ndarray:
+    """64-byte arrays: float64 for even items, object (pointers) for odd ones."""
+    k = int(item)
+    return np.full(8, float(k)) if k % 2 == 0 else np.array([f"o{k}"] * 8, dtype=object)
+
+
+def test_object_arrays_never_go_through_the_ring(pool):
+    # an object array's bytes are pointers, meaningless in another process: it comes back pickled even
+    # when its size is the ring's slot size
+    prefetcher = Prefetcher(pool, 2, floats_and_objects)
+    batches = batches_of(64, 16)  # chunks of 2: an even (float) and an odd (object) item each
+    for batch, got in zip(batches, prefetcher.run(batches)):
+        assert prefetcher.ring is not None and prefetcher.ring.nbytes == 64
+        for item, g in zip(batch, got):
+            assert g.tolist() == floats_and_objects(item).tolist() and g.dtype == floats_and_objects(item).dtype

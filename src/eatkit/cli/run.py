@@ -72,8 +72,8 @@ def register(sub: Any) -> None:
     run.add_argument("--device", help="auto (default: a GPU when present), cpu, cuda, cuda:N or mps")
     run.add_argument("--precision", choices=("fp32", "bf16", "fp16"),
                      help="forward-pass precision (default fp32: exact reproducibility)")
-    run.add_argument("--workers", type=non_negative, help="image-decoding worker processes (default 2 on the CPU; on a GPU the usable cores but one, "
-                     "at most 32; 0: inline)")
+    run.add_argument("--workers", type=non_negative, help="image-decoding worker processes (default 2 on the "
+                     "CPU; on a GPU the usable cores but one, at most 32; 0: inline)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
                      "into --model")

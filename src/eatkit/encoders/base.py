@@ -368,7 +368,8 @@ class NeuralEncoder(EmbeddingSource):
             self._pool = start_pool(self.workers)
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
         prefetcher = Prefetcher(self._pool, self.workers, self._image_transform())
-        with contextlib.closing(prefetcher.run([items for modality, items in batches if modality == "image"])) as images:
+        images_only = [items for modality, items in batches if modality == "image"]
+        with contextlib.closing(prefetcher.run(images_only)) as images:
             for modality, items in batches:  # other inputs are prepared here, in order, as images decode
                 yield next(images) if modality == "image" else [self._prepare(modality, item) for item in items]
 

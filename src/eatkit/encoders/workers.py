@@ -145,7 +145,7 @@ class Prefetcher:
 
     def _make_ring(self, answers: list[Any], capacity: int) -> None:
         """A ring sized for the first array among the first answers (no ring if none, or no room)."""
-        first = next((a for a in answers if isinstance(a, np.ndarray)), None)
+        first = next((a for a in answers if _plain(a)), None)
         slots = (self.depth + 1) * capacity
         if first is not None and first.nbytes > 0 and _Ring.fits(first.nbytes, slots):
             self.ring = _Ring(first.nbytes, slots)
@@ -174,12 +174,17 @@ def _prepare_chunk(transform: Callable[[str], Any], items: list[str],
     answers = []
     for k, item in enumerate(items):
         value = transform(item)
-        if where is not None and isinstance(value, np.ndarray) and value.nbytes == where[1]:
+        if where is not None and _plain(value) and value.nbytes == where[1]:
             slot, start = where[2] + k, (where[2] + k) * where[1]
             _attach(where[0])[start : start + where[1]].view(value.dtype).reshape(value.shape)[...] = value
             value = _InRing(slot, value.shape, value.dtype.str)
         answers.append(value)
     return answers
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is an array of plain numbers (its bytes are its values: fit for the ring)."""
+    return isinstance(value, np.ndarray) and not value.dtype.hasobject
 
 
 def _attach(name: str) -> np.ndarray:
