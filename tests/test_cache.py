@@ -239,11 +239,11 @@ def test_config_change_is_a_miss():
 
 
 def test_encoder_version_is_part_of_the_key():
-    class Letters2(Letters):
-        encoder_version = "2"
+    class Letters3(Letters):
+        encoder_version = "3"
 
-    assert Letters2().cache_config()["encoder_version"] == "2"
-    assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "1",
+    assert Letters3().cache_config()["encoder_version"] == "3"
+    assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "2",
                                         "model": "letters", "scale": 1.0, "device": "cpu", "precision": "fp32",
                                         "libraries": {}}
 

@@ -109,8 +109,9 @@ class NeuralEncoder(EmbeddingSource):
 
     #: the image preprocessing (set by image encoders; part of :meth:`config`)
     preprocessing: Preprocessing | None = None
-    #: bump when a change in the extraction code changes its output (it is part of every cache key)
-    encoder_version: ClassVar[str] = "1"
+    #: bump when a change in the extraction code changes its output (it is part of every cache key);
+    #: "2": fp32 on a CUDA GPU without TensorFloat-32 (eatkit 0.2.2)
+    encoder_version: ClassVar[str] = "2"
     #: the distributions whose versions can change the output (recorded by :meth:`cache_config`)
     libraries: ClassVar[tuple[str, ...]] = ()
 
