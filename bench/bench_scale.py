@@ -4,8 +4,9 @@ CPU or a GPU.
 For each model, over the same iEAT images and batches, in one run (medians of ``--repeats``):
 
 - **end to end**: the encoder's ``embed_many`` over all the sets, as ``eatkit run`` embeds a suite, with the
-  cache off (decode + preprocess in ``--workers`` worker processes, overlapped with the forward pass also
-  across sets; on a GPU, pinned memory);
+  cache off (decode + preprocess in ``--workers`` worker processes, ahead of the forward pass, also across
+  sets, where the workers and the forward pass's threads fit the cores side by side, as on a GPU; on a
+  2-core CPU between forward passes: :func:`eatkit.encoders.device.decode_ahead`; on a GPU, pinned memory);
 - **(a) bare forward**: the network on pre-made random inputs of the same shapes and type (on a GPU uint8
   pixels, moved to the device and normalised there, as decoded pixels are);
 - **(b) decoding alone**: the same workers decoding and preprocessing the same files, no model.

@@ -124,3 +124,31 @@ def test_object_arrays_never_go_through_the_ring(pool):
         assert prefetcher.ring is not None and prefetcher.ring.nbytes == 64
         for item, g in zip(batch, got):
             assert g.tolist() == floats_and_objects(item).tolist() and g.dtype == floats_and_objects(item).dtype
+
+
+class CountingPool:
+    """A pool that counts the tasks submitted to it (and runs them in the real pool)."""
+
+    def __init__(self, pool):
+        self.pool, self.submitted = pool, 0
+
+    def submit(self, *args, **kwargs):
+        self.submitted += 1
+        return self.pool.submit(*args, **kwargs)
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_without_ahead_a_batch_is_submitted_only_when_asked_for_with_the_same_values(pool, ahead):
+    batches = batches_of(12, 3)  # 4 batches of 3 items: one chunk per item with 2 workers
+    counting = CountingPool(pool)
+    prefetcher = Prefetcher(counting, 2, pixels, ahead=ahead)
+    stream = prefetcher.run(batches)
+    seen, submitted = [], []
+    for batch in batches:
+        got = next(stream)
+        submitted.append(counting.submitted)
+        seen.append([g.copy() for g in got])
+    assert next(stream, None) is None
+    assert [[g.tobytes() for g in b] for b in seen] == [[pixels(i).tobytes() for i in b] for b in batches]
+    # ahead: every batch is in flight once the first is back; otherwise one batch more per batch asked
+    assert submitted == ([12, 12, 12, 12] if ahead else [3, 6, 9, 12])

@@ -43,6 +43,7 @@ import numpy as np
 from eatkit.encoders.cache import EmbeddingCache, entry_key
 from eatkit.encoders.device import (
     check_precision,
+    decode_ahead,
     default_batch_size,
     default_workers,
     device_kind,
@@ -90,7 +91,8 @@ class NeuralEncoder(EmbeddingSource):
     images : image root used to resolve image sets that list no files (the iEAT layout,
         ``<root>/<test>/<category>/*``); sets resolved by
         :func:`eatkit.stimuli.images.resolve_image_set` need none.
-    workers : processes that decode and preprocess images ahead of the forward pass (0: inline); the
+    workers : processes that decode and preprocess images (0: inline), ahead of the forward pass where
+        they do not compete with it for cores (:func:`~eatkit.encoders.device.decode_ahead`); the
         embeddings are the same bits either way; default :func:`~eatkit.encoders.device.default_workers`
         (2 on the CPU, where the forward pass needs the cores; on a GPU all usable cores but one, at most 32).
     device : ``"auto"`` (default: a GPU when present), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``
@@ -360,7 +362,8 @@ class NeuralEncoder(EmbeddingSource):
     def _prefetch(self, batches: list[tuple[str, list[str]]]) -> Iterator[list[Any]]:
         """Prepared (modality, items) batches in order; image batches are prepared in worker processes
         (:class:`eatkit.encoders.workers.Prefetcher`), the next ones while the caller encodes the current
-        one (an array may be a view valid until the next batch is asked for)."""
+        one unless the forward pass needs the workers' cores (:func:`~eatkit.encoders.device.decode_ahead`);
+        an array may be a view valid until the next batch is asked for."""
         if self.workers == 0 or not any(modality == "image" for modality, _ in batches):
             for modality, items in batches:
                 yield [self._prepare(modality, item) for item in items]
@@ -368,7 +371,10 @@ class NeuralEncoder(EmbeddingSource):
         if self._pool is None:
             self._pool = start_pool(self.workers)
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
-        prefetcher = Prefetcher(self._pool, self.workers, self._image_transform())
+        import torch
+
+        ahead = decode_ahead(self._device().type, torch.get_num_threads(), self.workers)
+        prefetcher = Prefetcher(self._pool, self.workers, self._image_transform(), ahead)
         images_only = [items for modality, items in batches if modality == "image"]
         with contextlib.closing(prefetcher.run(images_only)) as images:
             for modality, items in batches:  # other inputs are prepared here, in order, as images decode
