@@ -47,9 +47,9 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
   2 x 3.4e7 sums, about 0.8 GB); ``permutations="exact"`` refuses more than ``NUMPY_EXACT_MAX_SUMS``.
 * Compiled (numba, the ``fast`` extra; :mod:`eatkit.stats._kernels`): each half of h values is split into
-  a head and a base of 20 to 23 values (``_base_size``: the head has 4 values where the base can take
-  the rest, 9 at 32 + 32); the base's sums are listed once per size and sorted (2^20 int64, 8 MB, to 2^23,
-  64 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
+  a head and a base of 20 to 24 values (``_base_size``: the head has 4 values where the base can take
+  the rest, 8 at 32 + 32); the base's sums are listed once per size and sorted (2^20 int64, 8 MB, to 2^24,
+  128 MB), and each stratum L_j is the union of "runs" ``s_A + base_(j-|A|)`` over the head's
   subsets A: sorted lists that are never merged in memory. The pairs of a stratum are counted in parallel
   tasks (ranges of the left axis holding about 2^21 sums of each side, cut from a sample of every run),
   each walked in cache-sized windows [u, w) of about 2^14 sums: each run's slice bounds are walked on from
@@ -60,7 +60,7 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   look-up and a branch-free comparison with the (at most two) sums of that bucket, both thresholds of a
   group at once. Neither side is merged or sorted; a
   stratum of one run a side (halves of at most 20 values) is counted by two pointers in place. Memory
-  stays at the two halves' base sums (at most 2 x 64 MB, twice that while they are built) plus a few MB
+  stays at the two halves' base sums (at most 2 x 128 MB, up to three times that while they are built) plus a few MB
   per thread. Time is linear in the number of sums
   listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most
   about ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail)
@@ -453,13 +453,13 @@ def _count_below_numpy(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
 
 
 #: values of each half whose subset sums are listed and sorted once: at least ``_BASE``, at most
-#: ``_BASE_MAX`` (memory: 2^23 int64 sums are 64 MB), and all but ``_HEAD`` where that fits; the rest form
+#: ``_BASE_MAX`` (memory: 2^24 int64 sums are 128 MB), and all but ``_HEAD`` where that fits; the rest form
 #: the runs' head (2^head runs a stratum: a window costs a little per run)
 _BASE, _BASE_MAX, _HEAD = 20, 24, 4
 
 
 def _base_size(h: int) -> int:
-    """Values of a half of h values whose sums are listed (28 + 28: 23 of 28; 32 + 32: 23 of 32)."""
+    """Values of a half of h values whose sums are listed (28 + 28: 24 of 28; 32 + 32: 24 of 32)."""
     return min(h, max(_BASE, min(h - _HEAD, _BASE_MAX)))
 
 
