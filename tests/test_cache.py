@@ -243,7 +243,7 @@ def test_encoder_version_is_part_of_the_key():
         encoder_version = "3"
 
     assert Letters3().cache_config()["encoder_version"] == "3"
-    assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "2",
+    assert Letters().cache_config() == {"encoder": f"{__name__}.Letters", "encoder_version": "3",
                                         "model": "letters", "scale": 1.0, "device": "cpu", "precision": "fp32",
                                         "libraries": {}}
 

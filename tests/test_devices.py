@@ -195,6 +195,43 @@ def test_embed_many_streams_sets_with_each_sets_own_batches(images):
     assert encoder.stats["batches"] == 3 + 3 + 3 and streamed[0].checksums == expected[0].checksums
 
 
+class Recording(TinyConv):
+    """TinyConv that records, for each image batch, the thread it ran on and torch's threads there."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.seen = []
+
+    def _encode(self, modality, inputs):
+        import threading
+
+        self.seen.append((threading.current_thread().name, torch.get_num_threads()))
+        return super()._encode(modality, inputs)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cpu_image_batches_run_one_thread_each_whatever_the_callers_threads(images, threads):
+    files = sorted(str(p) for p in (images / "c").iterdir())[:5]
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        encoder = Recording(images=images, workers=0, cache=False, batch_size=2)
+        got = encoder.embed(StimulusSet("A", "image", tuple(files)))
+        assert torch.get_num_threads() == threads  # the caller's setting is left as it was
+        reference = Recording(images=images, workers=0, cache=False, batch_size=2)
+        reference._load()
+        torch.set_num_threads(1)
+        expected = np.concatenate([reference._encode("image", [reference.preprocessing.array(f) for f in files[i:i + 2]])
+                                   for i in range(0, 5, 2)])
+    finally:
+        torch.set_num_threads(before)
+    assert [n for _, n in encoder.seen] == [1, 1, 1]
+    assert all(name.startswith("eatkit-batch") for name, _ in encoder.seen)
+    assert got.vectors.tobytes() == expected.astype(np.float64).tobytes()
+    assert encoder.manifest()["cpu_image_batches"] == f"one thread each, up to {threads} at once"
+    encoder.close()
+
+
 def test_a_dead_worker_is_one_line(images):
     class Killer(TinyConv):
         def _image_transform(self):

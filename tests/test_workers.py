@@ -137,11 +137,10 @@ class CountingPool:
         return self.pool.submit(*args, **kwargs)
 
 
-@pytest.mark.parametrize("ahead", [True, False])
-def test_without_ahead_a_batch_is_submitted_only_when_asked_for_with_the_same_values(pool, ahead):
+def test_every_batch_is_in_flight_once_the_first_is_back_with_the_same_values(pool):
     batches = batches_of(12, 3)  # 4 batches of 3 items: one chunk per item with 2 workers
     counting = CountingPool(pool)
-    prefetcher = Prefetcher(counting, 2, pixels, ahead=ahead)
+    prefetcher = Prefetcher(counting, 2, pixels)
     stream = prefetcher.run(batches)
     seen, submitted = [], []
     for batch in batches:
@@ -150,5 +149,4 @@ def test_without_ahead_a_batch_is_submitted_only_when_asked_for_with_the_same_va
         seen.append([g.copy() for g in got])
     assert next(stream, None) is None
     assert [[g.tobytes() for g in b] for b in seen] == [[pixels(i).tobytes() for i in b] for b in batches]
-    # ahead: every batch is in flight once the first is back; otherwise one batch more per batch asked
-    assert submitted == ([12, 12, 12, 12] if ahead else [3, 6, 9, 12])
+    assert submitted == [12, 12, 12, 12]  # 2 workers x 24 items in flight cover all 4 batches

@@ -10,7 +10,9 @@ A concrete encoder subclasses :class:`NeuralEncoder` and implements
 - :meth:`~NeuralEncoder._load`: build the model (imports torch etc.) and put it on the encoder's device
   with :meth:`~NeuralEncoder._place`; called once, before the first batch that misses the cache;
 - :meth:`~NeuralEncoder._encode`: embed one batch of prepared inputs under :meth:`~NeuralEncoder._inference`
-  (inputs moved with :meth:`~NeuralEncoder._tensor`), returning an ``(n, d)`` array;
+  (inputs moved with :meth:`~NeuralEncoder._tensor`), returning an ``(n, d)`` array; on the CPU image
+  batches run in several threads at once (:mod:`eatkit.encoders.streams`), so it must not change the
+  encoder's state;
 
 and optionally :meth:`~NeuralEncoder._prepare` (turn one text into a model input) and
 :meth:`~NeuralEncoder._image_transform` (a picklable function from an image file to a model input; it
@@ -32,8 +34,9 @@ import contextlib
 import os
 import weakref
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -43,7 +46,6 @@ import numpy as np
 from eatkit.encoders.cache import EmbeddingCache, entry_key
 from eatkit.encoders.device import (
     check_precision,
-    decode_ahead,
     default_batch_size,
     default_workers,
     device_kind,
@@ -52,6 +54,7 @@ from eatkit.encoders.device import (
     torch_device,
 )
 from eatkit.encoders.images import Preprocessing
+from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256_many, installed_version
@@ -91,10 +94,11 @@ class NeuralEncoder(EmbeddingSource):
     images : image root used to resolve image sets that list no files (the iEAT layout,
         ``<root>/<test>/<category>/*``); sets resolved by
         :func:`eatkit.stimuli.images.resolve_image_set` need none.
-    workers : processes that decode and preprocess images (0: inline), ahead of the forward pass where
-        they do not compete with it for cores (:func:`~eatkit.encoders.device.decode_ahead`); the
+    workers : processes that decode and preprocess images (0: inline), ahead of the forward pass; the
         embeddings are the same bits either way; default :func:`~eatkit.encoders.device.default_workers`
         (2 on the CPU, where the forward pass needs the cores; on a GPU all usable cores but one, at most 32).
+        On the CPU, image batches run through the model one thread each, as many at once as torch has
+        threads (:mod:`eatkit.encoders.streams`: the bits do not depend on the number of cores).
     device : ``"auto"`` (default: a GPU when present), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``
         (:mod:`eatkit.encoders.device`).
     precision : ``"fp32"`` (default), ``"bf16"`` or ``"fp16"`` (autocast of the forward pass).
@@ -112,8 +116,9 @@ class NeuralEncoder(EmbeddingSource):
     #: the image preprocessing (set by image encoders; part of :meth:`config`)
     preprocessing: Preprocessing | None = None
     #: bump when a change in the extraction code changes its output (it is part of every cache key);
-    #: "2": fp32 on a CUDA GPU without TensorFloat-32 (eatkit 0.2.2)
-    encoder_version: ClassVar[str] = "2"
+    #: "2": fp32 on a CUDA GPU without TensorFloat-32 (eatkit 0.2.2); "3": image batches on the CPU on one
+    #: thread each (eatkit 0.2.3)
+    encoder_version: ClassVar[str] = "3"
     #: the distributions whose versions can change the output (recorded by :meth:`cache_config`)
     libraries: ClassVar[tuple[str, ...]] = ()
 
@@ -144,6 +149,8 @@ class NeuralEncoder(EmbeddingSource):
         self._torch_device: Any = None
         self._device_name: str | None = None
         self._pool: Executor | None = None
+        self._streams: BatchStreams | None = None
+        self._threads_note: str | None = None  # how image batches ran on the CPU (for the manifest)
         self._pixel_table: Any = None
         self._library_versions: dict[str, str | None] | None = None
         self.stats = {"hits": 0, "misses": 0, "batches": 0}
@@ -254,6 +261,7 @@ class NeuralEncoder(EmbeddingSource):
         return {"id": self.id, **self.cache_config(), "device_requested": self.device,
                 "device_name": self._device_name or "not used (every embedding came from the cache)",
                 "batch_size": self.batch_size, "batch_plan": BATCH_PLAN, "workers": self.workers,
+                "cpu_image_batches": self._threads_note,
                 "images": str(self.images.resolve()) if self.images is not None else None,
                 "cache": {"enabled": self._cache is not None, "path": cache["path"], **self.stats}}
 
@@ -290,9 +298,9 @@ class NeuralEncoder(EmbeddingSource):
         work = [(plan, batch) for plan in plans for batch in self.plan(len(plan.items))
                 if any(plan.vectors[i] is None for i in batch)]
         prepared = self._prefetch([(plan.modality, [plan.items[i] for i in batch]) for plan, batch in work])
+        outputs = self._forward(zip((plan.modality for plan, _ in work), prepared))
         desc = f"{self.id}: {sets[0].name}" if len(sets) == 1 else f"{self.id}: {len(sets)} sets"
-        for (plan, batch), inputs in progress(zip(work, prepared), total=len(work), desc=desc):
-            out = np.asarray(self._encode(plan.modality, inputs))
+        for (plan, batch), out in progress(zip(work, outputs), total=len(work), desc=desc):
             if out.ndim != 2 or out.shape[0] != len(batch):
                 raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
                                      f"for {len(batch)} inputs")
@@ -303,6 +311,35 @@ class NeuralEncoder(EmbeddingSource):
                     if self._cache is not None:
                         self._cache.put(plan.keys[i], vector)
         return [plan.embedded() for plan in plans]
+
+    def _forward(self, batches: Iterable[tuple[str, list[Any]]]) -> Iterator[np.ndarray]:
+        """:meth:`_encode` of each (modality, inputs) batch, in order. On the CPU image batches run in
+        :class:`~eatkit.encoders.streams.BatchStreams` (one thread each, as many at once as torch has
+        threads), their inputs first copied out of the decoding ring (a view there is valid only until the
+        next batch is asked for); other batches (texts: tokenizers are not thread-safe) run here."""
+        pending: deque[Future] = deque()
+        for modality, inputs in batches:
+            if modality == "image" and self.device_kind == "cpu":
+                streams = self._batch_streams()
+                owned = [np.array(x) if isinstance(x, np.ndarray) else x for x in inputs]
+                pending.append(streams.submit(self._encode, modality, owned))
+                size = streams.size
+            else:
+                pending.append(done(self._encode(modality, inputs)))
+                size = 0
+            while len(pending) > size or (pending and pending[0].done()):
+                yield np.asarray(pending.popleft().result())
+        while pending:
+            yield np.asarray(pending.popleft().result())
+
+    def _batch_streams(self) -> BatchStreams:
+        if self._streams is None:
+            import torch
+
+            self._streams = BatchStreams(torch, torch.get_num_threads())
+            weakref.finalize(self, self._streams.close)
+            self._threads_note = f"one thread each, up to {self._streams.size} at once"
+        return self._streams
 
     def _plan(self, stimuli: StimulusSet) -> "_SetPlan":
         """A set's inputs, ids, contents (file hashes for images) and cache look-ups, duplicates dropped."""
@@ -325,10 +362,14 @@ class NeuralEncoder(EmbeddingSource):
         return keys, [self._cache.get(k) for k in keys]
 
     def close(self) -> None:
-        """Stop the image-decoding worker processes (also done when the encoder is garbage-collected)."""
+        """Stop the image-decoding worker processes and the batch threads (also done when the encoder is
+        garbage-collected)."""
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
+        if self._streams is not None:
+            self._streams.close()
+            self._streams = None
 
     def _stimuli(self, stimuli: StimulusSet) -> tuple[list[str], tuple[str, ...]]:
         """The inputs (texts, or image file paths) of a set and their ids."""
@@ -361,8 +402,7 @@ class NeuralEncoder(EmbeddingSource):
 
     def _prefetch(self, batches: list[tuple[str, list[str]]]) -> Iterator[list[Any]]:
         """Prepared (modality, items) batches in order; image batches are prepared in worker processes
-        (:class:`eatkit.encoders.workers.Prefetcher`), the next ones while the caller encodes the current
-        one unless the forward pass needs the workers' cores (:func:`~eatkit.encoders.device.decode_ahead`);
+        (:class:`eatkit.encoders.workers.Prefetcher`), the next ones while the model runs the current ones;
         an array may be a view valid until the next batch is asked for."""
         if self.workers == 0 or not any(modality == "image" for modality, _ in batches):
             for modality, items in batches:
@@ -371,10 +411,7 @@ class NeuralEncoder(EmbeddingSource):
         if self._pool is None:
             self._pool = start_pool(self.workers)
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
-        import torch
-
-        ahead = decode_ahead(self._device().type, torch.get_num_threads(), self.workers)
-        prefetcher = Prefetcher(self._pool, self.workers, self._image_transform(), ahead)
+        prefetcher = Prefetcher(self._pool, self.workers, self._image_transform())
         images_only = [items for modality, items in batches if modality == "image"]
         with contextlib.closing(prefetcher.run(images_only)) as images:
             for modality, items in batches:  # other inputs are prepared here, in order, as images decode

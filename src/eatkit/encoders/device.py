@@ -129,22 +129,6 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
 
 
-def decode_ahead(kind: str, threads: int, workers: int, cores: int | None = None) -> bool:
-    """Whether decoding workers should prepare the next batches while the model runs (``kind`` from
-    :func:`device_kind`, ``threads`` the forward pass's CPU threads, ``cores`` default
-    :func:`usable_cores`): always for a GPU, which leaves the cores to the workers; on the CPU only where
-    the workers and the forward pass's threads fit the cores side by side. Where they do not, decoding
-    waits until the forward pass is done: a forward pass whose threads share a core with a worker is slowed
-    by more than the worker's share (each parallel step waits for its slowest thread). On the 2-core
-    development machine, EfficientNet-Lite0 on 32 iEAT images took 1.23 to 1.29 times its bare forward
-    pass decoding ahead, and 1.09 to 1.16 times decoding in between.
-
-    >>> decode_ahead("cpu", threads=2, workers=2, cores=2), decode_ahead("cuda", threads=2, workers=15, cores=16)
-    (False, True)
-    """
-    return kind != "cpu" or threads + workers <= (usable_cores() if cores is None else cores)
-
-
 def _absent(device: str) -> EatkitError:
     what = "no CUDA GPU is visible" if device.startswith("cuda") else "Apple's MPS is not available"
     return EatkitError(f"device '{device}' was requested but {what}: use --device cpu or auto")

@@ -1,8 +1,7 @@
 """Preparing model inputs (decoding images) in worker processes, ahead of the forward pass.
 
 :class:`Prefetcher` runs a stream of batches through a process pool and yields each batch's prepared
-inputs in order, keeping the next batches in flight while the caller encodes the current one (or, where
-the caller's forward pass needs every core, preparing each batch only when it is asked for).
+inputs in order, keeping the next two batches in flight while the caller encodes the current one.
 
 **How many in flight.** ``IN_FLIGHT_PER_WORKER`` items per worker are submitted ahead (whole batches, at
 least two): decoding times vary widely, and with two batches of iEAT images in flight 15 workers
@@ -113,34 +112,30 @@ class Prefetcher:
         list(Prefetcher(pool, 2, str.upper).run([["a", "b"], ["c"]]))  # [["A", "B"], ["C"]]
     """
 
-    def __init__(self, pool: ProcessPoolExecutor, workers: int, transform: Callable[[str], Any],
-                 ahead: bool = True) -> None:
-        self.pool, self.workers, self.transform, self.ahead = pool, workers, transform, ahead
+    def __init__(self, pool: ProcessPoolExecutor, workers: int, transform: Callable[[str], Any]) -> None:
+        self.pool, self.workers, self.transform = pool, workers, transform
         self.ring: _Ring | None = None
         self.depth = 2  # batches in flight beyond the one consumed (set by run; a ring holds depth + 1)
 
     def run(self, batches: list[list[str]]) -> Iterator[list[Any]]:
-        """The prepared batches, in order (arrays in the ring are views, valid until the next batch). With
-        ``ahead`` the next batches are prepared while the caller uses one; without, a batch is submitted
-        only when the caller asks for it (see :func:`eatkit.encoders.device.decode_ahead`)."""
+        """The prepared batches, in order (arrays in the ring are views, valid until the next batch)."""
         capacity = max((len(b) for b in batches), default=0)
         mean = sum(len(b) for b in batches) / max(len(batches), 1)
-        self.depth = max(2, math.ceil(IN_FLIGHT_PER_WORKER * self.workers / max(mean, 1))) if self.ahead else 0
+        self.depth = max(2, math.ceil(IN_FLIGHT_PER_WORKER * self.workers / max(mean, 1)))
         upcoming = enumerate(batches)
         pending: deque[list[Future]] = deque()
         try:
             for index, items in itertools.islice(upcoming, 1):  # the ring is sized from the first array back
                 pending.append(self._submit(index, items, capacity))
                 self._make_ring(_result(next(as_completed(pending[0]))), capacity)
-            pending.extend(self._submit(i, b, capacity) for i, b in itertools.islice(upcoming, max(0, self.depth - 1)))
+            pending.extend(self._submit(i, b, capacity) for i, b in itertools.islice(upcoming, self.depth - 1))
             while pending:
                 futures = pending.popleft()
                 answers = [a for f in futures for a in _result(f)]
-                if self.ahead:
-                    pending.extend(self._submit(*nxt, capacity) for nxt in itertools.islice(upcoming, 1))
+                nxt = next(upcoming, None)
+                if nxt is not None:
+                    pending.append(self._submit(*nxt, capacity))
                 yield [self.ring.view(a) if isinstance(a, _InRing) else a for a in answers]
-                if not self.ahead:  # the caller is done with this batch (and its ring slots)
-                    pending.extend(self._submit(*nxt, capacity) for nxt in itertools.islice(upcoming, 1))
         finally:
             for future in itertools.chain.from_iterable(pending):
                 future.cancel()
