@@ -121,12 +121,8 @@ def default_workers(kind: str) -> int:
     """
     if kind == "cpu":
         return 2
-    return max(2, min(32, usable_cores() - 1))
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the platform has one)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    return max(2, min(32, cores - 1))
 
 
 def _absent(device: str) -> EatkitError:
