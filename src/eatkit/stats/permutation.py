@@ -65,6 +65,13 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most
   about ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail)
   cost much less (``bench/bench_stats.py`` prints the times by size).
+  Where the time goes (a middling p, the 2-core development machine): at 30 + 30 (19 s) about 9 s build
+  the windows' bucket indexes (the histogram pass and the scatter pass, each a random read-modify-write
+  per sum: about 4 and 11 ns on this CPU even within its cache), 8 s answer the queries and 1.6 s walk
+  the runs' slice bounds; at 32 + 32 (256 runs a stratum, 88 s) the slice bounds take 10 s. A query
+  loop without its branch to ``_below`` takes about a quarter less time but is not exact when a bucket
+  holds more than two sums; keeping it exact by marking such queries in an array costs as much as the
+  branch, or more.
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
