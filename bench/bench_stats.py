@@ -1,7 +1,7 @@
 """Benchmark of the EAT statistics core against the acceptance bars of issues 5 and 11 (run by hand, not a
 test).
 
-    python bench/bench_stats.py                  # every size (the 32 + 32 count alone takes minutes)
+    python bench/bench_stats.py                  # every size (the 32 + 32 count alone takes about a minute)
     python bench/bench_stats.py --sizes 20,25,28   # the exact table for these sizes only
 
 Inputs are random 300-d vectors or association values (seeded). Times are wall-clock medians of several

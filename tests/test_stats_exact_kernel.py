@@ -162,6 +162,19 @@ def test_tied_dynamic_programme_equals_both_listing_counters(kind: str, k: int, 
             assert tied == perm._count_below_compiled(q, r, ts)
 
 
+@needs_numba
+@pytest.mark.parametrize("kind", KINDS)
+def test_thresholds_in_different_buckets_and_full_buckets_take_the_exact_way(kind: str) -> None:
+    # 21 + 21: two runs a stratum, so windows with bucket indexes; the second threshold lies several
+    # buckets above the first (every block counted again query by query) or a few units above (rarely)
+    x, y = _values(kind, 21, 21, seed=2121)
+    q, _ = perm._scaled(np.concatenate([x, y]), 0.0)
+    observed = int(q[:21].sum())
+    for gap in (1, 3, int(np.abs(q).sum()) // 10_000):
+        ts = [observed, observed + gap]
+        assert perm._count_below_compiled(q, 21, ts) == perm._count_below_numpy(q, 21, ts), (kind, gap)
+
+
 def test_tied_path_gives_way_to_listing() -> None:
     x, y = _values("real", 20, 20, seed=3)
     q, _ = perm._scaled(np.concatenate([x, y]), 1e-12)

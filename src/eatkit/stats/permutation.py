@@ -54,24 +54,29 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   tasks (ranges of the left axis holding about 2^21 sums of each side, cut from a sample of every run),
   each walked in cache-sized windows [u, w) of about 2^14 sums: each run's slice bounds are walked on from
   the previous window's; the right sums below ``t - w + 1`` pair with every left sum of the window; the
-  right sums in ``[t - w + 1, t - u)`` are grouped by value into buckets of at most about one sum each (a
+  right sums in ``[t - w + 1, t - u)`` are grouped by value into buckets of about one sum each (a
   counting sort: a histogram pass and a scatter pass; a bucket of more than 16 tied sums is sorted), and
   each left sum a, read in place from its run, counts the right sums below ``t - a`` with one bucket
-  look-up and a branch-free comparison with the (at most two) sums of that bucket, both thresholds of a
-  group at once. Neither side is merged or sorted; a
+  look-up and a comparison with the four values from its bucket's start, both thresholds of a group at
+  once, in branch-free blocks of 8 queries; a block with a query whose bucket holds more than four sums,
+  or whose two thresholds fall in different buckets, is counted again query by query (exactly; the
+  block's first answer is discarded). Neither side is merged or sorted; a
   stratum of one run a side (halves of at most 20 values) is counted by two pointers in place. Memory
   stays at the two halves' base sums (at most 2 x 128 MB, up to three times that while they are built) plus a few MB
   per thread. Time is linear in the number of sums
   listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most
   about ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail)
   cost much less (``bench/bench_stats.py`` prints the times by size).
-  Where the time goes (a middling p, the 2-core development machine): at 30 + 30 (19 s) about 9 s build
-  the windows' bucket indexes (the histogram pass and the scatter pass, each a random read-modify-write
-  per sum: about 4 and 11 ns on this CPU even within its cache), 8 s answer the queries and 1.6 s walk
-  the runs' slice bounds; at 32 + 32 (256 runs a stratum, 88 s) the slice bounds take 10 s. A query
-  loop without its branch to ``_below`` takes about a quarter less time but is not exact when a bucket
-  holds more than two sums; keeping it exact by marking such queries in an array costs as much as the
-  branch, or more.
+  Where the time goes (a middling p, the 2-core development machine, 32 + 32: 256 runs a stratum, about
+  50 s): about 36 s build the windows' bucket indexes and walk the runs' slice bounds, 15 s answer the
+  queries. Two properties of that CPU shaped the kernels. A load waits for every earlier store whose
+  address is not yet known, so a store whose address comes from the load just before it (a histogram
+  or scatter step) costs about 3 ns; loading four elements before their four stores brings it to about
+  1 ns. And the query loop is bound by its instruction count, not by the cache: a branch-free block of
+  queries, which the compiler vectorises, comparing each query with a fixed ``SLOTS`` values of its
+  bucket (values past the bucket's end are larger than the query, so no mask is needed), with blocks
+  that hold a fuller bucket counted again query by query, answers a query in about half the time of a
+  loop that branches on each bucket's size.
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
@@ -109,13 +114,13 @@ DEFAULT_MONTE_CARLO = 100_000
 #: same command gives an exact p, or the same seeded Monte Carlo p, on every machine.
 AUTO_EXACT_MAX_SUMS = 2 * 2**25
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
-#: (WEAT 3: minutes on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
+#: (WEAT 3: under a minute on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
 EXACT_MAX_SUMS = 2 * 2**32
 NUMPY_EXACT_MAX_SUMS = 2 * 2**26
-#: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 1.45 s and 28 + 28 11.6 s
-#: of CPU time on the shared 2-core machine; a p far in a tail costs less) and memory per sum of the numpy
-#: reference (bytes), for ``check_exact_feasible``
-SECONDS_PER_SUM = 22e-9
+#: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 0.79 s and 28 + 28 5.5 s
+#: of CPU time on the shared 2-core machine, 12 and 10 ns a sum; a p far in a tail costs less) and memory
+#: per sum of the numpy reference (bytes), for ``check_exact_feasible``
+SECONDS_PER_SUM = 13e-9
 NUMPY_SECONDS_PER_SUM = 60e-9
 NUMPY_BYTES_PER_SUM = 11.5
 #: draws per Monte Carlo block (scheduling only: a draw's random numbers depend on its index alone)
