@@ -25,7 +25,8 @@ WINDOW = 1 << 21
 SUB = 1 << 14
 #: a bucket of the window index holding more sums than this (tied inputs) is sorted and binary-searched
 _SCAN = 16
-#: sums of a bucket that a query compares without a branch (a fuller bucket sends its block the slow way)
+#: sums of a bucket that a query compares without a branch (a fuller bucket sends its block the slow way);
+#: ``_block`` reads exactly this many
 SLOTS = 4
 #: queries answered per branch-free block
 BLOCK = 8
