@@ -45,39 +45,35 @@ if AVAILABLE:
         (sums, offsets) with the sums of size x in ``sums[offsets[x]:offsets[x + 1]]``.
 
         Built one value at a time: a subset of size x either skips the value or adds it to one of size
-        x - 1; both lists are sorted, so the new list is their linear merge (2^(n+1) steps in all)."""
+        x - 1; both lists are sorted, so the new list is their linear merge (2^(n+1) steps in all). Each
+        size's list grows in place in its final slot of ``sums``, merged from the back, sizes taken
+        downwards (so size x - 1 is still the old list): no other memory, none allocated per step."""
         n = values.size
         top = min(n, kmax)
-        lists = [np.zeros(1, dtype=np.int64)]
+        offsets = np.zeros(top + 2, dtype=np.int64)
+        size = 1  # C(n, x), by the recurrence C(n, x + 1) = C(n, x) (n - x) / (x + 1)
+        for x in range(top + 1):
+            offsets[x + 1] = offsets[x] + size
+            size = size * (n - x) // (x + 1)
+        sums = np.empty(offsets[-1], dtype=np.int64)
+        sums[0] = 0
+        lengths = np.zeros(top + 1, dtype=np.int64)
+        lengths[0] = 1
         for i in range(n):
             v = values[i]
-            grown = [lists[0]]
-            for x in range(1, min(len(lists), top) + 1):
-                added = lists[x - 1]
-                if x == len(lists):
-                    grown.append(added + v)
-                    continue
-                kept = lists[x]
-                na, nb = kept.size, added.size
-                out = np.empty(na + nb, dtype=np.int64)
-                a = b = o = 0
-                while a < na and b < nb:  # branch-free step: the smaller head moves (a select, not a jump)
-                    head, other = kept[a], added[b] + v
-                    take = head <= other
-                    out[o] = head if take else other
-                    a += take
-                    b += 1 - take
-                    o += 1
-                out[o:o + na - a] = kept[a:]
-                out[o + na - a:] = added[b:] + v
-                grown.append(out)
-            lists = grown
-        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-        for x in range(len(lists)):
-            offsets[x + 1] = offsets[x] + lists[x].size
-        sums = np.empty(offsets[-1], dtype=np.int64)
-        for x in range(len(lists)):
-            sums[offsets[x]:offsets[x + 1]] = lists[x]
+            for x in range(min(i + 1, top), 0, -1):  # downwards: size x - 1 is still the old list
+                lo, la, lb = offsets[x], lengths[x], lengths[x - 1]
+                added = sums[offsets[x - 1]:offsets[x - 1] + lb]
+                a, b = la - 1, lb - 1
+                for o in range(lo + la + lb - 1, lo - 1, -1):  # merged from the back, in place
+                    if b < 0:
+                        break
+                    other = added[b] + v
+                    take = a >= 0 and sums[lo + max(a, 0)] > other
+                    sums[o] = sums[lo + max(a, 0)] if take else other
+                    a -= take
+                    b -= 1 - take
+                lengths[x] = la + lb
         return sums, offsets
 
     @njit(cache=True, nogil=True)

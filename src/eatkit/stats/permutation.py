@@ -62,7 +62,7 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   or whose two thresholds fall in different buckets, is counted again query by query (exactly; the
   block's first answer is discarded). Neither side is merged or sorted; a
   stratum of one run a side (halves of at most 20 values) is counted by two pointers in place. Memory
-  stays at the two halves' base sums (at most 2 x 128 MB, up to three times that while they are built) plus a few MB
+  stays at the two halves' base sums (at most 2 x 128 MB, built in place) plus a few MB
   per thread. Time is linear in the number of sums
   listed, ``exact_cost`` = about 2 x 2^(n/2) (25 + 25: 6.7e7 sums; 32 + 32, WEAT 3: 8.6e9 sums), at most
   about ``SECONDS_PER_SUM`` per sum and core; windows whose right range holds no sums (a p far in a tail)
