@@ -64,15 +64,14 @@ if AVAILABLE:
             for x in range(min(i + 1, top), 0, -1):  # downwards: size x - 1 is still the old list
                 lo, la, lb = offsets[x], lengths[x], lengths[x - 1]
                 added = sums[offsets[x - 1]:offsets[x - 1] + lb]
-                a, b = la - 1, lb - 1
-                for o in range(lo + la + lb - 1, lo - 1, -1):  # merged from the back, in place
-                    if b < 0:
-                        break
-                    other = added[b] + v
-                    take = a >= 0 and sums[lo + max(a, 0)] > other
-                    sums[o] = sums[lo + max(a, 0)] if take else other
+                a, b, o = la - 1, lb - 1, lo + la + lb - 1
+                while b >= 0:  # merged from the back, in place: once b is done the rest is where it was
+                    other, head = added[b] + v, sums[lo + max(a, 0)]
+                    take = a >= 0 and head > other
+                    sums[o] = head if take else other
                     a -= take
                     b -= 1 - take
+                    o -= 1
                 lengths[x] = la + lb
         return sums, offsets
 
