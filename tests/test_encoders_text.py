@@ -298,7 +298,7 @@ def test_token_pooling_with_byte_level_offsets(tiny_gpt2):
 def test_gpt2_mleat_preset_is_the_seeds_recipe(tiny_gpt2):
     """gpt2-mleat:<name>: "This is {x}." into the model, top layer, last token; levels 1-3 computed on it."""
     import eatkit
-    from eatkit.runner import run_suite
+    from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import load_suite
 
     model = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()

@@ -293,7 +293,7 @@ def test_open_clip_embeddings_are_deterministic_and_cached(open_clip_weights, im
 
 
 def test_mixed_modality_test_images_against_prompted_words(open_clip_weights, images):
-    from eatkit.runner import RunOptions, run_suite
+    from eatkit.run.runner import RunOptions, run_suite
     from eatkit.stimuli.types import AssociationTest, Suite
 
     insects = StimulusSet("Insects", "image", category="t/insects")

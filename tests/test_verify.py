@@ -12,9 +12,9 @@ import pytest
 from eatkit.cli import main
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.io import file_sha256
-from eatkit.runner import run_suite
+from eatkit.run.runner import run_suite
 from eatkit.stimuli.loader import load_suite
-from eatkit.verify import verify_run
+from eatkit.run.verify import verify_run
 
 CATEGORIES = {"X": "t/flowers", "Y": "t/insects", "A": "t/pleasant", "B": "t/unpleasant"}
 

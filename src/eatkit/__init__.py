@@ -11,7 +11,7 @@ notebook API: :func:`load_suite`, :func:`build_model` and :func:`run_suite`.
 from eatkit._version import __version__
 from eatkit.analyses.base import RunOptions
 from eatkit.registry import build_model, models
-from eatkit.runner import RunResult, run_suite
+from eatkit.run.runner import RunResult, run_suite
 from eatkit.stimuli.loader import list_suites, load_suite
 from eatkit.stats import (
     TestOptions,

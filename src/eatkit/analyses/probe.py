@@ -3,7 +3,7 @@
 A probe is a test whose roles are the groups of a labelled image set (``DIR/<group>/*``) and whose
 ``params`` hold the probe's options. Unlike an association test, its first phase is not embedding: the
 model answers, describes or generates (:meth:`ProbeAnalysis.observe`), and :meth:`compute` turns what
-it observed into statistics. :func:`eatkit.probes.run_probe` (``eatkit probe <kind>``) runs one.
+it observed into statistics. :func:`eatkit.run.probes.run_probe` (``eatkit probe <kind>``) runs one.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class ProbeAnalysis(Analysis):
 
 
 def group_files(test: AssociationTest) -> dict[str, tuple[list[str], tuple[str, ...]]]:
-    """Each group's image files and ids (``<group>/<file>``), as :func:`eatkit.probes.probe_suite` resolved them."""
+    """Each group's image files and ids (``<group>/<file>``), as :func:`eatkit.run.probes.probe_suite` resolved them."""
     out = {}
     for group, stimuli in test.sets().items():
         if stimuli.modality != "image" or not stimuli.items:

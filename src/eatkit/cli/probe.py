@@ -113,8 +113,8 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from eatkit.analyses import get_analysis
     from eatkit.report.kinds import console_tables
     from eatkit.analyses.base import RunOptions
-    from eatkit.probes import probe_suite, run_probe
-    from eatkit.runner import prepare_output
+    from eatkit.run.probes import probe_suite, run_probe
+    from eatkit.run.runner import prepare_output
 
     kind = KINDS[args.probe]
     params = _params(args, kind)

@@ -105,7 +105,7 @@ def register(sub: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from eatkit.report.kinds import console_tables
-    from eatkit.runner import prepare_output, run_suite, select_tests
+    from eatkit.run.runner import prepare_output, run_suite, select_tests
     from eatkit.stimuli.loader import load_suite
 
     # everything that can be checked is checked before a model is loaded or a test computed
@@ -132,7 +132,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         points = [(label, PostprocessedSource(source, postprocess).fit(sets)) for label, source in points]
     if len(points) > 1 or args.series is not None:
         from eatkit.report.series import load_series, series_table
-        from eatkit.series import run_series
+        from eatkit.run.series import run_series
 
         kind = "prompts" if args.compare_prompts else "series"
         result = run_series(suite, points, kind=kind, tests=tests, options=options, command=command)
@@ -176,9 +176,9 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     if args.compare_prompts is not None and not args.model:
         raise EatkitError("--compare-prompts applies to --model only")
     if args.series is not None:
-        from eatkit.series import histwords_sources
+        from eatkit.run.series import histwords_sources
 
-        from eatkit.runner import refuse_model_options
+        from eatkit.run.runner import refuse_model_options
 
         refuse_model_options({key: True for flag, key in MODEL_FLAGS if _given(args, flag)}, ("oov",), "--series")
         if args.embeddings_model:
@@ -212,9 +212,9 @@ def _given(args: argparse.Namespace, flag: str) -> bool:
 
 def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     """The embedding source chosen by --model, --vectors or --embeddings (``overrides``: model options),
-    built by :func:`eatkit.runner.build_source` as a sweep's model entries are."""
+    built by :func:`eatkit.run.runner.build_source` as a sweep's model entries are."""
     from eatkit.registry import get_model
-    from eatkit.runner import build_source
+    from eatkit.run.runner import build_source
 
     if "prompt" in overrides and args.model:
         accepted = get_model(args.model).option_names()
@@ -230,7 +230,7 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
 def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
     """The run options of geometry tests (only when the run has some): the geometry flags given, the
     run model's label and the model options that the compare models share (image folder, batch size, cache)."""
-    from eatkit.runner import select_tests
+    from eatkit.run.runner import select_tests
 
     given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in GEOMETRY_FLAGS
              if getattr(args, flag[2:].replace("-", "_")) is not None}

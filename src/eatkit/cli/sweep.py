@@ -27,10 +27,13 @@ def register(sub: Any) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from eatkit.sweep import run_sweep
+    from eatkit.run.sweep import run_sweep
 
-    result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
-                       report=not args.no_report)
+    result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address)
+    if not args.no_report and result.finished:
+        from eatkit.report import write_html_report
+
+        write_html_report(result.finished, result.out / "report.html")
     for cell in result.failed:
         print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
     if not args.quiet:

@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from eatkit.verify import verify_run
+    from eatkit.run.verify import verify_run
 
     result = verify_run(args.run_dir, images=args.images)
     for change in result.changes:

@@ -12,7 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from eatkit import __version__
+from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
 from eatkit.report.formatting import STARS_NOTE, is_missing

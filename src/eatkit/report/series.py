@@ -1,4 +1,4 @@
-"""Reports of a series of runs (``series.json``, written by :class:`eatkit.series.SeriesResult`): the EAT
+"""Reports of a series of runs (``series.json``, written by :class:`eatkit.run.series.SeriesResult`): the EAT
 of each test at every point, side by side, and levels 1 and 2 drawn over the series (ML-EAT seed, Fig. 3
 for HistWords decades; Table 2 for prompts). Presentation only: every number comes from the run folders.
 

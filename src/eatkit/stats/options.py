@@ -2,7 +2,7 @@
 
 :class:`TestOptions` is the one options model: the statistics functions (:func:`~eatkit.stats.eat`,
 :func:`~eatkit.stats.sc_eat`, :func:`~eatkit.stats.ml_eat`, ...) validate their keyword options through
-it, the runner's :class:`~eatkit.runner.RunOptions` extends it, and the command line takes its choices
+it, the runner's :class:`~eatkit.run.runner.RunOptions` extends it, and the command line takes its choices
 and defaults from :data:`CHOICES` and the field defaults (as scipy's ``_permutation_test_iv`` checks
 every option of ``permutation_test`` in one function).
 

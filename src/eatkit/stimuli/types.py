@@ -19,7 +19,7 @@ TEST_KINDS: dict[str, tuple[str, ...] | None] = {
     "eat": ("X", "Y", "A", "B"),
     "sc-eat": ("T", "A", "B"),
     "grounded": ("X", "Y", "A_x", "A_y", "B_x", "B_y"),
-    # probes ("American == White"): one role per group of images (eatkit.probes builds these tests)
+    # probes ("American == White"): one role per group of images (eatkit.run.probes builds these tests)
     "ranking": None, "vqa": None, "caption": None, "generation": None,
     "geometry": None,
 }

@@ -1,13 +1,13 @@
 """Run a probe (``eatkit probe <kind>``): a vision-language model on a labelled image set, per group.
 
->>> import eatkit.probes                                                          # doctest: +SKIP
->>> run = eatkit.probes.run_probe("ranking", "hf-clip:openai/clip-vit-base-patch32", "faces/", seed=0)  # doctest: +SKIP
+>>> import eatkit.run.probes                                                          # doctest: +SKIP
+>>> run = eatkit.run.probes.run_probe("ranking", "hf-clip:openai/clip-vit-base-patch32", "faces/", seed=0)  # doctest: +SKIP
 >>> run.records[0].r_squared, run.save("results/ranking")                         # doctest: +SKIP
 
 The probe's test has one role per group folder of ``images`` (``DIR/<group>/*``); its analysis
 (:mod:`eatkit.analyses.ranking`, :mod:`~eatkit.analyses.rates`, :mod:`~eatkit.analyses.generation`)
 observes what the model does with every image, then computes the statistics. The result is a
-:class:`~eatkit.runner.RunResult` (records, arrays, manifest with every image's SHA-256) like a suite run's.
+:class:`~eatkit.run.runner.RunResult` (records, arrays, manifest with every image's SHA-256) like a suite run's.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from eatkit.analyses.base import RunOptions
 from eatkit.analyses.probe import ProbeAnalysis
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256, text_sha256
-from eatkit.manifest import build_manifest
-from eatkit.runner import RunResult
+from eatkit.run.manifest import build_manifest
+from eatkit.run.runner import RunResult
 from eatkit.stats._random import resolve_rng
 from eatkit.stimuli.image_groups import group_sets
 from eatkit.stimuli.images import image_ids, resolve_image_set

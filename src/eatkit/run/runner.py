@@ -31,7 +31,7 @@ from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import text_sha256
-from eatkit.manifest import build_manifest
+from eatkit.run.manifest import build_manifest
 from eatkit.progress import progress
 from eatkit.records import Record, plain_json
 from eatkit.sources.base import Embedded, EmbeddingSource

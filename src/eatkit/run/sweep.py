@@ -1,7 +1,7 @@
 """Sweeps: many models x suites x settings, resumable, run on local processes or a Ray cluster.
 
 A sweep file (TOML, or YAML when PyYAML is installed) lists the three axes; every combination is a
-*cell*, run with the public API (:func:`eatkit.runner.run_suite`, :meth:`RunResult.save`)::
+*cell*, run with the public API (:func:`eatkit.run.runner.run_suite`, :meth:`RunResult.save`)::
 
     output = "results/sweep"                       # optional (eatkit sweep -o overrides it)
     models = ["glove-6b-50d", { vectors = "my-vectors.txt", label = "mine", oov = "drop" }]
@@ -10,17 +10,17 @@ A sweep file (TOML, or YAML when PyYAML is installed) lists the three axes; ever
 
 - a **model** is a registered model name or a table with ``name`` (a registered model), ``vectors`` (a
   word-vector file) or ``embeddings`` (+ ``embeddings_model``) and its options, named as the flags of
-  ``eatkit run`` (:data:`MODEL_KEYS`, :func:`eatkit.runner.build_source`; ``cache = false`` for ``--no-cache``);
+  ``eatkit run`` (:data:`MODEL_KEYS`, :func:`eatkit.run.runner.build_source`; ``cache = false`` for ``--no-cache``);
 - a **suite** is a bundled suite id, a suite file, or a table with ``suite`` and optional ``tests``;
-- a **setting** is a table of :class:`eatkit.runner.RunOptions` fields (and an optional ``label``).
+- a **setting** is a table of :class:`eatkit.run.runner.RunOptions` fields (and an optional ``label``).
 
 Relative paths are read from the sweep file's folder. An unknown key is an error naming it.
 
 Output: ``<output>/cells/<model>__<suite>__<setting>/`` holds one run folder per cell (``results.json``,
 ``manifest.json``, ...) and ``cell.json`` (its status and the hash of its configuration); ``results.csv``
 combines every finished cell's table (columns ``model``, ``suite``, ``setting`` first); ``cells.csv``
-lists every cell's status; ``report.html`` is the HTML report of the finished cells (a models x tests
-heatmap when there are several).
+lists every cell's status. ``eatkit sweep`` then writes ``report.html``, the HTML report of the finished
+cells (:attr:`SweepResult.finished`; a models x tests heatmap when there are several).
 
 **Resuming**: a cell whose ``cell.json`` says ``done`` under the same configuration hash (the cell's
 model, suite and setting, the suite's content, and the eatkit version) is skipped, so an interrupted
@@ -54,11 +54,11 @@ from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import require
 from eatkit.progress import progress
-from eatkit.runner import MODEL_OPTIONS, build_source
+from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
 
-#: the keys of a model entry (see :func:`eatkit.runner.build_source`)
+#: the keys of a model entry (see :func:`eatkit.run.runner.build_source`)
 MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embeddings_model", "lowercase",
                                *MODEL_OPTIONS)
 SUITE_KEYS: tuple[str, ...] = ("label", "suite", "tests")
@@ -115,6 +115,11 @@ class SweepResult:
     @property
     def failed(self) -> list[str]:
         return [c for c, s in self.statuses.items() if s == "failed"]
+
+    @property
+    def finished(self) -> list[Path]:
+        """The run folders of the cells that did not fail, in the sweep's order."""
+        return [self.out / "cells" / c for c, s in self.statuses.items() if s != "failed"]
 
 
 # -- the sweep file --------------------------------------------------------------------------------
@@ -215,7 +220,7 @@ def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
 
 
 def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str, Any]:
-    from eatkit.runner import RunOptions
+    from eatkit.run.runner import RunOptions
 
     if not isinstance(entry, dict):
         raise EatkitError(f"{where}: each setting must be a table of run options, got {entry!r}")
@@ -230,7 +235,7 @@ def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str,
 
 
 def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]) -> Cell:
-    from eatkit.manifest import suite_sha256
+    from eatkit.run.manifest import suite_sha256
     from eatkit.stimuli.loader import load_suite
 
     content = suite_sha256(load_suite(suite["suite"]))
@@ -250,7 +255,7 @@ def _safe(label: str) -> str:
 
 def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
     """Run one cell (building its source unless given); any :class:`EatkitError` becomes a failed outcome."""
-    from eatkit.runner import RunOptions, run_suite
+    from eatkit.run.runner import RunOptions, run_suite
     from eatkit.stimuli.loader import load_suite
 
     start = time.perf_counter()
@@ -416,10 +421,9 @@ def _ray(cells: list[Cell], address: str | None) -> Iterator[CellOutcome]:
 
 
 def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None, *,
-              executor: str = "local", jobs: int = 1, address: str | None = None,
-              report: bool = True) -> SweepResult:
+              executor: str = "local", jobs: int = 1, address: str | None = None) -> SweepResult:
     """Run every cell of ``sweep`` not finished before, write each as it completes, then the combined
-    ``results.csv``, ``cells.csv`` and (with ``report``) ``report.html`` (see the module docstring).
+    ``results.csv`` and ``cells.csv`` (see the module docstring).
 
     Example::
 
@@ -434,7 +438,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     out = Path(out_dir) if out_dir is not None else sweep.output
     if out is None:
         raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
-    from eatkit.runner import prepare_output
+    from eatkit.run.runner import prepare_output
 
     prepare_output(out)
     statuses = {c.id: "skipped" for c in sweep.cells if _finished(out, c)}
@@ -447,11 +451,6 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
             errors[outcome.cell.id] = outcome.error
     statuses = {c.id: statuses[c.id] for c in sweep.cells}
     _write_tables(out, sweep, statuses, errors)
-    finished = [out / "cells" / c.id for c in sweep.cells if statuses[c.id] != "failed"]
-    if report and finished:
-        from eatkit.report import write_html_report
-
-        write_html_report(finished, out / "report.html")
     return SweepResult(out, statuses, errors, [c.id for c in todo])
 
 
