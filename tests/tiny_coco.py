@@ -10,6 +10,7 @@ import numpy as np
 CATEGORIES = [{"id": 1, "name": "person", "supercategory": "person"},
               {"id": 3, "name": "car", "supercategory": "vehicle"},
               {"id": 13, "name": "stop sign", "supercategory": "outdoor"},
+              {"id": 42, "name": "surfboard", "supercategory": "sports"},
               {"id": 82, "name": "refrigerator", "supercategory": "appliance"}]
 IDS = {c["name"]: c["id"] for c in CATEGORIES}
 
