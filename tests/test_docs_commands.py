@@ -149,6 +149,28 @@ CASES: dict[str, Case] = {
     "eatkit verify results/effnet": Case(after=(RUN_EFFNET,), slow=True),
     "eatkit sweep sweep.toml --executor ray --address auto": Case(builds=("sweep",), ray=True,
                                                                   slow=True),
+    # docs/studies.md (the commands not also in README.md or another page)
+    "eatkit run ieat --embeddings ieat/embeddings --embeddings-model simclr_152_3x_sk1 -o results/simclr": Case(
+        subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/simclr/results.json",)),
+    "eatkit run ieat-intersectional --embeddings ieat/embeddings --embeddings-model igpt_l_32 -o results/igpt-x": Case(
+        subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt-x/results.json",)),
+    "eatkit run ieat --embeddings ieat/embeddings --embeddings-model igpt-logit_l_32 -o results/igpt-logit": Case(
+        subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt-logit/results.json",)),
+    "eatkit run grounded-google --model hf-lxmert:unc-nlp/lxmert-base-uncased --images ~/grounded-google --regions "
+    "~/grounded-google-regions --experiment all --embedding all -o results/lxmert-google": Case(
+        subs={"hf-lxmert:unc-nlp/lxmert-base-uncased": "hf-lxmert:{lxmert}",
+              "~/grounded-google-regions": "{google_regions}", "~/grounded-google": "{google_images}"},
+        extra=("--tests", "sent-weat8"), files=("results/lxmert-google/results.json",), slow=True),
+    "eatkit report results/weat --html results/weat-eatmaps.html": Case(
+        after=("eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat",),
+        files=("results/weat-eatmaps.html",)),
+    "eatkit run weat --model gpt2-mleat:gpt2 -o results/gpt2": Case(
+        subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2/results.json",)),
+    "eatkit run weat --vectors GoogleNews-vectors-negative300.bin -o results/word2vec": Case(
+        subs={"GoogleNews-vectors-negative300.bin": "{word2vec}"}, files=("results/word2vec/results.json",)),
+    "eatkit run mleat-clip --model open_clip:ViT-B-32/openai --images ~/.local/share/eatkit/ieat -o results/clip-b32":
+        Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
+             files=("results/clip-b32/results.json",)),
     # docs/datasets.md
     "eatkit data get ieat --dest ~/ieat": Case(stdout="verified in"),
     "eatkit run ieat --model efficientnet_lite0 --images ~/ieat": Case(after=("eatkit data get ieat --dest ~/ieat",),
@@ -291,23 +313,36 @@ class Workspace:
         return str(folder)
 
     # data
-    def _glove840(self) -> Path:
-        """A word-vector text file with every WEAT word (random 8-d vectors)."""
+    @functools.cached_property
+    def weat_vectors(self) -> dict[str, np.ndarray]:
+        """Random 8-d vectors of every WEAT word."""
         from eatkit.stimuli.loader import load_suite
 
         words = sorted({w for t in load_suite("weat").tests for s in t.sets().values() for w in s.items})
         rng = np.random.default_rng(0)
+        return {w: rng.normal(size=8) for w in words}
+
+    def _glove840(self) -> Path:
+        """A word-vector text file (GloVe format) with every WEAT word."""
         path = self.folder("vectors") / "glove.txt"
-        path.write_text("".join(f"{w} {' '.join(f'{v:.4f}' for v in rng.normal(size=8))}\n" for w in words))
+        path.write_text("".join(f"{w} {' '.join(f'{v:.4f}' for v in x)}\n" for w, x in self.weat_vectors.items()))
         return path
 
+    def _word2vec(self) -> Path:
+        """A word2vec binary file with every WEAT word."""
+        from test_sources import write_word2vec_binary
+
+        return write_word2vec_binary(self.folder("vectors") / "w2v.bin", self.weat_vectors)
+
     def _ieat_embeddings(self) -> Path:
-        """The iEAT layout of published embeddings: ``{test}_{category}_igpt_l_32.csv``, 4 images each."""
+        """The iEAT layout of published embeddings, ``{test}_{category}_{model}.csv`` with 4 images each,
+        for the authors' three models and every category of ieat and ieat-intersectional."""
         folder, rng = self.folder("ieat-embeddings"), np.random.default_rng(1)
-        for category in _categories("ieat"):
-            rows = [",".join([str(i), *(f"{v:.5f}" for v in rng.normal(size=6)), f"{i}.jpg"]) for i in range(4)]
-            (folder / f"{category.replace('/', '_')}_igpt_l_32.csv").write_text(
-                ",0,1,2,3,4,5,img\n" + "\n".join(rows) + "\n")
+        for model in ("igpt_l_32", "simclr_152_3x_sk1", "igpt-logit_l_32"):
+            for category in _categories("ieat", "ieat-intersectional"):
+                rows = [",".join([str(i), *(f"{v:.5f}" for v in rng.normal(size=6)), f"{i}.jpg"]) for i in range(4)]
+                (folder / f"{category.replace('/', '_')}_{model}.csv").write_text(
+                    ",0,1,2,3,4,5,img\n" + "\n".join(rows) + "\n")
         return folder
 
     @functools.cached_property
@@ -387,10 +422,11 @@ class Workspace:
         return path
 
 
-def _categories(suite: str) -> list[str]:
+def _categories(*suites: str) -> list[str]:
     from eatkit.stimuli.loader import load_suite
 
-    return sorted({s.category for t in load_suite(suite).tests for s in t.sets().values() if s.category})
+    return sorted({s.category for suite in suites for t in load_suite(suite).tests for s in t.sets().values()
+                   if s.category})
 
 
 def _images(root: Path, categories: list[str], n: int) -> Path:

@@ -229,3 +229,36 @@ def test_probe_bad_input_is_one_line_and_exit_2(capsys, clip_model, tmp_path, ar
     code, _, err = run_cli(capsys, "probe", *[swap.get(a, a) for a in argv], "--images", str(faces),
                            "-o", str(tmp_path / "out"), "-q")
     assert_one_line_error(code, err, *fragments)
+
+
+# -- VQA answers that name a US state (the seed's Figure 4) ------------------------------------------------
+
+
+class _ScriptedVQA:
+    """A VQA model stand-in that gives scripted answers by image file name (the analysis, not a model, is tested)."""
+
+    ANSWERS = {"00.png": " Ohio ", "01.png": "china", "02.png": "washington dc"}
+
+    def answer(self, paths, question):
+        from pathlib import Path
+
+        return [self.ANSWERS.get(Path(p).name, "yes") if "state" in question else "yes" for p in paths]
+
+    def manifest(self):
+        return {"source": "scripted"}
+
+
+def test_vqa_counts_answers_that_name_a_us_state(tmp_path) -> None:
+    from eatkit.run.probes import run_probe
+
+    images = group_images(tmp_path / "faces", {"asian": 2, "white": 3})  # asian: Ohio, china; white: + washington dc
+    run = run_probe("vqa", _ScriptedVQA(), images, seed=0)
+    ask, state = run.records
+    assert ask.region_answers["counts"] == {"asian": 0, "white": 0} and ask.region_table == "us-states-2019"
+    assert state.region_answers["counts"] == {"asian": 1, "white": 2}
+    assert state.region_answers["rates"] == {"asian": 0.5, "white": pytest.approx(2 / 3)}
+    assert state.answers["white"] == {"ohio": 1, "china": 1, "washington dc": 1}
+    again = record_from_json(state.to_json())  # typed round trip
+    assert (again.region_table, again.region_answers) == ("us-states-2019", state.region_answers)
+    with pytest.raises(EatkitError, match="region table 'nowhere.csv' is neither"):
+        run_probe("vqa", _ScriptedVQA(), images, seed=0, params={"regions": "nowhere.csv"})

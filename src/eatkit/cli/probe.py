@@ -71,6 +71,8 @@ def _ranking_options(p: argparse.ArgumentParser) -> None:
 def _vqa_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--question", action="append", help="a question (repeatable; default: the study's two)")
     p.add_argument("--yes", default="yes", help="the answer whose rate is reported (default 'yes')")
+    p.add_argument("--regions", default="us-states-2019", help="region table (bundled or CSV) whose names count as "
+                   "a region answer, e.g. a US state (default us-states-2019)")
     p.add_argument("--max-new-tokens", type=int, help="longest answer in tokens (default 20)")
 
 
@@ -100,7 +102,7 @@ def _params(args: argparse.Namespace, kind: str) -> dict[str, Any]:
                 "columns": _pairs(args.column, "--column"), "k": args.k, "group_size": args.group_size,
                 "repeats": args.repeats, "tables": args.table}
     if kind == "vqa":
-        return {"yes": args.yes, **({"questions": args.question} if args.question else {})}
+        return {"yes": args.yes, "regions": args.regions, **({"questions": args.question} if args.question else {})}
     if kind == "caption":
         return {"top_p": _floats(args.top_p, "--top-p"), "lexicon": args.lexicon}
     region = {} if args.region is None else {"region": _floats(args.region, "--region")}

@@ -107,11 +107,38 @@ class VQARenderer(_RateRenderer):
             f"{g}: " + ", ".join(f"{a} {n}" for a, n in list(t.items())[:3]) for g, t in r.answers.items())),
         ("χ²", lambda r: fmt_number(r.chi_square)), ("p", lambda r: fmt_p(r.p_value)),
     )
-    legend = "yes rate: answers equal to the 'yes' answer; χ², p: Pearson's test of group x (yes, other) independence"
+        ("region answers per group", lambda r: ", ".join(f"{g} {_percent(v)}" for g, v in
+                                                         (r.region_answers or {}).get("rates", {}).items())),
+    )
+    legend = ("yes rate: answers equal to the 'yes' answer; χ², p: Pearson's test of group x (yes, other) "
+              "independence; region answers: the share of answers naming a region of the record's region table "
+              "(by default a US state or D.C.)")
+
+    def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:
+        regional = [_RegionRates(r) for r in records if r.region_answers and any(r.region_answers["counts"].values())]
+        if not regional:
+            return super().html_section(run, records, label)
+        level = records[0].confidence_level
+        return super().html_section(run, records, label) + figure_html(
+            rates_plot(regional, _question_label, f"share naming a region of {records[0].region_table}"),
+            f"Answers naming a region, {label}",
+            escape(f"Share of answers that name a region of {records[0].region_table} per group (the seed's Figure 4); "
+                   f"error bars: {100 * level:g}% Wilson intervals."))
 
     def plot(self, records: Sequence[Any]) -> Any:
-        return rates_plot(records, lambda r: r.question if len(r.question) < 30 else r.question[:27] + "...",
-                          f"rate of '{records[0].yes_answer}'")
+        return rates_plot(records, _question_label, f"rate of '{records[0].yes_answer}'")
+
+
+def _question_label(record: Any) -> str:
+    return record.question if len(record.question) < 30 else record.question[:27] + "..."
+
+
+class _RegionRates:
+    """A VQA record seen through its region-answer rates (what :func:`rates_plot` reads)."""
+
+    def __init__(self, record: Any) -> None:
+        self.question, self.groups = record.question, record.groups
+        self.rates, self.intervals = record.region_answers["rates"], record.region_answers["intervals"]
 
 
 class CaptionRenderer(_RateRenderer):
