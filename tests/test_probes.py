@@ -262,3 +262,21 @@ def test_vqa_counts_answers_that_name_a_us_state(tmp_path) -> None:
     assert (again.region_table, again.region_answers) == ("us-states-2019", state.region_answers)
     with pytest.raises(EatkitError, match="region table 'nowhere.csv' is neither"):
         run_probe("vqa", _ScriptedVQA(), images, seed=0, params={"regions": "nowhere.csv"})
+
+
+def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
+    from eatkit.cli import build_parser
+    from eatkit.cli.probe import _params
+
+    def params(*argv):
+        return _params(build_parser().parse_args(["probe", "generate", "--model", "M", "--images", "x", *argv]),
+                       "generation")
+
+    study = params("--preset", "wolfe2022")
+    assert (study["steps"], study["every"], study["size"], study["region"]) == (200, 10, 592, [0.45, 0.3, 0.085, 0.085])
+    assert round(study["region"][2] * 592) == round(study["region"][3] * 592) == 50  # the seed's 50 x 50 pixels
+    mine = params("--preset", "wolfe2022", "--steps", "3", "--region", "0.1,0.1,0.2,0.2")
+    assert (mine["steps"], mine["size"], mine["region"]) == (3, 592, [0.1, 0.1, 0.2, 0.2])
+    assert "steps" not in params() and "size" not in params()  # the analysis's defaults apply
+    with pytest.raises(EatkitError, match=r"unknown generation preset 'wolfe' \(known: wolfe2022\)"):
+        params("--preset", "wolfe")

@@ -25,6 +25,24 @@ from eatkit.stimuli.types import AssociationTest
 #: (left, top, width, height) of the frame
 CENTRE_REGION = (11 / 24, 11 / 24, 1 / 12, 1 / 12)
 
+#: named settings of a study (``eatkit probe generate --preset NAME``; options given beside it win).
+#: wolfe2022: the seed's section 3.5, 200 iterations, 592 x 592 images, the brightness of a 50 x 50 square
+#: of the forehead just above the eyebrows and between the eyes (of a frontal, centred CFD face)
+PRESETS: dict[str, dict[str, Any]] = {
+    "wolfe2022": {"steps": 200, "every": 10, "size": 592, "region": [0.45, 0.3, 0.085, 0.085]},
+}
+
+
+def preset(name: str) -> dict[str, Any]:
+    """The generation options of a named preset (:data:`PRESETS`).
+
+    >>> preset("wolfe2022")["steps"], preset("wolfe2022")["size"]
+    (200, 592)
+    """
+    if name not in PRESETS:
+        raise EatkitError(f"unknown generation preset '{name}' (known: {', '.join(sorted(PRESETS))})")
+    return dict(PRESETS[name])
+
 
 @dataclass(frozen=True, kw_only=True)
 class GenerationRecord(Record):

@@ -84,8 +84,10 @@ def _caption_options(p: argparse.ArgumentParser) -> None:
 
 def _generate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt", default="an American person", help="the text the image is optimised toward")
-    p.add_argument("--steps", type=int, default=80, help="optimisation steps (default 80)")
-    p.add_argument("--every", type=int, default=10, help="keep a frame every N steps (default 10)")
+    p.add_argument("--preset", help="a study's settings, e.g. wolfe2022 (200 steps, 592 px, the forehead region); "
+                   "options given beside it win")
+    p.add_argument("--steps", type=int, help="optimisation steps (default 80)")
+    p.add_argument("--every", type=int, help="keep a frame every N steps (default 10)")
     p.add_argument("--lr", type=float, default=0.05, help="Adam learning rate (default 0.05)")
     p.add_argument("--parameterization", default="pixel", choices=("pixel", "fourier"))
     p.add_argument("--size", type=int, help="side of the generated image (default: the model's input size)")
@@ -105,10 +107,13 @@ def _params(args: argparse.Namespace, kind: str) -> dict[str, Any]:
         return {"yes": args.yes, "regions": args.regions, **({"questions": args.question} if args.question else {})}
     if kind == "caption":
         return {"top_p": _floats(args.top_p, "--top-p"), "lexicon": args.lexicon}
-    region = {} if args.region is None else {"region": _floats(args.region, "--region")}
-    return {"prompt": args.prompt, "steps": args.steps, "every": args.every, "lr": args.lr,
-            "parameterization": args.parameterization, "size": args.size, "cutouts": args.cutouts,
-            "max_images": args.max_images, **region}
+    from eatkit.analyses.generation import preset
+
+    given = {"steps": args.steps, "every": args.every, "size": args.size,
+             "region": None if args.region is None else _floats(args.region, "--region")}
+    return {"prompt": args.prompt, "lr": args.lr, "parameterization": args.parameterization, "cutouts": args.cutouts,
+            "max_images": args.max_images, **(preset(args.preset) if args.preset else {}),
+            **{k: v for k, v in given.items() if v is not None}}
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
