@@ -225,6 +225,12 @@ CASES: dict[str, Case] = {
         subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", "80": "4", "10": "2", **FACES},
         extra=GENERATE_SMALL,
         files=("eatkit-results/frames",)),
+    "eatkit probe ranking --model hf-clip:openai/clip-vit-base-patch32 --images ~/data/cfd-groups --prompt "
+    "lives-in-state --repeats 1000 --seed 0 --table state-iat.csv": Case(
+        subs={**CLIP, **FACES}, builds=("state_iat",), stdout="state-iat.csv"),
+    "eatkit probe generate --model open_clip:ViT-B-32/openai --images ~/data/cfd-groups --preset wolfe2022 --seed 0":
+        Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", **FACES},
+             extra=("--steps", "2", "--size", "64", *GENERATE_SMALL), files=("eatkit-results/frames",)),
     # docs/scale.md
     "eatkit sweep sweep.toml": Case(builds=("sweep",), files=("results/sweep/results.csv",)),
     "eatkit sweep sweep.toml --executor ray --address HEAD:6379": Case(builds=("sweep",), ray=True,
@@ -413,6 +419,16 @@ class Workspace:
         folder = self.folder("histwords")
         write_series(folder)
         return folder
+
+    def _state_iat(self) -> Path:
+        """state-iat.csv in the working folder: a number per US state and D.C."""
+        from eatkit.stimuli.regions import load_region_table
+
+        rng = np.random.default_rng(5)
+        path = self.root / "state-iat.csv"
+        path.write_text("state,iat\n" + "".join(f"{r},{rng.normal():.3f}\n"
+                                                 for r in load_region_table("us-states-2019").regions))
+        return path
 
     def _sweep(self) -> Path:
         """sweep.toml in the working folder (the models of the documented one need weights or a GPU)."""

@@ -260,6 +260,11 @@ def test_vqa_counts_answers_that_name_a_us_state(tmp_path) -> None:
     assert state.answers["white"] == {"ohio": 1, "china": 1, "washington dc": 1}
     again = record_from_json(state.to_json())  # typed round trip
     assert (again.region_table, again.region_answers) == ("us-states-2019", state.region_answers)
+    from eatkit.report import write_html_report
+
+    out = run.save(tmp_path / "out")
+    html = write_html_report([out], out / "report.html").read_text()
+    assert html.count("Answers naming a region") == 1 and "region answers per group" in html  # the state question
     with pytest.raises(EatkitError, match="region table 'nowhere.csv' is neither"):
         run_probe("vqa", _ScriptedVQA(), images, seed=0, params={"regions": "nowhere.csv"})
 

@@ -106,7 +106,6 @@ class VQARenderer(_RateRenderer):
         ("top answers per group", lambda r: "; ".join(
             f"{g}: " + ", ".join(f"{a} {n}" for a, n in list(t.items())[:3]) for g, t in r.answers.items())),
         ("χ²", lambda r: fmt_number(r.chi_square)), ("p", lambda r: fmt_p(r.p_value)),
-    )
         ("region answers per group", lambda r: ", ".join(f"{g} {_percent(v)}" for g, v in
                                                          (r.region_answers or {}).get("rates", {}).items())),
     )
