@@ -73,7 +73,7 @@ class Case:
     """How one documented command runs offline: ``subs`` replaces its words (a key ending in ``/`` also
     the start of a word: a folder; values may name the stand-ins of :class:`Workspace` as ``{name}``), ``extra`` words are appended, ``after`` commands
     run first, ``builds`` names stand-ins to make before it runs, ``fresh`` paths are removed before it runs (the
-    output of another documented command with the same output folder), ``files`` must exist afterwards (relative to the working folder), ``stdout`` must be printed."""
+    output of another documented command with the same output folder), ``files`` must exist afterwards (relative to the working folder), ``stdout`` must be printed, each (file, text) of ``contains`` must hold."""
 
     subs: dict[str, str] = field(default_factory=dict)
     extra: tuple[str, ...] = ()
@@ -82,6 +82,7 @@ class Case:
     fresh: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     stdout: str = ""
+    contains: tuple[tuple[str, str], ...] = ()  # (file, text it must contain)
     slow: bool = False
     ray: bool = False
 
@@ -213,7 +214,7 @@ CASES: dict[str, Case] = {
     "--p-method welch --ddof 0 --seed 0": Case(subs={**CLIP, **FACES}, stdout="patriotism"),
     "eatkit probe ranking --model hf-clip:openai/clip-vit-base-patch32 --images ~/data/cfd-groups --prompt "
     "lives-in-state --reference us-states-2019 --repeats 1000 --seed 0 --report": Case(
-        subs={**CLIP, **FACES}, files=("eatkit-results/report.html",)),
+        subs={**CLIP, **FACES}, contains=(("eatkit-results/report.html", "Ranked shares by state"),)),
     "eatkit probe vqa --model hf-blip-vqa:Salesforce/blip-vqa-base --images ~/data/cfd-groups --report": Case(
         subs={"hf-blip-vqa:Salesforce/blip-vqa-base": "hf-blip-vqa:{blip_vqa}", **FACES}, files=("eatkit-results/report.html",)),
     "eatkit probe caption --model hf-blip-caption:Salesforce/blip-image-captioning-base --images ~/data/cfd-groups "
@@ -227,7 +228,7 @@ CASES: dict[str, Case] = {
         files=("eatkit-results/frames",)),
     "eatkit probe ranking --model hf-clip:openai/clip-vit-base-patch32 --images ~/data/cfd-groups --prompt "
     "lives-in-state --repeats 1000 --seed 0 --table state-iat.csv": Case(
-        subs={**CLIP, **FACES}, builds=("state_iat",), stdout="state-iat.csv"),
+        subs={**CLIP, **FACES}, builds=("state_iat",), stdout="state-iat.csv: asian~iat"),
     "eatkit probe generate --model open_clip:ViT-B-32/openai --images ~/data/cfd-groups --preset wolfe2022 --seed 0":
         Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", **FACES},
              extra=("--steps", "2", "--size", "64", *GENERATE_SMALL), files=("eatkit-results/frames",)),
@@ -572,3 +573,5 @@ def test_documented_command_runs(command: str, workspace: Workspace, capsys, mon
     assert case.stdout in out
     for name in case.files:
         assert (workspace.root / name).exists(), f"{command}: {name} not written"
+    for name, text in case.contains:
+        assert text in (workspace.root / name).read_text(encoding="utf-8"), f"{command}: {name} lacks {text!r}"

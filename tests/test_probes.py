@@ -285,3 +285,20 @@ def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
     assert "steps" not in params() and "size" not in params()  # the analysis's defaults apply
     with pytest.raises(EatkitError, match=r"unknown generation preset 'wolfe' \(known: wolfe2022\)"):
         params("--preset", "wolfe")
+
+
+def test_tile_map_has_one_tile_per_state_and_shades_the_shares() -> None:
+    from types import SimpleNamespace
+
+    from eatkit.report.probes import US_TILES, tile_map
+    from eatkit.stimuli.regions import load_region_table
+
+    states = load_region_table("us-states-2019").regions
+    assert set(US_TILES) == set(states) and len(states) == 51
+    assert len({(row, col) for _, row, col in US_TILES.values()}) == 51  # no two states share a tile
+    assert len({code for code, _, _ in US_TILES.values()}) == 51
+    shares = {s: {"a": i / 100, "b": 1 - i / 100} for i, s in enumerate(states)}
+    fig = tile_map(SimpleNamespace(shares=shares, groups=["a", "b"], k=6))
+    tiles = [p for p in fig.axes[0].patches]
+    assert len(tiles) == 51 and tiles[0].get_facecolor() != tiles[-1].get_facecolor()
+    assert tile_map(SimpleNamespace(shares={"x": {"a": 1.0}}, groups=["a"], k=1)) is None  # not the US states
