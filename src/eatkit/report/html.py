@@ -145,6 +145,14 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
                       "test. " + escape(STARS_NOTE) + ".")
             + "</section>"
         )
+    grounded = [(label, [r for r in run.records if r.kind == "grounded"]) for run, label in zip(runs, labels)]
+    grounded = [(label, records) for label, records in grounded if records]
+    if len(grounded) > 1:
+        from eatkit.report.grounded import comparison_html
+
+        nav = '<li><a href="#grounded-comparison">Grounded-WEAT/SEAT by model</a></li>' + nav
+        comparison = ('<section id="grounded-comparison"><h2>Grounded-WEAT/SEAT by model</h2>'
+                      f"{comparison_html(grounded)}</section>") + comparison
     for k, one in enumerate(series, 1):
         what = "Prompts compared" if one.kind == "prompts" else "Series"
         nav = f'<li><a href="#series-{k}">{what}: {escape(", ".join(one.labels))}</a></li>' + nav
