@@ -72,3 +72,73 @@ def test_influence_rejects_too_small_sets():
     sets = _sets(0, sizes=(2, 5, 4, 5))
     with pytest.raises(EatkitError, match="set 'X' has 2 stimuli; this test needs at least 3"):
         stimulus_influence(*(sets[k] for k in ROLES))
+
+
+# --- power ------------------------------------------------------------------------------------------
+
+from eatkit.stats.permutation import permutation_tests  # noqa: E402
+from eatkit.stats.power import (  # noqa: E402
+    caliskan_effect_size,
+    minimum_detectable_effect,
+    required_set_size,
+)
+
+
+@pytest.mark.parametrize("n", [8, 16, 25, 32])
+def test_minimum_detectable_effect_agrees_with_statsmodels(n):
+    from statsmodels.stats.power import TTestIndPower
+
+    m = minimum_detectable_effect(n, n, alpha=0.05, power=0.8, alternative="greater")
+    reference = TTestIndPower().solve_power(effect_size=None, nobs1=n, alpha=0.05, power=0.8, ratio=1.0,
+                                            alternative="larger")
+    assert m.cohens_d == pytest.approx(reference, rel=0.10)
+    assert m.t_test_cohens_d == pytest.approx(reference, rel=1e-6)
+    assert m.effect_size == pytest.approx(caliskan_effect_size(m.cohens_d, n, n))
+    assert not m.exact and m.permutations == 1999
+
+
+@pytest.mark.parametrize("n", [8, 25])
+def test_permutation_test_at_the_minimum_detectable_effect_has_the_power(n):
+    """2,000 fresh normal data sets shifted by the MDE: eatkit's own permutation test (the same 1,999
+    Monte Carlo partitions a test, one column a data set) rejects in 80% +- 3% of them."""
+    m = minimum_detectable_effect(n, n)
+    rng = np.random.default_rng(12345)
+    first = rng.standard_normal((n, 2000)) + m.cohens_d
+    second = rng.standard_normal((n, 2000))
+    outcomes = permutation_tests(first, second, permutations=1999, rng=7)
+    rate = np.mean([o.p_values["greater"] < 0.05 for o in outcomes])
+    assert abs(rate - 0.8) <= 0.03
+    # and at half that effect, far less
+    half = permutation_tests(second + m.cohens_d / 2, first - m.cohens_d, permutations=1999, rng=8)
+    assert np.mean([o.p_values["greater"] < 0.05 for o in half]) < 0.5
+
+
+def test_minimum_detectable_effect_exact_and_alternatives():
+    exact = minimum_detectable_effect(4, 4)
+    assert exact.exact  # C(8, 4) = 70 partitions
+    # the smallest p of 4 + 4 is 1/70: with alpha 0.01 nothing is detectable
+    with pytest.raises(EatkitError, match="no p-value is below alpha=0.01"):
+        minimum_detectable_effect(4, 4, alpha=0.01)
+    # "less" is the mirror image of "greater"; two-sided needs a larger effect
+    assert minimum_detectable_effect(8, 8, alternative="less").cohens_d == minimum_detectable_effect(8, 8).cohens_d
+    two = minimum_detectable_effect(16, 16, alternative="two-sided", n_simulations=1000)
+    assert two.cohens_d > minimum_detectable_effect(16, 16, n_simulations=1000).cohens_d
+    assert two.cohens_d == pytest.approx(two.t_test_cohens_d, rel=0.1)
+
+
+def test_required_set_size_is_the_smallest_detecting_size():
+    n = required_set_size(1.0, n_simulations=1000)
+    assert minimum_detectable_effect(n, n, n_simulations=1000).cohens_d <= 1.0
+    assert minimum_detectable_effect(n - 1, n - 1, n_simulations=1000).cohens_d > 1.0
+    with pytest.raises(EatkitError, match="cohens_d must be a positive effect size"):
+        required_set_size(0.0)
+
+
+def test_caliskan_effect_size_matches_simulated_caliskan_d():
+    from eatkit.stats import cohens_d
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((20000, 25)) + 0.8
+    y = rng.standard_normal((20000, 25))
+    simulated = np.median(cohens_d(x, y))
+    assert caliskan_effect_size(0.8, 25, 25) == pytest.approx(simulated, abs=0.01)
