@@ -142,3 +142,67 @@ def test_caliskan_effect_size_matches_simulated_caliskan_d():
     y = rng.standard_normal((20000, 25))
     simulated = np.median(cohens_d(x, y))
     assert caliskan_effect_size(0.8, 25, 25) == pytest.approx(simulated, abs=0.01)
+
+
+# --- stability and reliability ----------------------------------------------------------------------
+
+from eatkit.stats.association import cosine_matrix  # noqa: E402
+from eatkit.stats.stability import cronbach_alpha, split_half_reliability, stimulus_stability  # noqa: E402
+
+
+def _cos(sets):
+    return {t + a: cosine_matrix(sets[t], sets[a]) for t in "XY" for a in "AB"}
+
+
+def test_cronbach_alpha_equals_the_item_covariance_formula():
+    sets = _sets(5, sizes=(5, 4, 3, 4))
+    cos = _cos(sets)
+    targets = np.vstack([sets["X"], sets["Y"]])
+    unit = lambda v: v / np.linalg.norm(v)  # noqa: E731
+    items = np.array([[unit(w) @ unit(a) - unit(w) @ unit(b) for a in sets["A"] for b in sets["B"]] for w in targets])
+    c = np.cov(items, rowvar=False)  # (items, items), ddof 1
+    k = c.shape[0]
+    expected = k / (k - 1) * (1 - np.trace(c) / c.sum())
+    assert cronbach_alpha(cos) == pytest.approx(expected, rel=1e-12)
+
+
+def test_split_half_of_duplicated_attributes_is_one():
+    sets = _sets(6, sizes=(5, 5, 3, 3))
+    twice = dict(sets, A=np.vstack([sets["A"][:1]] * 4), B=np.vstack([sets["B"][:1]] * 4))
+    assert split_half_reliability(_cos(twice), 50, np.random.default_rng(0)) == pytest.approx(1.0, abs=1e-12)
+    # unrelated random attributes: far from 1
+    noise = _sets(7, sizes=(10, 10, 8, 8), dim=200, shift=0.0)
+    assert split_half_reliability(_cos(noise), 200, np.random.default_rng(0)) < 0.8
+
+
+def test_subsamples_of_the_whole_sets_are_the_full_test():
+    sets = _sets(8, sizes=(3, 3, 2, 2))
+    st = stimulus_stability(*(sets[k] for k in ROLES), fraction=0.9, rng=0, n_subsamples=20, n_resamples=200)
+    full = eat(*(sets[k] for k in ROLES))
+    assert st.subsample_sizes == {"X": 3, "Y": 3, "A": 2, "B": 2}
+    assert np.allclose(st.subsample_effect_sizes, full.effect_size, rtol=0, atol=1e-12)
+    assert st.verdict_kept == 1.0 and st.effect_size == full.effect_size
+
+
+def test_stability_of_a_strong_and_of_a_null_effect():
+    strong = _sets(9, sizes=(12, 12, 8, 8), dim=20, shift=1.0)
+    st = stimulus_stability(*(strong[k] for k in ROLES), rng=1, n_subsamples=200, n_resamples=500)
+    assert st.significant and st.verdict_kept > 0.95 and st.bootstrap_same_sign > 0.95
+    assert st.bootstrap_interval[0] < st.effect_size < st.bootstrap_interval[1]
+    assert st.cronbach_alpha > 0.8 and st.split_half > 0.8
+    null = _sets(10, sizes=(12, 12, 8, 8), dim=200, shift=0.0)
+    st0 = stimulus_stability(*(null[k] for k in ROLES), rng=1, n_subsamples=200, n_resamples=500)
+    assert not st0.significant and st0.verdict_kept > 0.5
+    assert st0.bootstrap_interval[0] < 0 < st0.bootstrap_interval[1]
+    # seeded: the same numbers again
+    again = stimulus_stability(*(null[k] for k in ROLES), rng=1, n_subsamples=200, n_resamples=500)
+    np.testing.assert_array_equal(again.subsample_p_values, st0.subsample_p_values)
+    assert again.bootstrap_interval == st0.bootstrap_interval and again.split_half == st0.split_half
+
+
+def test_stability_rejects_bad_options():
+    sets = _sets(0)
+    with pytest.raises(EatkitError, match="fraction must lie strictly between 0 and 1, got 1.0"):
+        stimulus_stability(*(sets[k] for k in ROLES), fraction=1.0)
+    with pytest.raises(EatkitError, match="n_subsamples must be a positive integer"):
+        stimulus_stability(*(sets[k] for k in ROLES), n_subsamples=0)
