@@ -23,10 +23,14 @@ from eatkit.stats import (
     group_permutation_test,
     inter_class_distance,
     intra_class_variation,
+    minimum_detectable_effect,
     ml_eat,
+    required_set_size,
     sc_eat,
     spearman_by_group,
     specificity,
+    stimulus_influence,
+    stimulus_stability,
 )
 from eatkit.stats.ranking import compare_shares, rank_shares
 
@@ -49,9 +53,13 @@ __all__ = [
     "group_permutation_test",
     "inter_class_distance",
     "intra_class_variation",
+    "minimum_detectable_effect",
     "ml_eat",
     "rank_shares",
+    "required_set_size",
     "sc_eat",
     "spearman_by_group",
     "specificity",
+    "stimulus_influence",
+    "stimulus_stability",
 ]

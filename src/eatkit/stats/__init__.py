@@ -13,6 +13,10 @@
 :func:`inter_class_distance`           :func:`compare_classes` and :func:`spearman_by_group` to compare them
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
+:func:`stimulus_influence`             leave-one-out d and p of every stimulus (jackknife), the most influential
+:func:`stimulus_stability`             bootstrap over all four sets, subsampling, split-half and Cronbach's alpha
+:func:`minimum_detectable_effect`      power: the smallest d the permutation test detects; :func:`required_set_size`
+:func:`vector_set_diagnostics`         near-duplicate vectors and concentrated sets
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 =====================================  ==========================================================================
 """
@@ -25,6 +29,10 @@ from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, 
 from eatkit.stats.multitest import adjust_p_values
 from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
+from eatkit.stats.influence import StimulusInfluence, stimulus_influence
+from eatkit.stats.power import MinimumDetectableEffect, minimum_detectable_effect, required_set_size
+from eatkit.stats.set_diagnostics import VectorSetDiagnostics, vector_set_diagnostics
+from eatkit.stats.stability import Stability, stimulus_stability
 from eatkit.stats.grounded import GroundedResult, grounded_eat
 from eatkit.stats.false_positives import SpecificityResult, specificity
 from eatkit.stats.geometry import (
@@ -49,6 +57,10 @@ __all__ = [
     "GeometryScores",
     "GroundedResult",
     "Level3",
+    "MinimumDetectableEffect",
+    "Stability",
+    "StimulusInfluence",
+    "VectorSetDiagnostics",
     "MLEATResult",
     "PATTERNS",
     "PermutationOutcome",
@@ -68,9 +80,14 @@ __all__ = [
     "group_permutation_test",
     "inter_class_distance",
     "intra_class_variation",
+    "minimum_detectable_effect",
     "ml_eat",
+    "required_set_size",
     "sc_eat",
     "sc_eats",
     "spearman_by_group",
     "specificity",
+    "stimulus_influence",
+    "stimulus_stability",
+    "vector_set_diagnostics",
 ]
