@@ -206,3 +206,17 @@ def test_stability_rejects_bad_options():
         stimulus_stability(*(sets[k] for k in ROLES), fraction=1.0)
     with pytest.raises(EatkitError, match="n_subsamples must be a positive integer"):
         stimulus_stability(*(sets[k] for k in ROLES), n_subsamples=0)
+
+
+def test_reference_is_used_and_checked():
+    sets = _sets(11)
+    vectors = [sets[k] for k in ROLES]
+    full = eat(*vectors, permutations=999, rng=4)
+    r = stimulus_influence(*vectors, reference=full, rng=1)
+    assert r.p_value == full.p_value  # a sampled p, taken from the reference
+    st = stimulus_stability(*vectors, reference=full, rng=1, n_subsamples=10, n_resamples=100)
+    assert st.p_value == full.p_value
+    with pytest.raises(EatkitError, match="reference must be the EAT of the same sets"):
+        stimulus_influence(*vectors, reference=eat(*vectors, sd="pooled"))
+    with pytest.raises(EatkitError, match="reference must be the EAT of the same sets"):
+        stimulus_stability(vectors[1], vectors[0], *vectors[2:], reference=full)

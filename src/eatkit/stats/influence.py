@@ -26,8 +26,8 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_sets
-from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
-from eatkit.stats.differential import eat, welch_p_values
+from eatkit.stats.association import cosine_matrix, differential_association, rounding_error, target_associations
+from eatkit.stats.differential import EATResult, eat, welch_p_values
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import permutation_tests
@@ -91,10 +91,27 @@ class StimulusInfluence:
         return [r for r in self.ranked() if (r.p_value < self.alpha) != significant]
 
 
+def full_test(sets: dict[str, np.ndarray], options: TestOptions, rng: Any,
+              reference: EATResult | None) -> EATResult:
+    """The EAT of ``sets`` (X, Y, A, B) under validated ``options``: ``reference`` when given (an
+    :class:`~eatkit.stats.EATResult` of the same sets and options, so it is not computed twice; checked),
+    else computed with ``rng``."""
+    if reference is None:
+        return eat(*(sets[r] for r in ROLES), rng=rng, **options.test_fields())
+    d = cohens_d(*(target_associations(sets[t], sets["A"], sets["B"]) for t in "XY"), sd=options.sd,
+                 ddof=options.ddof, atol=rounding_error(sets["X"].shape[1]))
+    same = (reference.groups, reference.alternative, reference.sd, reference.ddof, reference.p_method) == (
+        ("X", "Y"), options.alternative, options.sd, options.ddof, options.p_method)
+    if not same or not abs(float(d) - reference.effect_size) <= 1e-9 * max(1.0, abs(float(d))):
+        raise EatkitError("reference must be the EAT of the same sets with the same alternative, sd, ddof and "
+                          "p_method")
+    return reference
+
+
 def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater",
                        permutations: str | int = "auto", loo_permutations: int = LOO_PERMUTATIONS,
                        alpha: float = 0.05, rng: Any = None, ddof: int = 1, sd: str = "caliskan",
-                       p_method: str = "permutation") -> StimulusInfluence:
+                       p_method: str = "permutation", reference: EATResult | None = None) -> StimulusInfluence:
     """The EAT with each stimulus of each set left out in turn.
 
     Parameters
@@ -110,6 +127,8 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         Level at which a removal "flips" significance.
     alternative, rng, ddof, sd, p_method
         As in :func:`~eatkit.stats.eat`.
+    reference : EATResult, optional
+        The full test, when already computed with these options (e.g. ML-EAT's level 1): not computed again.
 
     Examples
     --------
@@ -128,8 +147,7 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         raise EatkitError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     sets = check_sets({"X": 3, "Y": 3, "A": 2, "B": 2}, X=X, Y=Y, A=A, B=B)
     generator, seed = resolve_rng(rng)
-    full = eat(*(sets[r] for r in ROLES), alternative=alternative, permutations=options.permutations,
-               rng=generator if seed is None else seed, ddof=ddof, sd=sd, p_method=p_method)
+    full = full_test(sets, options, generator if seed is None else seed, reference)
     atol = rounding_error(sets["X"].shape[1])
     cos = {t + a: cosine_matrix(sets[t], sets[a]) for t in "XY" for a in "AB"}
     s = {t: differential_association(cos[t + "A"], cos[t + "B"]) for t in "XY"}

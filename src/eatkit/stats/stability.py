@@ -35,8 +35,9 @@ from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
 from eatkit.stats.bootstrap import bootstrap_effect_size
-from eatkit.stats.differential import eat
+from eatkit.stats.differential import EATResult
 from eatkit.stats.effect_size import cohens_d
+from eatkit.stats.influence import full_test
 from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import permutation_tests
 
@@ -95,7 +96,8 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
                        permutations: str | int = "auto", alpha: float = 0.05, n_resamples: int = 2000,
                        confidence_level: float = 0.95, n_subsamples: int = 500, fraction: float = 0.8,
                        subsample_permutations: int = SUBSAMPLE_PERMUTATIONS, n_splits: int = 200,
-                       rng: Any = None, ddof: int = 1, sd: str = "caliskan") -> Stability:
+                       rng: Any = None, ddof: int = 1, sd: str = "caliskan",
+                       reference: EATResult | None = None) -> Stability:
     """Bootstrap over all sets, subsampling, split-half reliability and Cronbach's alpha of an EAT.
 
     Parameters
@@ -110,6 +112,8 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         Monte Carlo partitions of each subsample's permutation test (exact when there are at most that many).
     alternative, alpha, n_resamples, confidence_level, rng, ddof, sd
         As in :func:`~eatkit.stats.eat` and :func:`~eatkit.stats.bootstrap_effect_size`.
+    reference : EATResult, optional
+        The full test, when already computed with these options: not computed again.
 
     Examples
     --------
@@ -129,8 +133,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     sets = check_sets(2, X=X, Y=Y, A=A, B=B)
     generator, seed = resolve_rng(rng)
     vectors = [sets[r] for r in "XYAB"]
-    full = eat(*vectors, alternative=alternative, permutations=options.permutations,
-               rng=generator if seed is None else seed, ddof=options.ddof, sd=sd)
+    full = full_test(sets, options, generator if seed is None else seed, reference)
     significant = full.p_value < alpha
     boot = bootstrap_effect_size(*vectors, n_resamples=n_resamples, confidence_level=confidence_level,
                                  resample=("X", "Y", "A", "B"), rng=generator, ddof=options.ddof, sd=sd)
