@@ -179,6 +179,8 @@ def run_suite(
     _, run_seed = resolve_rng(options.seed)
     selected = select_tests(suite, tests)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
+    if options.validity and not any(a.takes_validity for a in analyses.values()):
+        raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
     for test in selected:
         analyses[test.id].check(test, options)
     memo = _embed_all(source, [s for test in selected for s in analyses[test.id].stimulus_sets(test, options).values()])
