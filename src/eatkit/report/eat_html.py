@@ -13,6 +13,7 @@ from eatkit.report.formatting import STARS_NOTE, fmt_d, fmt_p, fmt_p_marked, p_n
 from eatkit.report.plots import forest_plot, level3_plot
 from eatkit.report.run import Run
 from eatkit.report.style import figure_html
+from eatkit.report.validity import validity_html
 from eatkit.report.tables import COLUMNS, NUMERIC, caption, csv_table, latex_table, markdown_table, table_rows
 
 _HTML_HEADERS = {
@@ -164,6 +165,7 @@ class EATRenderer:
             + figure_html(forest_plot(records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
                           _forest_note(run))
             + f"<h3>Level 3: cosine similarities</h3>{_level3_html(run, label)}"
+            + (f"<h3>How far to trust each test</h3>{panel}" if (panel := validity_html(records)) else "")
         )
 
 
