@@ -2,8 +2,9 @@
 given effect needs.
 
 A test of 8 + 8 targets cannot detect a moderate bias: a non-significant EAT on small sets says little
-(Ethayarajh, Duvenaud & Hirst 2019 on WEAT's small sets; "A Bayesian Approach to Uncertainty in Word
-Embedding Bias Estimation", Computational Linguistics 2024, on the false confidence of per-word scores).
+(Ethayarajh, Duvenaud & Hirst 2019, "Understanding Undesirable Word Embedding Associations", ACL, on
+WEAT's small sets; Dobrzeniecka & Urbaniak 2024, "A Bayesian Approach to Uncertainty in Word Embedding Bias
+Estimation", Computational Linguistics 50(2), on the false confidence of tests on few pre-averaged scores).
 
 Model: the association values of the two groups are normal with SD 1 and means δ apart (the pooled-SD
 Cohen's d, δ). For ``n_simulations`` seeded data sets Z_r (standard normal, with δ added to the first
