@@ -126,3 +126,39 @@ def test_docs_command_on_weat_1_to_10(tmp_path, monkeypatch, capsys):
     p = v["power"]
     assert (round(p["effect_size"], 2), round(p["cohens_d"], 2), round(p["t_test_cohens_d"], 2)) == (1.09, 1.28, 1.31)
     assert [round(v["sets"][r]["effective_size"], 1) for r in ROLES] == [3.5, 5.7, 4.5, 4.4]
+
+
+def test_image_sets_get_image_diagnostics(tmp_path):
+    """An image EAT with --validity: a resized copy planted in X is named, and X (dark) vs Y (light) is
+    unbalanced in brightness; the report's panel says both."""
+    from PIL import Image
+    from test_encoders_image import MeanColour
+
+    from eatkit import run_suite
+    from eatkit.report import write_html_report
+    from eatkit.stimuli.loader import load_suite
+
+    rng = np.random.default_rng(0)
+    levels = {"x": (0, 90), "y": (160, 256), "a": (0, 256), "b": (0, 256)}
+    for cat, (low, high) in levels.items():
+        (tmp_path / "toy" / cat).mkdir(parents=True)
+        for k in range(4):
+            pixels = rng.integers(low, high, (8, 8, 3), dtype=np.uint8)
+            Image.fromarray(pixels).resize((48, 40), Image.Resampling.NEAREST).save(tmp_path / "toy" / cat / f"{cat}{k}.png")
+    with Image.open(tmp_path / "toy/x/x0.png") as image:
+        image.resize((30, 25)).save(tmp_path / "toy/x/x9-small.png")
+    suite = {"schema": "eatkit.suite/1", "id": "toy", "title": "Toy", "tests": [
+        {"id": "t", "title": "T", **{r: {"name": r, "modality": "image", "category": f"toy/{r.lower()}"}
+                                     for r in ROLES}}]}
+    (tmp_path / "toy.json").write_text(json.dumps(suite))
+    result = run_suite(load_suite(tmp_path / "toy.json"), MeanColour(images=tmp_path, cache=False), validity=True,
+                       seed=0, n_bootstrap=0)
+    images = result.records[0].validity["images"]
+    assert images["sets"]["X"]["near_duplicates"][0][:2] == ["toy/x/x0.png", "toy/x/x9-small.png"]
+    assert all(not images["sets"][r]["near_duplicates"] for r in "YAB")
+    assert images["imbalance"]["X-Y"]["brightness"] < -3 and "brightness" in images["unbalanced"]["X-Y"]
+    assert images["sets"]["Y"]["properties"]["width"] == {"mean": 48.0, "sd": 0.0}
+    out = result.save(tmp_path / "run")
+    write_html_report([out], tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text()
+    assert "image toy/x/x0.png \u2248 toy/x/x9-small.png" in html and "X-Y: brightness d" in html

@@ -1,7 +1,8 @@
 """The "how far to trust this" panel of an EAT (``RunOptions.validity``, ``eatkit run --validity``).
 
 Statistics: :func:`eatkit.stats.stimulus_influence`, :func:`eatkit.stats.stimulus_stability`,
-:func:`eatkit.stats.minimum_detectable_effect` and :func:`eatkit.stats.vector_set_diagnostics`; this
+:func:`eatkit.stats.minimum_detectable_effect` and :func:`eatkit.stats.vector_set_diagnostics`, and for
+image sets read from files :mod:`eatkit.stimuli.image_diagnostics`; this
 module only turns their results into the plain JSON of the record's ``validity`` field (documented in
 ``docs/validity.md``) and the arrays saved beside it.
 """
@@ -21,6 +22,13 @@ from eatkit.stats import (
     vector_set_diagnostics,
 )
 from eatkit.stats.influence import ROLES, Influential
+from eatkit.stimuli.image_diagnostics import (
+    IMBALANCE_D,
+    NEAR_DUPLICATE_BITS,
+    image_set_diagnostics,
+    property_imbalance,
+    unbalanced,
+)
 
 #: most influential stimuli kept in the record
 TOP = 5
@@ -78,5 +86,21 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
             for role, d in sets.items()
         },
     }
+    if all(embedded[r].files for r in ROLES):
+        panel["images"] = image_panel(embedded)
     arrays = {f"validity_loo_{role}": influence.leave_one_out[role] for role in ROLES}
     return panel, arrays
+
+
+def image_panel(embedded: dict[str, Embedded]) -> dict[str, Any]:
+    """Near-duplicate images and image properties of each set, and the properties' imbalance between X
+    and Y and between A and B (:mod:`eatkit.stimuli.image_diagnostics`)."""
+    sets = {r: image_set_diagnostics(embedded[r].files, embedded[r].ids) for r in ROLES}
+    imbalance = {f"{a}-{b}": property_imbalance(sets[a], sets[b]) for a, b in (("X", "Y"), ("A", "B"))}
+    return {
+        "sets": {r: {"near_duplicates": [list(pair) for pair in d.near_duplicates], "properties": d.summary()}
+                 for r, d in sets.items()},
+        "imbalance": imbalance,
+        "unbalanced": {pair: unbalanced(values) for pair, values in imbalance.items()},
+        "max_distance": NEAR_DUPLICATE_BITS, "imbalance_d": IMBALANCE_D,
+    }

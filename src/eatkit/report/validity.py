@@ -21,7 +21,8 @@ _NOTE = (
     "attribute pairs as items (Du et al. 2021). Detectable: the smallest d (eatkit's Caliskan SD; pooled SD "
     "in brackets) that the permutation test at these target sizes detects with {power} power at alpha "
     "{alpha} (simulated). Sets: near-duplicate stimuli (cosine \u2265 0.95) and sets concentrated on one "
-    "direction. See docs/validity.md."
+    "direction; for image files, near-duplicate images (difference hash) and image properties whose pooled d "
+    "between X and Y (A and B) is at least 0.8. See docs/validity.md."
 )
 
 
@@ -50,6 +51,13 @@ def _sets(panel: Mapping[str, Any]) -> str:
                   for a, b, c in d["near_duplicates"]]
         if d["concentrated"]:
             notes.append(f"{escape(role)}: concentrated (effective size {fmt_number(d['effective_size'], 1)})")
+    images = panel.get("images")
+    if isinstance(images, Mapping):
+        for role, d in images["sets"].items():
+            notes += [f"{escape(role)}: image {escape(str(a))} \u2248 {escape(str(b))} ({c} bits)"
+                      for a, b, c in d["near_duplicates"]]
+        for pair, names in images["unbalanced"].items():
+            notes += [f"{escape(pair)}: {escape(name)} d {fmt_d(images['imbalance'][pair][name])}" for name in names]
     return "<br>".join(notes) if notes else "\u2013"
 
 
