@@ -220,3 +220,17 @@ def test_reference_is_used_and_checked():
         stimulus_influence(*vectors, reference=eat(*vectors, sd="pooled"))
     with pytest.raises(EatkitError, match="reference must be the EAT of the same sets"):
         stimulus_stability(vectors[1], vectors[0], *vectors[2:], reference=full)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s: stimulus_influence(*s, alpha=1.5), "alpha must lie strictly between 0 and 1, got 1.5"),
+    (lambda s: stimulus_influence(*s, loo_permutations=0), "loo_permutations must be a positive integer"),
+    (lambda s: stimulus_stability(*s, alpha=0), "alpha must lie strictly between 0 and 1, got 0"),
+    (lambda s: minimum_detectable_effect(1, 5), "power needs at least 2 values in each group, got 1 and 5"),
+    (lambda s: minimum_detectable_effect(5, 5, power=1.0), "power must lie strictly between 0 and 1, got 1.0"),
+    (lambda s: minimum_detectable_effect(5, 5, alternative="up"), "alternative must be one of"),
+    (lambda s: minimum_detectable_effect(5.5, 5), "n_x must be a positive integer"),
+])
+def test_bad_options_are_one_line_errors(call, message):
+    with pytest.raises(EatkitError, match=message):
+        call([_sets(0)[k] for k in ROLES])

@@ -25,7 +25,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats._validation import check_count, check_sets, check_share
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error, target_associations
 from eatkit.stats.differential import EATResult, eat, welch_p_values
 from eatkit.stats.effect_size import cohens_d
@@ -143,8 +143,7 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd,
                           p_method=p_method).validated()
     loo_permutations = check_count("loo_permutations", loo_permutations)
-    if not 0 < alpha < 1:
-        raise EatkitError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    alpha = check_share("alpha", alpha)
     sets = check_sets({"X": 3, "Y": 3, "A": 2, "B": 2}, X=X, Y=Y, A=A, B=B)
     generator, seed = resolve_rng(rng)
     full = full_test(sets, options, generator if seed is None else seed, reference)

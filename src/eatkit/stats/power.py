@@ -35,7 +35,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count
+from eatkit.stats._validation import check_count, check_share
 from eatkit.stats.options import check_choice
 
 #: data sets simulated per minimum detectable effect
@@ -108,9 +108,8 @@ def _check(n_x: Any, n_y: Any, alpha: float, power: float, alternative: str) -> 
     if n_x < 2 or n_y < 2:
         raise EatkitError(f"power needs at least 2 values in each group, got {n_x} and {n_y}")
     check_choice("alternative", alternative)
-    for name, value in (("alpha", alpha), ("power", power)):
-        if not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    check_share("alpha", alpha)
+    check_share("power", power)
     return n_x, n_y
 
 

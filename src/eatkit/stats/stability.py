@@ -10,8 +10,8 @@ ACL; Du, Fang & Nguyen 2021, "Assessing the Reliability of Word Embedding Gender
   and the share of resamples whose d has the sign of the observed d;
 * **subsampling**: ``n_subsamples`` draws of ``fraction`` of each set (without replacement), each tested
   like the full test (the same permutation test, exact or with ``subsample_permutations`` Monte Carlo
-  partitions, one column a subsample); the interval of their d and the share that keep the verdict (significant at ``alpha`` in
-  the same direction, or not significant, as the full test);
+  partitions, one column a subsample); the interval of their d and the share that keep the verdict
+  (significant at ``alpha`` in the same direction, or not significant, as the full test);
 * **split-half reliability** of the per-target scores s(w, A, B), w ∈ X ∪ Y: A and B are each split
   into random halves, the targets' scores from the two halves are correlated (Pearson r) and
   Spearman-Brown corrected, 2r / (1 + r); the mean over ``n_splits`` random splits;
@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats._validation import check_count, check_sets, check_share
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
 from eatkit.stats.bootstrap import bootstrap_effect_size
 from eatkit.stats.differential import EATResult
@@ -124,9 +123,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     (True, True, True)
     """
     options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd).validated()
-    for name, value in (("alpha", alpha), ("fraction", fraction)):
-        if not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    alpha, fraction = check_share("alpha", alpha), check_share("fraction", fraction)
     n_subsamples = check_count("n_subsamples", n_subsamples)
     subsample_permutations = check_count("subsample_permutations", subsample_permutations)
     n_splits = check_count("n_splits", n_splits)
