@@ -10,7 +10,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "eatkit"
 #: what eatkit.stats may import from eatkit
-STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io"}
+STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io", "eatkit._lazy"}
 
 
 def _module_name(path: Path) -> str:
@@ -93,7 +93,7 @@ def test_stats_import_only_the_base_modules_and_never_torch():
 
 #: the layers, bottom to top: a module may import from its own layer and the layers below it only
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("eatkit._version", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths"),
+    ("eatkit._version", "eatkit._lazy", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths"),
     ("eatkit.stats",),
     ("eatkit.stimuli", "eatkit.records"),
     ("eatkit.sources",),
@@ -141,3 +141,35 @@ def test_stats_never_import_pandas():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0] == "pandas" for n in names), path
+
+
+HEAVY = ("numpy", "scipy", "pandas", "torch", "numba", "matplotlib", "transformers")
+
+
+@pytest.mark.parametrize("code", [
+    "import eatkit",
+    "import eatkit.stats",
+    "from eatkit.cli import build_parser; build_parser()",
+    "from eatkit.cli import main; main(['list', 'suites'])",
+])
+def test_start_up_loads_no_heavy_library(code):
+    # `import eatkit`, `eatkit --help` and `eatkit list suites` load their libraries on first use only
+    import subprocess
+    import sys
+
+    probe = f"import sys, io, contextlib\nwith contextlib.redirect_stdout(io.StringIO()):\n    {code}\n" \
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(SRC.parent), "PATH": ""})
+    assert out.stdout.strip() == "[]", (code, out.stdout, out.stderr)
+
+
+def test_lazy_names_resolve():
+    import eatkit
+    import eatkit.stats
+
+    for module in (eatkit, eatkit.stats):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, (module.__name__, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        eatkit.nope  # noqa: B018
