@@ -4,6 +4,7 @@ the statistics import nothing from the rest of eatkit but its base modules (chec
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,12 @@ def test_lazy_names_resolve():
             assert getattr(module, name) is not None, (module.__name__, name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         eatkit.nope  # noqa: B018
+
+
+def test_no_lazy_name_is_also_a_submodule():
+    # importing a submodule sets the package attribute of its name: it would shadow a lazy function
+    for package in ("eatkit", "eatkit.stats"):
+        folder = SRC.joinpath(*package.split(".")[1:])
+        names = importlib.import_module(package)._NAMES
+        submodules = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
+        assert not set(names) & submodules, (package, set(names) & submodules)

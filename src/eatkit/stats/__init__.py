@@ -20,10 +20,10 @@ from eatkit._lazy import attach
 
 #: public name -> the module that defines it (loaded on first access)
 _NAMES: dict[str, str] = {
-    "AnisotropyResult": "eatkit.stats.anisotropy",
-    "CosineDiagnostic": "eatkit.stats.anisotropy",
-    "anisotropy": "eatkit.stats.anisotropy",
-    "cosine_diagnostic": "eatkit.stats.anisotropy",
+    "AnisotropyResult": "eatkit.stats.isotropy",
+    "CosineDiagnostic": "eatkit.stats.isotropy",
+    "anisotropy": "eatkit.stats.isotropy",
+    "cosine_diagnostic": "eatkit.stats.isotropy",
     "BootstrapResult": "eatkit.stats.bootstrap",
     "bootstrap_effect_size": "eatkit.stats.bootstrap",
     "EATResult": "eatkit.stats.differential",
