@@ -135,7 +135,6 @@ def test_the_layer_check_finds_a_planted_upward_import():
     assert _layer("eatkit") > _layer("eatkit.cli.run")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: stats/ranking.py still imports pandas")
 def test_stats_never_import_pandas():
     for path in (SRC / "stats").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
