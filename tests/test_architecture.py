@@ -182,3 +182,26 @@ def test_no_lazy_name_is_also_a_submodule():
         names = importlib.import_module(package)._NAMES
         submodules = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
         assert not set(names) & submodules, (package, set(names) & submodules)
+
+
+def _private_crossings() -> list[tuple[str, str]]:
+    """(module, what) for every import of a private module or name (``_x``) from outside its package."""
+    found = []
+    for path in SRC.rglob("*.py"):
+        module = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            for name in [node.module, *names]:
+                parts = name.split(".")
+                for i, part in enumerate(parts[1:], 1):
+                    owner = ".".join(parts[:i])
+                    if part.startswith("_") and not part.startswith("__") and not (
+                            module == owner or module.startswith(owner + ".")):
+                        found.append((module, name))
+    return sorted(set(found))
+
+
+def test_no_private_name_crosses_a_package():
+    assert _private_crossings() == []

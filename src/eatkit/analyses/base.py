@@ -50,7 +50,7 @@ class RunOptions(TestOptions):
 
     def validated(self) -> "RunOptions":
         """Check every option before any model is loaded; one precise error per problem."""
-        from eatkit.stats._random import resolve_rng
+        from eatkit.stats import resolve_rng
 
         base = TestOptions.validated(self)
         resolve_rng(self.seed)

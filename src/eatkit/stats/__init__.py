@@ -14,6 +14,7 @@
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
+:func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
 =====================================  ==========================================================================
 """
 from eatkit._lazy import attach
@@ -52,6 +53,7 @@ _NAMES: dict[str, str] = {
     "adjust_p_values": "eatkit.stats.multitest",
     "TestOptions": "eatkit.stats.options",
     "PermutationOutcome": "eatkit.stats.permutation",
+    "resolve_rng": "eatkit.stats._random",
     "group_permutation_test": "eatkit.stats.permutation",
 }
 __all__ = sorted(_NAMES)
