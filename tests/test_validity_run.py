@@ -83,7 +83,7 @@ def test_docs_python_example():
 
 
 def _doc_command() -> list[str]:
-    commands = [line for line in DOC.read_text().splitlines() if line.startswith("eatkit ")]
+    commands = [line for line in DOC.read_text().splitlines() if line.startswith("eatkit run ")]
     assert len(commands) == 1
     return shlex.split(commands[0])[1:]
 
