@@ -97,7 +97,7 @@ def test_minimum_detectable_effect_agrees_with_statsmodels(n):
     assert not m.exact and m.permutations == 1999
 
 
-@pytest.mark.parametrize("n", [8, 25])
+@pytest.mark.parametrize("n", [8, 16, 25, 32])
 def test_permutation_test_at_the_minimum_detectable_effect_has_the_power(n):
     """2,000 fresh normal data sets shifted by the MDE: eatkit's own permutation test (the same 1,999
     Monte Carlo partitions a test, one column a data set) rejects in 80% +- 3% of them."""

@@ -40,8 +40,10 @@ def _panel_checks(record: dict, arrays: np.lib.npyio.NpzFile) -> None:
 def test_run_with_validity_offline(tmp_path, capsys):
     out = tmp_path / "run"
     code = main(["run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat7,weat9", "--validity",
-                 "--seed", "3", "--bootstrap", "100", "-q", "-o", str(out), "--report"])
-    assert code == 0, capsys.readouterr().err
+                 "--seed", "3", "--bootstrap", "100", "-o", str(out), "--report"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "how far to trust (--validity)" in printed.out
     records = json.loads((out / "results.json").read_text())
     arrays = np.load(out / "similarities.npz")
     for record in records:
@@ -51,7 +53,8 @@ def test_run_with_validity_offline(tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert "How far to trust each test" in html
     for record in records:
-        assert record["validity"]["influence"]["most_influential"][0]["stimulus"] in html
+        top = record["validity"]["influence"]["most_influential"][0]["stimulus"]
+        assert top in html and f"  {record['test']}: {top} (" in printed.out
     # without --validity: no panel, validity null
     code = main(["run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat7", "--seed", "3",
                  "--bootstrap", "0", "-q", "-o", str(tmp_path / "plain"), "--report"])

@@ -91,3 +91,29 @@ def validity_html(records: Sequence[Any]) -> str:
                         alpha=f"{first['power']['alpha']:g}")
     return (f'<div class="scroll"><table class="validity"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
             f'</tbody></table></div><p class="note">{escape(note)}</p>')
+
+
+def validity_console(records: Sequence[Any]) -> str:
+    """One line per record with a ``validity`` field: its most influential stimulus, the removals that flip
+    significance, the share of subsamples that keep the verdict and the detectable d ("" when none).
+
+    >>> class R: test, validity = "t", {"influence": {"most_influential": [{"stimulus": "w", "role": "A",
+    ...     "effect_size": 0.8}], "flips": []}, "stability": {"verdict_kept": 0.9}, "power": {"effect_size": 1.1}}
+    >>> print(validity_console([R()]))
+    how far to trust (--validity): most influential stimulus (d without it); flips; verdict kept in subsamples; detectable d
+      t: w (A, 0.80); flips: none; verdict kept 90%; detectable d 1.10
+    """
+    lines = []
+    for record in records:
+        panel = getattr(record, "validity", None)
+        if not isinstance(panel, Mapping):
+            continue
+        top = panel["influence"]["most_influential"][0]
+        flips = ", ".join(str(f["stimulus"]) for f in panel["influence"]["flips"]) or "none"
+        lines.append(f"  {record.test}: {top['stimulus']} ({top['role']}, {fmt_d(top['effect_size'])}); flips: {flips}; "
+                     f"verdict kept {panel['stability']['verdict_kept']:.0%}; detectable d "
+                     f"{fmt_d(panel['power']['effect_size'])}")
+    if not lines:
+        return ""
+    return "\n".join(["how far to trust (--validity): most influential stimulus (d without it); flips; verdict kept "
+                      "in subsamples; detectable d", *lines])
