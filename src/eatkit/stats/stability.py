@@ -73,6 +73,8 @@ class Stability:
     significant: bool
     alpha: float
     alternative: str
+    sd: str
+    ddof: int
     confidence_level: float
     bootstrap_interval: tuple[float, float]
     bootstrap_same_sign: float
@@ -156,7 +158,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     low, high = np.quantile(d_sub, [tail, 1 - tail])
     return Stability(
         effect_size=full.effect_size, p_value=full.p_value, significant=bool(significant), alpha=alpha,
-        alternative=alternative, confidence_level=confidence_level,
+        alternative=alternative, sd=sd, ddof=options.ddof, confidence_level=confidence_level,
         bootstrap_interval=(boot.low, boot.high),
         bootstrap_same_sign=float(np.mean(np.sign(boot.distribution) == np.sign(full.effect_size))),
         n_resamples=boot.n_resamples, fraction=fraction, subsample_sizes=sizes, n_subsamples=n_subsamples,
