@@ -234,3 +234,19 @@ def test_reference_is_used_and_checked():
 def test_bad_options_are_one_line_errors(call, message):
     with pytest.raises(EatkitError, match=message):
         call([_sets(0)[k] for k in ROLES])
+
+
+def test_welch_runs_use_welch_throughout():
+    from eatkit.stats.differential import welch_p_values
+
+    sets = _sets(12, sizes=(8, 8, 5, 5))
+    vectors = [sets[k] for k in ROLES]
+    full = eat(*vectors, p_method="welch")
+    r = stimulus_influence(*vectors, p_method="welch", reference=full)
+    without = eat(vectors[0][1:], *vectors[1:], p_method="welch")
+    assert r.leave_one_out_p["X"][0] == pytest.approx(without.p_value, rel=1e-12)
+    st = stimulus_stability(*vectors, p_method="welch", reference=full, fraction=0.9, n_subsamples=30, rng=0,
+                            n_resamples=100)
+    assert st.subsample_sizes == {"X": 8, "Y": 8, "A": 5, "B": 5}  # every subsample is the whole test
+    np.testing.assert_allclose(st.subsample_p_values, full.p_value, rtol=1e-9)
+    assert welch_p_values(*full.associations, 1)["greater"] == full.p_value

@@ -44,8 +44,9 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
     """The record's ``validity`` field and its arrays (``validity_loo_<role>``: d without each stimulus)
     for the EAT ``full`` of the embedded sets X, Y, A, B (computed with the run's options and ``seed``)."""
     vectors = [embedded[r].vectors for r in ROLES]
-    options = dict(alternative=full.alternative, ddof=full.ddof, sd=full.sd, reference=full, rng=seed)
-    influence = stimulus_influence(*vectors, alpha=alpha, p_method=full.p_method, **options)
+    options = dict(alternative=full.alternative, ddof=full.ddof, sd=full.sd, p_method=full.p_method, reference=full,
+                   rng=seed)
+    influence = stimulus_influence(*vectors, alpha=alpha, **options)
     stability = stimulus_stability(*vectors, alpha=alpha, confidence_level=confidence_level, n_resamples=N_RESAMPLES,
                                    n_subsamples=N_SUBSAMPLES, n_splits=N_SPLITS, **options)
     n_x, n_y = len(vectors[0]), len(vectors[1])

@@ -10,7 +10,7 @@ ACL; Du, Fang & Nguyen 2021, "Assessing the Reliability of Word Embedding Gender
   and the share of resamples whose d has the sign of the observed d;
 * **subsampling**: ``n_subsamples`` draws of ``fraction`` of each set (without replacement), each tested
   like the full test (the same permutation test, exact or with ``subsample_permutations`` Monte Carlo
-  partitions, one column a subsample); the interval of their d and the share that keep the verdict
+  partitions, one column a subsample; Welch's test with ``p_method="welch"``); the interval of their d and the share that keep the verdict
   (significant at ``alpha`` in the same direction, or not significant, as the full test);
 * **split-half reliability** of the per-target scores s(w, A, B), w ∈ X ∪ Y: A and B are each split
   into random halves, the targets' scores from the two halves are correlated (Pearson r) and
@@ -34,7 +34,7 @@ from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_sets, check_share
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
 from eatkit.stats.bootstrap import bootstrap_effect_size
-from eatkit.stats.differential import EATResult
+from eatkit.stats.differential import EATResult, welch_p_values
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.influence import full_test
 from eatkit.stats.options import TestOptions
@@ -97,7 +97,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
                        permutations: str | int = "auto", alpha: float = 0.05, n_resamples: int = 2000,
                        confidence_level: float = 0.95, n_subsamples: int = 500, fraction: float = 0.8,
                        subsample_permutations: int = SUBSAMPLE_PERMUTATIONS, n_splits: int = 200,
-                       rng: Any = None, ddof: int = 1, sd: str = "caliskan",
+                       rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation",
                        reference: EATResult | None = None) -> Stability:
     """Bootstrap over all sets, subsampling, split-half reliability and Cronbach's alpha of an EAT.
 
@@ -111,7 +111,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         Share of each set kept by a subsample (at least 2 targets and 1 attribute of each set).
     subsample_permutations : int
         Monte Carlo partitions of each subsample's permutation test (exact when there are at most that many).
-    alternative, alpha, n_resamples, confidence_level, rng, ddof, sd
+    alternative, alpha, n_resamples, confidence_level, rng, ddof, sd, p_method
         As in :func:`~eatkit.stats.eat` and :func:`~eatkit.stats.bootstrap_effect_size`.
     reference : EATResult, optional
         The full test, when already computed with these options: not computed again.
@@ -124,7 +124,8 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     >>> st.significant, st.verdict_kept > 0.5, bool(st.cronbach_alpha > 0.5)
     (True, True, True)
     """
-    options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd).validated()
+    options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd,
+                          p_method=p_method).validated()
     alpha, fraction = check_share("alpha", alpha), check_share("fraction", fraction)
     n_subsamples = check_count("n_subsamples", n_subsamples)
     subsample_permutations = check_count("subsample_permutations", subsample_permutations)
@@ -146,11 +147,14 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         keep = np.argsort(generator.random(s_all.shape), axis=1)[:, :sizes[t]]
         groups.append(np.take_along_axis(s_all, keep, axis=1))
     d_sub = np.asarray(cohens_d(groups[0], groups[1], sd=sd, ddof=options.ddof, atol=atol))
-    k, m = sizes["X"], sizes["Y"]
-    count = "exact" if math.comb(k + m, k) <= subsample_permutations else subsample_permutations
-    outs = permutation_tests(np.ascontiguousarray(groups[0].T), np.ascontiguousarray(groups[1].T),
-                             permutations=count, rng=generator, atol=atol)
-    p_sub = np.array([o.p_values[alternative] for o in outs])
+    if options.p_method == "welch":
+        p_sub = np.array([welch_p_values(f, g, options.ddof)[alternative] for f, g in zip(*groups)])
+    else:
+        k, m = sizes["X"], sizes["Y"]
+        count = "exact" if math.comb(k + m, k) <= subsample_permutations else subsample_permutations
+        outs = permutation_tests(np.ascontiguousarray(groups[0].T), np.ascontiguousarray(groups[1].T),
+                                 permutations=count, rng=generator, atol=atol)
+        p_sub = np.array([o.p_values[alternative] for o in outs])
     kept = (p_sub < alpha) == significant
     if significant:  # significant in the same direction (matters for "two-sided")
         kept &= np.sign(d_sub) == np.sign(full.effect_size)
