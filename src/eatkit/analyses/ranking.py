@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from eatkit.analyses.base import Outcome, RunOptions
-from eatkit.analyses.probe import ProbeAnalysis, check_number
+from eatkit.analyses.probe import ProbeAnalysis
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.association import cosine_matrix
@@ -68,23 +68,16 @@ class RankingAnalysis(ProbeAnalysis):
 
     kind = "ranking"
     record_type = RankingRecord
-    defaults = {"reference": "us-states-2019", "prompt": "lives-in", "overrides": {}, "columns": {}, "k": None,
-                "group_size": None, "repeats": 1000, "tables": []}
-
-    def validate(self, params: dict[str, Any]) -> None:
-        table = load_region_table(params["reference"])
-        region_prompts(table.regions, params["prompt"], params["overrides"])
-        check_number("repeats", params["repeats"], low=1, integer=True)
-        for name in ("k", "group_size"):
-            if params[name] is not None:
-                check_number(name, params[name], low=1, integer=True)
-        for extra in params["tables"]:
-            check_same_regions(table.regions, load_region_table(extra).frame, f"region table {extra}")
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         super().check(test, options)
+        params = options.params
+        table = load_region_table(params["reference"])
+        region_prompts(table.regions, params["prompt"], params["overrides"])
+        for extra in params["tables"]:
+            check_same_regions(table.regions, load_region_table(extra).frame, f"region table {extra}")
         sizes = {g: len(s.items) for g, s in test.sets().items() if s.items}
-        wanted = self.params(options)["group_size"]
+        wanted = params["group_size"]
         small = min(sizes, key=sizes.get) if sizes else None
         if small is not None and wanted is not None and sizes[small] < wanted:
             raise EatkitError(f"group '{small}' has {sizes[small]} images, fewer than the {wanted} that the "
@@ -94,7 +87,7 @@ class RankingAnalysis(ProbeAnalysis):
         if not {"image", "sentence"} <= set(getattr(model, "modalities", ())):
             raise EatkitError(f"model '{getattr(model, 'id', model)}' is not a vision-language model: the ranking "
                               f"probe needs {VL_FAMILIES}")
-        params = self.params(options)
+        params = options.params
         table = load_region_table(params["reference"])
         prompts = region_prompts(table.regions, params["prompt"], params["overrides"])
         groups = {g: model.embed(s) for g, s in test.sets().items()}
@@ -103,7 +96,7 @@ class RankingAnalysis(ProbeAnalysis):
 
     def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        params = self.params(options)
+        params = options.params
         prompts: dict[str, str] = embedded["prompts"]
         regions = list(prompts)
         groups = embedded["groups"]

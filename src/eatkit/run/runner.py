@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.analyses import get_analysis
-from eatkit.analyses.base import Outcome, RunOptions
+from eatkit.analyses.base import Outcome, RunOptions, options_by_test
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import text_sha256
 from eatkit.run.manifest import build_manifest
@@ -179,20 +179,23 @@ def run_suite(
     _, run_seed = resolve_rng(options.seed)
     selected = select_tests(suite, tests)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
+    given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
-        analyses[test.id].check(test, options)
-    memo = _embed_all(source, [s for test in selected for s in analyses[test.id].stimulus_sets(test, options).values()])
+        analyses[test.id].check(test, given[test.id])
+    memo = _embed_all(source, [s for test in selected
+                               for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()])
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
     for test in progress(selected, desc="embedding"):
-        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t), options)
+        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t),
+                                                    given[test.id])
     for test in selected:
-        analyses[test.id].precheck(test, embedded[test.id], options)
+        analyses[test.id].precheck(test, embedded[test.id], given[test.id])
     outcomes: list[Outcome] = []
     for test in progress(selected, desc=suite.id):
         try:
-            outcomes += analyses[test.id].compute(test, embedded[test.id], options, suite=suite.id,
+            outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
                                                   seed=_test_seed(run_seed, test.id))
         except EatkitError as err:
             raise EatkitError(f"test '{test.id}': {err}") from None
@@ -287,10 +290,10 @@ def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], sou
 
 def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
     """Benjamini-Hochberg q-values across the run's tested p-values, set on the records that have one."""
-    tested = [i for i, o in enumerate(outcomes) if o.record.tested_p_value() is not None]
+    tested = [i for i, o in enumerate(outcomes) if o.record.p_value is not None]
     if not tested:
         return outcomes
-    q_values = adjust_p_values([outcomes[i].record.tested_p_value() for i in tested], method="bh")
+    q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
     out = list(outcomes)
     for i, q in zip(tested, q_values):
         out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
