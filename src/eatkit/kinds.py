@@ -215,17 +215,26 @@ class KindSpec:
                 return p
         raise EatkitError(f"{self.name} tests have no parameter {name!r}")
 
-    def resolve(self, given: Mapping[str, Any], test_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Every parameter of the kind, validated: ``given`` (run options) over ``test_params`` (a suite
-        test's ``params``) over the defaults. A name the kind does not take is an error."""
+    def check(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters ``given`` (run options), each checked and converted; a name the kind does not
+        take is an error."""
         names = [p.name for p in self.params]
         unknown = sorted(set(given) - set(names))
         if unknown:
             takes = f"(its options: {', '.join(names)})" if names else "(it takes none)"
             raise EatkitError(f"{self.name} tests do not take the option {unknown[0]!r} {takes}")
+        return {p.name: p.convert(given[p.name]) for p in self.params if p.name in given}
+
+    def complete(self, checked: Mapping[str, Any], test_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Every parameter of the kind: ``checked`` (from :meth:`check`) over ``test_params`` (a suite test's
+        ``params``, checked here) over the defaults."""
         suite = test_params or {}
-        return {p.name: p.convert(given[p.name]) if p.name in given else
+        return {p.name: checked[p.name] if p.name in checked else
                 p.convert(suite[p.name]) if p.name in suite else p.default for p in self.params}
+
+    def resolve(self, given: Mapping[str, Any], test_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """:meth:`check` then :meth:`complete`: every parameter of the kind, validated."""
+        return self.complete(self.check(given), test_params)
 
     def load_analysis(self) -> Any:
         """An instance of the kind's analysis."""

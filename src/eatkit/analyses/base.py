@@ -91,9 +91,9 @@ class RunOptions(TestOptions):
 
 
 def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> dict[str, RunOptions]:
-    """Each test's options, its kind's parameters resolved (:meth:`eatkit.kinds.KindSpec.resolve`: the run's
-    ``params`` over the test's suite ``params`` over the defaults): the one place where parameters are
-    validated. A run parameter that no test of the run takes is an error naming the kinds that take it.
+    """Each test's options, its kind's parameters resolved (:meth:`eatkit.kinds.KindSpec.check` and
+    :meth:`~eatkit.kinds.KindSpec.complete`: the run's ``params`` over the test's suite ``params`` over the
+    defaults): the one place where parameters are validated. A run parameter that no test of the run takes is an error naming the kinds that take it.
 
     >>> t = AssociationTest("g", "G", "geometry", ())
     >>> options_by_test([t], RunOptions(params={"fold": "pair"}))["g"].params["iterations"]
@@ -112,12 +112,12 @@ def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> di
                 raise EatkitError(f"no kind of test takes the option {name!r}")
             flag = get_kind(takers[0]).param(name).option
             raise EatkitError(f"{flag} applies to {', '.join(takers)} tests only")
+    checked = {kind: spec.check({k: v for k, v in given.items() if k in {p.name for p in spec.params}})
+               for kind, spec in specs.items()}
     out = {}
     for test in tests:
-        spec = specs[test.kind]
-        names = {p.name for p in spec.params}
         try:
-            params = spec.resolve({k: v for k, v in given.items() if k in names}, dict(test.params))
+            params = specs[test.kind].complete(checked[test.kind], dict(test.params))
         except EatkitError as err:
             raise EatkitError(f"test '{test.id}': {err}") from None
         out[test.id] = dataclasses.replace(options, params=params)
@@ -161,3 +161,8 @@ class Analysis(ABC):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         """The statistics of one test: one or more outcomes."""
+
+    def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
+        """Files this kind adds to the run folder, from the run's outcomes of this kind: relative path ->
+        content (e.g. ``captions.csv``); written with the run by :func:`eatkit.run.folder.write_run`."""
+        return {}

@@ -10,7 +10,10 @@ of each group (in file-name order) is optimised with the random stream ``run see
 
 from __future__ import annotations
 
+import io
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -89,3 +92,17 @@ class GenerationAnalysis(ProbeAnalysis):
             generator=embedded["generator"], images={g: list(ids) for g, (_, ids) in embedded["files"].items()})
         return [Outcome(record, {f"brightness-{g}": b for g, b in brightness.items()},
                         {"frames": frames, "files": embedded["files"]})]
+
+    def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
+        """``frames/<group>/<image>-step<k>.png``: every kept frame of every image."""
+        from PIL import Image
+
+        out = {}
+        for o in outcomes:
+            for group, frames in o.result["frames"].items():
+                for image_id, series in zip(o.result["files"][group][1], frames):
+                    for step, frame in zip(o.record.steps, series):
+                        png = io.BytesIO()
+                        Image.fromarray(frame).save(png, format="PNG")
+                        out[f"frames/{group}/{Path(image_id).stem}-step{step:04d}.png"] = png.getvalue()
+        return out

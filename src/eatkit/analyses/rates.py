@@ -11,7 +11,10 @@ of independence across groups (:func:`eatkit.stats.proportions.group_rates`).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,3 +137,12 @@ class CaptionAnalysis(ProbeAnalysis):
                 captions_by_image={img: c for g, (_, ids) in files.items() for img, c in zip(ids, captions[g])})
             outcomes.append(Outcome(record, {}, rates))
         return outcomes
+
+    def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
+        """``captions.csv``: every caption (image, top_p, caption)."""
+        table = io.StringIO()
+        writer = csv.writer(table, lineterminator="\r\n")
+        writer.writerow(["image", "top_p", "caption"])
+        for o in outcomes:
+            writer.writerows([img, f"{o.record.top_p:g}", c] for img, c in o.record.captions_by_image.items())
+        return {"captions.csv": table.getvalue().encode("utf-8")}

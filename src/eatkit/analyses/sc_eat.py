@@ -9,7 +9,7 @@ a permutation p over re-partitions of A ∪ B or Welch's t-test.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError

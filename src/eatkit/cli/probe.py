@@ -9,7 +9,6 @@ captions and ``frames/`` for generation) to the output folder; ``--report`` adds
 from __future__ import annotations
 
 import argparse
-import csv
 import shlex
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from eatkit.cli import non_negative
 from eatkit.cli.run import add_kind_flags, given_params, show_run
-from eatkit.errors import EatkitError, one_line
+from eatkit.errors import EatkitError
 
 def register(sub: Any) -> None:
     from eatkit.kinds import probe_kinds
@@ -57,7 +56,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from eatkit.analyses.base import RunOptions, options_by_test
     from eatkit.report.kinds import console_tables
     from eatkit.run.probes import probe_suite, run_probe
-    from eatkit.run.runner import prepare_output
+    from eatkit.run.folder import prepare_output
 
     kind = args.kind.name
     params = given_params(args, [args.kind])
@@ -78,7 +77,8 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     run = run_probe(kind, model, images, groups=groups, seed=args.seed, params=params,
                     confidence_level=args.confidence_level, command=command)
     out = run.save(out)
-    written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json{_write_extras(run, out)}"
+    extra = "".join(f", {name}" for name in dict.fromkeys(f"{Path(f).parts[0]}/" if "/" in f else f for f in run.files))
+    written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json{extra}"
     return show_run(console_tables(run.records), written, out, args)
 
 
@@ -101,48 +101,3 @@ def _model(args: argparse.Namespace, kind: str) -> Any:
         if accepted is not None and key not in accepted:
             raise EatkitError(f"model '{spec.name}' does not take the option --{key.replace('_', '-')}")
     return spec.build(**options)
-
-
-def _write_extras(run: Any, out: Path) -> str:
-    """captions.csv (every caption) and frames/<group>/<image>-step<k>.png (every kept frame)."""
-    try:
-        captions = [r for r in run.records if r.kind == "caption"]
-        if captions:
-            with open(out / "captions.csv", "w", newline="", encoding="utf-8") as fh:
-                writer = csv.writer(fh)
-                writer.writerow(["image", "top_p", "caption"])
-                for r in captions:
-                    writer.writerows([img, f"{r.top_p:g}", c] for img, c in r.captions_by_image.items())
-            return ", captions.csv"
-        generated = [o for o in run.outcomes if o.record.kind == "generation"]
-        if generated:
-            from PIL import Image
-
-            for o in generated:
-                for group, frames in o.result["frames"].items():
-                    folder = out / "frames" / group
-                    folder.mkdir(parents=True, exist_ok=True)
-                    for image_id, series in zip(o.result["files"][group][1], frames):
-                        for step, frame in zip(o.record.steps, series):
-                            Image.fromarray(frame).save(folder / f"{Path(image_id).stem}-step{step:04d}.png")
-            return ", frames/"
-    except OSError as err:
-        raise EatkitError(f"cannot write to {out}: {one_line(err)}") from None
-    return ""
-
-
-def _pairs(values: list[str], flag: str) -> dict[str, str]:
-    out = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key.strip() or not val.strip():
-            raise EatkitError(f"{flag} takes KEY=VALUE, got '{value}'")
-        out[key.strip()] = val.strip()
-    return out
-
-
-def _floats(value: str, flag: str) -> list[float]:
-    try:
-        return [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise EatkitError(f"{flag} takes comma-separated numbers, got '{value}'") from None

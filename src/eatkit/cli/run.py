@@ -109,7 +109,8 @@ def register(sub: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from eatkit.report.kinds import console_tables
-    from eatkit.run.runner import prepare_output, run_suite, select_tests
+    from eatkit.run.folder import prepare_output
+    from eatkit.run.runner import run_suite, select_tests
     from eatkit.stimuli.loader import load_suite
 
     # everything that can be checked is checked before a model is loaded or a test computed

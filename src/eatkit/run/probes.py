@@ -20,8 +20,9 @@ from eatkit.analyses import get_analysis
 from eatkit.analyses.base import RunOptions, options_by_test
 from eatkit.analyses.probe import ProbeAnalysis
 from eatkit.errors import EatkitError
-from eatkit.io import file_sha256, text_sha256
+from eatkit.io import file_sha256
 from eatkit.kinds import get_kind, probe_kinds
+from eatkit.run.folder import set_entry
 from eatkit.run.manifest import build_manifest
 from eatkit.run.runner import RunResult
 from eatkit.stats._random import resolve_rng
@@ -72,9 +73,6 @@ def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str
 
 def _image_checksums(test: AssociationTest) -> dict[str, Any]:
     """Every image of every group with its SHA-256, and one SHA-256 per group (its fingerprint)."""
-    out = {}
-    for group, stimuli in test.sets().items():
-        items = [[i, file_sha256(p)] for i, p in zip(image_ids(stimuli), stimuli.items)]
-        out[group] = {"name": stimuli.name, "modality": "image", "n": len(items),
-                      "sha256": text_sha256("\n".join(f"{i}\t{h}" for i, h in items)), "items": items, "dropped": []}
-    return out
+    return {group: set_entry(stimuli.name, "image", [[i, file_sha256(p)] for i, p in zip(image_ids(stimuli),
+                                                                                        stimuli.items)])
+            for group, stimuli in test.sets().items()}
