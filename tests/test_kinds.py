@@ -160,3 +160,26 @@ def test_every_registered_kind_is_consistent():
 def test_an_unknown_kind_is_one_line():
     with pytest.raises(EatkitError, match=r"^unknown test kind 'rnd' \(known: eat, sc-eat, "):
         get_kind("rnd")
+
+
+def test_results_of_eatkit_0_2_load_with_the_base_fields_they_lacked(tmp_path):
+    """eatkit 0.2 wrote q_value only on tested records and dropped only on embedding kinds: a VQA record
+    (no dropped) and a geometry record (no p_value, no q_value) of 0.2 load, the missing fields defaulted."""
+    from eatkit.report import load_run
+
+    common = {"schema_version": 2, "suite": "probe-vqa", "seed": 7, "warnings": []}
+    vqa = {**common, "kind": "vqa", "test": "vqa-1", "title": "VQA: q?", "groups": ["a", "b"],
+           "n": {"a": 2, "b": 2}, "counts": {"a": 1, "b": 2}, "rates": {"a": 0.5, "b": 1.0},
+           "intervals": {"a": [0.09, 0.91], "b": [0.34, 1.0]}, "confidence_level": 0.95, "chi_square": 1.33,
+           "dof": 1, "p_value": 0.248, "min_expected": 0.5, "q_value": 0.248, "question": "q?",
+           "yes_answer": "yes", "answers": {"a": {"yes": 1, "no": 1}, "b": {"yes": 2}},
+           "answers_by_image": {"a/1.png": "yes"}}
+    geometry = {**common, "kind": "geometry", "test": "g", "title": "G", "models": ["m"], "classes": {"x": 3},
+                "iterations": 10, "fold": "half", "similarity": "cosine", "reference": None,
+                "alternative": "two-sided", "scores": [], "comparisons": [], "spearman": [],
+                "compare_sources": [], "dropped": {}}
+    (tmp_path / "results.json").write_text(json.dumps([vqa, geometry]), encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(json.dumps({"eatkit_version": "0.2.1"}), encoding="utf-8")
+    first, second = load_run(tmp_path).records
+    assert (first.kind, first.p_value, first.q_value, first.dropped) == ("vqa", 0.248, 0.248, {})
+    assert (second.kind, second.p_value, second.q_value) == ("geometry", None, None)

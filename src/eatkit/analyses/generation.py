@@ -22,6 +22,7 @@ from eatkit.analyses.base import Outcome, RunOptions
 from eatkit.analyses.probe import ProbeAnalysis, group_files
 from eatkit.errors import EatkitError
 from eatkit.records import Record
+from eatkit.stats.summary import describe, percent_change
 from eatkit.stimuli.types import AssociationTest
 
 
@@ -80,15 +81,14 @@ class GenerationAnalysis(ProbeAnalysis):
         # brightness[i, t]: mean over the region's pixels and channels of image i's frame t
         brightness = {g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
                       for g, fs in frames.items()}
-        mean = {g: b.mean(axis=0) for g, b in brightness.items()}
+        summary = {g: describe(b, axis=0, ddof=1) for g, b in brightness.items()}
         record = GenerationRecord(
             suite=suite, test=test.id, title=f"Generation toward '{params['prompt']}'", seed=options.seed,
             prompt=params["prompt"], groups=list(frames), n={g: len(fs) for g, fs in frames.items()},
             steps=embedded["steps"], region=[float(v) for v in params["region"]], region_pixels=box,
-            brightness_mean={g: m.tolist() for g, m in mean.items()},
-            brightness_sd={g: (b.std(axis=0, ddof=1) if len(b) > 1 else np.full(b.shape[1], np.nan)).tolist()
-                           for g, b in brightness.items()},
-            change_percent={g: (100.0 * (m / m[0] - 1.0)).tolist() for g, m in mean.items()},
+            brightness_mean={g: s.mean.tolist() for g, s in summary.items()},
+            brightness_sd={g: s.sd.tolist() for g, s in summary.items()},
+            change_percent={g: percent_change(s.mean).tolist() for g, s in summary.items()},
             generator=embedded["generator"], images={g: list(ids) for g, (_, ids) in embedded["files"].items()})
         return [Outcome(record, {f"brightness-{g}": b for g, b in brightness.items()},
                         {"frames": frames, "files": embedded["files"]})]

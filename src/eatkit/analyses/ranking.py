@@ -25,6 +25,7 @@ from eatkit.stats.association import cosine_matrix
 from eatkit.stats.ranking import (
     check_same_regions, compare_shares, correlate_regions, max_skew, ndkl, rank_shares,
 )
+from eatkit.stats.summary import describe
 from eatkit.stimuli.regions import load_region_table, region_prompts
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
@@ -55,6 +56,8 @@ class RankingRecord(Record):
     r_squared_p_values: dict[str, float]
     max_skew: dict[str, float]  # region -> MaxSkew@k
     ndkl: dict[str, float]  # region -> NDKL
+    mean_max_skew: float | None = None  # over the regions (None: a record of eatkit 0.2, which had none)
+    mean_ndkl: float | None = None
     correlations: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # table -> group -> column
     correlation_p_values: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
@@ -112,6 +115,7 @@ class RankingAnalysis(ProbeAnalysis):
         k = shares.attrs["k"]
         extra = {str(t): correlate_regions(shares, load_region_table(t).frame) for t in params["tables"]}
         ref = table.frame.loc[regions]
+        skews, divergences = max_skew(ranked, k), ndkl(ranked)  # per region (Geyik et al. 2019)
         record = RankingRecord(
             suite=suite, test=test.id, title=test.title, seed=seed,
             groups=list(shares.columns), group_counts=shares.attrs["group_counts"],
@@ -122,8 +126,8 @@ class RankingAnalysis(ProbeAnalysis):
             reference_shares={r: {g: float(ref.loc[r, c]) for g, c in comparison.columns.items()} for r in regions},
             r=comparison.r, r_p_values=comparison.r_p_values, r_squared=comparison.r_squared,
             r_squared_by_output=comparison.r_squared_by_output, r_squared_p_values=comparison.r_squared_p_values,
-            max_skew=dict(zip(regions, map(float, max_skew(ranked, k)))),
-            ndkl=dict(zip(regions, map(float, ndkl(ranked)))),
+            max_skew=dict(zip(regions, map(float, skews))), ndkl=dict(zip(regions, map(float, divergences))),
+            mean_max_skew=float(describe(skews).mean), mean_ndkl=float(describe(divergences).mean),
             correlations={t: c.r for t, c in extra.items()},
             correlation_p_values={t: c.p_values for t, c in extra.items()},
         )

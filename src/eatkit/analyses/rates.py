@@ -44,7 +44,6 @@ class RateRecord(Record):
     min_expected: float
 
 
-
 def _rate_fields(rates: GroupRates) -> dict[str, Any]:
     return {"groups": list(rates.rates), "n": rates.totals, "counts": rates.counts, "rates": rates.rates,
             "intervals": {g: list(v) for g, v in rates.intervals.items()}, "confidence_level": rates.confidence_level,

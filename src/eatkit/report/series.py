@@ -21,6 +21,7 @@ from eatkit.io import inside
 from eatkit.report.formatting import fmt_d, is_missing
 from eatkit.report.run import Run, load_run
 from eatkit.report.style import INK, figure_html, new_figure, wrap
+from eatkit.stats.multitest import significant
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -79,8 +80,8 @@ def load_series(folder: str | Path) -> Series:
 def _sig(record: Any, level: str) -> bool:
     if level == "1":
         p = record.q_value if not is_missing(record.q_value) else record.p_value
-        return not is_missing(p) and p < record.pattern_thresholds.get("alpha", 0.05)
-    return getattr(record, f"level2_{level}_association") is not None
+        return significant(p, record.pattern_thresholds.get("alpha", 0.05))
+    return getattr(record, f"level2_{level}_association") is not None  # decided by the analysis
 
 
 def _d(record: Any, first: Any, level: str) -> str:
