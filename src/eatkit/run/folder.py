@@ -175,8 +175,10 @@ def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], d
     from eatkit.analyses import record_from_json
 
     run_dir = Path(run_dir)
-    manifest = read_manifest(run_dir)
+    if not run_dir.is_dir():
+        raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
     records = read_json(run_dir / "results.json", run_dir)
+    manifest = read_manifest(run_dir)
     where = str(run_dir / "results.json")
     if not isinstance(records, list) or not records:
         raise EatkitError(f"{where} must be a non-empty JSON list of results")

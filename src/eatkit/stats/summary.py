@@ -28,7 +28,7 @@ def describe(values: Any, *, axis: int = 0, ddof: int = 1) -> Description:
     >>> d = describe([[1.0, 2.0], [3.0, 6.0]])
     >>> d.mean.tolist(), d.sd.tolist(), d.n
     ([2.0, 4.0], [1.4142135623730951, 2.8284271247461903], 2)
-    >>> describe([5.0]).sd
+    >>> float(describe([5.0]).sd)
     nan
     """
     x = np.asarray(values, dtype=np.float64)
