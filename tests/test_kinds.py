@@ -183,3 +183,12 @@ def test_results_of_eatkit_0_2_load_with_the_base_fields_they_lacked(tmp_path):
     first, second = load_run(tmp_path).records
     assert (first.kind, first.p_value, first.q_value, first.dropped) == ("vqa", 0.248, 0.248, {})
     assert (second.kind, second.p_value, second.q_value) == ("geometry", None, None)
+
+
+def test_a_new_kind_is_shown_over_a_series_by_its_headline(toy, capsys):
+    (toy / "w.txt").write_text("a -1 0\nb -1 0\nc 0 1\nd 0 1\n", encoding="utf-8")
+    code, out, err = _cli(capsys, "run", toy / "suite.json", "--series", toy / "v.txt", toy / "w.txt",
+                          "-o", toy / "s")
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.startswith(("v ", "w "))]
+    assert rows == [["v", "4.00"], ["w", "-2.00~"]]  # 2 x (mean(-1, -1) - 0): a sign change; q 0.5: no mark
