@@ -192,3 +192,12 @@ def test_a_new_kind_is_shown_over_a_series_by_its_headline(toy, capsys):
     assert code == 0, err
     rows = [line.split() for line in out.splitlines() if line.startswith(("v ", "w "))]
     assert rows == [["v", "4.00"], ["w", "-2.00~"]]  # 2 x (mean(-1, -1) - 0): a sign change; q 0.5: no mark
+
+
+def test_list_kinds_prints_the_registry(toy, capsys):
+    """docs/architecture.md: ``eatkit list kinds``."""
+    code, out, _ = _cli(capsys, "list", "kinds")
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert code == 0 and list(lines) == list(KINDS)
+    assert lines["toy-shift"].split()[1:3] == ["T,A", "suites"] and lines["toy-shift"].endswith("[--scale]")
+    assert "eatkit probe generate" in lines["generation"]
