@@ -58,7 +58,7 @@ class Param:
     (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
     ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
     means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
-    dashes); ``cli=False``: set by the program, never a flag.
+    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program, never a flag.
 
     >>> Param("iterations", int, 1000, low=1).convert("0")
     Traceback (most recent call last):
@@ -81,6 +81,7 @@ class Param:
     length: int | None = None
     flag: str | None = None
     cli: bool = True
+    metavar: str | None = None
 
     @property
     def option(self) -> str:
@@ -160,6 +161,8 @@ class Param:
             kwargs["action"] = "append"
         if self.choices is not None:
             kwargs["metavar"] = "{" + ",".join(map(str, self.choices)) + "}"
+        elif self.metavar:
+            kwargs["metavar"] = self.metavar
         return kwargs
 
     def describe(self) -> str:

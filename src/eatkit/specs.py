@@ -36,9 +36,9 @@ GEOMETRY = KindSpec(
         Param("iterations", int, 1000, low=1, help="random fold draws per score"),
         Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
         Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
-        Param("compare", many="list", default=[], flag="--compare-model",
-              help="also score the classes with this model (repeatable, MODEL[@CHECKPOINT]), e.g. the same model "
-              "fine-tuned; Spearman's rho between every two models"),
+        Param("compare", many="list", default=[], flag="--compare-model", metavar="MODEL[@CHECKPOINT]",
+              help="also score the classes with this model (repeatable), e.g. the same model fine-tuned; "
+              "Spearman's rho between every two models"),
         Param("compare_options", dict, cli=False, help="model options of the compare models"),
         Param("label", cli=False, help="the run model's name in the record"),
     ))
@@ -48,9 +48,10 @@ RANKING = KindSpec(
     params=(
         Param("reference", default="us-states-2019", help="bundled region table or CSV"),
         Param("prompt", default="lives-in", help="prompt set (lives-in, lives-in-state) or a template with {region}"),
-        Param("overrides", many="pairs", default={}, flag="--override", help="a region's whole prompt, REGION=PROMPT"),
-        Param("columns", many="pairs", default={}, flag="--column",
-              help="the reference column of a group, GROUP=COLUMN (default: the table's own mapping, else the "
+        Param("overrides", many="pairs", default={}, flag="--override", metavar="REGION=PROMPT",
+              help="a region's whole prompt (repeatable)"),
+        Param("columns", many="pairs", default={}, flag="--column", metavar="GROUP=COLUMN",
+              help="the reference column of a group (repeatable; default: the table's own mapping, else the "
               "group name)"),
         Param("k", int, low=1, help="images kept per region (default: the downsampled group size)"),
         Param("group_size", int, low=1, help="images drawn per group (default: the smallest group's size)"),

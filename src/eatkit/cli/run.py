@@ -36,7 +36,7 @@ def add_kind_flags(parser: argparse.ArgumentParser, specs: Any) -> None:
     for spec in specs:
         params = [p for p in spec.params if p.cli and p.name not in added]
         if params:
-            group = parser.add_argument_group(f"{spec.name} tests ({spec.title})")
+            group = parser.add_argument_group(f"{spec.name} tests: {spec.title}")
             for param in params:
                 group.add_argument(param.option, **param.argparse_kwargs())
             added |= {p.name for p in params}
