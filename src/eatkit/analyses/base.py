@@ -124,6 +124,19 @@ def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> di
     return out
 
 
+def checked_options(tests: Sequence[AssociationTest], options: RunOptions) -> RunOptions:
+    """``options`` with its ``params`` checked against the kinds of ``tests`` (:func:`options_by_test`) and
+    converted (e.g. ``"10"`` from a command line to ``10``): what the manifest records.
+
+    >>> t = AssociationTest("g", "G", "geometry", ())
+    >>> checked_options([t], RunOptions(params={"iterations": "10"})).params
+    {'iterations': 10}
+    """
+    by_test = options_by_test(tests, options)
+    return dataclasses.replace(options, params={k: v for o in by_test.values() for k, v in o.params.items()
+                                                if k in options.params})
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What an analysis returns for a test: its record, the arrays saved beside it in ``similarities.npz``

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.analyses.base import RunOptions
+from eatkit.analyses.base import RunOptions, checked_options
 from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES
@@ -116,12 +116,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
-    select_tests(suite, tests)
     params = given_params(args, suite_kinds()) | _geometry_params(args, suite, tests)
-    options = RunOptions(
+    options = checked_options(select_tests(suite, tests), RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
-    ).validated()
+    ).validated())
     run_warnings = options.warnings()
     prepare_output(args.output)
     from eatkit.sources.postprocess import Postprocessing, PostprocessedSource

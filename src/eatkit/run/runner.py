@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.analyses import get_analysis
-from eatkit.analyses.base import Outcome, RunOptions, options_by_test
+from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
 from eatkit.errors import EatkitError
 from eatkit.io import text_sha256
 from eatkit.progress import progress
@@ -116,9 +116,9 @@ def run_suite(
         options = RunOptions(**option_values)
     elif not isinstance(options, RunOptions):
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
-    options = options.validated()
-    _, run_seed = resolve_rng(options.seed)
     selected = select_tests(suite, tests)
+    options = checked_options(selected, options.validated())
+    _, run_seed = resolve_rng(options.seed)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
     given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
