@@ -13,13 +13,12 @@ from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES
 
-#: model options of the run command: (flag, keyword of the model's factory)
-MODEL_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
-    ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
-    ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
-    ("--missing", "missing"), ("--weights", "checkpoint"),
-)
+
+def _model_flags() -> list[tuple[str, str]]:
+    """The model options of the run command: (flag, keyword of the model's factory)."""
+    from eatkit.run.runner import MODEL_OPTIONS, model_flag
+
+    return [(model_flag(key), key) for key in MODEL_OPTIONS]
 
 
 def suite_kinds() -> list[Any]:
@@ -181,7 +180,7 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
 
         from eatkit.run.runner import refuse_model_options
 
-        refuse_model_options({key: True for flag, key in MODEL_FLAGS if _given(args, flag)}, ("oov",), "--series")
+        refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
         if args.embeddings_model:
             raise EatkitError("--embeddings-model does not apply to --series")
         if len(args.series) == 1:
@@ -224,7 +223,7 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
              "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
     given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
-              for flag, key in MODEL_FLAGS if _given(args, flag)}
+              for flag, key in _model_flags() if _given(args, flag)}
     return build_source(given, suite, overrides)
 
 

@@ -172,7 +172,12 @@ MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch
                                   "workers", "cache", "oov", "regions", "missing", "checkpoint")
 
 
-def _flag(key: str) -> str:
+def model_flag(key: str) -> str:
+    """The ``eatkit run`` flag of a model option (a key of :data:`MODEL_OPTIONS`).
+
+    >>> model_flag("batch_size"), model_flag("checkpoint")
+    ('--batch-size', '--weights')
+    """
     return {"cache": "--no-cache", "checkpoint": "--weights"}.get(key, "--" + key.replace("_", "-"))
 
 
@@ -218,7 +223,7 @@ def build_source(
     accepted = spec.option_names()
     for key in model_options:
         if accepted is not None and key not in accepted:
-            raise EatkitError(f"model '{spec.name}' does not take the option {_flag(key)}")
+            raise EatkitError(f"model '{spec.name}' does not take the option {model_flag(key)}")
     return spec.build(**model_options, **(overrides or {}))
 
 
@@ -226,7 +231,7 @@ def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], sou
     """An error for a model option (a key of :data:`MODEL_OPTIONS`) given with a source that is not a model."""
     extra = [key for key in given if key not in allowed]
     if extra:
-        raise EatkitError(f"{_flag(extra[0])} applies to --model, not to {source}")
+        raise EatkitError(f"{model_flag(extra[0])} applies to --model, not to {source}")
 
 
 def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
