@@ -93,7 +93,8 @@ class RunOptions(TestOptions):
 def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> dict[str, RunOptions]:
     """Each test's options, its kind's parameters resolved (:meth:`eatkit.kinds.KindSpec.check` and
     :meth:`~eatkit.kinds.KindSpec.complete`: the run's ``params`` over the test's suite ``params`` over the
-    defaults): the one place where parameters are validated. A run parameter that no test of the run takes is an error naming the kinds that take it.
+    defaults): the one place where parameters are validated. A run parameter that no test of the run takes
+    is an error naming the kinds that take it.
 
     >>> t = AssociationTest("g", "G", "geometry", ())
     >>> options_by_test([t], RunOptions(params={"fold": "pair"}))["g"].params["iterations"]

@@ -81,7 +81,6 @@ class EATRecord(Record):
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
 
-
     def names(self) -> dict[str, str]:
         """The set names by role."""
         return {"X": self.x_name, "Y": self.y_name, "A": self.a_name, "B": self.b_name}
