@@ -25,7 +25,7 @@ from eatkit.kinds import get_kind, probe_kinds
 from eatkit.run.folder import set_entry
 from eatkit.run.manifest import build_manifest
 from eatkit.run.runner import RunResult
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 from eatkit.stimuli.image_groups import group_sets
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import AssociationTest, Suite

@@ -32,7 +32,7 @@ from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "build_source"]
