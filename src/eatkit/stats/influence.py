@@ -30,11 +30,13 @@ from eatkit.stats.association import cosine_matrix, differential_association, ro
 from eatkit.stats.differential import EATResult, eat, welch_p_values
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.options import TestOptions
-from eatkit.stats.permutation import permutation_tests
+from eatkit.stats.permutation import exact_cost, permutation_tests
 
 ROLES: tuple[str, ...] = ("X", "Y", "A", "B")
-#: Monte Carlo partitions per leave-one-out p-value (exact when there are no more partitions than this)
+#: Monte Carlo partitions per leave-one-out p-value (exact when there are no more partitions than this, or
+#: when the exact count lists at most ``LOO_EXACT_MAX_SUMS`` subset sums: up to 15 + 15 values, a few ms a test)
 LOO_PERMUTATIONS = 9_999
+LOO_EXACT_MAX_SUMS = 2**16
 
 
 class Influential(NamedTuple):
@@ -59,7 +61,8 @@ class StimulusInfluence:
         ``leave_one_out[role][i]``: d with stimulus i of ``role`` ("X", "Y", "A", "B") removed, in input order.
     leave_one_out_p : dict
         The p-values of the same tests (``p_method`` "permutation": exact when the partitions number at
-        most ``loo_permutations``, else that many Monte Carlo partitions, Phipson & Smyth's (c + 1) / (N + 1)).
+        most ``loo_permutations`` or the exact count is cheap (``LOO_EXACT_MAX_SUMS``), else that many Monte
+        Carlo partitions, Phipson & Smyth's (c + 1) / (N + 1)).
     loo_exact : bool
         True when every leave-one-out p-value was counted exactly.
     alpha : float
@@ -122,7 +125,7 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     permutations : "auto", "exact" or int
         The full test's p-value (as in :func:`~eatkit.stats.eat`).
     loo_permutations : int
-        Partitions per leave-one-out p-value (exact when there are at most that many).
+        Partitions per leave-one-out p-value (exact when there are at most that many, or up to 15 + 15 values).
     alpha : float
         Level at which a removal "flips" significance.
     alternative, rng, ddof, sd, p_method
@@ -172,7 +175,8 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
             loo_p[role] = np.array([welch_p_values(f, g, options.ddof)[alternative] for f, g in zip(first, second)])
             continue
         k, m = first.shape[1], second.shape[1]
-        count = "exact" if math.comb(k + m, k) <= loo_permutations else loo_permutations
+        cheap = math.comb(k + m, k) <= loo_permutations or exact_cost(k + m, k) <= LOO_EXACT_MAX_SUMS
+        count = "exact" if cheap else loo_permutations
         exact &= count == "exact"
         outs = permutation_tests(np.ascontiguousarray(first.T), np.ascontiguousarray(second.T),
                                  permutations=count, rng=generator, atol=atol)
