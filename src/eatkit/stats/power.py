@@ -247,20 +247,21 @@ def _one_sided(z: np.ndarray, members: np.ndarray, k: int, limit: int, power: fl
 
 def _bisect_two_sided(z: np.ndarray, members: np.ndarray, k: int, limit: int, power: float, start: float) -> float:
     """The smallest δ whose simulated two-sided power reaches ``power`` (bisection to 1e-4, from a bracket
-    around ``start``, the t-test's answer)."""
-    n = z.shape[1]
-    m = n - k
-    overlap = members[:, :k].sum(axis=1)
-    sums = z @ members.T
-    observed = z[:, :k].sum(axis=1, keepdims=True)
+    around ``start``, the t-test's answer).
+
+    A partition's difference of means is linear in δ: D(S) = Σ_S / k - (Σ - Σ_S) / m = a_S + δ b_S with
+    a_S from the standard normal scores and b_S = |S ∩ first| (1/k + 1/m) - k/m (b = 1 for the observed S).
+    """
+    m = z.shape[1] - k
+    scale = 1 / k + 1 / m
     totals = z.sum(axis=1, keepdims=True)
+    a = scale * (z @ members.T) - totals / m  # (R, M)
+    b = scale * members[:, :k].sum(axis=1) - k / m  # (M,)
+    a_obs = scale * z[:, :k].sum(axis=1, keepdims=True) - totals / m
 
     def rejected(delta: float) -> float:
-        t = sums + delta * overlap
-        total = totals + delta * k
-        d_s = np.abs(t / k - (total - t) / m)  # |difference of means| of each partition
-        d_obs = np.abs((observed + delta * k) / k - (total - observed - delta * k) / m)
-        return float(((d_s >= d_obs - 1e-12).sum(axis=1) <= limit).mean())
+        reached = np.abs(a + delta * b) >= np.abs(a_obs + delta) - 1e-12
+        return float((reached.sum(axis=1) <= limit).mean())
 
     low, high = 0.8 * start, 1.25 * start
     while rejected(low) >= power:
