@@ -47,7 +47,13 @@ def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:
     line saying why the checkpoint does not fit ``model``."""
     st = require("safetensors.torch", "fine-tuning checkpoints", "image")
     checkpoint_metadata(path)   # a readable safetensors file
-    state = st.load_file(str(path))
+    load_state_strict(net, st.load_file(str(path)), f"checkpoint {path}", model)
+
+
+def load_state_strict(net: Any, state: dict[str, Any], source: str, model: str) -> None:
+    """Load ``state`` into ``net`` only if it fits exactly (the same keys, the same shapes); otherwise
+    nothing is loaded and the one-line error names the first missing or unexpected key (or the first
+    shape that differs) of ``source`` (e.g. ``"checkpoint moco.pth.tar"``)."""
     expected = net.state_dict()
     missing = [k for k in expected if k not in state]
     extra = [k for k in state if k not in expected]
@@ -57,5 +63,5 @@ def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:
                 f"{len(extra)} unexpected tensor(s) (e.g. {extra[0]})" if extra else
                 f"tensor {shapes[0]} has shape {tuple(state[shapes[0]].shape)}, the model's is "
                 f"{tuple(expected[shapes[0]].shape)}")
-        raise EatkitError(f"checkpoint {path} does not fit {model}: {what}")
+        raise EatkitError(f"{source} does not fit {model}: {what}")
     net.load_state_dict(state)

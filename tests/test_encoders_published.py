@@ -1,0 +1,313 @@
+"""Models from their published checkpoints (MoCo v2/v3, SimCLRv2) and CLIP's image tower as an image
+encoder: tiny networks of each architecture saved in the published layout (keys and shapes as the original
+code writes them), loaded through eatkit's registered names, and compared with an independent forward pass."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from eatkit.errors import EatkitError
+from eatkit.registry import build_model, get_model
+from eatkit.stimuli.types import StimulusSet
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+Image = pytest.importorskip("PIL.Image")
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    """Three random RGB images of different sizes."""
+    root = tmp_path_factory.mktemp("photos")
+    rng = np.random.default_rng(1)
+    paths = []
+    for i, (h, w) in enumerate(((40, 30), (33, 47), (64, 64))):
+        paths.append(str(root / f"{i}.png"))
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(paths[-1])
+    return StimulusSet("photos", "image", tuple(paths))
+
+
+def _batch(encoder, stimuli):
+    return torch.from_numpy(np.stack([encoder.preprocessing.array(p) for p in stimuli.items]))
+
+
+def _randomise_batch_norms(net):
+    """Non-trivial running statistics, so that evaluation-mode batch norm matters."""
+    gen = torch.Generator().manual_seed(3)
+    for m in net.modules():
+        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+
+
+# -- MoCo v2 / v3 ------------------------------------------------------------------------------------
+
+
+def _moco_checkpoint(path, version):
+    """A MoCo checkpoint as main_moco.py saves it: epoch, arch, the DistributedDataParallel state dict of
+    the whole MoCo module (``module.`` prefix; v2: encoder_q/encoder_k with an MLP fc and the queue; v3:
+    base_encoder/momentum_encoder with a BN MLP fc and the predictor) and the optimizer state."""
+    from torchvision.models.resnet import Bottleneck, ResNet
+
+    torch.manual_seed(0)
+    nets = {}
+    for role in (("encoder_q", "encoder_k") if version == "v2" else ("base_encoder", "momentum_encoder")):
+        net = ResNet(Bottleneck, [1, 2, 1, 1])
+        _randomise_batch_norms(net)
+        net.fc = (torch.nn.Sequential(torch.nn.Linear(2048, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 128))
+                  if version == "v2" else
+                  torch.nn.Sequential(torch.nn.Linear(2048, 64, bias=False), torch.nn.BatchNorm1d(64),
+                                      torch.nn.ReLU(), torch.nn.Linear(64, 32, bias=False),
+                                      torch.nn.BatchNorm1d(32, affine=False)))
+        nets[role] = net
+    state = {f"module.{role}.{k}": v for role, net in nets.items() for k, v in net.state_dict().items()}
+    if version == "v2":
+        state |= {"module.queue": torch.randn(128, 16), "module.queue_ptr": torch.zeros(1, dtype=torch.long)}
+    else:
+        state |= {"module.predictor.0.weight": torch.randn(64, 32)}
+    optimizer = torch.optim.SGD(nets[next(iter(nets))].parameters(), lr=0.03, momentum=0.9)
+    torch.save({"epoch": 200, "arch": "resnet50", "state_dict": state, "optimizer": optimizer.state_dict()}, path)
+    reference = nets[next(iter(nets))]
+    reference.fc = torch.nn.Identity()
+    return reference.eval()
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_moco_equals_torchvision_resnet_with_the_query_encoder_weights(tmp_path, photos, version):
+    reference = _moco_checkpoint(tmp_path / "moco.pth.tar", version)
+    enc = build_model(f"moco-{version}-resnet50", checkpoint=tmp_path / "moco.pth.tar", cache=False, device="cpu")
+    ours = enc.embed(photos).vectors
+    with torch.inference_mode():
+        theirs = reference(_batch(enc, photos)).numpy()
+    assert ours.shape == (3, 2048)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    config = enc.config()
+    assert config["preprocessing"]["resize"] == 256 and config["preprocessing"]["size"] == 224
+    assert config["preprocessing"]["interpolation"] == "bilinear"
+    assert config["preprocessing"]["mean"] == [0.485, 0.456, 0.406]
+    assert re.fullmatch(r"checkpoint moco\.pth\.tar sha256:[0-9a-f]{64}", config["weights"])
+
+
+def test_moco_checkpoint_errors_are_one_line_and_load_nothing(tmp_path, photos):
+    _moco_checkpoint(tmp_path / "v2.pth.tar", "v2")
+    with pytest.raises(EatkitError, match=r"has no key starting with 'module\.base_encoder\.' \(first key: "
+                                          r"module\.encoder_q\.conv1\.weight; is it a moco-v3-resnet50"):
+        build_model("moco-v3-resnet50", checkpoint=tmp_path / "v2.pth.tar", cache=False).embed(photos)
+    checkpoint = torch.load(tmp_path / "v2.pth.tar", weights_only=True)
+    del checkpoint["state_dict"]["module.encoder_q.layer2.1.bn3.running_var"]
+    torch.save(checkpoint, tmp_path / "cut.pth.tar")
+    with pytest.raises(EatkitError) as err:
+        build_model("moco-v2-resnet50", checkpoint=tmp_path / "cut.pth.tar", cache=False).embed(photos)
+    assert str(err.value) == (f"checkpoint {tmp_path / 'cut.pth.tar'} does not fit moco-v2-resnet50: 1 missing "
+                              "tensor(s) (e.g. layer2.1.bn3.running_var)")
+    with pytest.raises(EatkitError, match=r"^moco-v2-resnet50 needs its checkpoint file: --weights PATH"):
+        build_model("moco-v2-resnet50")
+    with pytest.raises(EatkitError, match=r"^checkpoint .*nope\.pth not found$"):
+        build_model("moco-v2-resnet50", checkpoint=tmp_path / "nope.pth")
+
+
+def test_checkpoints_holding_code_are_refused(tmp_path, photos):
+    torch.save({"state_dict": {"module.encoder_q.x": torch.ones(1)}, "hook": re.compile("x")}, tmp_path / "evil.pth")
+    with pytest.raises(EatkitError, match=r"^refusing weights file .*evil\.pth \(only tensors"):
+        build_model("moco-v2-resnet50", checkpoint=tmp_path / "evil.pth", cache=False).embed(photos)
+
+
+# -- SimCLRv2 (the PyTorch conversion's layout) ------------------------------------------------------
+
+
+def _conv(state, key, cout, cin, k):
+    state[key] = torch.randn(cout, cin, k, k) * (2.0 / (cin * k * k)) ** 0.5
+
+
+def _bn(state, key, c):
+    state |= {f"{key}.weight": 1 + 0.1 * torch.randn(c), f"{key}.bias": 0.1 * torch.randn(c),
+              f"{key}.running_mean": 0.1 * torch.randn(c), f"{key}.running_var": torch.rand(c) + 0.5,
+              f"{key}.num_batches_tracked": torch.tensor(0)}
+
+
+def _simclr_state(layers, width, sk, sk_ratio=0.0625, min_dim=4):
+    """The ``resnet`` state dict of Separius/SimCLRv2-Pytorch's resnet.py (as convert.py saves it) for a
+    ResNet of ``layers`` blocks with stage widths ``width * (64, 128, 256, 512) / 64``, written out key by key."""
+    torch.manual_seed(0)
+    s: dict = {}
+    half = width // 2
+    if sk:  # Stem: conv3x3/2, BN-ReLU, conv3x3, BN-ReLU, conv3x3, BN-ReLU, maxpool
+        _conv(s, "net.0.0.weight", half, 3, 3), _bn(s, "net.0.1.0", half), _conv(s, "net.0.2.weight", half, half, 3)
+        _bn(s, "net.0.3.0", half), _conv(s, "net.0.4.weight", width, half, 3), _bn(s, "net.0.5.0", width)
+    else:
+        _conv(s, "net.0.0.weight", width, 3, 7), _bn(s, "net.0.1.0", width)
+    cin = width
+    for stage, n in enumerate(layers, start=1):
+        c = width * 2 ** (stage - 1)
+        for b in range(n):
+            p = f"net.{stage}.blocks.{b}"
+            if b == 0:
+                _conv(s, f"{p}.projection.shortcut{'.2' if sk else ''}.weight", 4 * c, cin, 1)
+                _bn(s, f"{p}.projection.bn.0", 4 * c)
+            _conv(s, f"{p}.net.0.weight", c, cin if b == 0 else 4 * c, 1), _bn(s, f"{p}.net.1.0", c)
+            if sk:
+                mid = max(int(c * sk_ratio), min_dim)
+                _conv(s, f"{p}.net.2.main_conv.0.weight", 2 * c, c, 3), _bn(s, f"{p}.net.2.main_conv.1.0", 2 * c)
+                _conv(s, f"{p}.net.2.mixing_conv.0.weight", mid, c, 1), _bn(s, f"{p}.net.2.mixing_conv.1.0", mid)
+                _conv(s, f"{p}.net.2.mixing_conv.2.weight", 2 * c, mid, 1)
+                _conv(s, f"{p}.net.3.weight", 4 * c, c, 1), _bn(s, f"{p}.net.4.0", 4 * c)
+            else:
+                _conv(s, f"{p}.net.2.weight", c, c, 3), _bn(s, f"{p}.net.3.0", c)
+                _conv(s, f"{p}.net.4.weight", 4 * c, c, 1), _bn(s, f"{p}.net.5.0", 4 * c)
+        cin = 4 * c
+    s |= {"fc.weight": torch.randn(10, cin), "fc.bias": torch.randn(10)}
+    return s
+
+
+def _simclr_forward(s, x, layers, sk):
+    """SimCLRv2's ResNet written out from its description: functional ops on the state dict."""
+    def bn(x, key, relu=True):
+        y = F.batch_norm(x, s[f"{key}.running_mean"], s[f"{key}.running_var"], s[f"{key}.weight"],
+                         s[f"{key}.bias"], eps=1e-5)
+        return F.relu(y) if relu else y
+
+    def conv(x, key, stride=1):
+        w = s[key]
+        return F.conv2d(x, w, stride=stride, padding=(w.shape[-1] - 1) // 2)
+
+    if sk:
+        x = bn(conv(x, "net.0.0.weight", 2), "net.0.1.0")
+        x = bn(conv(x, "net.0.2.weight"), "net.0.3.0")
+        x = bn(conv(x, "net.0.4.weight"), "net.0.5.0")
+    else:
+        x = bn(conv(x, "net.0.0.weight", 2), "net.0.1.0")
+    x = F.max_pool2d(x, 3, 2, 1)
+    for stage, n in enumerate(layers, start=1):
+        for b in range(n):
+            p, stride = f"net.{stage}.blocks.{b}", (1 if stage == 1 or b > 0 else 2)
+            if b > 0:
+                shortcut = x
+            elif sk:  # pad right/bottom by one, 2x2 average pool, 1x1 conv
+                shortcut = bn(conv(F.avg_pool2d(F.pad(x, (0, 1, 0, 1)), 2, stride), f"{p}.projection.shortcut.2.weight"),
+                              f"{p}.projection.bn.0", relu=False)
+            else:
+                shortcut = bn(conv(x, f"{p}.projection.shortcut.weight", stride), f"{p}.projection.bn.0", relu=False)
+            h = bn(conv(x, f"{p}.net.0.weight"), f"{p}.net.1.0")
+            if sk:
+                both = bn(conv(h, f"{p}.net.2.main_conv.0.weight", stride), f"{p}.net.2.main_conv.1.0")
+                a, b_ = both.chunk(2, dim=1)
+                g = (a + b_).mean(dim=(2, 3), keepdim=True)
+                m = conv(bn(conv(g, f"{p}.net.2.mixing_conv.0.weight"), f"{p}.net.2.mixing_conv.1.0"),
+                         f"{p}.net.2.mixing_conv.2.weight")
+                ma, mb = m.chunk(2, dim=1)
+                wa = torch.exp(ma) / (torch.exp(ma) + torch.exp(mb))
+                h = a * wa + b_ * (1 - wa)
+                h = bn(conv(h, f"{p}.net.3.weight"), f"{p}.net.4.0", relu=False)
+            else:
+                h = bn(conv(h, f"{p}.net.2.weight", stride), f"{p}.net.3.0")
+                h = bn(conv(h, f"{p}.net.4.weight"), f"{p}.net.5.0", relu=False)
+            x = F.relu(shortcut + h)
+    return x.mean(dim=(2, 3))
+
+
+@pytest.mark.parametrize("sk", [True, False])
+def test_simclrv2_equals_the_resnet_written_out(tmp_path, photos, sk):
+    layers, width = (1, 2, 1, 1), 8
+    state = _simclr_state(layers, width, sk)
+    head = {"layers.0.weight": torch.randn(32, 32)}   # the contrastive head, not used
+    torch.save({"resnet": state, "head": head}, tmp_path / "r_sk.pth")
+    enc = build_model("simclrv2", checkpoint=tmp_path / "r_sk.pth", cache=False, device="cpu")
+    ours = enc.embed(photos).vectors
+    with torch.inference_mode():
+        theirs = _simclr_forward(state, _batch(enc, photos), layers, sk).numpy()
+    assert ours.shape == (3, 32 * width)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+    prep = enc.config()["preprocessing"]
+    assert (prep["mean"], prep["std"], prep["resize"], prep["size"]) == ([0.0] * 3, [1.0] * 3, 256, 224)
+    # pixels in [0, 1]: an all-white image is all ones
+    Image.new("RGB", (30, 30), (255, 255, 255)).save(tmp_path / "white.png")
+    assert np.all(enc.preprocessing.array(tmp_path / "white.png") == 1.0)
+
+
+def test_simclrv2_mismatched_checkpoint_is_one_line(tmp_path, photos):
+    state = _simclr_state((1, 1, 1, 1), 8, True)
+    state["net.2.blocks.0.extra.weight"] = torch.ones(1)
+    torch.save({"resnet": state}, tmp_path / "bad.pth")
+    with pytest.raises(EatkitError) as err:
+        build_model("simclrv2", checkpoint=tmp_path / "bad.pth", cache=False).embed(photos)
+    assert str(err.value) == (f"checkpoint {tmp_path / 'bad.pth'} does not fit simclrv2: 1 unexpected tensor(s) "
+                              "(e.g. net.2.blocks.0.extra.weight)")
+    torch.save({"head": {}}, tmp_path / "head.pth")
+    with pytest.raises(EatkitError, match=r"has no 'resnet' entry of tensors \(is it a simclrv2 checkpoint\?\)"):
+        build_model("simclrv2", checkpoint=tmp_path / "head.pth", cache=False).embed(photos)
+
+
+# -- names, descriptions and CLIP's image tower --------------------------------------------------------
+
+
+def test_the_study_models_are_listed_with_layer_pooling_and_preprocessing():
+    from eatkit.registry import models
+
+    listed = {m.name: m.description for m in models()}
+    expected = {"moco-v2-resnet50": ("penultimate layer", "2048-d global average pool", "centre crop 224"),
+                "moco-v3-resnet50": ("penultimate layer", "2048-d global average pool", "ImageNet mean and std"),
+                "simclrv2": ("final layer", "global average pool", "pixels in [0, 1] (no mean/std)"),
+                "bit-m-r50x1": ("penultimate layer", "2048-d global average pool", "mean = std = 0.5"),
+                "open_clip-image:<name>": ("projected class token", "not normalised", "inference preprocessing"),
+                "hf-clip-image:<name>": ("visual_projection(pooled class token)", "not normalised",
+                                         "preprocessor_config.json")}
+    for name, parts in expected.items():
+        assert all(part in listed[name] for part in parts), name
+
+
+def test_bit_is_timm_bit_m_r50x1_with_its_preprocessing():
+    pytest.importorskip("timm")
+    enc = build_model("bit-m-r50x1")
+    config = enc.config()
+    assert enc.id == "bit-m-r50x1" and config["model"] == "timm:resnetv2_50x1_bit.goog_in21k"
+    prep = config["preprocessing"]
+    assert (prep["size"], prep["resize"], prep["interpolation"], prep["mean"]) == (224, 256, "bilinear", [0.5] * 3)
+
+
+TINY_TOWER = {"embed_dim": 16,
+              "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "patch_size": 8, "head_width": 16},
+              "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2}}
+
+
+@pytest.fixture(scope="module")
+def tower_weights(tmp_path_factory):
+    """A tiny open_clip architecture ``eatkit-tiny-tower`` and its weights file."""
+    open_clip = pytest.importorskip("open_clip")
+    folder = tmp_path_factory.mktemp("tiny-tower")
+    (folder / "eatkit-tiny-tower.json").write_text(json.dumps(TINY_TOWER))
+    open_clip.add_model_config(folder / "eatkit-tiny-tower.json")
+    torch.manual_seed(0)
+    torch.save(open_clip.create_model("eatkit-tiny-tower").state_dict(), folder / "weights.pt")
+    return folder / "weights.pt"
+
+
+def test_open_clip_image_tower_is_encode_image_unnormalised(tower_weights, photos):
+    import open_clip
+
+    enc = build_model(f"open_clip-image:eatkit-tiny-tower/{tower_weights}", cache=False, device="cpu")
+    ours = enc.embed(photos).vectors
+    model = open_clip.create_model("eatkit-tiny-tower", pretrained=str(tower_weights)).eval()
+    with torch.inference_mode():
+        theirs = model.encode_image(_batch(enc, photos)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(np.linalg.norm(ours, axis=1), 1.0)
+    assert enc.modalities == frozenset({"image"}) and enc.config()["normalize"] is False
+
+
+def test_hf_clip_image_tower_is_the_projected_pooled_output(tmp_path, photos):
+    pytest.importorskip("transformers")
+    from tiny_vl import tiny_clip
+
+    folder = tiny_clip(tmp_path / "clip")
+    enc = build_model(f"hf-clip-image:{folder}", cache=False, device="cpu")
+    import transformers
+
+    model = transformers.CLIPModel.from_pretrained(folder).eval()
+    with torch.inference_mode():
+        theirs = model.get_image_features(pixel_values=_batch(enc, photos))
+    theirs = getattr(theirs, "pooler_output", theirs).numpy()
+    np.testing.assert_allclose(enc.embed(photos).vectors, theirs, rtol=1e-5, atol=1e-6)
