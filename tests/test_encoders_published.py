@@ -311,3 +311,102 @@ def test_hf_clip_image_tower_is_the_projected_pooled_output(tmp_path, photos):
         theirs = model.get_image_features(pixel_values=_batch(enc, photos))
     theirs = getattr(theirs, "pooler_output", theirs).numpy()
     np.testing.assert_allclose(enc.embed(photos).vectors, theirs, rtol=1e-5, atol=1e-6)
+
+
+# -- SLIP (facebookresearch/SLIP checkpoints) ----------------------------------------------------------
+
+
+def _slip_checkpoint(path, *, slip=True, text_width=16, text_layers=2):
+    """A SLIP checkpoint as main.py saves it: ``state_dict`` of the DistributedDataParallel SLIP module
+    (``module.``; visual = a timm VisionTransformer with num_classes=0; the CLIP text transformer with
+    nn.MultiheadAttention; projections; the SimCLR head image_mlp) and ``args`` an argparse.Namespace."""
+    import argparse
+
+    timm = pytest.importorskip("timm")
+    torch.manual_seed(0)
+    visual = timm.models.vision_transformer.VisionTransformer(img_size=224, patch_size=16, embed_dim=32, depth=2,
+                                                              num_heads=1, num_classes=0)
+    s = {f"visual.{k}": v.clone() for k, v in visual.state_dict().items()}
+    s["visual.pos_embed"] = torch.randn_like(s["visual.pos_embed"]) * 0.1
+    s["visual.cls_token"] = torch.randn_like(s["visual.cls_token"])
+    w = text_width
+    for i in range(text_layers):
+        p = f"transformer.resblocks.{i}"
+        s |= {f"{p}.attn.in_proj_weight": torch.randn(3 * w, w) * w ** -0.5, f"{p}.attn.in_proj_bias": torch.randn(3 * w) * 0.1,
+              f"{p}.attn.out_proj.weight": torch.randn(w, w) * w ** -0.5, f"{p}.attn.out_proj.bias": torch.randn(w) * 0.1,
+              f"{p}.ln_1.weight": 1 + 0.1 * torch.randn(w), f"{p}.ln_1.bias": 0.1 * torch.randn(w),
+              f"{p}.mlp.c_fc.weight": torch.randn(4 * w, w) * w ** -0.5, f"{p}.mlp.c_fc.bias": 0.1 * torch.randn(4 * w),
+              f"{p}.mlp.c_proj.weight": torch.randn(w, 4 * w) * (4 * w) ** -0.5, f"{p}.mlp.c_proj.bias": 0.1 * torch.randn(w),
+              f"{p}.ln_2.weight": 1 + 0.1 * torch.randn(w), f"{p}.ln_2.bias": 0.1 * torch.randn(w)}
+    s |= {"token_embedding.weight": torch.randn(49408, w) * 0.02, "positional_embedding": torch.randn(77, w) * 0.01,
+          "ln_final.weight": torch.ones(w), "ln_final.bias": torch.zeros(w),
+          "image_projection": torch.randn(32, 8), "text_projection": torch.randn(w, 8), "logit_scale": torch.tensor(2.6)}
+    if slip:
+        for name, shape in (("layer1", (24, 32)), ("layer2", (24, 24)), ("layer3", (6, 24))):
+            s |= {f"image_mlp.{name}.weight": torch.randn(shape), f"image_mlp.{name}.bias": torch.zeros(shape[0])}
+        for name in ("bn1", "bn2"):
+            s |= {f"image_mlp.{name}.weight": torch.ones(24), f"image_mlp.{name}.bias": torch.zeros(24),
+                  f"image_mlp.{name}.running_mean": torch.zeros(24), f"image_mlp.{name}.running_var": torch.ones(24),
+                  f"image_mlp.{name}.num_batches_tracked": torch.tensor(0)}
+    args = argparse.Namespace(model="SLIP_VITS16" if slip else "CLIP_VITS16", ssl_mlp_dim=24, ssl_emb_dim=6)
+    torch.save({"epoch": 25, "state_dict": {f"module.{k}": v for k, v in s.items()}, "optimizer": {},
+                "scaler": {}, "best_acc1": 0.0, "args": args}, path)
+    return s, visual
+
+
+def _slip_text(s, tokens, layers=2):
+    """SLIP's encode_text written out: causal pre-norm transformer, QuickGELU, end-of-text token."""
+    x = s["token_embedding.weight"][tokens] + s["positional_embedding"]
+    n = x.shape[1]
+    mask = torch.full((n, n), float("-inf")).triu(1)
+    for i in range(layers):
+        p = f"transformer.resblocks.{i}."
+        h = F.layer_norm(x, x.shape[-1:], s[p + "ln_1.weight"], s[p + "ln_1.bias"])
+        q, k, v = (h @ s[p + "attn.in_proj_weight"].T + s[p + "attn.in_proj_bias"]).chunk(3, dim=-1)
+        att = torch.softmax(q @ k.transpose(1, 2) / q.shape[-1] ** 0.5 + mask, dim=-1)
+        x = x + (att @ v) @ s[p + "attn.out_proj.weight"].T + s[p + "attn.out_proj.bias"]
+        h = F.layer_norm(x, x.shape[-1:], s[p + "ln_2.weight"], s[p + "ln_2.bias"])
+        h = h @ s[p + "mlp.c_fc.weight"].T + s[p + "mlp.c_fc.bias"]
+        x = x + (h * torch.sigmoid(1.702 * h)) @ s[p + "mlp.c_proj.weight"].T + s[p + "mlp.c_proj.bias"]
+    x = F.layer_norm(x, x.shape[-1:], s["ln_final.weight"], s["ln_final.bias"])
+    return x[torch.arange(len(x)), tokens.argmax(dim=-1)] @ s["text_projection"]
+
+
+@pytest.mark.parametrize("slip", [True, False])
+def test_slip_embeds_images_and_words_as_its_eval_code(tmp_path, photos, slip):
+    open_clip = pytest.importorskip("open_clip")
+    state, visual = _slip_checkpoint(tmp_path / "slip_small_25ep.pt", slip=slip)
+    enc = build_model("slip", checkpoint=tmp_path / "slip_small_25ep.pt", prompt="a photo of {x}", cache=False,
+                      device="cpu")
+    images = enc.embed(photos).vectors
+    words = enc.embed(StimulusSet("w", "word", ("Rose", "ant"))).vectors
+    visual.load_state_dict({k[len("visual."):]: v for k, v in state.items() if k.startswith("visual.")})
+    with torch.inference_mode():
+        image_ref = visual.eval()(_batch(enc, photos)) @ state["image_projection"]
+        tokens = open_clip.tokenize(["a photo of rose", "a photo of ant"])   # CLIP's BPE, lower-cased
+        text_ref = _slip_text(state, tokens)
+    np.testing.assert_allclose(images, F.normalize(image_ref, dim=-1).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(words, F.normalize(text_ref, dim=-1).numpy(), rtol=1e-4, atol=1e-5)
+    assert enc.manifest()["checkpoint_model"] == ("SLIP_VITS16" if slip else "CLIP_VITS16")
+    prep = enc.config()["preprocessing"]
+    assert (prep["resize"], prep["size"], prep["interpolation"]) == (224, 224, "bilinear")
+
+
+def test_slip_truncates_as_its_tokenizer():
+    pytest.importorskip("open_clip")
+    from eatkit.encoders.slip import slip_tokens
+
+    tokens = slip_tokens(["word " * 100, "a b"], 77)
+    assert tokens.shape == (2, 77) and tokens[0, 0] == 49406 and 49407 not in tokens[0].tolist()
+    assert tokens[1, :4].tolist() == [49406, 320, 321, 49407] and tokens[1, 4:].sum() == 0
+
+
+def test_slip_bad_checkpoint_is_one_line(tmp_path, photos):
+    state, _ = _slip_checkpoint(tmp_path / "s.pt")
+    checkpoint = torch.load(tmp_path / "s.pt", weights_only=False)
+    checkpoint["state_dict"]["module.visual.head.weight"] = torch.ones(2, 32)
+    torch.save(checkpoint, tmp_path / "s2.pt")
+    with pytest.raises(EatkitError) as err:
+        build_model("slip", checkpoint=tmp_path / "s2.pt", cache=False).embed(photos)
+    assert str(err.value) == (f"checkpoint {tmp_path / 's2.pt'} does not fit slip: 1 unexpected tensor(s) "
+                              "(e.g. visual.head.weight)")
