@@ -81,6 +81,14 @@ def volta_text_states(s, c, ids, feats, locs):
            + g("embeddings.token_type_embeddings.weight")[0], "embeddings.LayerNorm")
     v = ln(lin(feats, "v_embeddings.image_embeddings") + lin(locs, "v_embeddings.image_location_embeddings"),
            "v_embeddings.LayerNorm")
+    return encoder_reference(s, c, t, v)
+
+
+def encoder_reference(s, c, t, v):
+    """volta's BertEncoder over one pair's text and region states: the text states after the last sublayer."""
+    g = lambda k: s["bert." + k]  # noqa: E731
+    ln = lambda x, k: F.layer_norm(x, x.shape[-1:], g(k + ".weight"), g(k + ".bias"), eps=1e-12)  # noqa: E731
+    lin = lambda x, k: x @ g(k + ".weight").T + g(k + ".bias")  # noqa: E731
 
     def heads(x):
         return x.view(x.shape[0], 2, 8).transpose(0, 1)
@@ -163,9 +171,9 @@ def test_volta_errors_are_one_line(volta_files, tmp_path):
     root, regions, _ = volta_files
     with pytest.raises(EatkitError, match=r"^volta:.* needs its checkpoint file: --weights PATH"):
         build_model(f"volta:{root / 'ctrl_vilbert_tiny.json'}", regions=regions)
-    (tmp_path / "vlbert.json").write_text(json.dumps({**CONFIG, "bert_model": "x", "image_embeddings": "vl-bert"}))
-    with pytest.raises(EatkitError, match=r"image_embeddings 'vl-bert' is not implemented in eatkit"):
-        build_model(f"volta:{tmp_path / 'vlbert.json'}", checkpoint=root / "pytorch_model_9.bin", regions=regions)
+    (tmp_path / "lxmert.json").write_text(json.dumps({**CONFIG, "bert_model": "x", "image_embeddings": "lxmert"}))
+    with pytest.raises(EatkitError, match=r"image_embeddings 'lxmert' is not implemented in eatkit"):
+        build_model(f"volta:{tmp_path / 'lxmert.json'}", checkpoint=root / "pytorch_model_9.bin", regions=regions)
     state = volta_state(CONFIG)
     del state["bert.encoder.layer.2.attention_self.v_key.bias"]
     torch.save(state, tmp_path / "cut.bin")
@@ -175,3 +183,106 @@ def test_volta_errors_are_one_line(volta_files, tmp_path):
         enc.embed(PAIRS)
     assert str(err.value) == (f"checkpoint {tmp_path / 'cut.bin'} does not fit volta:{root / 'ctrl_vilbert_tiny.json'}: "
                               "1 missing tensor(s) (e.g. encoder.layer.2.attention_self.v_key.bias)")
+
+
+# -- VL-BERT: one stream, shared sublayers, VL-BERT's embeddings ---------------------------------------
+
+VLBERT = {**CONFIG, "v_feature_size": 16, "num_locs": 4, "v_coordinate_embeddings_dim": 2, "type_vocab_size": 3,
+          "add_global_imgfeat": "last", "image_embeddings": "vl-bert", "fusion_method": "none",
+          "v_intermediate_size": 20, "visual_target_weights": {"6": 1.0},
+          "tt_attn_sublayers": [0, 2, 4], "tv_attn_sublayers": [0, 2, 4], "vt_attn_sublayers": [0, 2, 4],
+          "vv_attn_sublayers": [0, 2, 4], "t_ff_sublayers": [1, 3, 5], "v_ff_sublayers": [1, 3, 5],
+          "shared_sublayers": list(range(6)), "single_ln_sublayers": list(range(6))}
+
+
+def vlbert_state(c):
+    """volta's state dict of a VL-BERT: VLBertEmbeddings under ``bert.embeddings``, and every sublayer's
+    shared modules saved under both names (``query`` and ``v_query``, ...), as torch saves shared modules."""
+    torch.manual_seed(1)
+    s = {"embeddings.word_embeddings.weight": torch.randn(c["vocab_size"], 16),
+         "embeddings.position_embeddings.weight": torch.randn(40, 16) * 0.1,
+         "embeddings.token_type_embeddings.weight": torch.randn(3, 16) * 0.1,
+         "embeddings.object_linguistic_embeddings.weight": torch.randn(1, 16),
+         "embeddings.object_mask_word_embedding.weight": torch.randn(1, 16),
+         "embeddings.object_mask_visual_embedding.weight": torch.randn(1, 16),
+         "embeddings.end_embedding.weight": torch.randn(1, 16)}
+    _linear(s, "embeddings.obj_downsample.1", 16, 32)
+    for name in ("LayerNorm", "visual_ln_text", "visual_ln_object"):
+        _norm(s, f"embeddings.{name}", 16)
+    for n in range(6):
+        p = f"encoder.layer.{n}"
+        names = ([f"attention_self.{x}" for x in ("query", "key", "value")] + ["attention_output.dense"]
+                 if n % 2 == 0 else ["intermediate.dense", "output.dense"])
+        norm = "attention_output.LayerNorm" if n % 2 == 0 else "output.LayerNorm"
+        for name in names:
+            shape = (20, 16) if name == "intermediate.dense" else (16, 20) if name == "output.dense" else (16, 16)
+            _linear(s, f"{p}.{name}", *shape)
+        _norm(s, f"{p}.{norm}", 16)
+        for name in [*names, norm]:
+            a, b = name.split(".")
+            for suffix in ("weight", "bias"):
+                s[f"{p}.{a}.v_{b}.{suffix}"] = s[f"{p}.{name}.{suffix}"]
+    return {f"bert.{k}": v for k, v in s.items()}
+
+
+def vlbert_embeddings_reference(s, ids, feats, boxes):
+    """volta's VLBertEmbeddings.forward for one pair (eval mode), step by step."""
+    g = lambda k: s["bert.embeddings." + k]  # noqa: E731
+    ln = lambda x, k: F.layer_norm(x, x.shape[-1:], g(k + ".weight"), g(k + ".bias"), eps=1e-12)  # noqa: E731
+    k = feats.shape[0]
+    masked = (feats == 0).all(dim=1)
+    feats = feats.clone()
+    feats[masked] = g("object_mask_visual_embedding.weight")[0]
+    pos = torch.stack([(boxes[:, 0] + boxes[:, 2]) / 2 * 100, (boxes[:, 1] + boxes[:, 3]) / 2 * 100,
+                       (boxes[:, 2] - boxes[:, 0]) * 100, (boxes[:, 3] - boxes[:, 1]) * 100], dim=1)
+    dim_mat = 1000 ** (torch.arange(2, dtype=torch.float32) / 2.0)
+    coords = torch.cat([(pos[:, :, None] / dim_mat).sin(), (pos[:, :, None] / dim_mat).cos()], dim=-1).reshape(k, -1)
+    final = F.relu(torch.cat([coords, feats], dim=1) @ g("obj_downsample.1.weight").T + g("obj_downsample.1.bias"))
+    linguistic = g("object_linguistic_embeddings.weight")[0].repeat(k, 1)
+    linguistic[masked] = g("object_mask_word_embedding.weight")[0]
+    linguistic[-1] = g("end_embedding.weight")[0]
+    objects = linguistic + ln(final, "visual_ln_object")
+    text = g("word_embeddings.weight")[ids] + ln(final[-1].repeat(len(ids), 1), "visual_ln_text")
+    text_end = len(ids)
+    object_positions = torch.full((k,), text_end)
+    object_positions[-1] += 1
+    t = text + g("position_embeddings.weight")[:text_end] + g("token_type_embeddings.weight")[0]
+    v = objects + g("position_embeddings.weight")[object_positions] + g("token_type_embeddings.weight")[2]
+    return ln(t, "LayerNorm"), ln(v, "LayerNorm")
+
+
+def test_vlbert_equals_voltas_forward_pass(volta_files, tmp_path):
+    import dataclasses
+
+    from eatkit.encoders.regions import load_regions
+
+    root, _, tokenizer = volta_files
+    regions = tmp_path / "regions16"
+    regions.mkdir()
+    rng = np.random.default_rng(2)
+    for name, (h, w), n in (("m1", (48, 64), 3), ("w1", (56, 40), 2)):
+        boxes = np.array([[0, 0, w / 2, h / 2], [w / 4, h / 4, w, h], [1, 1, 9, 9]])[:n]
+        np.savez(regions / f"{name}.npz", features=rng.normal(size=(n, 16)), boxes=boxes,
+                 labels=np.array(["person", "dog", "tie"][:n]), image_size=np.array([h, w]))
+    (tmp_path / "ctrl_vl-bert_tiny.json").write_text(json.dumps({**VLBERT, "bert_model": str(tokenizer)}))
+    state = vlbert_state(VLBERT)
+    torch.save(state, tmp_path / "vlbert.bin")
+    enc = build_model(f"volta:{tmp_path / 'ctrl_vl-bert_tiny.json'}", checkpoint=tmp_path / "vlbert.bin",
+                      regions=regions, cache=False, device="cpu")
+    tok = transformers.BertTokenizerFast.from_pretrained(tokenizer)
+    for mask in (None, "vision"):
+        ours = enc.embed(dataclasses.replace(PAIRS, mask=mask)).vectors
+        for i, (caption, image) in enumerate(zip(PAIRS.items, PAIRS.images)):
+            r = load_regions(regions / image.replace(".png", ".npz"))
+            h, w = r.image_size
+            feats = r.features.copy()
+            if mask == "vision":
+                feats[r.persons()] = 0.0
+            feats = np.concatenate([feats, feats.mean(axis=0, keepdims=True)])   # global feature last
+            boxes = np.concatenate([r.boxes / [w, h, w, h], [[0, 0, 1, 1]]])
+            ids = torch.tensor(tok(caption)["input_ids"])
+            with torch.inference_mode():
+                t, v = vlbert_embeddings_reference(state, ids, torch.tensor(feats, dtype=torch.float32),
+                                                   torch.tensor(boxes, dtype=torch.float32))
+                states = encoder_reference(state, VLBERT, t, v)
+            np.testing.assert_allclose(ours[i], states[0].numpy(), rtol=1e-4, atol=1e-5)

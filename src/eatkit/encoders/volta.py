@@ -1,5 +1,4 @@
-"""ViLBERT (and the other two-stream models of VOLTA's gated encoder) from e-bug/volta checkpoints, on region
-features (Grounded-WEAT/SEAT, seed 001).
+"""ViLBERT and VL-BERT from e-bug/volta checkpoints, on region features (Grounded-WEAT/SEAT, seed 001).
 
 VOLTA (Bugliarello et al. 2021, "Multimodal Pretraining Unmasked") writes every model as one encoder of
 numbered *sublayers*: an attention sublayer ``n`` lets text attend to text (``n`` in ``tt_attn_sublayers``)
@@ -18,8 +17,11 @@ the tokenizer named by the config's ``bert_model`` (a hub id or a local folder).
 last sublayer's text state at [CLS] or at the contextual word's first sub-token (as the other grounded
 encoders, :mod:`eatkit.encoders.joint`).
 
-Not implemented: VOLTA's single-stream embeddings (``"vl-bert"``, ``"visualbert"``, UNITER's shared
-embeddings); a config naming them is refused.
+VL-BERT (``image_embeddings: "vl-bert"``, e.g. ``ctrl_vl-bert_base.json``): one stream (every attention
+sublayer has tt, tv, vt and vv, shared weights), with VL-BERT's shared embeddings
+(:func:`vlbert_embeddings`; region locations ``(x1/w, y1/h, x2/w, y2/h)``, the mean region feature added
+last). Not implemented: VOLTA's other embeddings (``"lxmert"``, ``"visualbert"``, UNITER's); a config
+naming them is refused.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ VOLTA_KEYS: tuple[str, ...] = (
     "image_embeddings", "bert_model", "tt_attn_sublayers", "tv_attn_sublayers", "vt_attn_sublayers",
     "vv_attn_sublayers", "t_ff_sublayers", "v_ff_sublayers")
 #: image embeddings eatkit implements
-VOLTA_IMAGE_EMBEDDINGS: tuple[str, ...] = ("vilbert",)
+VOLTA_IMAGE_EMBEDDINGS: tuple[str, ...] = ("vilbert", "vl-bert")
 
 
 def read_volta_config(path: Path) -> dict[str, Any]:
@@ -59,7 +61,7 @@ def read_volta_config(path: Path) -> dict[str, Any]:
         raise EatkitError(f"volta config {path} has no '{missing[0]}' (is it one of volta's config/*.json?)")
     if config["image_embeddings"] not in VOLTA_IMAGE_EMBEDDINGS:
         raise EatkitError(f"volta config {path}: image_embeddings '{config['image_embeddings']}' is not implemented "
-                          f"in eatkit (implemented: {', '.join(VOLTA_IMAGE_EMBEDDINGS)}: ViLBERT)")
+                          f"in eatkit (implemented: {', '.join(VOLTA_IMAGE_EMBEDDINGS)}: ViLBERT and VL-BERT)")
     if config.get("add_global_imgfeat", "first") not in ("first", "last", None):
         raise EatkitError(f"volta config {path}: unknown add_global_imgfeat {config['add_global_imgfeat']!r}")
     return config
@@ -128,16 +130,27 @@ def volta_network(config: dict[str, Any]) -> Any:
         return layer
 
     net = nn.Module()
-    net.embeddings = nn.Module()
-    h, vh = config["hidden_size"], config["v_hidden_size"]
-    net.embeddings.word_embeddings = nn.Embedding(config["vocab_size"], h, padding_idx=0)
-    net.embeddings.position_embeddings = nn.Embedding(config["max_position_embeddings"], h)
-    net.embeddings.token_type_embeddings = nn.Embedding(config["type_vocab_size"], h)
-    net.embeddings.LayerNorm = nn.LayerNorm(h, eps=eps)
-    net.v_embeddings = nn.Module()
-    net.v_embeddings.image_embeddings = nn.Linear(config["v_feature_size"], vh)
-    net.v_embeddings.image_location_embeddings = nn.Linear(config["num_locs"], vh)
-    net.v_embeddings.LayerNorm = nn.LayerNorm(vh, eps=eps)
+    net.embeddings = e = nn.Module()
+    h, vh, feature = config["hidden_size"], config["v_hidden_size"], config["v_feature_size"]
+    e.word_embeddings = nn.Embedding(config["vocab_size"], h, padding_idx=0)
+    e.position_embeddings = nn.Embedding(config["max_position_embeddings"], h)
+    e.token_type_embeddings = nn.Embedding(config["type_vocab_size"], h)
+    e.LayerNorm = nn.LayerNorm(h, eps=eps)
+    if config["image_embeddings"] == "vilbert":
+        net.v_embeddings = nn.Module()
+        net.v_embeddings.image_embeddings = nn.Linear(feature, vh)
+        net.v_embeddings.image_location_embeddings = nn.Linear(config["num_locs"], vh)
+        net.v_embeddings.LayerNorm = nn.LayerNorm(vh, eps=eps)
+    else:  # VL-BERT's shared embeddings (volta VLBertEmbeddings)
+        e.obj_downsample = nn.Sequential(nn.Dropout(0.0), nn.Linear(2 * feature, vh), nn.ReLU())
+        e.object_linguistic_embeddings = nn.Embedding(1, h)
+        if config.get("visual_target_weights", {}).get("6", 0) > 0:
+            e.object_mask_word_embedding = nn.Embedding(1, h)
+        e.object_mask_visual_embedding = nn.Embedding(1, feature)
+        e.end_embedding = nn.Embedding(1, h)
+        if vh != h:
+            e.visual_1x1_text, e.visual_1x1_object = nn.Linear(vh, h), nn.Linear(vh, h)
+        e.visual_ln_text, e.visual_ln_object = nn.LayerNorm(h, eps=eps), nn.LayerNorm(h, eps=eps)
     net.encoder = nn.Module()
     net.encoder.layer = nn.ModuleList(sublayer(n) for n in range(len(attn | ff)))
     fusion = config.get("fusion_method", "mul")
@@ -196,13 +209,69 @@ def volta_forward(net: Any, t: Any, v: Any, t_mask: Any, v_mask: Any) -> tuple[A
     return t, v
 
 
+def vilbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, locations: Any) -> tuple[Any, Any]:
+    """ViLBERT's two embeddings (volta ``BertEmbeddings``, ``ViLBertImageEmbeddings``; eval mode)."""
+    import torch
+
+    e, ve = net.embeddings, net.v_embeddings
+    positions = torch.arange(ids.shape[1], device=ids.device)[None, :]
+    t = e.LayerNorm(e.word_embeddings(ids) + e.position_embeddings(positions)
+                    + e.token_type_embeddings(torch.zeros_like(ids)))
+    return t, ve.LayerNorm(ve.image_embeddings(feats) + ve.image_location_embeddings(locations))
+
+
+def coordinate_embeddings(boxes: Any, dim: int) -> Any:
+    """VL-BERT's sine/cosine embedding of boxes ``(n, k, 4)`` (x1, y1, x2, y2 in [0, 1]): centre, width and
+    height times 100, each divided by ``1000 ** (i / dim)``, sines then cosines: ``(n, k, 4, 2 * dim)``."""
+    import torch
+
+    x1, y1, x2, y2 = boxes.unbind(-1)
+    pos = torch.stack([(x1 + x2) / 2 * 100, (y1 + y2) / 2 * 100, (x2 - x1) * 100, (y2 - y1) * 100], dim=-1)
+    scaled = pos[..., None] / 1000 ** (torch.arange(dim, dtype=boxes.dtype, device=boxes.device) / float(dim))
+    return torch.cat([scaled.sin(), scaled.cos()], dim=-1)
+
+
+def vlbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, locations: Any) -> tuple[Any, Any]:
+    """VL-BERT's shared embeddings (volta ``VLBertEmbeddings``; eval mode): each region is
+    ``ReLU(Linear([coordinate embedding, feature]))`` (an all-zero feature, i.e. a masked region, replaced by
+    the learned masked-region feature); objects get the object (the last, global one: the end) word embedding
+    plus the layer-normed visual embedding, token type 2 and positions after the text; text tokens get the
+    layer-normed global visual embedding; one LayerNorm over both."""
+    import torch
+
+    e = net.embeddings
+    n, k, _ = feats.shape
+    zero = (feats == 0).all(dim=-1)
+    feats = torch.where(zero[..., None], e.object_mask_visual_embedding.weight[0], feats)
+    coords = coordinate_embeddings(locations[..., :4], config.get("v_coordinate_embeddings_dim", 256))
+    final = e.obj_downsample(torch.cat([coords.reshape(n, k, -1), feats], dim=-1))
+    one_by_one = getattr(e, "visual_1x1_object", None)
+    objects = e.visual_ln_object(one_by_one(final) if one_by_one is not None else final)
+    words = e.object_linguistic_embeddings.weight[0].expand(n, k, -1).clone()
+    if hasattr(e, "object_mask_word_embedding"):
+        words[zero] = e.object_mask_word_embedding.weight[0]
+    words[:, -1] = e.end_embedding.weight[0]
+    text_visual = final[:, -1:].expand(n, ids.shape[1], -1)
+    one_by_one = getattr(e, "visual_1x1_text", None)
+    text = e.word_embeddings(ids) + e.visual_ln_text(one_by_one(text_visual) if one_by_one is not None else text_visual)
+    text_end = (ids != 0).sum(dim=1, keepdim=True)
+    text_positions = torch.arange(ids.shape[1], device=ids.device)[None, :].expand_as(ids)
+    text_positions = text_positions + k * (text_positions >= text_end)
+    object_positions = text_end.expand(n, k).clone()
+    object_positions[:, -1] += 1
+    t = text + e.position_embeddings(text_positions) + e.token_type_embeddings(torch.zeros_like(ids))
+    v = (words + objects + e.position_embeddings(object_positions)
+         + e.token_type_embeddings(torch.full((n, k), 2, dtype=ids.dtype, device=ids.device)))
+    return e.LayerNorm(t), e.LayerNorm(v)
+
+
 class VoltaEncoder(GroundedEncoder):
     """A volta model (``volta:<config JSON>``, e.g. ``volta:ctrl_vilbert_base.json``) with its state dict
     (``checkpoint``, ``--weights pytorch_model_9.bin``) on region features (``--regions``)."""
 
     family = "volta"
-    definition = ("volta gated encoder (ViLBERT): the last sublayer's text state at [CLS] or the contextual "
-                  "word's first sub-token")
+    definition = ("volta gated encoder (ViLBERT, VL-BERT): the last sublayer's text state at [CLS] or the "
+                  "contextual word's first sub-token")
     mask_refusals = {"language": None, "vision": None}   # ViLBERT was pretrained with masked words and regions
     region_features = True
     libraries = ("torch", "transformers", "torchvision")
@@ -267,13 +336,9 @@ class VoltaEncoder(GroundedEncoder):
             locations = torch.cat([global_loc, locations] if first else [locations, global_loc], dim=1)
             mask = torch.cat([one, mask] if first else [mask, one], dim=1)
         device = self._device()
-        ids = tokens["input_ids"].to(device)
-        e = net.embeddings
-        positions = torch.arange(ids.shape[1], device=device)[None, :]
-        t = e.LayerNorm(e.word_embeddings(ids) + e.position_embeddings(positions)
-                        + e.token_type_embeddings(torch.zeros_like(ids)))
-        ve = net.v_embeddings
-        v = ve.LayerNorm(ve.image_embeddings(feats.to(device)) + ve.image_location_embeddings(locations.to(device)))
+        ids, feats, locations = tokens["input_ids"].to(device), feats.to(device), locations.to(device)
+        embed = vilbert_embeddings if cfg["image_embeddings"] == "vilbert" else vlbert_embeddings
+        t, v = embed(net, cfg, ids, feats, locations)
         t_mask = (1.0 - tokens["attention_mask"].to(device).float()) * -10000.0
         v_mask = (1.0 - mask.to(device).float()) * -10000.0
         return volta_forward(net, t, v, t_mask, v_mask)[0]
