@@ -160,17 +160,20 @@ def test_simclrv2_mismatched_checkpoint_is_one_line(tmp_path, photos):
 # -- names, descriptions and CLIP's image tower --------------------------------------------------------
 
 
-def test_the_study_models_are_listed_with_layer_pooling_and_preprocessing():
-    from eatkit.registry import models
+def test_the_study_models_are_listed_with_layer_pooling_and_preprocessing(capsys):
+    from eatkit.cli import main
 
-    listed = {m.name: m.description for m in models()}
+    assert main(["list", "models"]) == 0
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     expected = {"moco-v2-resnet50": ("penultimate layer", "2048-d global average pool", "centre crop 224"),
                 "moco-v3-resnet50": ("penultimate layer", "2048-d global average pool", "ImageNet mean and std"),
                 "simclrv2": ("final layer", "global average pool", "pixels in [0, 1] (no mean/std)"),
                 "bit-m-r50x1": ("penultimate layer", "2048-d global average pool", "mean = std = 0.5"),
                 "open_clip-image:<name>": ("projected class token", "not normalised", "inference preprocessing"),
                 "hf-clip-image:<name>": ("visual_projection(pooled class token)", "not normalised",
-                                         "preprocessor_config.json")}
+                                         "preprocessor_config.json"),
+                "slip": ("ViT class token after its final layer norm", "end-of-text token", "centre crop 224"),
+                "volta:<name>": ("last sublayer's text state", "[CLS] or the first sub-token", "mean region feature")}
     for name, parts in expected.items():
         assert all(part in listed[name] for part in parts), name
 

@@ -127,14 +127,18 @@ def volta_files(tmp_path):
     transformers.BertTokenizerFast(vocab={w: i for i, w in enumerate(VOCAB)}).save_pretrained(tokenizer)
     (tmp_path / "ctrl_vilbert_tiny.json").write_text(json.dumps({**CONFIG, "bert_model": str(tokenizer)}))
     torch.save(volta_state(CONFIG), tmp_path / "pytorch_model_9.bin")
-    regions = tmp_path / "regions"
+    return tmp_path, write_regions(tmp_path / "regions", 12, 0), tokenizer
+
+
+def write_regions(regions, dim, seed):
+    """Region files of the two images of PAIRS: m1 with 3 regions, w1 with 2, a person box in each."""
     regions.mkdir()
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     for name, (h, w), n in (("m1", (48, 64), 3), ("w1", (56, 40), 2)):
         boxes = np.array([[0, 0, w / 2, h / 2], [w / 4, h / 4, w, h], [1, 1, 9, 9]])[:n]
-        np.savez(regions / f"{name}.npz", features=rng.normal(size=(n, 12)), boxes=boxes,
+        np.savez(regions / f"{name}.npz", features=rng.normal(size=(n, dim)), boxes=boxes,
                  labels=np.array(["person", "dog", "tie"][:n]), image_size=np.array([h, w]))
-    return tmp_path, regions, tokenizer
+    return regions
 
 
 def test_vilbert_equals_voltas_forward_pass(volta_files):
@@ -257,13 +261,7 @@ def test_vlbert_equals_voltas_forward_pass(volta_files, tmp_path):
     from eatkit.encoders.regions import load_regions
 
     root, _, tokenizer = volta_files
-    regions = tmp_path / "regions16"
-    regions.mkdir()
-    rng = np.random.default_rng(2)
-    for name, (h, w), n in (("m1", (48, 64), 3), ("w1", (56, 40), 2)):
-        boxes = np.array([[0, 0, w / 2, h / 2], [w / 4, h / 4, w, h], [1, 1, 9, 9]])[:n]
-        np.savez(regions / f"{name}.npz", features=rng.normal(size=(n, 16)), boxes=boxes,
-                 labels=np.array(["person", "dog", "tie"][:n]), image_size=np.array([h, w]))
+    regions = write_regions(tmp_path / "regions16", 16, 2)
     (tmp_path / "ctrl_vl-bert_tiny.json").write_text(json.dumps({**VLBERT, "bert_model": str(tokenizer)}))
     state = vlbert_state(VLBERT)
     torch.save(state, tmp_path / "vlbert.bin")

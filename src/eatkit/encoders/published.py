@@ -44,13 +44,12 @@ SIMCLR_EVAL = Preprocessing(size=224, crop="resize-shorter+center-crop", resize=
 MOCO_PREFIXES: dict[str, str] = {"v2": "module.encoder_q.", "v3": "module.base_encoder."}
 
 
-def published_state(path: str | Path, entry: str | None, prefix: str, model: str,
+def published_state(path: str | Path, entry: str, prefix: str, model: str,
                     allow: tuple[type, ...] = ()) -> tuple[dict[str, Any], Any]:
-    """The tensors of checkpoint ``path`` under ``entry`` (``None``: the top level) whose keys start with
-    ``prefix``, with the prefix removed, and the whole checkpoint; a checkpoint without them is an error
-    naming what was expected."""
+    """The tensors of checkpoint ``path`` under ``entry`` whose keys start with ``prefix``, with the prefix
+    removed, and the whole checkpoint; a checkpoint without them is an error naming what was expected."""
     checkpoint = load_torch_weights(path, allow)
-    state = checkpoint.get(entry) if isinstance(checkpoint, dict) and entry is not None else checkpoint
+    state = checkpoint.get(entry) if isinstance(checkpoint, dict) else None
     if not isinstance(state, dict):
         raise EatkitError(f"checkpoint {path} has no '{entry}' entry of tensors (is it a {model} checkpoint?)")
     picked = {k[len(prefix):]: v for k, v in state.items() if isinstance(k, str) and k.startswith(prefix)}
