@@ -17,9 +17,10 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.records import Record
@@ -49,7 +50,7 @@ class RunOptions(TestOptions):
 
     def validated(self) -> "RunOptions":
         """Check every option before any model is loaded; one precise error per problem."""
-        from eatkit.stats._random import resolve_rng
+        from eatkit.stats import resolve_rng
 
         base = TestOptions.validated(self)
         resolve_rng(self.seed)

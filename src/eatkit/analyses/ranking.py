@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from eatkit.analyses.base import Outcome, RunOptions
 from eatkit.analyses.probe import ProbeAnalysis, check_number
@@ -109,23 +108,23 @@ class RankingAnalysis(ProbeAnalysis):
         groups = embedded["groups"]
         labels = np.concatenate([[g] * len(e.ids) for g, e in groups.items()])
         images = np.concatenate([e.vectors for e in groups.values()])
-        sims = pd.DataFrame(cosine_matrix(embedded["text"].vectors, images), index=regions)
+        sims = cosine_matrix(embedded["text"].vectors, images)
         shares = rank_shares(sims, labels, k=params["k"], repeats=params["repeats"], rng=seed,
-                             group_size=params["group_size"])
+                             group_size=params["group_size"], regions=regions)
         table = load_region_table(params["reference"])
         columns = {g: c for g, c in {**table.group_columns, **params["columns"]}.items() if g in shares.columns}
         comparison = compare_shares(shares, table.frame, columns)
-        ranked = labels[np.argsort(-sims.to_numpy(), axis=1, kind="stable")]
-        k = shares.attrs["k"]
+        ranked = labels[np.argsort(-sims, axis=1, kind="stable")]
+        k = shares.k
         extra = {str(t): correlate_regions(shares, load_region_table(t).frame) for t in params["tables"]}
         ref = table.frame.loc[regions]
         record = RankingRecord(
             suite=suite, test=test.id, title=test.title, seed=seed,
-            groups=list(shares.columns), group_counts=shares.attrs["group_counts"],
-            group_size=shares.attrs["group_size"], k=k, repeats=shares.attrs["repeats"],
+            groups=list(shares.columns), group_counts=shares.group_counts,
+            group_size=shares.group_size, k=k, repeats=shares.repeats,
             prompt=str(params["prompt"]), prompts=prompts, reference=table.id,
             reference_columns=comparison.columns,
-            shares={r: {g: float(v) for g, v in shares.loc[r].items()} for r in regions},
+            shares=shares.to_dict(),
             reference_shares={r: {g: float(ref.loc[r, c]) for g, c in comparison.columns.items()} for r in regions},
             r=comparison.r, r_p_values=comparison.r_p_values, r_squared=comparison.r_squared,
             r_squared_by_output=comparison.r_squared_by_output, r_squared_p_values=comparison.r_squared_p_values,
@@ -134,5 +133,5 @@ class RankingAnalysis(ProbeAnalysis):
             correlations={t: c.r for t, c in extra.items()},
             correlation_p_values={t: c.p_values for t, c in extra.items()},
         )
-        return [Outcome(record, {"similarities": sims.to_numpy(), "shares": shares.to_numpy()},
+        return [Outcome(record, {"similarities": sims, "shares": shares.values},
                         {"shares": shares, "comparison": comparison, "correlations": extra})]

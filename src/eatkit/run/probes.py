@@ -23,7 +23,7 @@ from eatkit.errors import EatkitError
 from eatkit.io import file_sha256, text_sha256
 from eatkit.run.manifest import build_manifest
 from eatkit.run.runner import RunResult
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 from eatkit.stimuli.image_groups import group_sets
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import AssociationTest, Suite

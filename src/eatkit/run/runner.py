@@ -36,7 +36,7 @@ from eatkit.progress import progress
 from eatkit.records import Record, plain_json
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "prepare_output", "flatten_record", "build_source"]

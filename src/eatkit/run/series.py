@@ -27,7 +27,7 @@ from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
 from eatkit.run.runner import RunResult, prepare_output, run_suite
 from eatkit.sources.base import EmbeddingSource
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 
 #: the format of series.json
 SERIES_SCHEMA = "eatkit.series/1"
