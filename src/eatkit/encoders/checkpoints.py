@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import require
+from eatkit.io import file_sha256, require
 from eatkit.errors import EatkitError, one_line
 
 CHECKPOINT_FORMAT = "eatkit.finetune/1"
@@ -40,6 +40,38 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 -- safetensors raises its own error types
         raise EatkitError(f"checkpoint {path} is not a safetensors file: {one_line(exc)}") from None
     return json.loads(meta["eatkit"]) if meta.get("format") == CHECKPOINT_FORMAT else {}
+
+
+def finetuned_checkpoint(path: str | Path | None, architecture: str) -> tuple[Path | None, int | None]:
+    """A fine-tuning checkpoint and its head width, checked against the model it is loaded into
+    (``(None, None)`` without one)."""
+    if path is None:
+        return None, None
+    meta = checkpoint_metadata(path)
+    if meta and meta.get("architecture") != architecture:
+        raise EatkitError(f"checkpoint {path} was fine-tuned from {meta.get('model')} "
+                          f"({meta.get('architecture')}), which does not fit {architecture}")
+    return Path(path), meta.get("num_classes")
+
+
+def required_checkpoint(model: str, path: str | Path | None) -> Path:
+    """The checkpoint file a model cannot do without (``--weights``), or a one-line error.
+
+    >>> required_checkpoint("simclrv2", None)
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: simclrv2 needs its checkpoint file: --weights PATH (see docs/models.md)
+    """
+    if path is None:
+        raise EatkitError(f"{model} needs its checkpoint file: --weights PATH (see docs/models.md)")
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise EatkitError(f"checkpoint {path} not found")
+    return path
+
+
+def checkpoint_identity(path: str | Path) -> str:
+    """The weights identity of a checkpoint file: its name and SHA-256 (part of the cache key)."""
+    return f"checkpoint {Path(path).name} sha256:{file_sha256(path)}"
 
 
 def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:

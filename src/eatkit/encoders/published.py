@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eatkit.encoders.checkpoints import load_state_strict
-from eatkit.encoders.image_models import ClassifierFeatures, _checkpoint_identity, _with_crop
+from eatkit.encoders.checkpoints import checkpoint_identity, load_state_strict, required_checkpoint
+from eatkit.encoders.image_models import ClassifierFeatures, with_crop
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError
 from eatkit.io import load_torch_weights, require
@@ -79,15 +79,6 @@ def blocks_per_stage(state: dict[str, Any], pattern: str, first: int, path: Path
     return counts
 
 
-def _need_checkpoint(model: str, checkpoint: str | Path | None) -> Path:
-    if checkpoint is None:
-        raise EatkitError(f"{model} needs its checkpoint file: --weights PATH (see docs/models.md)")
-    path = Path(checkpoint).expanduser()
-    if not path.is_file():
-        raise EatkitError(f"checkpoint {path} not found")
-    return path
-
-
 class PublishedResNet(ClassifierFeatures):
     """A ResNet whose weights come from a published checkpoint file (``checkpoint``, the ``--weights`` of
     ``eatkit run``): the weights identity is the file's name and SHA-256."""
@@ -98,9 +89,9 @@ class PublishedResNet(ClassifierFeatures):
 
     def __init__(self, *, checkpoint: str | Path | None = None, crop: str | None = None,
                  interpolation: str | None = None, id: str | None = None, **options: Any) -> None:
-        self._path = _need_checkpoint(self.family, checkpoint)
-        super().__init__(id=id or self.family, model=self.family, weights=_checkpoint_identity(self._path),
-                         preprocessing=_with_crop(self.default_preprocessing, crop, interpolation), **options)
+        self._path = required_checkpoint(self.family, checkpoint)
+        super().__init__(id=id or self.family, model=self.family, weights=checkpoint_identity(self._path),
+                         preprocessing=with_crop(self.default_preprocessing, crop, interpolation), **options)
 
 
 class MoCoResNet(PublishedResNet):

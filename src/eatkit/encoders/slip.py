@@ -27,12 +27,11 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from eatkit.encoders.checkpoints import load_state_strict
-from eatkit.encoders.image_models import _checkpoint_identity
+from eatkit.encoders.checkpoints import checkpoint_identity, load_state_strict, required_checkpoint
 from eatkit.encoders.images import Preprocessing
-from eatkit.encoders.published import _need_checkpoint, published_state
+from eatkit.encoders.published import published_state
 from eatkit.encoders.text import model_device
-from eatkit.encoders.vision_language import JointEncoder, _unit
+from eatkit.encoders.vision_language import JointEncoder, unit_rows
 from eatkit.errors import EatkitError
 from eatkit.io import require
 
@@ -154,9 +153,9 @@ class SLIPEncoder(JointEncoder):
     libraries = ("torch", "timm", "open_clip_torch", "pillow")
 
     def __init__(self, *, checkpoint: str | Path | None = None, prompt: str | None = None, **options: Any) -> None:
-        self._path = _need_checkpoint("slip", checkpoint)
+        self._path = required_checkpoint("slip", checkpoint)
         super().__init__(id="slip", model="slip", preprocessing=SLIP_EVAL, prompt=prompt, **options)
-        self.weights = _checkpoint_identity(self._path)
+        self.weights = checkpoint_identity(self._path)
         self._tokenizer = None
         self._context = 77
 
@@ -179,7 +178,7 @@ class SLIPEncoder(JointEncoder):
 
     @staticmethod
     def image_features(net: Any, pixels: Any) -> Any:
-        return _unit(net.encode_image(pixels))
+        return unit_rows(net.encode_image(pixels))
 
     def text_features(self, net: Any, tokenizer: Any, texts: list[str]) -> Any:
-        return _unit(net.encode_text(slip_tokens(texts, self._context).to(model_device(net))))
+        return unit_rows(net.encode_text(slip_tokens(texts, self._context).to(model_device(net))))

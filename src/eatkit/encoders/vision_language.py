@@ -49,7 +49,8 @@ _OPEN_CLIP_RESIZE: dict[str, str] = {"shortest": "resize-shorter+center-crop", "
 # -- the model-side computation (each returns unit-norm (n, d) torch tensors) ------------------------
 
 
-def _unit(features: Any) -> Any:
+def unit_rows(features: Any) -> Any:
+    """Each row of a torch tensor divided by its L2 norm (the contrastive spaces' normalisation)."""
     import torch
 
     return torch.nn.functional.normalize(features, p=2, dim=-1)
@@ -58,7 +59,7 @@ def _unit(features: Any) -> Any:
 def clip_image_features(model: Any, pixel_values: Any) -> Any:
     """transformers ``CLIPModel``: ``visual_projection(vision_model(x).pooler_output)``, normalised
     (= ``CLIPModel(...).image_embeds``)."""
-    return _unit(model.visual_projection(model.vision_model(pixel_values=pixel_values).pooler_output))
+    return unit_rows(model.visual_projection(model.vision_model(pixel_values=pixel_values).pooler_output))
 
 
 def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
@@ -66,13 +67,13 @@ def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     (= ``CLIPModel(...).text_embeds``)."""
     tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     out = model.text_model(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
-    return _unit(model.text_projection(out.pooler_output))
+    return unit_rows(model.text_projection(out.pooler_output))
 
 
 def blip_image_features(model: Any, pixel_values: Any) -> Any:
     """transformers ``BlipForImageTextRetrieval`` ITC image feature: ``vision_proj`` of the [CLS] state."""
     hidden = model.vision_model(pixel_values=pixel_values).last_hidden_state
-    return _unit(model.vision_proj(hidden[:, 0, :]))
+    return unit_rows(model.vision_proj(hidden[:, 0, :]))
 
 
 def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
@@ -80,7 +81,7 @@ def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     encoder's [CLS] state (no cross-attention to an image)."""
     tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     hidden = model.text_encoder(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
-    return _unit(model.text_proj(hidden.last_hidden_state[:, 0, :]))
+    return unit_rows(model.text_proj(hidden.last_hidden_state[:, 0, :]))
 
 
 def open_clip_image_features(model: Any, pixel_values: Any) -> Any:
@@ -345,11 +346,11 @@ class _ImageTower:
     _net: Any
 
     def _use_checkpoint(self, checkpoint: str | Path | None, architecture: str) -> None:
-        from eatkit.encoders.image_models import _checkpoint, _checkpoint_identity
+        from eatkit.encoders.checkpoints import checkpoint_identity, finetuned_checkpoint
 
-        self._checkpoint, self._num_classes = _checkpoint(checkpoint, architecture)
+        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, architecture)
         if checkpoint is not None:
-            self.weights = _checkpoint_identity(checkpoint)
+            self.weights = checkpoint_identity(checkpoint)
 
     def tower(self, pretrained: bool = True) -> Any:
         """The image tower (:func:`image_tower`) with the released weights, or with none (random)."""

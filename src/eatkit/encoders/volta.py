@@ -31,10 +31,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from eatkit.encoders.checkpoints import load_state_strict
-from eatkit.encoders.image_models import _checkpoint_identity
+from eatkit.encoders.checkpoints import checkpoint_identity, load_state_strict, required_checkpoint
 from eatkit.encoders.joint import GroundedEncoder, Prepared
-from eatkit.encoders.published import _need_checkpoint
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import load_torch_weights, require
 
@@ -277,7 +275,7 @@ class VoltaEncoder(GroundedEncoder):
     libraries = ("torch", "transformers", "torchvision")
 
     def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
-        self._path = _need_checkpoint(f"volta:{name}", checkpoint)
+        self._path = required_checkpoint(f"volta:{name}", checkpoint)
         self._config_path = Path(name).expanduser()
         if not self._config_path.is_file():
             raise EatkitError(f"volta config {self._config_path} not found (volta's config/*.json)")
@@ -286,7 +284,7 @@ class VoltaEncoder(GroundedEncoder):
 
     def _weights_identity(self, name: str, revision: str | None) -> str:
         config_hash = self.file_hashes([str(self._config_path)])[0]
-        return f"config {self._config_path.name} sha256:{config_hash}; {_checkpoint_identity(self._path)}"
+        return f"config {self._config_path.name} sha256:{config_hash}; {checkpoint_identity(self._path)}"
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "tokenizer": self._volta["bert_model"],
