@@ -339,21 +339,29 @@ class _ImageTower:
     normalize = False
     definition = ("CLIP image tower: the projected pooled image features (open_clip encode_image, transformers "
                   "visual_projection(pooler_output)), not normalised: the input of a fine-tuned classifier")
-    _checkpoint: Path | None = None
-    _num_classes: int | None = None
     id: str
+    family: str
     weights: str
     _net: Any
 
-    def _use_checkpoint(self, checkpoint: str | Path | None, architecture: str) -> None:
+    def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
         from eatkit.encoders.checkpoints import checkpoint_identity, finetuned_checkpoint
 
+        super().__init__(name, **options)
+        architecture = f"{self.family}:{getattr(self, 'arch', name)}"   # open_clip: without the pretrained tag
         self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, architecture)
         if checkpoint is not None:
             self.weights = checkpoint_identity(checkpoint)
 
     def tower(self, pretrained: bool = True) -> Any:
         """The image tower (:func:`image_tower`) with the released weights, or with none (random)."""
+        if not pretrained:
+            return image_tower(self._random_model())
+        super()._load()   # the joint encoder's loading of the released weights
+        return image_tower(self._net)
+
+    def _random_model(self) -> Any:
+        """The whole model of the architecture, randomly initialised."""
         raise NotImplementedError
 
     def _load(self) -> None:
@@ -378,17 +386,10 @@ class OpenCLIPImageTower(_ImageTower, OpenCLIPEncoder):
 
     family = "open_clip-image"
 
-    def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
-        super().__init__(name, **options)
-        self._use_checkpoint(checkpoint, f"{self.family}:{self.arch}")
-
-    def tower(self, pretrained: bool = True) -> Any:
+    def _random_model(self) -> Any:
         import open_clip
 
-        if not pretrained:
-            return image_tower(open_clip.create_model(self.arch, pretrained=None, force_quick_gelu=self.quick_gelu))
-        OpenCLIPEncoder._load(self)
-        return image_tower(self._net)
+        return open_clip.create_model(self.arch, pretrained=None, force_quick_gelu=self.quick_gelu)
 
 
 class HFCLIPImageTower(_ImageTower, HFCLIPEncoder):
@@ -397,14 +398,6 @@ class HFCLIPImageTower(_ImageTower, HFCLIPEncoder):
 
     family = "hf-clip-image"
 
-    def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
-        super().__init__(name, **options)
-        self._use_checkpoint(checkpoint, f"{self.family}:{name}")
-
-    def tower(self, pretrained: bool = True) -> Any:
+    def _random_model(self) -> Any:
         transformers = require("transformers", f"the model '{self.id}'", "vl")
-        if not pretrained:
-            config = transformers.AutoConfig.from_pretrained(self.model, revision=self.revision)
-            return image_tower(transformers.CLIPModel(config))
-        HFCLIPEncoder._load(self)
-        return image_tower(self._net)
+        return transformers.CLIPModel(transformers.AutoConfig.from_pretrained(self.model, revision=self.revision))

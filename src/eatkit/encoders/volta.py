@@ -81,46 +81,39 @@ def volta_network(config: dict[str, Any]) -> Any:
     def per(key: str, n: int, default: int) -> int:
         return int(config.get(key, {}).get(str(n), default))
 
+    def linear_in(prefix: str, width: int, inner: int) -> Any:
+        return nn.Linear(width, inner)
+
+    def linear_out(prefix: str, width: int, inner: int) -> Any:
+        return nn.Linear(inner, width)
+
     def sublayer(n: int) -> Any:
-        has_t = n in sets["tt_attn_sublayers"] or n in sets["tv_attn_sublayers"]
-        has_v = n in sets["vt_attn_sublayers"] or n in sets["vv_attn_sublayers"]
-        shared = n in sets["shared_sublayers"]
-        layer = nn.Module()
-        if n in attn:
+        attention = n in attn
+        if attention:
+            has_t = n in sets["tt_attn_sublayers"] or n in sets["tv_attn_sublayers"]
+            has_v = n in sets["vt_attn_sublayers"] or n in sets["vv_attn_sublayers"]
             size = per("sublayer2attn_hidden_size", n, config["hidden_size"])
             v_size = per("sublayer2v_attn_hidden_size", n, config["v_hidden_size"])
-            layer.attention_self, layer.attention_output = nn.Module(), nn.Module()
-            for prefix, on, width, inner in (("", has_t, config["hidden_size"], size),
-                                             ("v_", has_v, config["v_hidden_size"], v_size)):
-                if not on:
-                    continue
-                if prefix and shared and has_t:
-                    for name in ("query", "key", "value"):
-                        setattr(layer.attention_self, "v_" + name, getattr(layer.attention_self, name))
-                    layer.attention_output.v_dense = layer.attention_output.dense
-                    layer.attention_output.v_LayerNorm = layer.attention_output.LayerNorm
-                    continue
-                for name in ("query", "key", "value"):
-                    setattr(layer.attention_self, prefix + name, nn.Linear(width, inner))
-                setattr(layer.attention_output, prefix + "dense", nn.Linear(inner, width))
-                setattr(layer.attention_output, prefix + "LayerNorm", nn.LayerNorm(inner if prefix else width, eps=eps))
         else:
             has_t, has_v = n in sets["t_ff_sublayers"], n in sets["v_ff_sublayers"]
             size = per("sublayer2intermediate_size", n, config["intermediate_size"])
             v_size = per("sublayer2v_intermediate_size", n, config["v_intermediate_size"])
-            layer.intermediate, layer.output = nn.Module(), nn.Module()
-            for prefix, on, width, inner in (("", has_t, config["hidden_size"], size),
-                                             ("v_", has_v, config["v_hidden_size"], v_size)):
-                if not on:
-                    continue
-                if prefix and shared and has_t:
-                    layer.intermediate.v_dense, layer.output.v_dense = layer.intermediate.dense, layer.output.dense
-                    layer.output.v_LayerNorm = layer.output.LayerNorm
-                    continue
-                setattr(layer.intermediate, prefix + "dense", nn.Linear(width, inner))
-                setattr(layer.output, prefix + "dense", nn.Linear(inner, width))
-                setattr(layer.output, prefix + "LayerNorm", nn.LayerNorm(width, eps=eps))
-        layer.flags = {"t": has_t, "v": has_v, "attn": n in attn, "tt": n in sets["tt_attn_sublayers"],
+        layer, first, second = nn.Module(), nn.Module(), nn.Module()
+        if attention:   # volta's v_LayerNorm of an attention output has the attention width
+            layer.attention_self, layer.attention_output = first, second
+            parts = [(first, "query", linear_in), (first, "key", linear_in), (first, "value", linear_in),
+                     (second, "dense", linear_out),
+                     (second, "LayerNorm", lambda p, w, i: nn.LayerNorm(i if p else w, eps=eps))]
+        else:
+            layer.intermediate, layer.output = first, second
+            parts = [(first, "dense", linear_in), (second, "dense", linear_out),
+                     (second, "LayerNorm", lambda p, w, i: nn.LayerNorm(w, eps=eps))]
+        shared = n in sets["shared_sublayers"] and has_t
+        for prefix, on, width, inner in (("", has_t, config["hidden_size"], size),
+                                         ("v_", has_v, config["v_hidden_size"], v_size)):
+            for module, name, make in parts if on else []:   # a shared sublayer's vision modules are the text ones
+                setattr(module, prefix + name, getattr(module, name) if prefix and shared else make(prefix, width, inner))
+        layer.flags = {"t": has_t, "v": has_v, "attn": attention, "tt": n in sets["tt_attn_sublayers"],
                        "tv": n in sets["tv_attn_sublayers"], "vt": n in sets["vt_attn_sublayers"],
                        "vv": n in sets["vv_attn_sublayers"],
                        "heads": per("sublayer2num_attention_heads", n, config["num_attention_heads"]),
