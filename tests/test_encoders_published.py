@@ -291,3 +291,21 @@ def test_slip_bad_checkpoint_is_one_line(tmp_path, photos):
         build_model("slip", checkpoint=tmp_path / "s2.pt", cache=False).embed(photos)
     assert str(err.value) == (f"checkpoint {tmp_path / 's2.pt'} does not fit slip: 1 unexpected tensor(s) "
                               "(e.g. visual.head.weight)")
+
+
+def test_preprocessing_and_weights_are_in_the_cache_key_and_manifest(tmp_path):
+    moco_checkpoint(tmp_path / "moco.pth.tar", "v2")
+    torch.save({"resnet": simclr_state((1, 1, 1, 1), 8, True)}, tmp_path / "simclr.pth")
+    slip_checkpoint(tmp_path / "slip.pt")
+    for name, file, resize, std in (("moco-v2-resnet50", "moco.pth.tar", 256, [0.229, 0.224, 0.225]),
+                                    ("simclrv2", "simclr.pth", 256, [1.0, 1.0, 1.0]),
+                                    ("slip", "slip.pt", 224, [0.229, 0.224, 0.225])):
+        enc = build_model(name, checkpoint=tmp_path / file)
+        key, manifest = enc.cache_config(), enc.manifest()
+        assert key["preprocessing"] == manifest["preprocessing"] == enc.preprocessing.to_dict()
+        assert (key["preprocessing"]["resize"], key["preprocessing"]["std"]) == (resize, std)
+        assert key["weights"] == manifest["weights"] and file in key["weights"]
+        # another interpolation is another cache entry
+        if name != "slip":
+            other = build_model(name, checkpoint=tmp_path / file, interpolation="bicubic").cache_config()
+            assert other["preprocessing"]["interpolation"] == "bicubic" and other != key
