@@ -165,3 +165,11 @@ def test_image_sets_get_image_diagnostics(tmp_path):
     write_html_report([out], tmp_path / "r.html")
     html = (tmp_path / "r.html").read_text()
     assert "image toy/x/x0.png \u2248 toy/x/x9-small.png" in html and "X-Y: brightness d" in html
+
+
+def test_validity_option_is_a_boolean():
+    from eatkit import RunOptions
+
+    assert RunOptions(validity=True).validated().manifest()["validity"] is True
+    with pytest.raises(EatkitError, match="validity must be true or false, got 'yes'"):
+        RunOptions(validity="yes").validated()
