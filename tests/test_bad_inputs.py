@@ -177,6 +177,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--seed", "-3"), "--seed"),
     (_run("--seed", "x"), "--seed"),
     (_run("--bootstrap", "-1"), "--bootstrap"),
+    (_run("--validity"), "test 't1': validity (--validity) needs at least 3 stimuli in X, which has 2"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
     (_run("--p-method", "welch", "--permutations", "100"), "cannot apply with p_method 'welch'"),
@@ -210,7 +211,7 @@ CLI: list[tuple[list[str], str]] = [
     (["verify", "{d}/run-badjson"], "has no manifest.json"),
     # options of the newer analyses, sources and commands (grounded, series, prompts, devices, sweeps,
     # probes, analysis sets, fine-tuning)
-    (_run("--experiment", "2"), "does not take the option(s) experiment"),
+    (_run("--experiment", "2"), "--experiment applies to grounded tests only"),
     (["run", "grounded-coco", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "image-caption stimuli"),
     (["run", "{d}/suite.json", "--series", "{d}/folder", "-q", "-o", "{o}"], "has no HistWords decades"),
     (_run("--postprocess", "bogus"), "unknown post-processing 'bogus'"),
@@ -224,7 +225,7 @@ CLI: list[tuple[list[str], str]] = [
     (["probe", "vqa", "--model", "glove-6b-50d", "--images", "{d}/groups", "--regions", "{d}/nosuch.csv", "-o", "{o}"],
      "region table '{d}/nosuch.csv' is neither a bundled table"),
     (["probe", "generate", "--model", "glove-6b-50d", "--images", "{d}/groups", "--preset", "wolfe", "-o", "{o}"],
-     "unknown generation preset 'wolfe' (known: wolfe2022)"),
+     "preset must be one of wolfe2022, got 'wolfe'"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
     (["analysis-set", "coco", "--instances", "{d}/broken.json", "--images", "{d}/folder", "--output", "{o}"],
      "needs --instances, --captions and --objects"),
@@ -235,6 +236,11 @@ CLI: list[tuple[list[str], str]] = [
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    # models from published checkpoints (docs/models.md)
+    (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
+     "simclrv2 needs its checkpoint file: --weights PATH"),
+    (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
+     "checkpoint {d}/missing.pth not found"),
 ]
 
 
@@ -305,6 +311,10 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: build_model("slip", checkpoint=d / "missing.pt"), EatkitError, "checkpoint {d}/missing.pt not found"),
+        (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
+        (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,
+         "refusing weights file {d}/a-file"),
     ]
 
 

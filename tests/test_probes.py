@@ -130,7 +130,7 @@ def test_ranking_probe_on_the_ieat_race_images(capsys, clip_model, tmp_path) -> 
     sims = np.load(out / "similarities.npz")["ranking/similarities"]
     labels = ["african-american"] * 6 + ["european-american"] * 6
     again = rank_shares(sims, labels, repeats=50, rng=record["seed"])
-    assert again.iloc[4].to_dict() == pytest.approx(record["shares"]["California"], abs=1e-12)
+    assert again.row(again.regions[4]) == pytest.approx(record["shares"]["California"], abs=1e-12)
     manifest = (out / "manifest.json").read_text()
     assert "african-american/" in manifest and '"sha256"' in manifest
     html = (out / "report.html").read_text()
@@ -271,20 +271,22 @@ def test_vqa_counts_answers_that_name_a_us_state(tmp_path) -> None:
 
 def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
     from eatkit.cli import build_parser
-    from eatkit.cli.probe import _params
+    from eatkit.cli.run import given_params
+    from eatkit.run.probes import probe_params
+    from eatkit.specs import GENERATION
 
     def params(*argv):
-        return _params(build_parser().parse_args(["probe", "generate", "--model", "M", "--images", "x", *argv]),
-                       "generation")
+        args = build_parser().parse_args(["probe", "generate", "--model", "M", "--images", "x", *argv])
+        return GENERATION.resolve(probe_params("generation", given_params(args, [args.kind])))
 
     study = params("--preset", "wolfe2022")
     assert (study["steps"], study["every"], study["size"], study["region"]) == (200, 10, 592, [0.45, 0.3, 0.085, 0.085])
     assert round(study["region"][2] * 592) == round(study["region"][3] * 592) == 50  # the seed's 50 x 50 pixels
     mine = params("--preset", "wolfe2022", "--steps", "3", "--region", "0.1,0.1,0.2,0.2")
-    assert (mine["steps"], mine["size"], mine["region"]) == (3, 592, [0.1, 0.1, 0.2, 0.2])
-    assert "steps" not in params() and "size" not in params()  # the analysis's defaults apply
+    assert (mine["steps"], mine["size"], mine["region"], mine["preset"]) == (3, 592, [0.1, 0.1, 0.2, 0.2], "wolfe2022")
+    assert (params()["steps"], params()["size"]) == (80, None)  # no preset: the defaults
     with pytest.raises(EatkitError, match=r"unknown generation preset 'wolfe' \(known: wolfe2022\)"):
-        params("--preset", "wolfe")
+        probe_params("generation", {"preset": "wolfe"})
 
 
 def test_tile_map_has_one_tile_per_state_and_shades_the_shares() -> None:
