@@ -85,6 +85,7 @@ class Case:
     contains: tuple[tuple[str, str], ...] = ()  # (file, text it must contain)
     slow: bool = False
     ray: bool = False
+    covered_by: str = ""  # a test module that runs this page's commands itself (not run again here)
 
 
 CLIP = {"hf-clip:openai/clip-vit-base-patch32": "hf-clip:{clip}"}
@@ -232,6 +233,19 @@ CASES: dict[str, Case] = {
     "eatkit probe generate --model open_clip:ViT-B-32/openai --images ~/data/cfd-groups --preset wolfe2022 --seed 0":
         Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", **FACES},
              extra=("--steps", "2", "--size", "64", *GENERATE_SMALL), files=("eatkit-results/frames",)),
+    # docs/models.md and docs/validity.md: their own tests run them (tiny published checkpoints; the shared
+    # GloVe 840B items, whose numbers that test checks)
+    **{command: Case(covered_by="tests/test_docs_models.py") for command in (
+        "eatkit run ieat --tests insect-flower --images ieat-images --model simclrv2 --weights r152_3x_sk1.pth -o simclr",
+        "eatkit run ieat --tests insect-flower --images ieat-images --model moco-v2-resnet50 --weights "
+        "moco_v2_800ep_pretrain.pth.tar -o moco",
+        "eatkit run ieat --tests insect-flower --images ieat-images --model slip --weights slip_base_100ep.pt -o slip",
+        "eatkit finetune --model hf-clip-image:clip-vit-base-patch32 --instances instances_train2017.json --images "
+        "train2017 --epochs 1 -o clip-coco.safetensors",
+        "eatkit run ieat --tests insect-flower --images ieat-images --model hf-clip-image:clip-vit-base-patch32 "
+        "--weights clip-coco.safetensors -o clip-coco")},
+    "eatkit run weat --vectors ../shared/data/glove840b-weat/glove.840B.300d.weat-items.txt --validity --seed 1 -o "
+    "weat-validity --report": Case(covered_by="tests/test_validity_run.py"),
     # docs/scale.md
     "eatkit sweep sweep.toml": Case(builds=("sweep",), files=("results/sweep/results.csv",)),
     "eatkit sweep sweep.toml --executor ray --address HEAD:6379": Case(builds=("sweep",), ray=True,
@@ -481,6 +495,10 @@ def test_every_documented_command_has_a_case() -> None:
     untested = [f"{', '.join(where)}: {c}" for c, where in documented.items() if c not in CASES]
     assert not untested, "documented commands with no stand-in in CASES:\n" + "\n".join(untested)
     assert not set(CASES) - set(documented), f"cases of commands no longer documented: {set(CASES) - set(documented)}"
+    for command, case in CASES.items():  # a page whose own test runs its commands: that test reads the page
+        if case.covered_by:
+            pages = {Path(page).name for page in documented[command]}
+            assert any(page in (ROOT / case.covered_by).read_text(encoding="utf-8") for page in pages), command
     assert len(documented) >= 40
 
 
@@ -564,7 +582,7 @@ def run_documented(command: str, ws: Workspace, capsys: pytest.CaptureFixture[st
 
 @pytest.mark.parametrize("command", [pytest.param(c, marks=[pytest.mark.slow] if CASES[c].slow else [],
                                                   id=re.sub(r"\W+", "-", c)[:90])
-                                     for c in _all_documented() if c in CASES])
+                                     for c in _all_documented() if c in CASES and not CASES[c].covered_by])
 def test_documented_command_runs(command: str, workspace: Workspace, capsys, monkeypatch, request) -> None:
     case = CASES[command]
     if case.ray:
