@@ -385,7 +385,7 @@ class Workspace:
         """A tiny COCO data set in the working folder, as the documented commands name its files
         (``instances_val2017.json``, ``val2017/``, ``annotations/...``, the same for train2017), with every
         class of the analysis set (2 images or more each)."""
-        from tiny_coco import write_coco
+        from tiny_coco import CATEGORIES, write_coco
 
         root = self.root
         images: dict[int, tuple[list[str], list[str]]] = {}
@@ -398,8 +398,9 @@ class Workspace:
                               ([], "a street"), ([], "a field")):
             for _ in range(2):
                 images[len(images) + 1] = (cats, [caption])
+        surfboard = {"id": 42, "name": "surfboard", "supercategory": "sports"}
         for split in ("val2017", "train2017"):
-            write_coco(root, images, split=split)
+            write_coco(root, images, split=split, categories=[*CATEGORIES, surfboard])
         (root / "annotations").mkdir(exist_ok=True)
         for name in ("instances_val2017.json", "captions_val2017.json"):
             (root / "annotations" / name).write_bytes((root / name).read_bytes())
