@@ -203,6 +203,10 @@ CASES: dict[str, Case] = {
     "efficientnet_lite2 --images ieat/images/gender --seed 2026 -o gender-geometry --report": Case(
         subs={"ieat/images/gender": "{gender}"}, after=(GENDER_SET,), files=("gender-geometry/report.html",),
         stdout="career vs family", slow=True),
+    "eatkit analysis-set open-images --boxes oidv6-train-annotations-bbox.csv --class-descriptions "
+    "class-descriptions-boxable.csv --images train --objects car,dog --per-class 150 --seed 0 -o open-images-set":
+        Case(builds=("open_images",), fresh=("open-images-set",), files=("open-images-set/suite.json",),
+             stdout="dog+woman"),
     # docs/mleat-studies.md
     "eatkit run mleat-histwords --series histwords/sgns/ --seed 0 -o results/histwords --report": Case(
         subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
@@ -435,6 +439,19 @@ class Workspace:
         folder = self.folder("histwords")
         write_series(folder)
         return folder
+
+    def _open_images(self) -> Path:
+        """A tiny Open Images layout in the working folder, as the documented command names its files."""
+        from test_analysis_sets import write_open_images
+
+        images = {f"{obj}{who}{i}": [obj.capitalize().replace("Stop", "Stop sign"), *people]
+                  for obj in ("car", "dog", "stop") for who, people in (("", []), ("m", ["Man"]), ("w", ["Woman"]))
+                  for i in range(2) if obj != "stop" or not people}
+        images |= {f"{who}{i}": [who.capitalize()] for who in ("man", "woman", "person") for i in range(2)}
+        write_open_images(self.root / "train", images)
+        (self.root / "train" / "boxes.csv").rename(self.root / "oidv6-train-annotations-bbox.csv")
+        (self.root / "train" / "class-descriptions-boxable.csv").rename(self.root / "class-descriptions-boxable.csv")
+        return self.root / "train"
 
     def _state_iat(self) -> Path:
         """state-iat.csv in the working folder: a number per US state and D.C."""
