@@ -304,3 +304,15 @@ def test_tile_map_has_one_tile_per_state_and_shades_the_shares() -> None:
     tiles = [p for p in fig.axes[0].patches]
     assert len(tiles) == 51 and tiles[0].get_facecolor() != tiles[-1].get_facecolor()
     assert tile_map(SimpleNamespace(shares={"x": {"a": 1.0}}, groups=["a"], k=1)) is None  # not the US states
+
+
+def test_generation_from_the_text_alone_starts_at_seeded_noise(clip_model) -> None:
+    from eatkit.encoders.generation import CLIPGuidedGenerator
+
+    gen = CLIPGuidedGenerator(build_model(f"hf-clip:{clip_model}", cache=False), steps=3, every=3, lr=0.2, cutouts=0)
+    frames = gen.run(None, "an american person", seed=5)
+    noise = np.random.default_rng(5).integers(0, 256, (32, 32, 3))
+    assert frames.shape == (2, 32, 32, 3) and np.abs(frames[0].astype(int) - noise).max() <= 1  # the 1e-3 clamp
+    np.testing.assert_array_equal(frames, gen.run(None, "an american person", seed=5))
+    assert not np.array_equal(frames[0], gen.run(None, "an american person", seed=6)[0])
+    assert not np.array_equal(frames[0], frames[-1])  # the prompt moved it
