@@ -98,6 +98,8 @@ class MetricResult:
         RNSB: ``sd``, ``min``, ``max`` of the value over its ``n_fits`` fits (empty otherwise).
     seed : int or None
         Seed of the random draws (None when nothing was drawn or a Generator was passed).
+    dropped : dict
+        Words dropped from each set before the metric (``oov="drop"`` of :mod:`eatkit.metrics`).
     """
 
     metric: str
@@ -118,6 +120,7 @@ class MetricResult:
     n_resamples: int = 0
     spread: dict[str, float] = field(default_factory=dict)
     seed: int | None = None
+    dropped: dict[str, list[str]] = field(default_factory=dict)
 
 
 # --- the formulas -------------------------------------------------------------------------------------

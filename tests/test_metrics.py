@@ -1,0 +1,146 @@
+"""The field's metrics (eatkit.metrics, eatkit.stats.metrics): WEFE 1.0.1's numbers, brute-force
+permutation references, closed forms, and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import combinations, product
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import eatkit.metrics as metrics
+from eatkit.errors import EatkitError
+from eatkit.stats import metrics as sm
+from tests.conftest import shared_path
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "wefe" / "reference.json").read_text(encoding="utf-8"))
+
+
+def _glove() -> dict[str, np.ndarray]:
+    path = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.rstrip().split(" ")
+        out[parts[0]] = np.array(parts[1:], dtype=np.float64)
+    return out
+
+
+@pytest.mark.parametrize("name", ["synthetic", *REFERENCE["queries"]])
+def test_metrics_equal_wefe_101(name):
+    query = REFERENCE["synthetic"] if name == "synthetic" else REFERENCE["queries"][name]
+    vectors = ({w: np.array(v) for w, v in query["vectors"].items()} if name == "synthetic" else _glove())
+    X, Y, A, B = (np.stack([vectors[w] for w in query["sets"][r]]) for r in "XYAB")
+    AB = np.concatenate([A, B])
+    ref = query["values"]
+    kw = dict(permutations=10, rng=0)
+    assert metrics.rnd([X, Y], [AB], **kw).value == pytest.approx(ref["rnd_euclidean"], abs=1e-6)
+    assert metrics.rnd([X, Y], [AB], distance="cosine", **kw).value == pytest.approx(ref["rnd_cosine"], abs=1e-6)
+    assert metrics.ect([X, Y], [AB], **kw).value == pytest.approx(ref["ect"], abs=1e-6)
+    assert metrics.ripa([X, Y], [AB], **kw).value == pytest.approx(ref["ripa"], abs=1e-6)
+    assert metrics.mac([X, Y], [A, B]).value == pytest.approx(ref["mac"], abs=1e-6)
+    # RNSB: a mean over 20 seeded fits, inside the range of WEFE's 20 seeded runs
+    got = metrics.rnsb([X, Y], [A, B], n_fits=20, rng=0)
+    assert ref["rnsb"]["min"] <= got.value <= ref["rnsb"]["max"]
+    assert got.spread["n_fits"] == 20 and got.spread["min"] <= got.value <= got.spread["max"]
+
+
+def _small(seed=1, sizes=(3, 4, 5), d=4):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(n, d)) for n in sizes]
+
+
+def test_rnd_and_ect_exact_p_equal_brute_force_enumeration():
+    X, Y, A = _small()
+    T = np.concatenate([X, Y])
+    for name, fn in (("rnd", lambda x, y: sm.rnd(x, y, A, permutations=1).value),
+                     ("ect", lambda x, y: sm.ect(x, y, A, permutations=1).value)):
+        observed = fn(X, Y)
+        null = [fn(T[list(s)], T[[i for i in range(7) if i not in s]]) for s in combinations(range(7), 3)]
+        result = getattr(sm, name)(X, Y, A, permutations="exact", alternative="greater")
+        assert result.exact and result.n_partitions == 35
+        assert result.p_values["greater"] == sum(v >= observed - 1e-12 for v in null) / 35
+        assert result.p_values["less"] == sum(v <= observed + 1e-12 for v in null) / 35
+
+
+def test_ripa_sign_flip_p_equals_brute_force_and_monte_carlo_is_seeded():
+    X, Y, A = _small(sizes=(5, 5, 3))
+    terms = sm._ripa_terms(X, Y, A)
+    observed = terms.mean()
+    null = [np.dot(s, terms) / 5 for s in product((1, -1), repeat=5)]
+    result = sm.ripa(X, Y, A, permutations="exact")
+    assert result.n_partitions == 32
+    assert result.p_values["two-sided"] == sum(abs(v) >= abs(observed) - 1e-12 for v in null) / 32
+    a, b = (sm.ripa(X, Y, A, permutations=500, rng=4) for _ in range(2))
+    assert a.p_value == b.p_value and a.seed == 4 and not a.exact and a.n_permutations == 500
+
+
+def test_direct_bias_closed_form_and_bootstrap_ci():
+    # pairs differ along e1 only: g = e1, so DirectBias_1 is the mean |cos(w, e1)|
+    X = np.array([[2.0, 1.0, 0.0], [2.0, 0.0, 1.0]])
+    Y = np.array([[-2.0, 1.0, 0.0], [-2.0, 0.0, 1.0]])
+    N = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [3.0, 0.0, 4.0]])
+    result = sm.direct_bias(X, Y, N, n_resamples=200, rng=0)
+    assert result.value == pytest.approx((1 / math.sqrt(2) + 0 + 0.6) / 3, abs=1e-12)
+    assert sm.direct_bias(X, Y, N, c=2).value == pytest.approx((0.5 + 0 + 0.36) / 3, abs=1e-12)
+    assert result.ci[0] <= result.value <= result.ci[1] and result.seed == 0
+
+
+def test_bootstrap_ci_contains_the_value_and_repeats_with_the_seed():
+    X, Y, A = _small(sizes=(8, 8, 6))
+    a = sm.rnd(X, Y, A, n_resamples=300, rng=3)
+    b = sm.rnd(X, Y, A, n_resamples=300, rng=3)
+    assert a.ci == b.ci and a.ci[0] < a.value < a.ci[1]
+    m = metrics.mac([X, Y], [A], n_resamples=300, rng=3)
+    assert m.ci[0] < m.value < m.ci[1] and m.p_value is None
+
+
+def test_rnsb_single_fit_without_holdout_is_deterministic_and_zero_for_symmetric_targets():
+    A = np.array([[1.0, 0.0], [1.0, 0.2]]); B = np.array([[-1.0, 0.0], [-1.0, 0.2]])
+    T = [np.array([[0.0, 1.0], [0.0, 2.0]])]  # every target equally negative: P uniform, KL 0
+    result = sm.rnsb(T, A, B, holdout=False)
+    assert result.value == pytest.approx(0.0, abs=1e-12) and result.spread["n_fits"] == 1
+
+
+class _KeyedVectors:
+    """A stand-in with gensim KeyedVectors' duck-typed interface (gensim is not needed)."""
+
+    def __init__(self, words, table):
+        self.key_to_index = {w: i for i, w in enumerate(words)}
+        self.vectors = table
+
+
+def test_model_objects_by_duck_typing_and_missing_words():
+    X, Y, A = _small(sizes=(2, 2, 3))
+    words = ["x0", "x1", "y0", "y1", "a0", "a1", "a2"]
+    kv = _KeyedVectors(words, np.concatenate([X, Y, A]))
+    got = metrics.rnd([["x0", "x1"], ["y0", "y1"]], [["a0", "a1", "a2"]], model=kv, permutations=1)
+    assert got.value == sm.rnd(X, Y, A, permutations=1).value
+
+    class Wefe:  # WEFE's WordEmbeddingModel keeps the KeyedVectors in .wv
+        wv = kv
+
+    with pytest.raises(EatkitError, match="lacks: zz"):
+        metrics.mac([["x0", "zz"]], [["a0"]], model=Wefe())
+    dropped = metrics.mac([["x0", "zz"]], [["a0"]], model=Wefe(), oov="drop")
+    assert dropped.dropped == {"T1": ["zz"]} and math.isfinite(dropped.value)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda X, Y, A: metrics.rnd([X], [A]), "RND takes 2 target set"),
+    (lambda X, Y, A: metrics.rnsb([X, Y], [A]), "RNSB takes 2 attribute set"),
+    (lambda X, Y, A: metrics.ect([X, Y], [np.full_like(A, np.nan)]), "non-finite"),
+    (lambda X, Y, A: metrics.mac([X, np.zeros_like(Y)], [A]), "zero-norm"),
+    (lambda X, Y, A: metrics.ripa([X, Y[:, :2]], [A]), "dimension"),
+    (lambda X, Y, A: metrics.ripa([X, Y[:2]], [A]), "pairs the targets row by row"),
+    (lambda X, Y, A: metrics.rnd([X, Y], [A], distance="manhattan"), "distance must be one of"),
+    (lambda X, Y, A: metrics.rnd([X, Y], [A], permutations=0), "permutations must be"),
+    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), "c must be a positive"),
+    (lambda X, Y, A: metrics.rnd([X, Y], [A], model=object()), "gensim KeyedVectors"),
+])
+def test_bad_input_is_one_line_error(call, message):
+    X, Y, A = _small(sizes=(3, 3, 3))
+    with pytest.raises(EatkitError, match=message):
+        call(X, Y, A)
