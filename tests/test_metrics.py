@@ -144,3 +144,39 @@ def test_bad_input_is_one_line_error(call, message):
     X, Y, A = _small(sizes=(3, 3, 3))
     with pytest.raises(EatkitError, match=message):
         call(X, Y, A)
+
+
+def test_every_metric_on_ieat_images_from_the_cli_with_p_ci_and_html_report(tmp_path, capsys):
+    """Issue 27 acceptance: each metric on an image suite (iEAT, EfficientNet-Lite0) from the CLI."""
+    from eatkit.analyses import record_from_json
+    from eatkit.cli import main
+
+    images = shared_path("ieat", "images")
+    out = tmp_path / "run"
+    code = main(["run", "ieat", "--model", "efficientnet_lite0", "--images", str(images), "--tests", "asian",
+                 "--metrics", "all", "--seed", "3", "--bootstrap", "200",
+                 "--batch-size", "8", "-o", str(out), "--report"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    records = {r["test"]: r for r in json.loads((out / "results.json").read_text(encoding="utf-8"))}
+    for kind in ("rnd", "ect", "ripa", "mac", "rnsb", "direct-bias"):
+        record = records[f"asian:{kind}"]
+        assert record["kind"] == kind and math.isfinite(record["value"]) and record["n_x"] == 6
+        low, high = record["ci"]
+        assert low <= high and record["n_resamples"] == 200
+        assert (record["p_value"] is not None) == (kind in ("rnd", "ect", "ripa"))
+        assert type(record_from_json(record)).kind == kind
+        assert f"asian:{kind}" in printed
+    # RND and ECT re-partition 6 + 6 images: 924 partitions, all counted; RIPA 2^6 sign patterns
+    assert records["asian:rnd"]["p_value_exact"] and records["asian:rnd"]["n_partitions"] == 924
+    assert records["asian:ripa"]["n_partitions"] == 64
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.count("Bias metrics") == 1 and "asian:direct-bias" in html
+    assert "--metrics all" in json.loads((out / "manifest.json").read_text(encoding="utf-8"))["command"]
+
+
+def test_metrics_flag_errors():
+    from eatkit.analyses.metrics import parse_metrics
+
+    with pytest.raises(EatkitError, match="unknown metric"):
+        parse_metrics("rnd,weat")

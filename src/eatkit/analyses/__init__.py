@@ -30,6 +30,12 @@ ANALYSES: dict[str, str] = {
     "caption": "eatkit.analyses.rates:CaptionAnalysis",
     "generation": "eatkit.analyses.generation:GenerationAnalysis",
     "geometry": "eatkit.analyses.geometry:GeometryAnalysis",
+    "rnd": "eatkit.analyses.metrics:RNDAnalysis",
+    "ect": "eatkit.analyses.metrics:ECTAnalysis",
+    "ripa": "eatkit.analyses.metrics:RIPAAnalysis",
+    "mac": "eatkit.analyses.metrics:MACAnalysis",
+    "rnsb": "eatkit.analyses.metrics:RNSBAnalysis",
+    "direct-bias": "eatkit.analyses.metrics:DirectBiasAnalysis",
 }
 
 
@@ -48,7 +54,7 @@ def record_from_json(data: Any, where: str = "record") -> Record:
     >>> record_from_json({"kind": "probe"})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ranking, vqa, caption, generation, geometry)
+    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ranking, vqa, caption, generation, geometry, rnd, ect, ripa, mac, rnsb, direct-bias)
     """
     if not isinstance(data, Mapping):
         raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")

@@ -45,6 +45,9 @@ def register(sub: Any) -> None:
                      "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
+    run.add_argument("--metrics", metavar="NAMES",
+                     help="also run every selected EAT test as these metrics (comma-separated: rnd, ect, ripa, mac, "
+                     "rnsb, direct-bias, or all), each with its permutation p and bootstrap CI (docs/metrics.md)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default=defaults.alternative, choices=CHOICES["alternative"])
@@ -112,6 +115,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     tests = _split(args.tests)
     select_tests(suite, tests)
+    if args.metrics is not None:
+        from eatkit.analyses.metrics import parse_metrics, with_metrics
+
+        suite, tests = with_metrics(suite, parse_metrics(args.metrics), tests)
     params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
     if params.get("experiment", "all") != "all":
         params["experiment"] = int(params["experiment"])

@@ -54,13 +54,6 @@ class Run:
         """The EAT records of the run (kind ``"eat"``)."""
         return tuple(r for r in self.records if isinstance(r, EATRecord))
 
-    def by_kind(self) -> dict[str, list[Record]]:
-        """The records grouped by kind, kinds in order of first appearance."""
-        groups: dict[str, list[Record]] = {}
-        for record in self.records:
-            groups.setdefault(record.kind, []).append(record)
-        return groups
-
     @property
     def model(self) -> str:
         """The model id recorded in the manifest's ``source`` (its first key of :data:`MODEL_KEYS`), else the

@@ -22,6 +22,8 @@ TEST_KINDS: dict[str, tuple[str, ...] | None] = {
     # probes ("American == White"): one role per group of images (eatkit.run.probes builds these tests)
     "ranking": None, "vqa": None, "caption": None, "generation": None,
     "geometry": None,
+    # the field's metrics (eatkit.analyses.metrics) on the EAT's roles
+    **{kind: ("X", "Y", "A", "B") for kind in ("rnd", "ect", "ripa", "mac", "rnsb", "direct-bias")},
 }
 
 
