@@ -126,26 +126,60 @@ class MetricResult:
 # --- the formulas -------------------------------------------------------------------------------------
 
 
-def _rnd_of_means(mx: np.ndarray, my: np.ndarray, A: np.ndarray, distance: str) -> np.ndarray:
-    """RND of target means ``mx``, ``my`` (b, d) with attributes A (n_a, d), one value per row: Garg et al.
-    2018 as WEFE computes it, mean over a of dist(a, mean X) - dist(a, mean Y) ("cosine": WEFE's "cos",
-    the cosine similarity)."""
-    if distance == "cosine":
-        return (cosine_matrix(mx, A) - cosine_matrix(my, A)).mean(axis=1)
+#: a target mean m seen from the attributes: (m · a for every attribute a: (b, n_a), ‖m‖²: (b,)), for a batch
+#: of b means; every RND and ECT formula is written on these, so re-partitions need no d-dimensional means
+Geometry = tuple[np.ndarray, np.ndarray]
+
+
+def _geometry(means: np.ndarray, A: np.ndarray) -> Geometry:
+    """The :data:`Geometry` of explicit means (b, d)."""
+    return means @ A.T, np.einsum("ij,ij->i", means, means)
+
+
+def _observed(X: np.ndarray, Y: np.ndarray, A: np.ndarray) -> tuple[Geometry, Geometry]:
+    """The :data:`Geometry` of mean X and of mean Y."""
+    return _geometry(X.mean(0)[None], A), _geometry(Y.mean(0)[None], A)
+
+
+def _partition_geometry(weights: np.ndarray, TA: np.ndarray, K: np.ndarray) -> Geometry:
+    """The :data:`Geometry` of the means ``weights @ T`` (rows of weights over the targets T), from
+    TA = T A^T and the Gram matrix K = T T^T: m·a = w TA, ‖m‖² = w K w^T (cost n, not d, per value)."""
+    return weights @ TA, np.einsum("ij,ij->i", weights @ K, weights)
+
+
+def _rnd_terms(gx: Geometry, gy: Geometry, A: np.ndarray, distance: str) -> np.ndarray:
+    """RND's term of each attribute (Garg et al. 2018 as WEFE computes it), (b, n_a): dist(a, mean X) -
+    dist(a, mean Y), Euclidean, or ("cosine", WEFE's "cos") the cosine *similarity*; RND is their mean."""
     a2 = np.einsum("ij,ij->i", A, A)
-    dist = [np.sqrt(np.maximum(np.einsum("ij,ij->i", m, m)[:, None] - 2 * m @ A.T + a2, 0.0)) for m in (mx, my)]
-    return (dist[0] - dist[1]).mean(axis=1)
+    if distance == "cosine":
+        return np.subtract(*(dots / np.sqrt(np.outer(sq, a2)) for dots, sq in (gx, gy)))
+    return np.subtract(*(np.sqrt(np.maximum(sq[:, None] - 2 * dots + a2, 0.0)) for dots, sq in (gx, gy)))
 
 
-def _ect_of_means(mx: np.ndarray, my: np.ndarray, A: np.ndarray) -> np.ndarray:
+def _ect_values(gx: Geometry, gy: Geometry, A: np.ndarray) -> np.ndarray:
     """ECT (Dev & Phillips 2019, as WEFE): Spearman's ρ between cos(mean X, a) and cos(mean Y, a) over the
-    attributes a, one value per row of ``mx``, ``my``."""
-    ranks = [rankdata(cosine_matrix(m, A), axis=1) for m in (mx, my)]
+    attributes a, one value per row (the ranks' Pearson correlation; ties take average ranks)."""
+    a = np.sqrt(np.einsum("ij,ij->i", A, A))
+    ranks = [rankdata(dots / np.outer(np.sqrt(sq), a), axis=1) for dots, sq in (gx, gy)]
     centred = [r - r.mean(axis=1, keepdims=True) for r in ranks]
     num = np.einsum("ij,ij->i", centred[0], centred[1])
     den = np.sqrt(np.einsum("ij,ij->i", centred[0], centred[0]) * np.einsum("ij,ij->i", centred[1], centred[1]))
     with np.errstate(invalid="ignore", divide="ignore"):
         return num / den
+
+
+def _mean_statistic(X: np.ndarray, Y: np.ndarray, A: np.ndarray,
+                    of: Callable[[Geometry, Geometry], np.ndarray]) -> tuple[_Null, Callable[[np.ndarray], np.ndarray]]:
+    """The re-partition null of X ∪ Y and a statistic ``of`` the two means' geometries, as a function of
+    a batch of 0/1 membership rows (1: in the new X)."""
+    T = np.concatenate([X, Y])
+    TA, K = T @ A.T, T @ T.T
+    k, m = len(X), len(Y)
+
+    def statistic(rows: np.ndarray) -> np.ndarray:
+        return of(_partition_geometry(rows / k, TA, K), _partition_geometry((1 - rows) / m, TA, K))
+
+    return _Null("partition", len(T), k), statistic
 
 
 def _ripa_terms(X: np.ndarray, Y: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -354,20 +388,13 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     check_choice_of("distance", distance, DISTANCES)
     _check_common(alternative, n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
-    T = np.concatenate([X, Y])
-    k = len(X)
-
-    def statistic(rows: np.ndarray) -> np.ndarray:
-        return _rnd_of_means(rows @ T / k, (1 - rows) @ T / (len(T) - k), A, distance)
-
-    null = _Null("partition", len(T), k)
-    value = float(statistic(null.observed())[0])
-    parts = (cosine_matrix(X.mean(0)[None], A) - cosine_matrix(Y.mean(0)[None], A))[0] if distance == "cosine" else (
-        np.linalg.norm(A - X.mean(0), axis=1) - np.linalg.norm(A - Y.mean(0), axis=1))
-    p = _permutation_p(null, statistic, value, _tolerance(value, len(T), T.shape[1]), alternative, permutations,
+    null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _rnd_terms(gx, gy, A, distance).mean(axis=1))
+    parts = _rnd_terms(*_observed(X, Y, A), A, distance)[0]
+    value = float(parts.mean())
+    p = _permutation_p(null, statistic, value, _tolerance(value, null.n, X.shape[1]), alternative, permutations,
                        generator)
-    ci = _bootstrap(lambda s: float(_rnd_of_means(s[0].mean(0)[None], s[1].mean(0)[None], s[2], distance)[0]),
-                    [X, Y, A], n_resamples, confidence_level, generator)
+    ci = _bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
+                    confidence_level, generator)
     return MetricResult(metric="rnd", value=value, options={"distance": distance}, parts={"A": parts},
                         null="X ∪ Y re-partitioned", ci=ci, confidence_level=confidence_level,
                         n_resamples=n_resamples, seed=_seed(seed, p, n_resamples), **p)
@@ -388,20 +415,14 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
     X, Y, A = sets["X"], sets["Y"], sets["A"]
     _check_common(alternative, n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
-    T = np.concatenate([X, Y])
-    k = len(X)
-
-    def statistic(rows: np.ndarray) -> np.ndarray:
-        return _ect_of_means(rows @ T / k, (1 - rows) @ T / (len(T) - k), A)
-
-    null = _Null("partition", len(T), k)
-    value = float(statistic(null.observed())[0])
+    null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _ect_values(gx, gy, A))
+    value = float(_ect_values(*_observed(X, Y, A), A)[0])
     if not math.isfinite(value):
         raise EatkitError("ECT is undefined here: mean X or mean Y has the same cosine with every attribute")
-    p = _permutation_p(null, statistic, value, _tolerance(value, len(T), T.shape[1]), alternative, permutations,
+    p = _permutation_p(null, statistic, value, _tolerance(value, null.n, X.shape[1]), alternative, permutations,
                        generator)
-    ci = _bootstrap(lambda s: float(_ect_of_means(s[0].mean(0)[None], s[1].mean(0)[None], s[2])[0]),
-                    [X, Y, A], n_resamples, confidence_level, generator)
+    ci = _bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
+                    generator)
     return MetricResult(metric="ect", value=value, null="X ∪ Y re-partitioned", ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,
                         seed=_seed(seed, p, n_resamples), **p)
