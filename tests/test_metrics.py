@@ -180,3 +180,26 @@ def test_metrics_flag_errors():
 
     with pytest.raises(EatkitError, match="unknown metric"):
         parse_metrics("rnd,weat")
+
+
+def test_wefe_word_sets_round_trip_and_queries(tmp_path):
+    from eatkit.stimuli.loader import load_suite
+    from eatkit.stimuli.wefe import read_wefe_word_sets, test_from_word_sets, wefe_queries
+
+    weat = load_suite("weat")
+    queries = wefe_queries(weat.tests)
+    six = next(q for q in queries if q["name"] == "weat6")
+    assert six["target_sets"][0][:2] == ["John", "Paul"] and six["attribute_sets_names"] == ["Career", "Family"]
+    # WEFE's bundled format: an object of set name -> words
+    path = tmp_path / "sets.json"
+    path.write_text(json.dumps({n: w for n, w in zip([*six["target_sets_names"], *six["attribute_sets_names"]],
+                                                     [*six["target_sets"], *six["attribute_sets"]])}))
+    sets = read_wefe_word_sets(path)
+    test = test_from_word_sets(sets, ("Male names", "Female names"), ("Career", "Family"), id="weat6")
+    assert test.sets() == weat.test("weat6").sets()
+    path.write_text('{"a": ["x"], "a": ["y"]}')
+    with pytest.raises(EatkitError, match="set 'a' is given twice"):
+        read_wefe_word_sets(path)
+    path.write_text('{"a": []}')
+    with pytest.raises(EatkitError, match="non-empty list of words"):
+        read_wefe_word_sets(path)
