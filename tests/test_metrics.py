@@ -203,3 +203,38 @@ def test_wefe_word_sets_round_trip_and_queries(tmp_path):
     path.write_text('{"a": []}')
     with pytest.raises(EatkitError, match="non-empty list of words"):
         read_wefe_word_sets(path)
+
+
+def test_ect_equals_scipy_spearman_also_with_tied_similarities():
+    from scipy.stats import spearmanr
+
+    X, Y, A = _small(sizes=(3, 3, 4))
+    A = np.concatenate([A, A[:2]])  # repeated attributes: tied similarities
+    sims = [[float(np.dot(m, a) / np.linalg.norm(m) / np.linalg.norm(a)) for a in A] for m in (X.mean(0), Y.mean(0))]
+    assert sm.ect(X, Y, A, permutations=1).value == pytest.approx(spearmanr(*sims).correlation, abs=1e-12)
+
+
+def _doc_commands() -> list[list[str]]:
+    """The ``eatkit`` command lines of docs/metrics.md (console blocks)."""
+    import shlex
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    blocks = text.split("```console\n")[1:]
+    return [shlex.split(block.split("```")[0].strip())[1:] for block in blocks]
+
+
+def test_docs_metrics_commands_run(tmp_path, capsys):
+    """Every command of docs/metrics.md, on the shared GloVe items and iEAT images."""
+    from eatkit.cli import main
+
+    commands = _doc_commands()
+    assert [c[0] for c in commands] == ["run", "run", "debias"]
+    vectors = str(shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt"))
+    images = str(shared_path("ieat", "images"))
+    for argv in commands:
+        argv = [vectors if a == "glove.840B.300d.txt" else images if a == "ieat/images" else a for a in argv]
+        out = argv.index("-o") + 1
+        argv[out] = str(tmp_path / argv[out])
+        assert main(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert "weat6:rnd" in printed and "asian:mac" in printed and "weat8  rnd" in printed
