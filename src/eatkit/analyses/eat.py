@@ -38,11 +38,9 @@ class Level2(NamedTuple):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EATRecord(Record):
-    """One EAT: level 1 (X vs Y with A vs B), level 2 (X, resp. Y, with A vs B), level 3 (mean and SD of
-    the cosines of each target set with each attribute set), the EAT pattern, and how each was computed."""
-
-    kind = "eat"
+class FourSetRecord(Record):
+    """The fields of every record of a test on the EAT's roles X, Y, A, B (the EAT, the metrics): each set's
+    name and size, and the stimuli dropped from each."""
 
     x_name: str
     y_name: str
@@ -53,6 +51,19 @@ class EATRecord(Record):
     n_a: int
     n_b: int
     dropped: dict[str, list[str]] = field(default_factory=dict)
+
+    def names(self) -> dict[str, str]:
+        """The set names by role."""
+        return {"X": self.x_name, "Y": self.y_name, "A": self.a_name, "B": self.b_name}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EATRecord(FourSetRecord):
+    """One EAT: level 1 (X vs Y with A vs B), level 2 (X, resp. Y, with A vs B), level 3 (mean and SD of
+    the cosines of each target set with each attribute set), the EAT pattern, and how each was computed."""
+
+    kind = "eat"
+
     effect_size: float
     effect_size_ci: list[float] | None = None
     statistic: float = math.nan
@@ -85,10 +96,6 @@ class EATRecord(Record):
 
     def tested_p_value(self) -> float | None:
         return self.p_value
-
-    def names(self) -> dict[str, str]:
-        """The set names by role."""
-        return {"X": self.x_name, "Y": self.y_name, "A": self.a_name, "B": self.b_name}
 
     def level2(self, target: str) -> Level2:
         """The level-2 result of target ``"x"`` or ``"y"``."""

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
+from eatkit.analyses.eat import FourSetRecord
 from eatkit.errors import EatkitError
-from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats import metrics as sm
 from eatkit.stimuli.types import AssociationTest, Suite
@@ -36,20 +36,11 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class MetricRecord(Record):
+class MetricRecord(FourSetRecord):
     """One metric of one test: its value, options, permutation p (None without a null), bootstrap CI and,
     for RNSB, the spread over its fits. One subclass per kind (:data:`RECORDS`), no other fields."""
 
     metric: str
-    x_name: str
-    y_name: str
-    a_name: str
-    b_name: str
-    n_x: int
-    n_y: int
-    n_a: int
-    n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     value: float
     options: dict[str, Any] = field(default_factory=dict)
     null: str = ""
@@ -78,6 +69,10 @@ RECORDS: dict[str, type[MetricRecord]] = {
 
 class MetricAnalysis(Analysis):
     """A metric of :mod:`eatkit.stats.metrics` on a test's roles X, Y, A, B (see the module docstring)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.record_type = RECORDS[cls.kind]
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         super().check(test, options)
@@ -119,34 +114,13 @@ class MetricAnalysis(Analysis):
         return [Outcome(record, {name: np.asarray(v) for name, v in result.parts.items()}, result)]
 
 
-class RNDAnalysis(MetricAnalysis):
-    kind = "rnd"
-    record_type = RECORDS["rnd"]
-
-
-class ECTAnalysis(MetricAnalysis):
-    kind = "ect"
-    record_type = RECORDS["ect"]
-
-
-class RIPAAnalysis(MetricAnalysis):
-    kind = "ripa"
-    record_type = RECORDS["ripa"]
-
-
-class MACAnalysis(MetricAnalysis):
-    kind = "mac"
-    record_type = RECORDS["mac"]
-
-
-class RNSBAnalysis(MetricAnalysis):
-    kind = "rnsb"
-    record_type = RECORDS["rnsb"]
-
-
-class DirectBiasAnalysis(MetricAnalysis):
-    kind = "direct-bias"
-    record_type = RECORDS["direct-bias"]
+# one class per kind, as ANALYSES names them (their record type follows from the kind)
+class RNDAnalysis(MetricAnalysis): kind = "rnd"  # noqa: E701
+class ECTAnalysis(MetricAnalysis): kind = "ect"  # noqa: E701
+class RIPAAnalysis(MetricAnalysis): kind = "ripa"  # noqa: E701
+class MACAnalysis(MetricAnalysis): kind = "mac"  # noqa: E701
+class RNSBAnalysis(MetricAnalysis): kind = "rnsb"  # noqa: E701
+class DirectBiasAnalysis(MetricAnalysis): kind = "direct-bias"  # noqa: E701
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
