@@ -238,3 +238,12 @@ def test_docs_metrics_commands_run(tmp_path, capsys):
         assert main(argv) == 0, capsys.readouterr().err
     printed = capsys.readouterr().out
     assert "weat6:rnd" in printed and "asian:mac" in printed and "weat8  rnd" in printed
+
+
+def test_gender_direction_is_the_first_principal_component_of_the_centred_pairs():
+    X, Y, _ = _small(sizes=(6, 6, 1), d=5)
+    Xu, Yu = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in (X, Y))
+    centred = np.concatenate([Xu - (Xu + Yu) / 2, Yu - (Xu + Yu) / 2])  # Bolukbasi et al.'s PCA input
+    reference = np.linalg.svd(centred - centred.mean(axis=0), full_matrices=False)[2][0]
+    g = sm.gender_direction(X, Y)
+    assert abs(g @ reference) == pytest.approx(1.0, abs=1e-12) and (Xu - Yu).sum(axis=0) @ g >= 0

@@ -216,8 +216,11 @@ def gender_direction(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     array([1., 0.])
     """
     X, Y = unit_rows(X), unit_rows(Y)
-    half = (X - Y) / 2  # x_i - centre_i; y_i - centre_i is its negative
-    g = np.linalg.svd(np.concatenate([half, -half]), full_matrices=False)[2][0]
+    half = (X - Y) / 2  # x_i - centre_i; y_i - centre_i is its negative, so [half; -half] has mean 0
+    # its first right singular vector, from the (n, n) Gram matrix rather than a (2n, d) SVD
+    u = np.linalg.eigh(half @ half.T)[1][:, -1]
+    g = half.T @ u
+    g /= np.linalg.norm(g)
     return g if float((X - Y).sum(axis=0) @ g) >= 0 else -g
 
 
