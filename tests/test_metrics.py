@@ -175,6 +175,21 @@ def test_every_metric_on_ieat_images_from_the_cli_with_p_ci_and_html_report(tmp_
     assert "--metrics all" in json.loads((out / "manifest.json").read_text(encoding="utf-8"))["command"]
 
 
+def test_metric_parameters_are_run_flags_recorded_in_the_manifest(tmp_path):
+    from eatkit.cli import main
+
+    vectors = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
+    out = tmp_path / "run"
+    assert main(["run", "weat", "--vectors", str(vectors), "--tests", "weat6", "--metrics", "rnd,direct-bias",
+                 "--distance", "cosine", "--direct-bias-c", "2", "--bootstrap", "0", "-q", "-o", str(out)]) == 0
+    records = {r["test"]: r for r in json.loads((out / "results.json").read_text(encoding="utf-8"))}
+    weat6 = REFERENCE["queries"]["weat_6"]["values"]
+    assert records["weat6:rnd"]["value"] == pytest.approx(weat6["rnd_cosine"], abs=1e-6)
+    assert records["weat6:direct-bias"]["options"] == {"c": 2.0}
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["statistics"]["params"] == {"distance": "cosine", "c": 2.0}
+
+
 def test_metrics_flag_errors():
     from eatkit.analyses.metrics import parse_metrics
 

@@ -40,7 +40,7 @@ class Level2(NamedTuple):
 @dataclass(frozen=True, kw_only=True)
 class FourSetRecord(Record):
     """The fields of every record of a test on the EAT's roles X, Y, A, B (the EAT, the metrics): each set's
-    name and size, and the stimuli dropped from each."""
+    name and size (the stimuli dropped from each are the base record's ``dropped``)."""
 
     x_name: str
     y_name: str
@@ -50,7 +50,6 @@ class FourSetRecord(Record):
     n_y: int
     n_a: int
     n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
 
     def names(self) -> dict[str, str]:
         """The set names by role."""
@@ -74,7 +73,6 @@ class EATRecord(FourSetRecord):
     n_permutations: int
     n_partitions: int = 0
     alternative: str
-    q_value: float | None = None
     sd: str = "caliskan"
     ddof: int = 1
     level2_x_effect_size: float
@@ -94,8 +92,6 @@ class EATRecord(FourSetRecord):
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
 
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
     def level2(self, target: str) -> Level2:
         """The level-2 result of target ``"x"`` or ``"y"``."""

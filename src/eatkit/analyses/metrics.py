@@ -9,8 +9,8 @@ How each metric reads the roles (WEFE's query templates; :mod:`eatkit.stats.metr
 * MAC: target sets X, Y and attribute sets A, B; RNSB: targets X ∪ Y, A positive and B negative.
 
 Options: the run's ``permutations``, ``alternative`` (ECT always tests "less": low coherence is the bias),
-``n_bootstrap`` and ``confidence_level``, and per test (suite-file ``params``) ``distance`` (RND), ``c``
-(direct bias), ``n_fits`` and ``holdout`` (RNSB).
+``n_bootstrap`` and ``confidence_level``, and the kinds' parameters (:mod:`eatkit.specs`; run flags or a
+suite test's ``params``): ``distance`` (RND), ``c`` (direct bias), ``n_fits`` (RNSB).
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from eatkit.sources.base import Embedded
 from eatkit.stats import metrics as sm
 from eatkit.stimuli.types import AssociationTest, Suite
 
-#: kind of test -> the metric of :mod:`eatkit.stats.metrics` and the test params it takes
-KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "rnd": ("rnd", ("distance",)), "ect": ("ect", ()), "ripa": ("ripa", ()), "mac": ("mac", ()),
-    "rnsb": ("rnsb", ("n_fits", "holdout")), "direct-bias": ("direct_bias", ("c",)),
-}
+#: kind of test -> the metric of :mod:`eatkit.stats.metrics` (the kinds' specs, with their parameters, are in
+#: :mod:`eatkit.specs`)
+KINDS: dict[str, str] = {"rnd": "rnd", "ect": "ect", "ripa": "ripa", "mac": "mac", "rnsb": "rnsb",
+                         "direct-bias": "direct_bias"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,20 +43,15 @@ class MetricRecord(FourSetRecord):
     value: float
     options: dict[str, Any] = field(default_factory=dict)
     null: str = ""
-    p_value: float | None = None
     p_value_exact: bool = False
     p_value_mc_se: float = 0.0
     n_permutations: int = 0
     n_partitions: int = 0
     alternative: str | None = None
-    q_value: float | None = None
     ci: list[float] | None = None
     confidence_level: float = 0.95
     n_resamples: int = 0
     spread: dict[str, float] = field(default_factory=dict)
-
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
 
 #: kind -> its record type
@@ -74,22 +68,14 @@ class MetricAnalysis(Analysis):
         super().__init_subclass__(**kwargs)
         cls.record_type = RECORDS[cls.kind]
 
-    def check(self, test: AssociationTest, options: RunOptions) -> None:
-        super().check(test, options)
-        allowed = KINDS[self.kind][1]
-        unknown = sorted(name for name, _ in test.params if name not in allowed)
-        if unknown:
-            raise EatkitError(f"test '{test.id}' ({self.kind}) does not take the parameter(s) {', '.join(unknown)}"
-                              f" (it takes: {', '.join(allowed) or 'none'})")
-
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         X, Y, A, B = (embedded[r].vectors for r in "XYAB")
         AB = np.concatenate([A, B])
-        metric = KINDS[self.kind][0]
+        metric = KINDS[self.kind]
         uncertainty = dict(n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
         null = dict(permutations=options.permutations, **uncertainty)
-        params = dict(test.params)
+        params = dict(options.params)  # this kind's parameters, validated, with their defaults
         calls = {
             "rnd": lambda: sm.rnd(X, Y, AB, alternative=options.alternative, **params, **null),
             "ect": lambda: sm.ect(X, Y, AB, alternative="less", **null),

@@ -41,7 +41,8 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     from eatkit.io import atomic_write_bytes
     from eatkit.report.eat_html import aligned
     from eatkit.run.debias import before_after, debias, load_word_lists, manifest, write_vectors
-    from eatkit.run.runner import prepare_output, select_tests
+    from eatkit.run.folder import prepare_output
+    from eatkit.run.runner import select_tests
     from eatkit.sources.vectors import load_word_vectors
     from eatkit.stimuli.loader import load_suite
 

@@ -22,6 +22,7 @@ import numpy as np
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write, file_sha256
+from eatkit.kinds import get_kind
 from eatkit.records import plain_json
 from eatkit.sources.vectors import WordVectors
 from eatkit.stats import debias as sd
@@ -153,11 +154,10 @@ def before_after(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], 
     runs = [run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0) for source in (before, after)]
     rows = []
     for first, second in zip(runs[0].records, runs[1].records):
-        measure = getattr(first, "metric", "d")
-        value = "value" if measure != "d" else "effect_size"
-        rows.append({"test": first.test.split(":")[0], "measure": measure, "before": getattr(first, value),
-                     "after": getattr(second, value), "p_before": first.tested_p_value(),
-                     "p_after": second.tested_p_value()})
+        headline = get_kind(first.kind).presentation.headline  # EAT: effect_size; a metric: value
+        rows.append({"test": first.test.split(":")[0], "measure": getattr(first, "metric", "d"),
+                     "before": getattr(first, headline), "after": getattr(second, headline),
+                     "p_before": first.p_value, "p_after": second.p_value})
     return rows
 
 
