@@ -262,3 +262,47 @@ def test_gender_direction_is_the_first_principal_component_of_the_centred_pairs(
     reference = np.linalg.svd(centred - centred.mean(axis=0), full_matrices=False)[2][0]
     g = sm.gender_direction(X, Y)
     assert abs(g @ reference) == pytest.approx(1.0, abs=1e-12) and (Xu - Yu).sum(axis=0) @ g >= 0
+
+
+def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, capsys):
+    """Rankings across models (WEFE's rankings study): per measure, overall, and Spearman between measures."""
+    import pandas as pd
+
+    from eatkit.cli import main
+    from eatkit.stats.metrics import bias_magnitude, rank_models
+
+    glove = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
+    words = [line.split(" ", 1)[0] for line in glove.read_text(encoding="utf-8").splitlines()]
+    for seed in (1, 2):
+        table = np.random.default_rng(seed).normal(size=(len(words), 10))
+        (tmp_path / f"rand{seed}.txt").write_text(
+            "".join(w + " " + " ".join(f"{x:.6f}" for x in row) + "\n" for w, row in zip(words, table)))
+    (tmp_path / "sweep.toml").write_text(
+        f'models = [{{ vectors = "{glove}", label = "glove" }}, {{ vectors = "rand1.txt" }}, {{ vectors = "rand2.txt" }}]\n'
+        'suites = [{ suite = "weat", tests = ["weat6", "weat7"], metrics = ["rnd", "ect", "mac"] }]\n'
+        'settings = [{ seed = 0, n_bootstrap = 0, permutations = 99 }]\n')
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--no-report"]) == 0
+    assert "overall_rank" in capsys.readouterr().out
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    rankings = pd.read_csv(tmp_path / "out" / "rankings.csv").set_index("model")
+    assert list(rankings.index) == ["glove", "rand1", "rand2"]
+    # the measures: mean bias magnitude over the two tests, recomputed from results.csv
+    for measure, kind, column in (("d", "eat", "effect_size"), ("rnd", "rnd", "value"), ("ect", "ect", "value"),
+                                  ("mac", "mac", "value")):
+        for model in rankings.index:
+            rows = results[(results["kind"] == kind) & (results["model"] == model)]
+            assert len(rows) == 2
+            assert rankings.loc[model, measure] == pytest.approx(bias_magnitude(measure, rows[column]).mean())
+    expected = rank_models(rankings[["d", "rnd", "ect", "mac"]].to_numpy())
+    assert rankings["overall_rank"].tolist() == expected.overall.tolist()
+    correlations = pd.read_csv(tmp_path / "out" / "ranking-correlations.csv")
+    assert len(correlations) == 6 and correlations["spearman"].between(-1, 1).all()
+
+
+def test_a_sweep_with_an_unknown_metric_is_one_line(tmp_path, capsys):
+    from eatkit.cli import main
+
+    (tmp_path / "s.toml").write_text('models = ["glove-6b-50d"]\nsuites = [{ suite = "weat", metrics = ["weat"] }]\n')
+    assert main(["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown metric(s) weat" in err

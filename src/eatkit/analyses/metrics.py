@@ -54,11 +54,18 @@ class MetricRecord(FourSetRecord):
     spread: dict[str, float] = field(default_factory=dict)
 
 
+# one record type per kind (module attributes, so that records pickle across processes)
+class RNDRecord(MetricRecord): kind = "rnd"  # noqa: E701
+class ECTRecord(MetricRecord): kind = "ect"  # noqa: E701
+class RIPARecord(MetricRecord): kind = "ripa"  # noqa: E701
+class MACRecord(MetricRecord): kind = "mac"  # noqa: E701
+class RNSBRecord(MetricRecord): kind = "rnsb"  # noqa: E701
+class DirectBiasRecord(MetricRecord): kind = "direct-bias"  # noqa: E701
+
+
 #: kind -> its record type
 RECORDS: dict[str, type[MetricRecord]] = {
-    kind: type(f"{kind.title().replace('-', '')}Record", (MetricRecord,), {"kind": kind, "__module__": __name__})
-    for kind in KINDS
-}
+    r.kind: r for r in (RNDRecord, ECTRecord, RIPARecord, MACRecord, RNSBRecord, DirectBiasRecord)}
 
 
 class MetricAnalysis(Analysis):

@@ -577,3 +577,68 @@ def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
 def _seed(seed: int | None, p: dict[str, Any], n_resamples: int) -> int | None:
     """The seed to record: only when something was drawn (Monte Carlo permutations or resamples)."""
     return seed if (not p["exact"] or n_resamples) else None
+
+
+# --- rankings of models ---------------------------------------------------------------------------------
+
+#: how far each measure is from "no bias" (WEFE's rankings study ranks models by these): |d| for the EAT,
+#: |RND|, |RIPA|, 1 - ECT (1: coherent), |1 - MAC| (1: targets orthogonal to the attributes, as WEFE reads
+#: MAC), RNSB and direct bias as they are (0: no bias)
+MAGNITUDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "d": np.abs, "rnd": np.abs, "ripa": np.abs, "ect": lambda v: 1.0 - v, "mac": lambda v: np.abs(1.0 - v),
+    "rnsb": lambda v: v, "direct_bias": lambda v: v,
+}
+
+
+def bias_magnitude(measure: str, values: Any) -> np.ndarray:
+    """How biased each value of ``measure`` (a key of :data:`MAGNITUDES`) is: 0 is no bias, larger is more.
+
+    >>> bias_magnitude("ect", [1.0, 0.25]).tolist(), bias_magnitude("d", [-1.5]).tolist()
+    ([0.0, 0.75], [1.5])
+    """
+    check_choice_of("measure", measure, tuple(MAGNITUDES))
+    return MAGNITUDES[measure](np.asarray(values, dtype=np.float64))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRanking:
+    """Models ranked by each measure and overall (WEFE's rankings, Badilla et al. 2020, §5).
+
+    ``ranks[i, j]``: the rank of model i by measure j (1: least biased; ties share their average rank);
+    ``mean_rank``: each model's mean rank over the measures; ``overall``: the rank of that mean;
+    ``spearman[j, k]`` and ``spearman_p[j, k]``: the rank correlation of measures j and k over the models
+    and its p-value (scipy's t approximation; NaN with fewer than 3 models)."""
+
+    ranks: np.ndarray
+    mean_rank: np.ndarray
+    overall: np.ndarray
+    spearman: np.ndarray
+    spearman_p: np.ndarray
+
+
+def rank_models(magnitudes: Any) -> ModelRanking:
+    """Rank models (rows) by bias magnitudes (columns: measures, from :func:`bias_magnitude`).
+
+    >>> r = rank_models([[0.1, 0.5], [0.3, 0.2], [0.2, 0.9]])
+    >>> r.ranks[:, 0].tolist(), r.overall.tolist(), round(float(r.spearman[0, 1]), 2)
+    ([1.0, 3.0, 2.0], [1.0, 2.0, 3.0], -0.5)
+    """
+    from scipy.stats import spearmanr
+
+    table = np.asarray(magnitudes, dtype=np.float64)
+    if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
+        raise EatkitError(f"rank_models needs a (models, measures) table with at least 2 models, got shape {table.shape}")
+    if not np.isfinite(table).all():
+        raise EatkitError("rank_models: every model needs a finite value of every measure")
+    ranks = rankdata(table, axis=0)
+    mean_rank = ranks.mean(axis=1)
+    q = table.shape[1]
+    rho, p = np.eye(q), np.zeros((q, q))
+    if table.shape[0] >= 3:
+        for j, k in combinations(range(q), 2):
+            result = spearmanr(ranks[:, j], ranks[:, k])
+            rho[j, k] = rho[k, j] = result.statistic
+            p[j, k] = p[k, j] = result.pvalue
+    else:
+        rho[~np.eye(q, dtype=bool)], p[:] = np.nan, np.nan
+    return ModelRanking(ranks=ranks, mean_rank=mean_rank, overall=rankdata(mean_rank), spearman=rho, spearman_p=p)
