@@ -97,3 +97,35 @@ def test_bad_word_lists(tmp_path):
         load_word_lists(bad)
     with pytest.raises(EatkitError, match="no such bundled list"):
         load_word_lists(tmp_path / "missing.json")
+
+
+def test_ran_gradient_equals_finite_differences():
+    rng = np.random.default_rng(3)
+    P, W = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    S, M = rng.normal(size=(4, 3, 5)), (rng.random((4, 3)) < 0.7).astype(float)
+    g = rng.normal(size=5); g /= np.linalg.norm(g)
+    weights = (0.2, 0.5, 0.3)
+    _, grad = sd._ran_objective(P, W, S, M, g, weights)
+    h = 1e-6
+    for i in range(4):
+        for j in range(5):
+            up, down = P.copy(), P.copy()
+            up[i, j] += h
+            down[i, j] -= h
+            numeric = (sd._ran_objective(up, W, S, M, g, weights)[0][i]
+                       - sd._ran_objective(down, W, S, M, g, weights)[0][i]) / (2 * h)
+            assert grad[i, j] == pytest.approx(numeric, abs=1e-6)
+
+
+def test_ran_reduces_the_projection_on_g_and_stays_near_the_originals(glove):
+    lists = load_word_lists("gender")
+    index = {w: i for i, w in enumerate(glove.words)}
+    pairs = [(index[a], index[b]) for a, b in lists.definitional if a in index and b in index]
+    specific = lists.gender_words()
+    neutral = [i for i, w in enumerate(glove.words) if w not in specific]
+    out, info = sd.repulsion_attraction_neutralisation(glove.vectors, pairs, neutral, n_neighbours=20, epochs=100)
+    before = glove.vectors[neutral] / np.linalg.norm(glove.vectors[neutral], axis=1, keepdims=True)
+    after, g = out[neutral], info.direction
+    assert np.abs(after @ g).mean() < 0.5 * np.abs(before @ g).mean()
+    cos = np.einsum("ij,ij->i", after, before) / np.linalg.norm(after, axis=1)
+    assert cos.mean() > 0.9 and info.details["mean_repulsion_set"] > 0

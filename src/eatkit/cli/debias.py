@@ -15,11 +15,12 @@ from eatkit.cli import non_negative
 def register(sub: Any) -> None:
     p = sub.add_parser("debias", help="debias static word vectors and compare tests before/after",
                        description="Debias word vectors (hard: Bolukbasi et al. 2016; double-hard: Wang et al. 2020; "
-                       "hsr: half-sibling regression, Yang & Feng 2020); write vectors.txt (word2vec text), "
+                       "hsr: half-sibling regression, Yang & Feng 2020; ran: repulsion-attraction-neutralisation, Kumar et al. "
+                       "2020); write vectors.txt (word2vec text), "
                        "manifest.json and before-after.csv into the output folder, and print the before/after "
                        "table of the chosen tests and metrics.")
     p.add_argument("--vectors", type=Path, required=True, help="a word-vector file (GloVe/word2vec text or binary)")
-    p.add_argument("--method", required=True, choices=("hard", "double-hard", "hsr"))
+    p.add_argument("--method", required=True, choices=("hard", "double-hard", "hsr", "ran"))
     p.add_argument("--word-lists", default="gender",
                    help="bundled word lists (gender) or an eatkit.debias-words/1 JSON file")
     p.add_argument("--suite", default="weat", help="suite of the before/after table (default weat)")

@@ -1,6 +1,7 @@
 """``eatkit debias``: debias static word vectors, write them with a manifest, and compare tests before/after.
 
-The math is :mod:`eatkit.stats.debias` (Hard Debias, Double-Hard Debias, Half-Sibling Regression). Here:
+The math is :mod:`eatkit.stats.debias` (Hard Debias, Double-Hard Debias, Half-Sibling Regression,
+Repulsion-Attraction-Neutralisation with WEFE's defaults, its neighbours capped at the vocabulary). Here:
 the word lists (a JSON file in the ``eatkit.debias-words/1`` format; bundled: ``gender``, Bolukbasi et al.
 2016), the words they name looked up in the vectors (a pair or word the vectors lack is dropped and
 *recorded* in the manifest and the result, never silently), the debiased table written as word2vec text
@@ -122,6 +123,9 @@ def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int =
         out, info = sd.double_hard_debias(table, definitional, neutral, equalize,
                                           bias_words=tuple(index[w] for w in lists.bias_words),
                                           n_words=min(n_words, len(neutral) // 2), n_components=n_components, rng=seed)
+    elif method == "ran":
+        out, info = sd.repulsion_attraction_neutralisation(table, definitional, neutral,
+                                                           n_neighbours=min(100, len(table) - 1))
     else:
         gender = np.array(sorted(index[w] for w in specific if w in index), dtype=np.int64)
         out, info = sd.half_sibling_regression(table, gender, neutral, alpha=alpha)

@@ -14,6 +14,13 @@ a new table (the input is never modified) with a :class:`DebiasInfo` saying what
   table whose removal, followed by neutralisation, leaves the ``n_words`` most male- and female-biased
   words least separable by 2-means (the accuracy of the clusters against the two groups, at least 0.5);
   then w' = (w - μ) - (u_i·(w - μ)) u_i for every row, and :func:`hard_debias` of the result.
+* :func:`repulsion_attraction_neutralisation` (Kumar et al. 2020, TACL 8, §4; WEFE's RAN): every row is
+  scaled to unit length; each neutral word w gets a new vector w_d minimising
+  λ1 F_r + λ2 F_a + λ3 F_n, with repulsion F_r = mean_{n ∈ S} |cos(w_d, n)| over its repulsion set S (those of
+  its ``n_neighbours`` nearest words whose indirect bias β(n, w) = (n·w - cos(n⊥, w⊥)) / (n·w) exceeds
+  ``theta``, ⊥ removing the g component; Bolukbasi et al. 2016 §5), attraction F_a = |cos(w_d, w) - 1| / 2
+  and neutralisation F_n = |w_d · g|; ``epochs`` steps of Adam (learning rate ``learning_rate``) from w_d = w,
+  with the gradient written out.
 * :func:`half_sibling_regression` (Yang & Feng 2020, AAAI, §3): the non-gender rows are predicted from the
   gender-definition rows by ridge regression, W = (G G^T + α I)^{-1} G N^T with G (n_g, d) and N (n_n, d)
   read as column matrices d x n: N_hat = (G^T W)^T, and the debiased rows are N - N_hat.
@@ -32,7 +39,9 @@ from eatkit.stats._validation import check_embeddings
 from eatkit.stats.association import unit_rows
 from eatkit.stats.metrics import gender_direction
 
-METHODS: tuple[str, ...] = ("hard", "double-hard", "hsr")
+METHODS: tuple[str, ...] = ("hard", "double-hard", "hsr", "ran")
+#: Adam's constants (as torch.optim.Adam's defaults, which WEFE's RAN uses)
+ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,3 +192,76 @@ def half_sibling_regression(vectors: Any, gender: Any, non_gender: Any, *, alpha
     W = np.linalg.solve(G.T @ G + alpha * np.eye(G.shape[1]), G.T @ N)
     table[non_gender] = (N - G @ W).T
     return table, DebiasInfo(method="hsr", details={"alpha": alpha, "gender": int(gender.size)})
+
+
+def _ran_objective(P: np.ndarray, W: np.ndarray, S: np.ndarray, M: np.ndarray, g: np.ndarray,
+                   weights: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """RAN's objective of each row of P (b, d) and its gradient: originals W (b, d), repulsion sets S
+    (b, k, d) with mask M (b, k), bias direction g (see the module docstring)."""
+    norm = np.linalg.norm(P, axis=1, keepdims=True)
+    unit = P / norm
+    # d cos(p, x) / dp = x / (|x| |p|) - cos(p, x) p / |p|^2
+    s_unit = S / np.linalg.norm(S, axis=2, keepdims=True)
+    cos_s = np.einsum("bkd,bd->bk", s_unit, unit)
+    count = np.maximum(M.sum(axis=1, keepdims=True), 1)
+    f_r = (M * np.abs(cos_s)).sum(axis=1, keepdims=True) / count
+    d_cos_s = (s_unit - cos_s[..., None] * unit[:, None, :]) / norm[:, None, :]
+    g_r = np.einsum("bk,bkd->bd", M * np.sign(cos_s), d_cos_s) / count
+    w_unit = W / np.linalg.norm(W, axis=1, keepdims=True)
+    cos_w = np.einsum("bd,bd->b", unit, w_unit)[:, None]
+    f_a = np.abs(cos_w - 1) / 2
+    g_a = np.sign(cos_w - 1) / 2 * (w_unit - cos_w * unit) / norm
+    proj = (P @ g)[:, None]
+    f_n, g_n = np.abs(proj), np.sign(proj) * g
+    l1, l2, l3 = weights
+    return (l1 * f_r + l2 * f_a + l3 * f_n)[:, 0], l1 * g_r + l2 * g_a + l3 * g_n
+
+
+def repulsion_attraction_neutralisation(vectors: Any, definitional: Any, neutral: Any, *, theta: float = 0.05,
+                                        n_neighbours: int = 100, learning_rate: float = 0.01, epochs: int = 300,
+                                        weights: tuple[float, float, float] = (0.33, 0.33, 0.33),
+                                        chunk: int = 256) -> tuple[np.ndarray, DebiasInfo]:
+    """Repulsion-Attraction-Neutralisation (Kumar et al. 2020; see the module docstring; WEFE's defaults).
+    Words are optimised in chunks of ``chunk`` (each independently of the others).
+
+    >>> rng = np.random.default_rng(0); V = rng.normal(size=(30, 6))
+    >>> out, info = repulsion_attraction_neutralisation(V, [[0, 1], [2, 3]], range(4, 30), n_neighbours=5)
+    >>> bool(np.abs(out[4:] @ info.direction).mean() < np.abs(V[4:] @ info.direction / np.linalg.norm(V[4:], axis=1)).mean())
+    True
+    """
+    table = unit_rows(check_embeddings("vectors", vectors, min_rows=2)).copy()
+    definitional = _pairs_of("definitional pairs", definitional, len(table))
+    neutral = _check_rows("neutral words", neutral, len(table))
+    if len(definitional) == 0:
+        raise EatkitError("RAN needs at least one definitional pair")
+    if not 1 <= n_neighbours < len(table):
+        raise EatkitError(f"n_neighbours must be between 1 and {len(table) - 1}, got {n_neighbours}")
+    g = gender_direction(table[definitional[:, 0]], table[definitional[:, 1]])
+    orth = unit_rows(table - np.outer(table @ g, g))
+    sizes, objective = [], []
+    original = table.copy()
+    for start in range(0, neutral.size, chunk):
+        rows = neutral[start:start + chunk]
+        W = original[rows]
+        sims = W @ original.T
+        sims[np.arange(rows.size), rows] = -np.inf  # a word is not its own neighbour
+        near = np.argsort(-sims, axis=1, kind="stable")[:, :n_neighbours]
+        dots = np.take_along_axis(sims, near, axis=1)
+        cos_orth = np.einsum("bd,bkd->bk", orth[rows], orth[near])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mask = ((dots - cos_orth) / dots > theta).astype(np.float64)
+        S = original[near]
+        P, m, v = W.copy(), np.zeros_like(W), np.zeros_like(W)
+        for step in range(1, epochs + 1):
+            _, grad = _ran_objective(P, W, S, mask, g, weights)
+            m = ADAM_BETAS[0] * m + (1 - ADAM_BETAS[0]) * grad
+            v = ADAM_BETAS[1] * v + (1 - ADAM_BETAS[1]) * grad**2
+            P -= learning_rate * (m / (1 - ADAM_BETAS[0] ** step)) / (np.sqrt(v / (1 - ADAM_BETAS[1] ** step)) + ADAM_EPS)
+        table[rows] = P
+        sizes.append(mask.sum(axis=1))
+        objective.append(_ran_objective(P, W, S, mask, g, weights)[0])
+    details = {"theta": theta, "n_neighbours": n_neighbours, "learning_rate": learning_rate, "epochs": epochs,
+               "weights": list(weights),
+               "mean_repulsion_set": float(np.mean(np.concatenate(sizes))) if sizes else 0.0,
+               "mean_objective": float(np.mean(np.concatenate(objective))) if objective else 0.0}
+    return table, DebiasInfo(method="ran", direction=g, details=details)
