@@ -306,3 +306,34 @@ def test_a_sweep_with_an_unknown_metric_is_one_line(tmp_path, capsys):
     assert main(["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown metric(s) weat" in err
+
+
+@pytest.mark.slow
+def test_retrieval_probe_maxskew_and_ndkl_per_prompt(tmp_path, capsys):
+    """The retrieval probe on a folder-per-value image set with a tiny CLIP: the recorded MaxSkew@k and NDKL
+    are those of the saved similarities' rankings."""
+    from tiny_vl import group_images, tiny_clip
+
+    from eatkit.cli import main
+    from eatkit.stats.ranking import max_skew, ndkl
+
+    clip = tiny_clip(tmp_path / "clip")
+    images = group_images(tmp_path / "gender", {"female": 4, "male": 3})
+    out = tmp_path / "out"
+    code = main(["probe", "retrieval", "--model", f"hf-clip:{clip}", "--images", str(images), "--concepts",
+                 "doctor,nurse,CEO", "--k", "3", "--no-cache", "-o", str(out), "--report"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "mean_ndkl" in captured.out
+    (record,) = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert record["kind"] == "retrieval" and record["attribute"] == "gender" and record["k"] == 3
+    assert record["prompts"]["CEO"] == "a photo of a CEO person"
+    sims = np.load(out / "similarities.npz")["retrieval/similarities"]
+    labels = np.array(["female"] * 4 + ["male"] * 3)
+    ranked = labels[np.argsort(-sims, axis=1, kind="stable")]
+    for i, concept in enumerate(["doctor", "nurse", "CEO"]):
+        assert record["max_skew"][concept] == pytest.approx(max_skew(ranked[i], 3), abs=1e-12)
+        assert record["ndkl"][concept] == pytest.approx(ndkl(ranked[i]), abs=1e-12)
+        assert sum(record["top_shares"][concept].values()) == pytest.approx(1.0)
+    assert record["mean_ndkl"] == pytest.approx(np.mean(list(record["ndkl"].values())))
+    assert "Retrieval bias" in (out / "report.html").read_text(encoding="utf-8")

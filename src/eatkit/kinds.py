@@ -49,6 +49,7 @@ KINDS: dict[str, str | KindSpec] = {
     "mac": "eatkit.specs:MAC",
     "rnsb": "eatkit.specs:RNSB",
     "direct-bias": "eatkit.specs:DIRECT_BIAS",
+    "retrieval": "eatkit.specs:RETRIEVAL",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

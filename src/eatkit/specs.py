@@ -112,3 +112,17 @@ RNSB = _metric("rnsb", "RNSBAnalysis", "Relative negative sentiment bias (Sweene
 DIRECT_BIAS = _metric("direct-bias", "DirectBiasAnalysis", "Direct bias (Bolukbasi et al. 2016)", (
     Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
           help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+RETRIEVAL = KindSpec(
+    "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
+    title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
+    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "ndkl"),
+                              formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
+                              legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
+                              "2019; 0: each value in proportion to its share of the images); means over prompts"),
+    params=(
+        Param("concepts", many="list", sep=",", metavar="CONCEPTS",
+              default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
+              help="comma-separated concepts, each put into the template"),
+        Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
+        Param("k", int, low=1, help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+    ))
