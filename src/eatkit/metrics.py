@@ -6,19 +6,19 @@ list of words looked up in a word-embedding object: a gensim ``KeyedVectors``, a
 is never imported). A word the model lacks is an error naming it, or, with ``oov="drop"``, dropped and
 listed in the result's ``dropped``. Each metric checks its query's template (WEFE's numbers of target and
 attribute sets) and calls :mod:`eatkit.stats.metrics`, which computes the value, a permutation p where the
-metric has a null, and a bootstrap CI (``n_resamples > 0``); see there for the formulas and citations.
+metric has a null    , and a bootstrap CI (``n_resamples > 0``); see there for the formulas and citations.
 
-=================  ===================  ===============================================================
-function           template (T, A)      attributes
-=================  ===================  ===============================================================
-:func:`rnd`        (2, 1)               Garg et al. 2018
-:func:`ect`        (2, 1)               Dev & Phillips 2019
-:func:`ripa`       (2, 1)               Ethayarajh et al. 2019 (targets paired row by row)
-:func:`mac`        (n, n)               Manzini et al. 2019
-:func:`rnsb`       (n, 2)               Sweeney & Najafian 2019 (attribute 1 positive, 2 negative)
-:func:`direct_bias` (2, 1)              Bolukbasi et al. 2016 (targets: definitional pairs; attributes:
-                                        the neutral words)
-=================  ===================  ===============================================================
+=====================  ===================  ===============================================================
+function               template (T, A)      attributes
+=====================  ===================  ===============================================================
+:func:`rnd`            (2, 1)               Garg et al. 2018
+:func:`ect`            (2, 1)               Dev & Phillips 2019
+:func:`ripa`           (2, 1)               Ethayarajh et al. 2019 (targets paired row by row)
+:func:`mac`            (n, n)               Manzini et al. 2019
+:func:`rnsb`           (n, 2)               Sweeney & Najafian 2019 (attribute 1 positive, 2 negative)
+:func:`direct_bias`    (2, 1)               Bolukbasi et al. 2016 (targets: definitional pairs; attributes:
+                                             the neutral words)
+=====================  ===================  ===============================================================
 
 >>> import numpy as np, eatkit.metrics
 >>> X = np.array([[1.0, 0.1], [0.9, 0.0]]); Y = np.array([[0.1, 1.0], [0.0, 0.9]])

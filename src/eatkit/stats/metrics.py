@@ -1,20 +1,20 @@
 """The field's other bias metrics, with WEFE's definitions (dccuchile/wefe 1.0.1), a permutation p where
 the metric has a null, and a bootstrap CI over stimuli.
 
-=================  =====================================================================  ======================
-metric             value                                                                  null of the p-value
-=================  =====================================================================  ======================
-:func:`rnd`        mean_a [dist(a, mean X) - dist(a, mean Y)] (Garg et al. 2018)          X ∪ Y re-partitioned
-:func:`ect`        Spearman ρ of cos(mean X, a) and cos(mean Y, a) over a (Dev & Phillips  X ∪ Y re-partitioned
-                   2019)
-:func:`ripa`       mean_{a, i} a · (x_i - y_i) / ‖x_i - y_i‖ (Ethayarajh et al. 2019)     pair order flipped
-:func:`mac`        mean over targets t and attribute sets A_j of mean_a (1 - cos(t, a))   none
-                   (Manzini et al. 2019)
-:func:`rnsb`       KL(P ‖ uniform), P ∝ P(negative | t) of a logistic regression fitted   none
-                   on A (positive) vs B (negative) (Sweeney & Najafian 2019)
-:func:`direct_bias` mean_w |cos(w, g)|^c, g the first principal component of the          none
-                   centred pairs (Bolukbasi et al. 2016)
-=================  =====================================================================  ======================
+=====================  =====================================================================  ======================
+metric                 value                                                                  null of the p-value
+=====================  =====================================================================  ======================
+:func:`rnd`            mean_a [dist(a, mean X) - dist(a, mean Y)] (Garg et al. 2018)          X ∪ Y re-partitioned
+:func:`ect`            Spearman ρ of cos(mean X, a) and cos(mean Y, a) over a (Dev & Phillips  X ∪ Y re-partitioned
+                       2019)
+:func:`ripa`           mean_{a, i} a · (x_i - y_i) / ‖x_i - y_i‖ (Ethayarajh et al. 2019)     pair order flipped
+:func:`mac`            mean over targets t and attribute sets A_j of mean_a (1 - cos(t, a))   none
+                       (Manzini et al. 2019)
+:func:`rnsb`           KL(P ‖ uniform), P ∝ P(negative | t) of a logistic regression fitted   none
+                       on A (positive) vs B (negative) (Sweeney & Najafian 2019)
+:func:`direct_bias`    mean_w |cos(w, g)|^c, g the first principal component of the          none
+                       centred pairs (Bolukbasi et al. 2016)
+=====================  =====================================================================  ======================
 
 Permutation p-values follow the EAT's rules (:mod:`eatkit.stats.permutation`): with
 ``permutations="auto"`` every re-partition (or sign pattern) is enumerated when there are at most
