@@ -49,6 +49,15 @@ class Record:
         """The p-value that enters the run's Benjamini-Hochberg q-values (``None``: this record has none)."""
         return None
 
+    def key(self) -> tuple[Any, ...]:
+        """What identifies this record among a run's records: its kind and test, and, for a kind that writes
+        several records per test, what tells them apart (e.g. a grounded test's embedding and experiment).
+
+        >>> Record(suite="s", test="t", title="T").key()
+        ('', 't')
+        """
+        return (self.kind, self.test)
+
     def check(self, where: str) -> None:
         """Raise :class:`EatkitError` when the fields contradict each other (called by :meth:`from_json`)."""
 

@@ -65,6 +65,10 @@ class GroundedRecord(Record):
     def tested_p_value(self) -> float | None:
         return self.p_value
 
+    def key(self) -> tuple[Any, ...]:
+        """A grounded test writes one record per embedding kind and experiment (and mask)."""
+        return (self.kind, self.test, self.embedding, self.experiment, self.mask)
+
 
 def _choice(params: dict[str, Any], name: str, choices: tuple[Any, ...], default: Any) -> Any:
     value = params.get(name, default)

@@ -129,9 +129,10 @@ def load_run(run_dir: str | Path) -> Run:
     if not isinstance(manifest, dict):
         raise EatkitError(f"{run_dir / 'manifest.json'} must be a JSON object")
     typed = tuple(record_from_json(record, where) for record in records)
-    repeated = [key for key, count in Counter((r.kind, r.test) for r in typed).items() if count > 1]
+    repeated = [key for key, count in Counter(r.key() for r in typed).items() if count > 1]
     if repeated:
-        raise EatkitError(f"{where} holds test {repeated[0][1]!r} more than once")
+        what = ", ".join(map(str, repeated[0][2:]))
+        raise EatkitError(f"{where} holds test {repeated[0][1]!r}{f' ({what})' if what else ''} more than once")
     npz = run_dir / "similarities.npz"
     similarities = _read_similarities(npz, typed) if npz.exists() else None
     return Run(run_dir, typed, manifest, similarities)
