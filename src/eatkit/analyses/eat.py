@@ -19,6 +19,7 @@ from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats import anisotropy, bootstrap_effect_size, cosine_diagnostic, ml_eat
 from eatkit.stats.multilevel import PATTERNS
+from eatkit.stats.options import OBSERVED
 from eatkit.stats.permutation import check_exact_feasible
 from eatkit.stimuli.types import AssociationTest
 
@@ -57,6 +58,8 @@ class EATRecord(Record):
     effect_size_ci: list[float] | None = None
     statistic: float = math.nan
     p_value: float
+    p_values: dict[str, float] = field(default_factory=dict)  # level 1, all three alternatives, same draws
+    alternative_observed: bool = False  # alternative chosen by the sign of d (--alternative observed)
     p_value_exact: bool
     p_value_mc_se: float = math.nan
     p_method: str
@@ -127,6 +130,7 @@ class EATAnalysis(Analysis):
 
     kind = "eat"
     record_type = EATRecord
+    observed_alternative = True
 
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
         if options.permutations == "exact" and options.p_method == "permutation":
@@ -162,7 +166,8 @@ class EATAnalysis(Analysis):
             **{f"n_{r.lower()}": len(embedded[r].ids) for r in "XYAB"},
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
             effect_size=l1.effect_size, effect_size_ci=[ci.low, ci.high] if ci is not None else None,
-            statistic=l1.statistic, p_value=l1.p_value, p_value_exact=l1.exact,
+            statistic=l1.statistic, p_value=l1.p_value, p_values=dict(l1.p_values),
+            alternative_observed=options.alternative == OBSERVED, p_value_exact=l1.exact,
             p_value_mc_se=l1.mc_standard_error, p_method=l1.p_method, n_permutations=l1.n_permutations,
             n_partitions=l1.n_partitions, alternative=l1.alternative, sd=l1.sd, ddof=l1.ddof, **level2,
             level2_x_association=result.association_x, level2_y_association=result.association_y,

@@ -11,7 +11,7 @@ from typing import Any
 from eatkit.analyses.base import RunOptions
 from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
-from eatkit.stats.options import CHOICES
+from eatkit.stats.options import CHOICES, OBSERVED
 
 #: model options of the run command: (flag, keyword of the model's factory)
 MODEL_FLAGS: tuple[tuple[str, str], ...] = (
@@ -47,7 +47,10 @@ def register(sub: Any) -> None:
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
-    run.add_argument("--alternative", default=defaults.alternative, choices=CHOICES["alternative"])
+    run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
+                     help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
+                     "american-white; else greater); observed: the one-sided p on the side of the observed d "
+                     "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
     run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
     run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")

@@ -110,9 +110,11 @@ def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TE
     methods = {r.p_method for r in records}
     p = symbols["p"]
     kind = {frozenset({"permutation"}): f"permutation {p}-value", frozenset({"welch"}): f"{p}-value of Welch's t-test"}
-    alternatives = sorted({str(r.alternative) for r in records})
+    alternatives = " or ".join(sorted({str(r.alternative) for r in records}))
+    if any(getattr(r, "alternative_observed", False) for r in records):
+        alternatives = f"one-sided on the side of the observed effect size, {alternatives}"
     note = (f"{p}: level-1 {kind.get(frozenset(methods), f'{p}-value (permutation or Welch)')} "
-            f"(alternative: {' or '.join(alternatives)})")
+            f"(alternative: {alternatives})")
     marks = [(fmt_p_marked(r, level), sampled_draws(r, level)) for r in records for level in ("", "x", "y")]
     draws = sorted({n for _, n in marks if n is not None})
     if not draws:

@@ -37,6 +37,7 @@ from eatkit.records import Record, plain_json
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
 from eatkit.stats._random import resolve_rng
+from eatkit.stats.options import OBSERVED
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "prepare_output", "flatten_record", "build_source"]
@@ -175,10 +176,14 @@ def run_suite(
         options = RunOptions(**option_values)
     elif not isinstance(options, RunOptions):
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
-    options = options.validated()
+    options = options.validated().for_suite(suite.alternative)
     _, run_seed = resolve_rng(options.seed)
     selected = select_tests(suite, tests)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
+    refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
+    if refused:
+        raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
+                          "and sc-eat tests only")
     for test in selected:
         analyses[test.id].check(test, options)
     memo = _embed_all(source, [s for test in selected for s in analyses[test.id].stimulus_sets(test, options).values()])
