@@ -43,6 +43,8 @@ def register(sub: Any) -> None:
     src.add_argument("--series", type=Path, nargs="+", metavar="PATH",
                      help="an ordered series to run and compare: a folder of decades in the HistWords layout "
                      "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
+    run.add_argument("--decades", metavar="FIRST-LAST",
+                     help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default=defaults.permutations,
@@ -178,8 +180,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     """The sources to run, as (label, source): one, the decades of --series, or one per --compare-prompts."""
     if args.compare_prompts is not None and not args.model:
         raise EatkitError("--compare-prompts applies to --model only")
+    if args.decades is not None and args.series is None:
+        raise EatkitError("--decades applies to --series only")
     if args.series is not None:
-        from eatkit.run.series import histwords_sources
+        from eatkit.run.series import histwords_sources, parse_decades
 
         from eatkit.run.runner import refuse_model_options
 
@@ -189,7 +193,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         if len(args.series) == 1:
             if args.lowercase:
                 raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
-            return histwords_sources(args.series[0], oov=args.oov or "error")
+            decades = parse_decades(args.decades) if args.decades is not None else None
+            return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
+        if args.decades is not None:
+            raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
         from eatkit.sources.vectors import load_word_vectors
 
         words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
