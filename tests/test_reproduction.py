@@ -126,7 +126,7 @@ def test_every_test_of_the_ieat_authors_outputs(model, key):
         records |= {(suite, r.test): r for r in run.records}
     assert set(records) == set(IEAT_AUTHORS_OUTPUTS)  # the bundled suites hold exactly the authors' tests
     for where, published in IEAT_AUTHORS_OUTPUTS.items():
-        r, (d, p) = records[where], published[key]
+        r, (d, p) = records[where], published[1][key]
         assert r.alternative == "greater" and abs(r.effect_size - d) <= 1e-9, (where, r.effect_size, d)
         if _authors_counted(r.n_x):
             assert r.p_value_exact and r.p_value == pytest.approx(p, abs=1e-12), (where, r.p_value, p)
