@@ -85,6 +85,7 @@ class EATRecord(Record):
     pattern: str
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
+    iat_d: float | None = None  # the human IAT's d the test replicates (suite params.iat_d), for comparison only
 
     def tested_p_value(self) -> float | None:
         return self.p_value
@@ -123,6 +124,14 @@ class EATRecord(Record):
                 f"{where} has pattern={self.pattern!r}, but its level-2 associations "
                 f"(X: {associations[0]!r}, Y: {associations[1]!r}) make {PATTERNS[associations]!r}"
             )
+
+
+def _iat_d(test: AssociationTest) -> float | None:
+    """The test's ``params.iat_d`` (the human IAT effect size it replicates, e.g. iEAT Table 1), or None."""
+    value = test.param("iat_d")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
+        raise EatkitError(f"test '{test.id}': params.iat_d must be a number (the human IAT's d), got {value!r}")
+    return None if value is None else float(value)
 
 
 class EATAnalysis(Analysis):
@@ -175,6 +184,7 @@ class EATAnalysis(Analysis):
             pattern=result.pattern,
             pattern_thresholds={"effect_size": result.effect_threshold, "alpha": result.alpha},
             anisotropy=diagnostic.to_dict(), warnings=[diagnostic.warning] if diagnostic.fires else [],
+            iat_d=_iat_d(test),
         )
         arrays = {pair: result.level3[pair].similarities for pair in PAIRS}
         return [Outcome(record, arrays, result)]
