@@ -37,6 +37,21 @@ def fmt_d(value: float | None) -> str:
     return "n/a" if is_missing(value) else f"{round(value, 2) + 0.0:.2f}"
 
 
+#: Cohen's conventional effect sizes, the iEAT seed's Table 1 colours: (lower bound of |d|, name), largest first
+EFFECT_SIZES: tuple[tuple[float, str], ...] = ((0.8, "large"), (0.5, "medium"), (0.2, "small"))
+
+
+def effect_size_label(value: float | None) -> str | None:
+    """Cohen's name of an effect size by ``|d|`` (small >= 0.2, medium >= 0.5, large >= 0.8), else None.
+
+    >>> effect_size_label(-0.62), effect_size_label(0.19), effect_size_label(None)
+    ('medium', None, None)
+    """
+    if is_missing(value):
+        return None
+    return next((name for bound, name in EFFECT_SIZES if abs(value) >= bound), None)
+
+
 def fmt_number(value: float | None, digits: int = 2) -> str:
     """A number with ``digits`` decimals; ``"n/a"`` for a statistic that could not be computed.
 
