@@ -33,7 +33,6 @@ class SCEATRecord(Record):
     n_t: int
     n_a: int
     n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     effect_size: float
     statistic: float
     mean_a: float
@@ -47,12 +46,8 @@ class SCEATRecord(Record):
     n_permutations: int
     n_partitions: int
     alternative: str
-    q_value: float | None = None
     sd: str
     ddof: int
-
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
 
 class SCEATAnalysis(Analysis):

@@ -14,7 +14,8 @@ from typing import Any
 from eatkit.errors import EatkitError
 from eatkit.stats.options import ALTERNATIVES
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
-from eatkit.stimuli.types import MODALITIES, TEST_KINDS, AssociationTest, StimulusSet, Suite
+from eatkit.kinds import KINDS, get_kind
+from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
 
@@ -37,7 +38,7 @@ _TEST_KEYS: dict[str, tuple[Any, bool]] = {
     "notes": (str, False),
     "params": (dict, False),
 }
-_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (TEST_KINDS value None)
+_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (KindSpec.roles None)
 _SET_KEYS: dict[str, tuple[Any, bool]] = {
     "name": (str, True),
     "modality": (str, True),
@@ -137,9 +138,9 @@ def _test(
     if isinstance(data, dict) and isinstance(data.get("id"), str) and _ID.fullmatch(data["id"]):
         numbered = f"{where}: test '{data['id']}'"  # name the test by its id once the id is valid
     kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
-    if kind not in TEST_KINDS:
-        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(TEST_KINDS)})")
-    roles = TEST_KINDS[kind]
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    roles = get_kind(kind).roles  # the kind's spec (eatkit.kinds)
     if roles is None:  # any role names: every key that looks like a role
         roles = tuple(k for k in data if _ROLE.fullmatch(k) and k not in _TEST_KEYS)
         if len(roles) < 2:
