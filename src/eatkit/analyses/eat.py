@@ -17,7 +17,7 @@ from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats import anisotropy, bootstrap_effect_size, cosine_diagnostic, ml_eat
+from eatkit.stats import anisotropy, bootstrap_effect_size, cosine_diagnostic, ml_eat, specificity
 from eatkit.stats.multilevel import PATTERNS
 from eatkit.stats.options import OBSERVED
 from eatkit.stats.permutation import check_exact_feasible
@@ -84,6 +84,7 @@ class EATRecord(Record):
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
     iat_d: float | None = None  # the human IAT's d the test replicates (suite params.iat_d), for comparison only
+    specificity: dict[str, Any] | None = None  # --specificity N: false-positive rates on N random re-splits
 
     def names(self) -> dict[str, str]:
         """The set names by role."""
@@ -127,6 +128,18 @@ def _iat_d(test: AssociationTest) -> float | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
         raise EatkitError(f"test '{test.id}': params.iat_d must be a number (the human IAT's d), got {value!r}")
     return None if value is None else float(value)
+
+
+def _specificity(vectors: list[np.ndarray], options: RunOptions, seed: int) -> dict[str, Any] | None:
+    """The false-positive rates of ``--specificity N`` (iEAT seed, section 6), or None when N is 0."""
+    n_splits = options.params.get("specificity", 0)
+    if not n_splits:
+        return None
+    permutations = 10_000 if options.permutations == "auto" else options.permutations
+    alternative = "greater" if options.alternative == OBSERVED else options.alternative
+    r = specificity(*vectors, n_splits=n_splits, permutations=permutations, alternative=alternative, rng=seed)
+    return {"n_splits": r.n_splits, "permutations": r.permutations, "alternative": r.alternative,
+            "false_positive_rates": {f"{alpha:g}": rate for alpha, rate in r.false_positive_rates.items()}}
 
 
 class EATAnalysis(Analysis):
@@ -179,7 +192,7 @@ class EATAnalysis(Analysis):
             pattern=result.pattern,
             pattern_thresholds={"effect_size": result.effect_threshold, "alpha": result.alpha},
             anisotropy=diagnostic.to_dict(), warnings=[diagnostic.warning] if diagnostic.fires else [],
-            iat_d=_iat_d(test),
+            iat_d=_iat_d(test), specificity=_specificity(vectors, options, seed),
         )
         arrays = {pair: result.level3[pair].similarities for pair in PAIRS}
         return [Outcome(record, arrays, result)]
