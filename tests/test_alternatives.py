@@ -4,6 +4,7 @@ effects of both signs), an explicit --alternative that replaces it in every reco
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -56,6 +57,11 @@ def test_suite_default_and_explicit_alternative(capsys, toy):
 def test_observed_alternative_is_the_tail_of_the_sign_of_d(capsys, toy):
     records, manifest, out = _records(capsys, toy, "--alternative", "observed")
     assert manifest["statistics"]["alternative"] == "observed"
+    with open(toy / "out" / "results.csv", newline="") as handle:  # every alternative's p, a column each
+        rows = list(csv.DictReader(handle))
+    for row, r in zip(rows, records):
+        assert [float(row[f"p_value_{a}"]) for a in ("greater", "less", "two_sided")] == pytest.approx(
+            [r["p_values"][a] for a in ("greater", "less", "two-sided")], rel=1e-12)
     for r in records:
         assert r["alternative"] == "less" and r["alternative_observed"] and r["p_value"] == r["p_values"]["less"]
     assert "one-sided on the side of the observed effect size" in out
