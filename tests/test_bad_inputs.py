@@ -76,6 +76,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "vocab.pkl": pickle.dumps(["rose", _Evil()]),
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
+        "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
     }
     for name, content in files.items():
         path = root / name
@@ -216,6 +217,7 @@ CLI: list[tuple[list[str], str]] = [
      "no CUDA GPU is visible"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
+    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),

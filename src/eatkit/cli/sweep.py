@@ -1,4 +1,4 @@
-"""``eatkit sweep``: run models x suites x settings from a sweep file (resumable; local processes or Ray)."""
+"""``eatkit sweep``: run models x suites x settings from a sweep file (resumable; local processes, Ray or SLURM)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,12 @@ def register(sub: Any) -> None:
                            "(see docs/scale.md). Exit status 1 when a cell failed.")
     sweep.add_argument("config", type=Path, help="the sweep file")
     sweep.add_argument("--output", "-o", type=Path, help="output folder (default: 'output' in the sweep file)")
-    sweep.add_argument("--executor", default="local", choices=("local", "ray"))
+    sweep.add_argument("--executor", default="local", choices=("local", "ray", "slurm"),
+                       help="local processes (default), a Ray cluster, or SLURM job arrays through submitit")
     sweep.add_argument("--address", help="Ray cluster: auto or HOST:PORT (default: start a local Ray)")
+    sweep.add_argument("--cluster", default="slurm", choices=("slurm", "local", "debug"),
+                       help="with --executor slurm: submit to SLURM (default), or run the same jobs on this "
+                       "machine (local: processes; debug: in this process) to try a sweep file")
     sweep.add_argument("--jobs", type=non_negative, default=1,
                        help="local worker processes (default 1; 0: in this process)")
     sweep.add_argument("--no-report", action="store_true", help="do not write report.html")
@@ -29,7 +33,8 @@ def register(sub: Any) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from eatkit.run.sweep import run_sweep
 
-    result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address)
+    result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
+                       cluster=args.cluster)
     if not args.no_report and result.finished:
         from eatkit.report import write_html_report
 
