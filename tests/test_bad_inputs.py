@@ -215,6 +215,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--compare-prompts", "", "a picture"), "--compare-prompts applies to --model only"),
     (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--device", "cuda", "-q", "-o", "{o}"],
      "no CUDA GPU is visible"),
+    (_run("--revision", "main"), "--revision applies to --model, not to --vectors"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
     (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),

@@ -18,7 +18,7 @@ MODEL_FLAGS: tuple[tuple[str, str], ...] = (
     ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
     ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
     ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
-    ("--missing", "missing"), ("--weights", "checkpoint"),
+    ("--missing", "missing"), ("--weights", "checkpoint"), ("--revision", "revision"),
 )
 #: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
 ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
@@ -77,6 +77,8 @@ def register(sub: Any) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
                      "into --model")
+    run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
+                     "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
     geometry = run.add_argument_group("geometry tests (feature-space geometry of image classes)")
     geometry.add_argument("--iterations", type=int, help="random fold draws per score (default 1000)")
     geometry.add_argument("--fold", choices=("half", "pair", "centroid"), help="fold type (default half)")

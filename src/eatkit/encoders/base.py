@@ -53,6 +53,7 @@ from eatkit.encoders.device import (
     inference,
     torch_device,
 )
+from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool
@@ -263,6 +264,7 @@ class NeuralEncoder(EmbeddingSource):
                 "batch_size": self.batch_size, "batch_plan": BATCH_PLAN, "workers": self.workers,
                 "cpu_image_batches": self._threads_note,
                 "images": str(self.images.resolve()) if self.images is not None else None,
+                "hub": hub_pin(str(getattr(self, "weights", "")), getattr(self, "revision", None)),
                 "cache": {"enabled": self._cache is not None, "path": cache["path"], **self.stats}}
 
     def plan(self, n: int) -> list[range]:
