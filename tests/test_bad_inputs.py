@@ -231,6 +231,8 @@ CLI: list[tuple[list[str], str]] = [
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    (["data", "get", "glove-840b", "--dest", "{o}"], "eatkit knows no sha256 of glove.840B.300d.zip"),
+    (["data", "get", "cfd", "--dest", "{o}"], "dataset 'cfd' is licensed"),
 ]
 
 
