@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -130,18 +130,14 @@ def check_cluster(cluster: str) -> None:
 
 
 class CellJob:
-    """A SLURM task: run one cell and write its folder; requeued by submitit when preempted or timed out."""
+    """A SLURM task: ``work(out, cell)`` runs one cell and writes its folder, returning its error (``None``
+    when it finished) and seconds; requeued by submitit when preempted or timed out."""
 
-    def __init__(self, out: Path, cell: Any) -> None:
-        self.out, self.cell = out, cell
+    def __init__(self, work: Callable[[Path, Any], tuple[str | None, float]], out: Path, cell: Any) -> None:
+        self.work, self.out, self.cell = work, out, cell
 
-    def __call__(self) -> tuple[str, str | None, float]:
-        from eatkit.run.sweep import _finished, _write_cell, run_cell
-
-        if _finished(self.out, self.cell):  # a requeued task whose cell finished before it was stopped
-            return "done", None, 0.0
-        outcome = run_cell(self.cell)
-        return _write_cell(self.out, outcome), outcome.error, outcome.seconds
+    def __call__(self) -> tuple[str | None, float]:
+        return self.work(self.out, self.cell)
 
     def checkpoint(self) -> Any:
         """Requeue this task as it is (submitit calls it on preemption or timeout; the cell is resumable)."""
@@ -150,11 +146,11 @@ class CellJob:
         return submitit.helpers.DelayedSubmission(self)
 
 
-def run_slurm(cells: list[Any], out: Path, cluster: str = "slurm") -> Iterator[Any]:
-    """Submit ``cells`` (one job array per distinct ``slurm`` resources) and yield their
-    :class:`~eatkit.run.sweep.CellOutcome` as the tasks end (``saved``: the task wrote the cell)."""
-    from eatkit.run.sweep import CellOutcome
-
+def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], tuple[str | None, float]],
+              cluster: str = "slurm") -> Iterator[tuple[Any, str | None, float, bool]]:
+    """Submit ``cells`` (one job array per distinct ``slurm`` resources, each task a :class:`CellJob` of
+    ``work``) and yield ``(cell, error, seconds, saved)`` as the tasks end; ``saved``: the task wrote the
+    cell (a task that died did not)."""
     check_cluster(cluster)
     submitit = require("submitit", "the slurm executor", "slurm")
     executor = submitit.AutoExecutor(folder=out / "slurm" / "%j", cluster=cluster)
@@ -166,15 +162,14 @@ def run_slurm(cells: list[Any], out: Path, cluster: str = "slurm") -> Iterator[A
         executor.update_parameters(name="eatkit-sweep", **submitit_parameters(group[0].model.get("slurm", {})))
         try:
             with executor.batch():
-                submitted = [executor.submit(CellJob(out, cell)) for cell in group]
+                submitted = [executor.submit(CellJob(work, out, cell)) for cell in group]
         except Exception as exc:  # noqa: BLE001 -- sbatch errors (bad partition, ...) come in many types
             raise EatkitError(f"cannot submit the sweep's jobs: {one_line(exc)}") from None
         jobs.update(zip(submitted, group))
     for job in submitit.helpers.as_completed(list(jobs), poll_frequency=POLL_S[cluster]):
-        cell = jobs[job]
         try:
-            _, error, seconds = job.result()
+            error, seconds = job.result()
         except Exception as exc:  # noqa: BLE001 -- killed, out of memory, node lost: the cell failed
-            yield CellOutcome(cell, error=f"the SLURM job {job.job_id} failed: {one_line(exc)}")
+            yield jobs[job], f"the SLURM job {job.job_id} failed: {one_line(exc)}", 0.0, False
             continue
-        yield CellOutcome(cell, error=error, seconds=seconds, saved=True)
+        yield jobs[job], error, seconds, True

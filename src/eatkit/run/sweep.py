@@ -481,8 +481,19 @@ def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, o
     if executor == "slurm":
         from eatkit.run.slurm import run_slurm
 
-        return run_slurm(todo, out, cluster)
+        return (CellOutcome(cell, error=error, seconds=seconds, saved=saved)
+                for cell, error, seconds, saved in run_slurm(todo, out, slurm_task, cluster))
     return _local(todo, jobs) if executor == "local" else _ray(todo, address)
+
+
+def slurm_task(out: Path, cell: Cell) -> tuple[str | None, float]:
+    """What a SLURM task runs (:class:`eatkit.run.slurm.CellJob`): one cell, written to its folder; nothing
+    when the cell finished before (a task requeued after its cell was written). Returns (error, seconds)."""
+    if _finished(out, cell):
+        return None, 0.0
+    outcome = run_cell(cell)
+    _write_cell(out, outcome)
+    return outcome.error, outcome.seconds
 
 
 def _finished(out: Path, cell: Cell) -> bool:
