@@ -18,10 +18,13 @@ and a file name read from them never reaches outside its folder:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
+import importlib.resources
 import io
 import importlib.metadata
+import json
 import importlib.util
 import os
 import pickle
@@ -249,3 +252,33 @@ def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, lin
     if real != real_base and real_base not in real.parents:
         raise EatkitError(f"{what} '{name}' must stay inside {base} (a symbolic link leads to {real})")
     return path
+
+
+@functools.cache
+def _validator(package: str, resource: str) -> Any:
+    """The jsonschema validator of a JSON Schema shipped in ``package`` (``None`` without jsonschema)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    schema = json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_json_schema(data: Any, package: str, resource: str, where: str) -> None:
+    """Validate parsed ``data`` against the JSON Schema ``resource`` shipped in ``package`` (when jsonschema
+    is installed): jsonschema's best match of its problems as one :class:`EatkitError` line prefixed ``where``.
+
+    >>> check_json_schema({"schema": "eatkit.suite/1"}, "eatkit.stimuli", "suite.schema.json", "s.json")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: s.json: (schema) 'id' is a required property
+    """
+    validator = _validator(package, resource)
+    if validator is None:
+        return
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path)
+        raise EatkitError(f"{where}: ({path or 'schema'}) {one_line(error.message)}")

@@ -57,7 +57,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import require
+from eatkit.io import check_json_schema, require
 from eatkit.progress import progress
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
@@ -187,6 +187,8 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     output = data.get("output")
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
+    # the shipped JSON Schema (eatkit.run.schemas) too, after the checks above (their messages are precise)
+    check_json_schema(data, "eatkit.run", "sweep.schema.json", where)
     return Sweep(cells, (base / output) if output else None, source)
 
 
@@ -466,6 +468,10 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     statuses = {c.id: "skipped" for c in sweep.cells if _finished(out, c)}
     todo = [c for c in sweep.cells if c.id not in statuses]
     errors: dict[str, str] = {}
+    if executor == "local" and todo:  # decode each image once for all the models (eatkit.run.decode)
+        from eatkit.run.decode import predecode_sweep
+
+        predecode_sweep(todo, out)
     outcomes = _executor(executor, todo, jobs, address, out, cluster)
     for outcome in progress(outcomes, total=len(todo), desc="sweep cells"):
         statuses[outcome.cell.id] = _write_cell(out, outcome)
