@@ -39,11 +39,22 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         from eatkit.report import write_html_report
 
         write_html_report(result.finished, result.out / "report.html")
+        _write_audit(args.config, result)
     for cell in result.failed:
         print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
     if not args.quiet:
         counts = {s: list(result.statuses.values()).count(s) for s in ("done", "skipped", "failed")}
-        written = "results.csv, cells.csv" + (", report.html" if (result.out / "report.html").exists() else "")
+        written = "results.csv, cells.csv" + (", report.html, audit.html" if (result.out / "report.html").exists() else "")
         print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['skipped']} finished before, "
               f"{counts['failed']} failed; wrote {written} in {result.out}")
     return 1 if result.failed else 0
+
+
+def _write_audit(config: Path, result: Any) -> None:
+    """audit.html: the finished cells as a sortable, filterable models x tests table with the model entries'
+    metadata (eatkit.report.audit)."""
+    from eatkit.report.audit import write_audit_report
+    from eatkit.run.sweep import METADATA_KEYS, load_sweep
+
+    metadata = {c.model["label"]: {k: c.model[k] for k in METADATA_KEYS if k in c.model} for c in load_sweep(config).cells}
+    write_audit_report(result.finished, result.out / "audit.html", metadata)

@@ -14,11 +14,13 @@
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
+:func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
 =====================================  ==========================================================================
 """
 
 from eatkit.stats.anisotropy import AnisotropyResult, CosineDiagnostic, anisotropy, cosine_diagnostic
 from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
+from eatkit.stats.clustering import ProfileClustering, cluster_profiles, profile_distances
 from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
@@ -44,6 +46,9 @@ __all__ = [
     "CosineDiagnostic",
     "BootstrapResult",
     "ClassComparison",
+    "ProfileClustering",
+    "cluster_profiles",
+    "profile_distances",
     "EATResult",
     "GeometryScore",
     "GeometryScores",
