@@ -129,6 +129,17 @@ def hub_pin(weights: str, revision: str | None) -> dict[str, str] | None:
     return {"repo": repo, "revision": revision or "main", "commit": commit}
 
 
+def pinned_revision(weights: str, revision: str | None) -> str | None:
+    """The revision to load a hub model at: the commit its weights identity pins (:func:`hub_pin`), so that
+    the weights loaded are the ones recorded even if the branch moves in between; else ``revision``.
+
+    >>> pinned_revision("hf:org/tiny@0123abc", "main"), pinned_revision("config.json:ab12", None)
+    ('0123abc', None)
+    """
+    pin = hub_pin(weights, revision)
+    return pin["commit"] if pin is not None and pin["commit"] != "unknown" else revision
+
+
 def hf_weights_identity(model_id: str, revision: str | None = None,
                         hashes: Callable[[list[str]], list[str]] | None = None, filename: str = "config.json") -> str:
     """What pins a model's weights: the hub commit of ``model_id`` (resolved through its ``filename``,

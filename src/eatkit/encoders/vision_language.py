@@ -34,7 +34,15 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder
-from eatkit.encoders.hf import fetch_error, hf_file, hf_json, hf_weights_identity, hub_offline, load_pretrained
+from eatkit.encoders.hf import (
+    fetch_error,
+    hf_file,
+    hf_json,
+    hf_weights_identity,
+    hub_offline,
+    load_pretrained,
+    pinned_revision,
+)
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
 from eatkit.encoders.text import apply_prompt, check_prompt, model_device
 from eatkit.errors import EatkitError
@@ -180,7 +188,8 @@ class _HFJointEncoder(JointEncoder):
         self.weights = hf_weights_identity(name, revision, self.file_hashes)
 
     def _load(self) -> None:
-        net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+        net, self._tokenizer = load_pretrained(self.model_class, self.model,
+                                               pinned_revision(self.weights, self.revision),
                                                f"the model '{self.id}'", "vl", model_type=self.model_type)
         self._net = self._place(net)
 
