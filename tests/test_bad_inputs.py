@@ -208,7 +208,7 @@ CLI: list[tuple[list[str], str]] = [
     (["verify", "{d}/run-badjson"], "has no manifest.json"),
     # options of the newer analyses, sources and commands (grounded, series, prompts, devices, sweeps,
     # probes, analysis sets, fine-tuning)
-    (_run("--experiment", "2"), "does not take the option(s) experiment"),
+    (_run("--experiment", "2"), "--experiment applies to grounded tests only"),
     (["run", "grounded-coco", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "image-caption stimuli"),
     (["run", "{d}/suite.json", "--series", "{d}/folder", "-q", "-o", "{o}"], "has no HistWords decades"),
     (_run("--postprocess", "bogus"), "unknown post-processing 'bogus'"),

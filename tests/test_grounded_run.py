@@ -152,4 +152,4 @@ def test_non_joint_model_and_bad_options(capsys, setup, tmp_path):
     assert_one_line_error(code, err, "--mask vision is the masking variant of experiment 3", "pass --experiment 2")
     code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--experiment", "1",
                            "-o", str(tmp_path / "o"))
-    assert_one_line_error(code, err, "does not take the option(s) experiment")
+    assert_one_line_error(code, err, "--experiment applies to grounded tests only")

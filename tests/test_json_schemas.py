@@ -13,7 +13,7 @@ from eatkit.cli import main
 from eatkit.run.schemas import sweep_json_schema
 from eatkit.stimuli.loader import list_suites
 from eatkit.stimuli.schema import suite_json_schema
-from eatkit.stimuli.types import TEST_KINDS
+from eatkit.kinds import KINDS
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -30,7 +30,7 @@ def test_the_shipped_schemas_are_the_generated_ones():
     assert _shipped("eatkit.run", "sweep.schema.json") == sweep_json_schema()
     for schema in (suite_json_schema(), sweep_json_schema()):
         jsonschema.Draft202012Validator.check_schema(schema)
-    assert suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"] == list(TEST_KINDS)
+    assert suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"] == list(KINDS)
 
 
 def test_every_bundled_suite_is_valid():

@@ -130,7 +130,7 @@ def test_ranking_probe_on_the_ieat_race_images(capsys, clip_model, tmp_path) -> 
     sims = np.load(out / "similarities.npz")["ranking/similarities"]
     labels = ["african-american"] * 6 + ["european-american"] * 6
     again = rank_shares(sims, labels, repeats=50, rng=record["seed"])
-    assert again.iloc[4].to_dict() == pytest.approx(record["shares"]["California"], abs=1e-12)
+    assert again.row(again.regions[4]) == pytest.approx(record["shares"]["California"], abs=1e-12)
     manifest = (out / "manifest.json").read_text()
     assert "african-american/" in manifest and '"sha256"' in manifest
     html = (out / "report.html").read_text()

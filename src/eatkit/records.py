@@ -31,10 +31,13 @@ R = TypeVar("R", bound="Record")
 
 @dataclass(frozen=True, kw_only=True)
 class Record:
-    """The fields every record has: where it comes from and the seed of its random draws.
+    """The fields every record has: where it comes from, the seed of its random draws, and what every
+    tested record needs, so that no layer has to know which kinds have them.
 
     ``warnings`` lists legal but questionable conditions of the test (e.g. a useless option value);
-    they are printed and kept with the result.
+    they are printed and kept with the result. ``p_value`` is the record's tested p-value (``None``: the
+    record tests no hypothesis), which enters the run's Benjamini-Hochberg ``q_value``; ``dropped`` lists
+    the stimuli left out of each role (e.g. out-of-vocabulary words with ``oov="drop"``).
     """
 
     kind: ClassVar[str] = ""
@@ -44,10 +47,9 @@ class Record:
     title: str
     seed: int | None = None
     warnings: list[str] = field(default_factory=list)
-
-    def tested_p_value(self) -> float | None:
-        """The p-value that enters the run's Benjamini-Hochberg q-values (``None``: this record has none)."""
-        return None
+    p_value: float | None = None
+    q_value: float | None = None
+    dropped: dict[str, list[str]] = field(default_factory=dict)
 
     def check(self, where: str) -> None:
         """Raise :class:`EatkitError` when the fields contradict each other (called by :meth:`from_json`)."""

@@ -52,7 +52,6 @@ class EATRecord(Record):
     n_y: int
     n_a: int
     n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     effect_size: float
     effect_size_ci: list[float] | None = None
     statistic: float = math.nan
@@ -63,7 +62,6 @@ class EATRecord(Record):
     n_permutations: int
     n_partitions: int = 0
     alternative: str
-    q_value: float | None = None
     sd: str = "caliskan"
     ddof: int = 1
     level2_x_effect_size: float
@@ -82,9 +80,6 @@ class EATRecord(Record):
     pattern: str
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
-
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
     def names(self) -> dict[str, str]:
         """The set names by role."""

@@ -9,7 +9,7 @@ a permutation p over re-partitions of A ∪ B or Welch's t-test.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
@@ -33,7 +33,6 @@ class SCEATRecord(Record):
     n_t: int
     n_a: int
     n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     effect_size: float
     statistic: float
     mean_a: float
@@ -45,12 +44,9 @@ class SCEATRecord(Record):
     n_permutations: int
     n_partitions: int
     alternative: str
-    q_value: float | None = None
     sd: str
     ddof: int
 
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
 
 class SCEATAnalysis(Analysis):

@@ -8,26 +8,43 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.analyses.base import RunOptions
+from eatkit.analyses.base import RunOptions, checked_options
 from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES
 
-#: model options of the run command: (flag, keyword of the model's factory)
-MODEL_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
-    ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
-    ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
-    ("--missing", "missing"), ("--weights", "checkpoint"), ("--revision", "revision"),
-)
-#: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
-ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--experiment", "experiment"), ("--embedding", "embedding"), ("--mask", "mask"),
-)
-#: options of geometry tests (seed 004): (flag, key of RunOptions.params)
-GEOMETRY_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--iterations", "iterations"), ("--fold", "fold"), ("--similarity", "similarity"), ("--compare-model", "compare"),
-)
+
+def _model_flags() -> list[tuple[str, str]]:
+    """The model options of the run command: (flag, keyword of the model's factory)."""
+    from eatkit.run.runner import MODEL_OPTIONS, model_flag
+
+    return [(model_flag(key), key) for key in MODEL_OPTIONS]
+
+
+def suite_kinds() -> list[Any]:
+    """The specs (:class:`eatkit.kinds.KindSpec`) of the kinds that suites hold (not probes), in registry order."""
+    from eatkit.kinds import KINDS, get_kind
+
+    return [spec for spec in map(get_kind, KINDS) if not spec.probe]
+
+
+def add_kind_flags(parser: argparse.ArgumentParser, specs: Any) -> None:
+    """One argument group per kind with parameters, its flags derived from the kind's spec (a parameter
+    that several kinds declare is one flag)."""
+    added: set[str] = set()
+    for spec in specs:
+        params = [p for p in spec.params if p.cli and p.name not in added]
+        if params:
+            group = parser.add_argument_group(f"{spec.name} tests: {spec.title}")
+            for param in params:
+                group.add_argument(param.option, **param.argparse_kwargs())
+            added |= {p.name for p in params}
+
+
+def given_params(args: argparse.Namespace, specs: Any) -> dict[str, Any]:
+    """The kind parameters given on the command line, as text (validated by the kinds' specs)."""
+    return {p.name: getattr(args, p.name) for spec in specs for p in spec.params
+            if p.cli and getattr(args, p.name, None) is not None}
 
 
 def register(sub: Any) -> None:
@@ -79,26 +96,12 @@ def register(sub: Any) -> None:
                      "into --model")
     run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
-    geometry = run.add_argument_group("geometry tests (feature-space geometry of image classes)")
-    geometry.add_argument("--iterations", type=int, help="random fold draws per score (default 1000)")
-    geometry.add_argument("--fold", choices=("half", "pair", "centroid"), help="fold type (default half)")
-    geometry.add_argument("--similarity", choices=("cosine", "euclidean"), help="default cosine")
-    geometry.add_argument("--compare-model", action="append", metavar="MODEL[@CHECKPOINT]",
-                          help="also score the classes with this model (repeatable), e.g. the same model "
-                          "fine-tuned; Spearman's rho between every two models")
-    grounded = run.add_argument_group("grounded tests (Grounded-WEAT/SEAT, joint models such as hf-vilt:)")
-    grounded.add_argument("--experiment", choices=("1", "2", "3", "all"),
-                          help="1: images integrated out; 2: each target with its own images; 3: congruent vs "
-                          "incongruent images (default: all; 2 with --mask)")
-    grounded.add_argument("--embedding", choices=("word", "sentence", "contextual", "all"),
-                          help="[CLS] of one-word captions, [CLS] of sentences, or the contextual word in its "
-                          "sentence (default: all the kinds each test's captions support)")
-    grounded.add_argument("--mask", choices=("language", "vision"),
-                          help="mask the contextual words or the person regions (experiment 2 on masked inputs)")
-    grounded.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
-                          "'fasterrcnn' (torchvision's detector)")
-    grounded.add_argument("--missing", choices=("error", "drop"),
-                          help="images not found under --images: fail (default) or drop their pairs and record it")
+    add_kind_flags(run, suite_kinds())
+    joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
+    joint.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
+                       "'fasterrcnn' (torchvision's detector)")
+    joint.add_argument("--missing", choices=("error", "drop"),
+                       help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
@@ -107,21 +110,18 @@ def register(sub: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from eatkit.report.kinds import console_tables
-    from eatkit.run.runner import prepare_output, run_suite, select_tests
+    from eatkit.run.folder import prepare_output
+    from eatkit.run.runner import run_suite, select_tests
     from eatkit.stimuli.loader import load_suite
 
     # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
-    select_tests(suite, tests)
-    params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
-    if params.get("experiment", "all") != "all":
-        params["experiment"] = int(params["experiment"])
-    params |= _geometry_params(args, suite, tests)
-    options = RunOptions(
+    params = given_params(args, suite_kinds()) | _geometry_params(args, suite, tests)
+    options = checked_options(select_tests(suite, tests), RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
-    ).validated()
+    ).validated())
     run_warnings = options.warnings()
     prepare_output(args.output)
     from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
@@ -182,7 +182,7 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
 
         from eatkit.run.runner import refuse_model_options
 
-        refuse_model_options({key: True for flag, key in MODEL_FLAGS if _given(args, flag)}, ("oov",), "--series")
+        refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
         if args.embeddings_model:
             raise EatkitError("--embeddings-model does not apply to --series")
         if len(args.series) == 1:
@@ -225,27 +225,23 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
              "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
     given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
-              for flag, key in MODEL_FLAGS if _given(args, flag)}
+              for flag, key in _model_flags() if _given(args, flag)}
     return build_source(given, suite, overrides)
 
 
 def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
-    """The run options of geometry tests (only when the run has some): the geometry flags given, the
-    run model's label and the model options that the compare models share (image folder, batch size, cache)."""
+    """The parameters of geometry tests set by the program (only when the run has some): the run model's
+    label and the model options that the compare models share (image folder, batch size, cache)."""
     from eatkit.run.runner import select_tests
 
-    given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in GEOMETRY_FLAGS
-             if getattr(args, flag[2:].replace("-", "_")) is not None}
     if not any(t.kind == "geometry" for t in select_tests(suite, tests)):
-        if given:
-            raise EatkitError(f"{', '.join(f for f, k in GEOMETRY_FLAGS if k in given)} applies to geometry tests only")
         return {}
     if not args.model:
         raise EatkitError("geometry tests need --model (image features of a model)")
     shared = {"images": str(args.images) if args.images else None, "batch_size": args.batch_size,
               "cache": False if args.no_cache else None}
     label = args.model + (f"@{args.weights}" if args.weights else "")
-    return {**given, "label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
+    return {"label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
 
 
 def _permutations(value: str) -> str | int:

@@ -165,6 +165,18 @@ class NeuralEncoder(EmbeddingSource):
     def _load(self) -> None:
         """Build the model (import torch here, not at module level); called once before ``_encode``."""
 
+    def ensure_loaded(self) -> None:
+        """Build the model now (otherwise the first batch that is not cached builds it), on its device."""
+        if self._loaded:
+            return
+        kind = self.device_kind
+        self._load()
+        self._loaded = True
+        if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
+            if self.device != "auto":
+                raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
+            self.device_kind = "cpu"
+
     def _prepare(self, modality: str, item: str) -> Any:
         """One stimulus as a model input: the text itself, or for an image (``item`` is its file path)
         :meth:`_image_transform` of it (override for other text inputs, e.g. prompts)."""
@@ -304,12 +316,7 @@ class NeuralEncoder(EmbeddingSource):
         plans = [self._plan(stimuli) for stimuli in sets]
         if any(v is None for plan in plans for v in plan.vectors) and not self._loaded:
             kind = self.device_kind
-            self._load()
-            self._loaded = True
-            if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
-                if self.device != "auto":
-                    raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
-                self.device_kind = "cpu"
+            self.ensure_loaded()
             if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
                 for plan in plans:
                     plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)

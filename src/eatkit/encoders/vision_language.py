@@ -132,6 +132,11 @@ class JointEncoder(NeuralEncoder):
                 "embedding": self.definition, "prompt": self.prompt, "normalize": True,
                 "preprocessing": self.preprocessing.to_dict(), "dtype": "float32"}
 
+    def towers(self) -> tuple[Any, Any]:
+        """The loaded network and its tokenizer, for probes that drive the towers themselves (generation)."""
+        self.ensure_loaded()
+        return self._net, self._tokenizer
+
     def _prepare(self, modality: str, item: str) -> Any:
         if modality == "word":
             return apply_prompt(self.prompt, item)[0]

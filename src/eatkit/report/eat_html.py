@@ -103,7 +103,7 @@ _EATMAP_NOTE = (
 _ANISOTROPY_NOTE = (
     "Random pairs: mean cosine of random pairs of the test's stimuli (the anisotropy baseline); spread: SD of "
     "all level-3 cosines of the test. A warning is raised when the baseline is at least 0.5 and the spread below "
-    "0.05: cosine similarity then hardly discriminates (see eatkit.stats.anisotropy; correct with "
+    "0.05: cosine similarity then hardly discriminates (see eatkit.stats.isotropy; correct with "
     "<code>--postprocess center</code> or <code>abtt:D</code>)."
 )
 _LEVEL3_NOTE = (

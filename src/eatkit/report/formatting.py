@@ -146,3 +146,23 @@ def fmt_sizes(first: int, second: int) -> str:
     ('8', '8/7')
     """
     return str(first) if first == second else f"{first}/{second}"
+
+
+def fmt_value(value: Any, spec: str | None = None) -> str:
+    """A record field as a table cell: with the format ``spec`` when one is given; else a float to three
+    significant digits, a list or mapping item by item, ``"n/a"`` for a missing statistic.
+
+    >>> fmt_value(0.123456), fmt_value(0.123456, ".2f"), fmt_value({"a": 1, "b": None}), fmt_value([2, "x"])
+    ('0.123', '0.12', 'a 1, b n/a', '2, x')
+    """
+    if is_missing(value):
+        return "n/a"
+    if spec:
+        return format(value, spec)
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {fmt_value(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt_value(v) for v in value)
+    return str(value)

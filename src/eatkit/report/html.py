@@ -136,13 +136,13 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
     nav = "".join(f'<li><a href="#run-{i}">{escape(run.suite_title)} \u2014 {escape(label)}</a></li>'
                   for i, (run, label) in enumerate(zip(runs, labels), 1))
     comparison = ""
-    if sum(1 for run in runs if run.eat_records) > 1:
+    if sum(1 for run in runs if run.headlined) > 1:
         nav = '<li><a href="#comparison">Comparison of runs</a></li>' + nav
         comparison = (
             '<section id="comparison"><h2>Comparison of runs</h2>'
             + figure_html(effect_size_heatmap(runs), "Effect sizes by model and test",
-                      "Level-1 effect sizes d by model (rows) and test (columns); hatched n/a: the run lacks the "
-                      "test. " + escape(STARS_NOTE) + ".")
+                      "Each test's headline value (EAT: the level-1 effect size d) by model (rows) and test "
+                      "(columns); hatched n/a: the run lacks the test. " + escape(STARS_NOTE) + ".")
             + "</section>"
         )
     for k, one in enumerate(series, 1):

@@ -1,4 +1,6 @@
-"""Tables of a run in the formats papers use: Markdown, CSV and LaTeX (booktabs).
+"""Tables of a run's EAT records in the formats papers use: Markdown, CSV and LaTeX (booktabs); part of the
+EAT renderer (:mod:`eatkit.report.eat_html`). Other kinds are shown by their own renderers or their
+:class:`~eatkit.kinds.Presentation` (:mod:`eatkit.report.kinds`).
 
 The columns follow the iEAT seed's Table 1 (X, Y, A, B, n_t, n_a, d, p; sizes written ``n_X/n_Y`` where the
 two sets differ) plus the Benjamini-Hochberg q-value, the ML-EAT level-2 effect sizes d_{A,B,X} and
@@ -193,6 +195,9 @@ def write_tables(run_dir: str | Path, formats: Sequence[str] = ("md", "csv", "te
     if unknown:
         raise EatkitError(f"unknown table format {unknown[0]!r}: choose from {', '.join(FORMATS)}")
     run = load_run(run_dir)
+    if not run.eat_records:
+        raise EatkitError(f"run folder {run.path} has no EAT records: the paper tables show EAT tests (its kinds: "
+                          f"{', '.join(run.by_kind())}; report.html shows every kind)")
     out = Path(out_dir) if out_dir is not None else run.path
     out.mkdir(parents=True, exist_ok=True)
     paths = []

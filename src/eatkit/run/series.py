@@ -25,9 +25,10 @@ from typing import Any
 from eatkit.analyses.base import RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
-from eatkit.run.runner import RunResult, prepare_output, run_suite
+from eatkit.run.folder import prepare_output
+from eatkit.run.runner import RunResult, run_suite
 from eatkit.sources.base import EmbeddingSource
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 
 #: the format of series.json
 SERIES_SCHEMA = "eatkit.series/1"

@@ -462,7 +462,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     out = Path(out_dir) if out_dir is not None else sweep.output
     if out is None:
         raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
-    from eatkit.run.runner import prepare_output
+    from eatkit.run.folder import prepare_output
 
     prepare_output(out)
     statuses = {c.id: "skipped" for c in sweep.cells if _finished(out, c)}

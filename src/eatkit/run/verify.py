@@ -11,13 +11,13 @@ with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eatkit.errors import EatkitError, one_line
+from eatkit.errors import EatkitError
 from eatkit.io import file_sha256, inside, text_sha256
+from eatkit.run.folder import read_manifest, set_fingerprint
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     ["test 'valence' set B (Unpleasant): valence/unpleasant/coffin1_google.jpg changed (sha256 ...)"]
     """
     run_dir = Path(run_dir)
-    manifest = _manifest(run_dir)
+    manifest = _mapping(read_manifest(run_dir), "manifest.json")
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
     checked, changes = 0, []
@@ -56,7 +56,7 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
             if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
                 raise EatkitError(f"{run_dir / 'manifest.json'}: stimuli.{test_id}.{role} has no list of "
                                   "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
-            fingerprint = text_sha256("\n".join(f"{i}\t{h}" for i, h in items))
+            fingerprint = set_fingerprint(items)
             checked += 1
             if fingerprint != entry.get("sha256"):
                 changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
@@ -116,19 +116,6 @@ def _source_files(source: dict[str, Any]) -> list[tuple[str, Path, str]]:
         out += [(name, inside(source["root"], name, "source file"), digest) for name, digest in files.items()
                 if isinstance(digest, str)]
     return out
-
-
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    if not run_dir.is_dir():
-        raise EatkitError(f"run folder {run_dir} does not exist")
-    path = run_dir / "manifest.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EatkitError(f"run folder {run_dir} has no manifest.json (is it an eatkit run folder?)") from None
-    except (OSError, ValueError) as err:
-        raise EatkitError(f"cannot read {path}: {one_line(err)}") from None
-    return _mapping(data, "manifest.json")
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

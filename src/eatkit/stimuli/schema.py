@@ -14,7 +14,8 @@ from typing import Any
 from eatkit.errors import EatkitError
 from eatkit.io import check_json_schema
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
-from eatkit.stimuli.types import MODALITIES, TEST_KINDS, AssociationTest, StimulusSet, Suite
+from eatkit.kinds import KINDS, get_kind
+from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
 SCHEMA_FILE = "suite.schema.json"  # shipped in eatkit.stimuli: suite_json_schema(), for editors
@@ -38,7 +39,7 @@ _TEST_KEYS: dict[str, tuple[Any, bool]] = {
     "notes": (str, False),
     "params": (dict, False),
 }
-_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (TEST_KINDS value None)
+_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (KindSpec.roles None)
 _SET_KEYS: dict[str, tuple[Any, bool]] = {
     "name": (str, True),
     "modality": (str, True),
@@ -104,7 +105,7 @@ def parse_suite(text: str, label: str, source: str = "", *, check_schema: bool =
 
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of suite files, generated from this module's key tables and the kinds
-    of tests (:data:`eatkit.stimuli.types.TEST_KINDS`, their roles); shipped as ``suite.schema.json``
+    of tests (their specs in :data:`eatkit.kinds.KINDS`: names, titles, roles); shipped as ``suite.schema.json``
     (``tests/test_json_schemas.py`` checks that the shipped file is this), for editors and validation.
 
     >>> sorted(suite_json_schema()["$defs"])
@@ -130,15 +131,16 @@ def suite_json_schema() -> dict[str, Any]:
                     for m, (need, accepted) in _MODALITY_KEYS.items()]
     named = {**set_table, "required": [k for k in set_table["required"] if k != "name"]}
     kinds = []
-    for kind, roles in TEST_KINDS.items():
+    for kind in KINDS:
+        roles = get_kind(kind).roles
         when = {"anyOf": [{"not": {"required": ["kind"]}}, {"properties": {"kind": {"const": kind}}}]} \
             if kind == "eat" else {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
         then = ({"patternProperties": {_ROLE.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}} if roles is None
                 else {"required": list(roles), "properties": {r: {"$ref": "#/$defs/set-or-name"} for r in roles}})
-        kinds.append({"if": when, "then": then})
+        kinds.append({"if": when, "then": then, "description": f"{kind}: {get_kind(kind).title}"})
     test = table(_TEST_KEYS)
     test["properties"]["id"]["pattern"] = _ID.pattern.join("^$")
-    test["properties"]["kind"] = {"enum": list(TEST_KINDS), "default": "eat"}
+    test["properties"]["kind"] = {"enum": list(KINDS), "default": "eat"}
     suite = table(_SUITE_KEYS)
     suite["properties"].update({"schema": {"const": SCHEMA_ID}, "id": {"type": "string", "pattern": _ID.pattern.join("^$")},
                                 "sets": {"type": "object", "additionalProperties": {"$ref": "#/$defs/named-set"}},
@@ -195,9 +197,9 @@ def _test(
     if isinstance(data, dict) and isinstance(data.get("id"), str) and _ID.fullmatch(data["id"]):
         numbered = f"{where}: test '{data['id']}'"  # name the test by its id once the id is valid
     kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
-    if kind not in TEST_KINDS:
-        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(TEST_KINDS)})")
-    roles = TEST_KINDS[kind]
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    roles = get_kind(kind).roles  # the kind's spec (eatkit.kinds)
     if roles is None:  # any role names: every key that looks like a role
         roles = tuple(k for k in data if _ROLE.fullmatch(k) and k not in _TEST_KEYS)
         if len(roles) < 2:
