@@ -18,7 +18,6 @@ and a file name read from them never reaches outside its folder:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import importlib.resources
@@ -254,31 +253,28 @@ def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, lin
     return path
 
 
-@functools.cache
-def _validator(package: str, resource: str) -> Any:
-    """The jsonschema validator of a JSON Schema shipped in ``package`` (``None`` without jsonschema)."""
+def check_json_schema(data: Any, schema: dict[str, Any], where: str) -> None:
+    """Validate parsed ``data`` against the JSON Schema ``schema`` (when jsonschema is installed):
+    jsonschema's best match of its problems as one :class:`EatkitError` line prefixed ``where``.
+
+    >>> check_json_schema({"a": 1}, {"type": "object", "required": ["b"]}, "s.json")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: s.json: (top level) 'b' is a required property
+    """
     try:
         import jsonschema
     except ImportError:
-        return None
-    schema = json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))
-    return jsonschema.Draft202012Validator(schema)
-
-
-def check_json_schema(data: Any, package: str, resource: str, where: str) -> None:
-    """Validate parsed ``data`` against the JSON Schema ``resource`` shipped in ``package`` (when jsonschema
-    is installed): jsonschema's best match of its problems as one :class:`EatkitError` line prefixed ``where``.
-
-    >>> check_json_schema({"schema": "eatkit.suite/1"}, "eatkit.stimuli", "suite.schema.json", "s.json")
-    Traceback (most recent call last):
-    eatkit.errors.EatkitError: s.json: (schema) 'id' is a required property
-    """
-    validator = _validator(package, resource)
-    if validator is None:
         return
-    import jsonschema
-
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path)
-        raise EatkitError(f"{where}: ({path or 'schema'}) {one_line(error.message)}")
+        raise EatkitError(f"{where}: ({path or 'top level'}) {one_line(error.message)}")
+
+
+def shipped_json(package: str, resource: str) -> Any:
+    """A JSON file shipped in ``package`` (e.g. a JSON Schema), parsed.
+
+    >>> shipped_json("eatkit.run", "sweep.schema.json")["title"]
+    'eatkit sweep file'
+    """
+    return json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))

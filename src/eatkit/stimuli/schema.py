@@ -18,7 +18,6 @@ from eatkit.kinds import KINDS, get_kind
 from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
-SCHEMA_FILE = "suite.schema.json"  # shipped in eatkit.stimuli: suite_json_schema(), for editors
 
 # Allowed keys of each kind of object: key -> (JSON type or types, required).
 _SUITE_KEYS: dict[str, tuple[Any, bool]] = {
@@ -98,8 +97,8 @@ def parse_suite(text: str, label: str, source: str = "", *, check_schema: bool =
             f"{where}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
         ) from None
     suite = _suite(data, where, source)
-    if check_schema:  # after eatkit's own checks, whose messages are more precise
-        check_json_schema(data, "eatkit.stimuli", SCHEMA_FILE, where)
+    if check_schema:  # after eatkit's own checks, whose messages are more precise; the kinds registered now
+        check_json_schema(data, suite_json_schema(), where)
     return suite
 
 
