@@ -39,7 +39,7 @@ def pixel_key(file_sha256: str, preprocessing: Preprocessing) -> str:
     """The cache key of a file's pixels under ``preprocessing`` (module docstring).
 
     >>> pixel_key("0" * 64, Preprocessing(size=4))[:12]
-    'a3b3e0fb6e69'
+    '7b531a968960'
     """
     payload = json.dumps({"file": file_sha256, "preprocessing": preprocessing.to_dict()}, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
