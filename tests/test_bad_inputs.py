@@ -233,6 +233,11 @@ CLI: list[tuple[list[str], str]] = [
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
     (["data", "get", "glove-840b", "--dest", "{o}"], "eatkit knows no sha256 of glove.840B.300d.zip"),
     (["data", "get", "cfd", "--dest", "{o}"], "dataset 'cfd' is licensed"),
+    # models from published checkpoints (docs/models.md)
+    (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
+     "simclrv2 needs its checkpoint file: --weights PATH"),
+    (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
+     "checkpoint {d}/missing.pth not found"),
 ]
 
 
@@ -303,6 +308,10 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: build_model("slip", checkpoint=d / "missing.pt"), EatkitError, "checkpoint {d}/missing.pt not found"),
+        (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
+        (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,
+         "refusing weights file {d}/a-file"),
     ]
 
 
