@@ -175,6 +175,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--seed", "-3"), "--seed"),
     (_run("--seed", "x"), "--seed"),
     (_run("--bootstrap", "-1"), "--bootstrap"),
+    (_run("--validity"), "test 't1': validity (--validity) needs at least 3 stimuli in X, which has 2"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
     (_run("--p-method", "welch", "--permutations", "100"), "cannot apply with p_method 'welch'"),
