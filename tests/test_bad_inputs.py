@@ -59,6 +59,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "escape.json": json.dumps(_suite(A={"name": "A", "modality": "image", "category": "../../etc"})),
         "emptyset.json": json.dumps(_suite(A={"name": "A", "modality": "word", "items": []})),
         "badmodality.json": json.dumps(_suite(A={"name": "A", "modality": "smell", "items": ["x"]})),
+        "badalternative.json": json.dumps({**_suite(), "alternative": "sideways"}),
+        "badiat.json": json.dumps(_suite(params={"iat_d": "large"})),
         "v.txt": _vectors(),
         "empty.txt": "",
         "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
@@ -77,6 +79,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "vocab.pkl": pickle.dumps(["rose", _Evil()]),
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
+        "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
     }
     for name, content in files.items():
         path = root / name
@@ -132,6 +135,10 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/emptyset.json", "--vectors", "{d}/v.txt"], "has no items"),
     (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
+    (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "params.iat_d must be a number"),
+    (_run("--decades", "1810-1990"), "--decades applies to --series only"),
+    (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
     (_run("--tests", "t1,t1"), "more than once: t1"),
     (["list", "tests", "nosuch"], "unknown suite 'nosuch'"),
@@ -216,8 +223,10 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--compare-prompts", "", "a picture"), "--compare-prompts applies to --model only"),
     (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--device", "cuda", "-q", "-o", "{o}"],
      "no CUDA GPU is visible"),
+    (_run("--revision", "main"), "--revision applies to --model, not to --vectors"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
+    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
@@ -238,6 +247,8 @@ CLI: list[tuple[list[str], str]] = [
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    (["data", "get", "glove-840b", "--dest", "{o}"], "eatkit knows no sha256 of glove.840B.300d.zip"),
+    (["data", "get", "cfd", "--dest", "{o}"], "dataset 'cfd' is licensed"),
     # models from published checkpoints (docs/models.md)
     (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
      "simclrv2 needs its checkpoint file: --weights PATH"),
