@@ -49,6 +49,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     files: dict[str, str | bytes] = {
         "suite.json": json.dumps(_suite()),
         "latin1.json": json.dumps(_suite(title="Café"), ensure_ascii=False).encode("latin-1"),
+        "unequal.json": json.dumps(_suite(Y={"name": "Y", "modality": "word", "items": ["ant", "bee", "nice"]})),
         "oov.json": json.dumps(_suite(X={"name": "X", "modality": "word", "items": ["rose", "gladiola"]})),
         "broken.json": '{"schema": "eatkit.suite/1", "id": ',
         "array.json": "[1, 2]",
@@ -58,6 +59,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "escape.json": json.dumps(_suite(A={"name": "A", "modality": "image", "category": "../../etc"})),
         "emptyset.json": json.dumps(_suite(A={"name": "A", "modality": "word", "items": []})),
         "badmodality.json": json.dumps(_suite(A={"name": "A", "modality": "smell", "items": ["x"]})),
+        "badalternative.json": json.dumps({**_suite(), "alternative": "sideways"}),
+        "badiat.json": json.dumps(_suite(params={"iat_d": "large"})),
         "v.txt": _vectors(),
         "empty.txt": "",
         "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
@@ -76,6 +79,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "vocab.pkl": pickle.dumps(["rose", _Evil()]),
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
+        "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
     }
     for name, content in files.items():
         path = root / name
@@ -134,6 +138,10 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/emptyset.json", "--vectors", "{d}/v.txt"], "has no items"),
     (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
+    (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "params.iat_d must be a number"),
+    (_run("--decades", "1810-1990"), "--decades applies to --series only"),
+    (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
     (_run("--tests", "t1,t1"), "more than once: t1"),
     (["list", "tests", "nosuch"], "unknown suite 'nosuch'"),
@@ -218,8 +226,10 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--compare-prompts", "", "a picture"), "--compare-prompts applies to --model only"),
     (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--device", "cuda", "-q", "-o", "{o}"],
      "no CUDA GPU is visible"),
+    (_run("--revision", "main"), "--revision applies to --model, not to --vectors"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
+    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
     (["probe", "vqa", "--model", "glove-6b-50d", "--images", "{d}/groups", "--regions", "{d}/nosuch.csv", "-o", "{o}"],
@@ -235,11 +245,21 @@ CLI: list[tuple[list[str], str]] = [
      "needs --instances, --captions and --objects"),
     (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/broken.json", "--images", "{d}/folder",
       "-o", "{o}/ft.safetensors"], "is not readable JSON"),
+    # the field's metrics and debiasing (issue 27)
+    (_run("--metrics", "rnd,weat"), "unknown metric(s) weat"),
+    (["run", "{d}/unequal.json", "--vectors", "{d}/v.txt", "--metrics", "ripa", "-q", "-o", "{o}"],
+     "test 't1:ripa': RIPA pairs the targets row by row: X has 2 stimuli and Y 3"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{o}"], "no definitional pair"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/broken.json", "-o", "{o}"],
+     "cannot read word lists"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "sideways"], "invalid choice: 'sideways'"),
     # datasets
     (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    (["data", "get", "glove-840b", "--dest", "{o}"], "eatkit knows no sha256 of glove.840B.300d.zip"),
+    (["data", "get", "cfd", "--dest", "{o}"], "dataset 'cfd' is licensed"),
     # models from published checkpoints (docs/models.md)
     (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
      "simclrv2 needs its checkpoint file: --weights PATH"),
@@ -280,6 +300,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import load_suite
     from eatkit.run.verify import verify_run
+    import eatkit.metrics as metrics
 
     ok = np.eye(3)[:2] + 0.1
     tiny = WordVectors(VOCAB, np.ones((len(VOCAB), 2)))
@@ -315,6 +336,11 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: metrics.rnd([ok], [ok]), EatkitError, "RND takes 2 target set(s)"),
+        (lambda d: metrics.ect([ok, ok], [np.full((2, 3), np.nan)]), EatkitError, "NaN"),
+        (lambda d: metrics.mac([ok], [np.zeros((2, 3))]), EatkitError, "zero-norm"),
+        (lambda d: metrics.mac([["rose"]], [["good"]], model=object()), EatkitError, "key_to_index"),
+        (lambda d: metrics.rnsb([ok], [ok, ok], n_fits=0), EatkitError, "n_fits"),
         (lambda d: build_model("slip", checkpoint=d / "missing.pt"), EatkitError, "checkpoint {d}/missing.pt not found"),
         (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
         (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,

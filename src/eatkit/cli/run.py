@@ -11,7 +11,7 @@ from typing import Any
 from eatkit.analyses.base import RunOptions, checked_options
 from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
-from eatkit.stats.options import CHOICES
+from eatkit.stats.options import CHOICES, OBSERVED
 
 
 def _model_flags() -> list[tuple[str, str]]:
@@ -60,11 +60,19 @@ def register(sub: Any) -> None:
     src.add_argument("--series", type=Path, nargs="+", metavar="PATH",
                      help="an ordered series to run and compare: a folder of decades in the HistWords layout "
                      "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
+    run.add_argument("--decades", metavar="FIRST-LAST",
+                     help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
+    run.add_argument("--metrics", metavar="NAMES",
+                     help="also run every selected EAT test as these metrics (comma-separated: rnd, ect, ripa, mac, "
+                     "rnsb, direct-bias, or all), each with its permutation p and bootstrap CI (docs/metrics.md)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
-    run.add_argument("--alternative", default=defaults.alternative, choices=CHOICES["alternative"])
+    run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
+                     help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
+                     "american-white; else greater); observed: the one-sided p on the side of the observed d "
+                     "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
     run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
     run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
@@ -97,6 +105,8 @@ def register(sub: Any) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
                      "into --model")
+    run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
+                     "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
     joint.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
@@ -118,6 +128,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
+    if args.metrics is not None:
+        from eatkit.analyses.metrics import parse_metrics, with_metrics
+
+        select_tests(suite, tests)
+        suite, tests = with_metrics(suite, parse_metrics(args.metrics), tests)
     params = given_params(args, suite_kinds()) | _geometry_params(args, suite, tests)
     options = checked_options(select_tests(suite, tests), RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
@@ -179,8 +194,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     """The sources to run, as (label, source): one, the decades of --series, or one per --compare-prompts."""
     if args.compare_prompts is not None and not args.model:
         raise EatkitError("--compare-prompts applies to --model only")
+    if args.decades is not None and args.series is None:
+        raise EatkitError("--decades applies to --series only")
     if args.series is not None:
-        from eatkit.run.series import histwords_sources
+        from eatkit.run.series import histwords_sources, parse_decades
 
         from eatkit.run.runner import refuse_model_options
 
@@ -190,7 +207,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         if len(args.series) == 1:
             if args.lowercase:
                 raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
-            return histwords_sources(args.series[0], oov=args.oov or "error")
+            decades = parse_decades(args.decades) if args.decades is not None else None
+            return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
+        if args.decades is not None:
+            raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
         from eatkit.sources.vectors import load_word_vectors
 
         words = {w for t in suite.tests for s in t.sets().values() for w in s.items}

@@ -16,7 +16,7 @@ from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
 from eatkit.report.formatting import STARS_NOTE, is_missing
-from eatkit.report.kinds import renderer
+from eatkit.report.kinds import by_renderer
 from eatkit.report.plots import effect_size_heatmap
 from eatkit.report.run import MODEL_KEYS, Run, load_run, run_labels
 from eatkit.report.series import Series, is_series, load_series, series_html
@@ -40,6 +40,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 th[scope=row] { min-width: 9rem; }
 th .title { display: block; color: #555; font-size: .8rem; font-weight: normal; max-width: 20em; }
 td.pattern { white-space: nowrap; }
+td.es-small { background: #fde0c5; } td.es-medium { background: #f9a870; } td.es-large { background: #e8703a; }
 table.manifest th { width: 14em; font-weight: 600; }
 table.manifest td { word-break: break-word; }
 table.manifest tr.group th { background: #f4f4f4; border-bottom: 2px solid #222; padding-top: .8rem; }
@@ -118,7 +119,7 @@ def _manifest_html(run: Run) -> str:
 
 def _run_section(index: int, run: Run, label: str) -> str:
     title = f"Run {index}: {run.suite_title} \u2014 {label}"
-    kinds = "".join(renderer(kind).html_section(run, records, label) for kind, records in run.by_kind().items())
+    kinds = "".join(shown.html_section(run, records, label) for shown, records in by_renderer(run.records))
     return (
         f'<section id="run-{index}"><h2>{escape(title)}</h2>'
         f'<p class="note">Folder: <code>{escape(str(run.path))}</code></p>'
