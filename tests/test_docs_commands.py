@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from eatkit.cli import main
+from eatkit.stimuli.datasets import load_manifest as REAL_MANIFEST
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -113,7 +114,7 @@ CASES: dict[str, Case] = {
     "eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, files=("results/weat/results.json",)),
     RUN_IGPT: Case(subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt/results.json",)),
-    GET_IEAT: Case(stdout="ieat: verified in"),
+    GET_IEAT: Case(stdout="ieat: 90 of 90 files verified in"),
     RUN_EFFNET: Case(after=(GET_IEAT,), files=("results/effnet/results.json",), slow=True),
     "eatkit run seat --model all-minilm-l6-v2": Case(extra=("--tests", "sent-weat9"), stdout="sent-weat9"),
     "eatkit run grounded-coco --model hf-vilt:dandelin/vilt-b32-mlm --images ~/coco/val2014 --experiment all "
@@ -174,6 +175,10 @@ CASES: dict[str, Case] = {
         Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
              files=("results/clip-b32/results.json",)),
     # docs/datasets.md
+    "eatkit data list": Case(stdout="glove-6b"),
+    "eatkit data get seat": Case(stdout="seat: 46 of 46 files verified"),
+    "eatkit data get glove-6b --allow-unverified": Case(
+        stdout="glove.6B.zip: sha256", files=("home/.local/share/eatkit/glove-6b/glove.6B.50d.txt",)),
     "eatkit data get ieat --dest ~/ieat": Case(stdout="verified in"),
     "eatkit run ieat --model efficientnet_lite0 --images ~/ieat": Case(after=("eatkit data get ieat --dest ~/ieat",),
                                                                      slow=True),
@@ -208,6 +213,8 @@ CASES: dict[str, Case] = {
         Case(builds=("open_images",), fresh=("open-images-set",), files=("open-images-set/suite.json",),
              stdout="dog+woman"),
     # docs/mleat-studies.md
+    "eatkit run mleat-histwords --series histwords/sgns/ --decades 1810-1990 --seed 0 -o results/histwords --report":
+        Case(subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
     "eatkit run mleat-histwords --series histwords/sgns/ --seed 0 -o results/histwords --report": Case(
         subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
     "eatkit run mleat-clip --model open_clip:ViT-L-14-336/openai --images ~/.local/share/eatkit/ieat "
@@ -250,7 +257,10 @@ CASES: dict[str, Case] = {
         "--weights clip-coco.safetensors -o clip-coco")},
     "eatkit run weat --vectors ../shared/data/glove840b-weat/glove.840B.300d.weat-items.txt --validity --seed 1 -o "
     "weat-validity --report": Case(covered_by="tests/test_validity_run.py"),
-    # docs/scale.md
+    # docs/scale.md (SLURM: sbatch needs a cluster; tests/test_sweep_slurm.py runs the example with --cluster local)
+    **{command: Case(covered_by="tests/test_sweep_slurm.py") for command in (
+        "eatkit sweep sweep.toml --executor slurm", "eatkit sweep slurm-sweep.toml --executor slurm --cluster local",
+        "eatkit sweep slurm-sweep.toml --executor slurm")},
     "eatkit sweep sweep.toml": Case(builds=("sweep",), files=("results/sweep/results.csv",)),
     "eatkit sweep sweep.toml --executor ray --address HEAD:6379": Case(builds=("sweep",), ray=True,
                                                                        slow=True),
@@ -265,6 +275,7 @@ class Workspace:
         self.home.mkdir(parents=True)
         self.done: set[str] = set()
         self._built: dict[str, str] = {}
+        self._manifests: dict[str, dict] = {}
 
     def __getitem__(self, name: str) -> str:  # str.format_map looks stand-ins up by name
         if name not in self._built:
@@ -370,15 +381,34 @@ class Workspace:
                     ",0,1,2,3,4,5,img\n" + "\n".join(rows) + "\n")
         return folder
 
-    @functools.cached_property
-    def ieat_manifest(self) -> dict:
-        """A file:// mirror of the iEAT images (2 per category of the ieat suite) and its manifest."""
-        from eatkit.stimuli.datasets import checksum_manifest
+    def dataset_manifest(self, name: str) -> dict:
+        """Stands in for ``load_manifest``: a file:// mirror of dataset ``name`` in its real layout, with
+        stand-in files (iEAT: 2 images per category of the ieat suite; glove-6b: a zip of a tiny vector
+        file; others: small text files), and their checksums (none where eatkit knows none)."""
+        if name not in self._manifests:
+            from eatkit.stimuli.datasets import checksum_manifest
 
-        mirror = self.folder("ieat-mirror")
-        _images(mirror / "data" / "experiments", _categories("ieat"), 2)
-        return checksum_manifest(mirror / "data" / "experiments", dataset="ieat", prefix="data/experiments",
-                                 base_url=mirror.as_uri())
+            real = REAL_MANIFEST(name)
+            mirror = self.folder(f"mirror-{name}")
+            tree = mirror / real.get("prefix", "")
+            if name == "ieat":
+                _images(tree, _categories("ieat"), 2)
+            elif name == "glove-6b":
+                import zipfile
+
+                with zipfile.ZipFile(tree / "glove.6B.zip", "w") as zf:
+                    zf.writestr("glove.6B.50d.txt", "the 0.1 0.2\nrose 0.3 0.4\n")
+            else:
+                for rel in real["files"]:
+                    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (tree / rel).write_text(f"stand-in of {rel}\n")
+            fields = {k: v for k, v in real.items() if k not in ("files", "known_missing")}
+            manifest = checksum_manifest(tree, **{**fields, "base_url": mirror.as_uri()})
+            for rel, entry in real["files"].items():
+                if not entry.get("sha256"):
+                    manifest["files"][rel]["sha256"] = None
+            self._manifests[name] = manifest
+        return self._manifests[name]
 
     def _faces(self) -> Path:
         from tiny_vl import group_images
@@ -579,7 +609,7 @@ def run_documented(command: str, ws: Workspace, capsys: pytest.CaptureFixture[st
     if command.startswith("eatkit data get"):  # the network: a file:// mirror of a reduced manifest
         import eatkit.stimuli.datasets as datasets
 
-        monkeypatch.setattr(datasets, "load_manifest", lambda name: ws.ieat_manifest)
+        monkeypatch.setattr(datasets, "load_manifest", ws.dataset_manifest)
     for name in CASES[command].builds:
         ws[name]
     for name in CASES[command].fresh:
