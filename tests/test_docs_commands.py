@@ -164,6 +164,18 @@ CASES: dict[str, Case] = {
         subs={"hf-lxmert:unc-nlp/lxmert-base-uncased": "hf-lxmert:{lxmert}",
               "~/grounded-google-regions": "{google_regions}", "~/grounded-google": "{google_images}"},
         extra=("--tests", "sent-weat8"), files=("results/lxmert-google/results.json",), slow=True),
+    "eatkit run grounded-google --model hf-visualbert:uclanlp/visualbert-vqa-coco-pre --images ~/grounded-google "
+    "--regions ~/grounded-google-regions --experiment all --embedding all -o results/visualbert-google": Case(
+        subs={"hf-visualbert:uclanlp/visualbert-vqa-coco-pre": "hf-visualbert:{visualbert}",
+              "~/grounded-google-regions": "{google_regions}", "~/grounded-google": "{google_images}"},
+        extra=("--tests", "sent-weat8"), files=("results/visualbert-google/results.json",), slow=True),
+    "eatkit report results/lxmert-google results/visualbert-google --html results/grounded-google.html": Case(
+        after=("eatkit run grounded-google --model hf-lxmert:unc-nlp/lxmert-base-uncased --images ~/grounded-google "
+               "--regions ~/grounded-google-regions --experiment all --embedding all -o results/lxmert-google",
+               "eatkit run grounded-google --model hf-visualbert:uclanlp/visualbert-vqa-coco-pre --images "
+               "~/grounded-google --regions ~/grounded-google-regions --experiment all --embedding all -o "
+               "results/visualbert-google"),
+        contains=(("results/grounded-google.html", "Significant gender bias tests"),), slow=True),
     "eatkit report results/weat --html results/weat-eatmaps.html": Case(
         after=("eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat",),
         files=("results/weat-eatmaps.html",)),
@@ -319,6 +331,10 @@ class Workspace:
                 **TOWER, vocab_size=len(VOCAB), max_position_embeddings=40, image_size=32, patch_size=16,
                 max_image_length=-1)).save_pretrained(folder)
             transformers.ViltImageProcessor(size={"shortest_edge": 32}, size_divisor=16).save_pretrained(folder)
+        elif family == "visualbert":
+            transformers.VisualBertModel(transformers.VisualBertConfig(
+                **TOWER, vocab_size=len(VOCAB), max_position_embeddings=40, visual_embedding_dim=12)
+            ).save_pretrained(folder)
         else:
             transformers.LxmertModel(transformers.LxmertConfig(
                 vocab_size=len(VOCAB), hidden_size=32, num_attention_heads=2, intermediate_size=37, l_layers=1,
@@ -332,6 +348,9 @@ class Workspace:
 
     def _lxmert(self) -> str:
         return self._joint("lxmert")
+
+    def _visualbert(self) -> str:
+        return self._joint("visualbert")
 
     def _gpt2(self) -> str:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
