@@ -217,9 +217,7 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     from eatkit.run.runner import build_source
 
     if "prompt" in overrides and args.model:
-        accepted = get_model(args.model).option_names()
-        if accepted is not None and "prompt" not in accepted:
-            raise EatkitError(f"model '{args.model}' does not take the option --compare-prompts (it has no prompt)")
+        get_model(args.model).refuse_options(["prompt"], lambda _: "--compare-prompts (it has no prompt)")
     given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
              "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
     given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
