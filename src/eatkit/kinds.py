@@ -11,8 +11,9 @@ the report's dispatch.
 The registry maps a kind's name to ``"module:object"``, the spec, imported only when the kind is used (as
 lm-evaluation-harness registers its tasks), so importing eatkit stays light. A spec is plain data: it
 names its analysis and renderer by string, so this module imports nothing above eatkit's base modules
-and any layer may read a spec. Adding a kind is one module (spec, record, analysis) and one line in
-:data:`KINDS` (or :func:`register_kind` from outside eatkit); see ``docs/architecture.md``.
+and any layer may read a spec. Adding a kind is its spec (eatkit's own kinds: in :mod:`eatkit.specs`),
+one line in :data:`KINDS` (or :func:`register_kind` from outside eatkit) and its analysis module; see
+``docs/architecture.md``.
 
 >>> spec = get_kind("grounded")
 >>> spec.roles[:2], spec.param("experiment").choices

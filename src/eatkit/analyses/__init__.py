@@ -1,8 +1,9 @@
 """The analyses: one module per kind of test, found through the kind's spec (:mod:`eatkit.kinds`).
 
-Adding a kind is one module (its :class:`~eatkit.kinds.KindSpec`, :class:`~eatkit.records.Record` type and
-:class:`~eatkit.analyses.base.Analysis` subclass) plus one line in :data:`eatkit.kinds.KINDS`; see
-``docs/architecture.md``. Modules are imported only when their kind is used.
+Adding a kind is its :class:`~eatkit.kinds.KindSpec` (in :mod:`eatkit.specs`), one line in
+:data:`eatkit.kinds.KINDS` and one module here (its :class:`~eatkit.records.Record` type and
+:class:`~eatkit.analyses.base.Analysis` subclass); see ``docs/architecture.md``. Modules are imported only
+when their kind is used.
 
 >>> get_analysis("eat").kind
 'eat'
