@@ -67,6 +67,12 @@ class Param:
     eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
     >>> Param("top_p", float, [0.5], low=0, high=1, low_open=True, many="list", sep=",").convert("0.5,0.9")
     [0.5, 0.9]
+    >>> Param("exact", bool).convert("true")
+    True
+    >>> Param("n", int).convert(True)
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: n must be an integer, got True
     """
 
     name: str
@@ -134,7 +140,9 @@ class Param:
                 value = self.type(value)
             except ValueError:
                 raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
-        ok = isinstance(value, self.type) and not isinstance(value, bool)
+        if isinstance(value, str) and self.type is bool and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if self.type is str and ok and not value.strip():
