@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.stimuli.captioned import MODALITY, CaptionedImages
 from eatkit.kinds import KINDS, get_kind
+from eatkit.stimuli.captioned import MODALITY, CaptionedImages
 from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
