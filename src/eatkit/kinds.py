@@ -47,6 +47,7 @@ KINDS: dict[str, str | KindSpec] = {
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+_PLURALS = {int: "integers", float: "numbers", str: "strings", bool: "true/false values"}
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ class Param:
     eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
     >>> Param("top_p", float, [0.5], low=0, high=1, low_open=True, many="list", sep=",").convert("0.5,0.9")
     [0.5, 0.9]
+    >>> Param("questions", many="list").convert([])
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: questions must be a non-empty list of strings, got []
     >>> Param("exact", bool).convert("true")
     True
     >>> Param("n", int).convert(True)
@@ -108,8 +113,7 @@ class Param:
                 raise EatkitError(f"{self.name} must be a non-empty list of {self._what()}, got {value!r:.60}")
             if self.length is not None and len(items) != self.length:
                 raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
-            out = [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
-            return out
+            return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
         return self._one(value)
 
     def _pairs(self, value: Any) -> dict[str, str]:
@@ -127,7 +131,7 @@ class Param:
         return dict(pairs)
 
     def _what(self) -> str:
-        return _TYPE_NAMES.get(self.type, self.type.__name__) + ("s" if self.many else "")
+        return _PLURALS.get(self.type, f"{self.type.__name__} values")
 
     def _one(self, value: Any) -> Any:
         if self.choices is not None:
