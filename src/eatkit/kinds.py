@@ -60,7 +60,8 @@ class Param:
     (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
     ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
     means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
-    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program, never a flag.
+    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
+    never a flag; ``empty``: a list may be empty.
 
     >>> Param("iterations", int, 1000, low=1).convert("0")
     Traceback (most recent call last):
@@ -94,6 +95,7 @@ class Param:
     flag: str | None = None
     cli: bool = True
     metavar: str | None = None
+    empty: bool = False
 
     @property
     def option(self) -> str:
@@ -109,8 +111,9 @@ class Param:
             return self._pairs(value)
         if self.many == "list":
             items = value.split(self.sep) if isinstance(value, str) and self.sep else value
-            if isinstance(items, str) or not isinstance(items, Sequence) or not items:
-                raise EatkitError(f"{self.name} must be a non-empty list of {self._what()}, got {value!r:.60}")
+            if isinstance(items, str) or not isinstance(items, Sequence) or not (items or self.empty):
+                raise EatkitError(f"{self.name} must be a{'' if self.empty else ' non-empty'} list of "
+                                  f"{self._what()}, got {value!r:.60}")
             if self.length is not None and len(items) != self.length:
                 raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
             return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
