@@ -174,6 +174,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--seed", "-3"), "--seed"),
     (_run("--seed", "x"), "--seed"),
     (_run("--bootstrap", "-1"), "--bootstrap"),
+    (_run("--validity"), "test 't1': validity (--validity) needs at least 3 stimuli in X, which has 2"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
     (_run("--p-method", "welch", "--permutations", "100"), "cannot apply with p_method 'welch'"),
@@ -228,6 +229,11 @@ CLI: list[tuple[list[str], str]] = [
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    # models from published checkpoints (docs/models.md)
+    (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
+     "simclrv2 needs its checkpoint file: --weights PATH"),
+    (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
+     "checkpoint {d}/missing.pth not found"),
 ]
 
 
@@ -298,6 +304,10 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: build_model("slip", checkpoint=d / "missing.pt"), EatkitError, "checkpoint {d}/missing.pt not found"),
+        (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
+        (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,
+         "refusing weights file {d}/a-file"),
     ]
 
 

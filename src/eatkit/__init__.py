@@ -34,6 +34,10 @@ _NAMES: dict[str, str] = {
     "sc_eat": "eatkit.stats",
     "spearman_by_group": "eatkit.stats",
     "specificity": "eatkit.stats",
+    "minimum_detectable_effect": "eatkit.stats",
+    "required_set_size": "eatkit.stats",
+    "stimulus_influence": "eatkit.stats",
+    "stimulus_stability": "eatkit.stats",
     "compare_shares": "eatkit.stats.ranking",
     "rank_shares": "eatkit.stats.ranking",
 }

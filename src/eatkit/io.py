@@ -187,9 +187,10 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: 
         raise EatkitError(f"refusing {what} {path}: {one_line(err)}") from None
 
 
-def load_torch_weights(path: str | os.PathLike[str]) -> Any:
+def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = ()) -> Any:
     """A PyTorch checkpoint's tensors without running code: a ``.safetensors`` file through safetensors,
-    any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers).
+    any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers, and the
+    plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in).
 
     A checkpoint holding anything else (a pickled class or function) is an :class:`EatkitError`.
 
@@ -211,7 +212,8 @@ def load_torch_weights(path: str | os.PathLike[str]) -> Any:
             import torch
         except ImportError:
             raise MissingExtraError(f"reading {path.name}", "image", "torch") from None
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with torch.serialization.safe_globals(list(allow)):
+            return torch.load(path, map_location="cpu", weights_only=True)
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file

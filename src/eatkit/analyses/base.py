@@ -35,7 +35,8 @@ Embed = Callable[[StimulusSet], Embedded]
 @dataclass(frozen=True, kw_only=True)
 class RunOptions(TestOptions):
     """The options of a run: the statistical options of every test (:class:`TestOptions`), the run seed,
-    the bootstrap and ML-EAT pattern settings, and ``params``, the parameters of the kinds of test
+    the bootstrap and ML-EAT pattern settings, ``validity`` (the "how far to trust this" panel of each EAT,
+    ``docs/validity.md``), and ``params``, the parameters of the kinds of test
     (:class:`eatkit.kinds.Param`, e.g. the grounded tests' ``experiment``). :func:`options_by_test` checks
     them once against each test's kind; an analysis gets every parameter of its kind, validated, with its
     default where none was given, and trusts them.
@@ -49,6 +50,7 @@ class RunOptions(TestOptions):
     confidence_level: float = 0.95
     effect_threshold: float = 0.2
     alpha: float = 0.05
+    validity: bool = False
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def validated(self) -> "RunOptions":
@@ -62,6 +64,8 @@ class RunOptions(TestOptions):
         for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):
             if not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+        if not isinstance(self.validity, bool):
+            raise EatkitError(f"validity must be true or false, got {self.validity!r}")
         if not isinstance(self.effect_threshold, (int, float)) or self.effect_threshold < 0:
             raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold!r}")
         return dataclasses.replace(self, **base.test_fields())
@@ -156,6 +160,8 @@ class Analysis(ABC):
     kind: ClassVar[str]
     #: the record type of its results
     record_type: ClassVar[type[Record]]
+    #: whether its records get the "how far to trust this" panel with ``RunOptions.validity``
+    takes_validity: ClassVar[bool] = False
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         """Refuse what the parameters' types and ranges cannot say (e.g. two parameters that contradict each

@@ -7,6 +7,7 @@ Statistics: :func:`eatkit.stats.ml_eat` (levels 1-3 and the pattern) and, with `
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -14,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
+from eatkit.analyses.validity import validity_panel
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
@@ -40,7 +42,8 @@ class Level2(NamedTuple):
 @dataclass(frozen=True, kw_only=True)
 class EATRecord(Record):
     """One EAT: level 1 (X vs Y with A vs B), level 2 (X, resp. Y, with A vs B), level 3 (mean and SD of
-    the cosines of each target set with each attribute set), the EAT pattern, and how each was computed."""
+    the cosines of each target set with each attribute set), the EAT pattern, how each was computed, and
+    with ``RunOptions.validity`` the "how far to trust this" panel (``docs/validity.md``)."""
 
     kind = "eat"
 
@@ -80,6 +83,7 @@ class EATRecord(Record):
     pattern: str
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
+    validity: dict[str, Any] | None = None
 
     def names(self) -> dict[str, str]:
         """The set names by role."""
@@ -122,8 +126,14 @@ class EATAnalysis(Analysis):
 
     kind = "eat"
     record_type = EATRecord
+    takes_validity = True
 
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
+        if options.validity:  # leaving one stimulus out must leave a test
+            for role, least in (("X", 3), ("Y", 3), ("A", 2), ("B", 2)):
+                if len(embedded[role].ids) < least:
+                    raise EatkitError(f"test '{test.id}': validity (--validity) needs at least {least} stimuli in "
+                                      f"{role}, which has {len(embedded[role].ids)}")
         if options.permutations == "exact" and options.p_method == "permutation":
             for first, second in (("X", "Y"), ("A", "B")):
                 try:
@@ -167,4 +177,9 @@ class EATAnalysis(Analysis):
             anisotropy=diagnostic.to_dict(), warnings=[diagnostic.warning] if diagnostic.fires else [],
         )
         arrays = {pair: result.level3[pair].similarities for pair in PAIRS}
+        if options.validity:
+            panel, more = validity_panel(embedded, l1, alpha=options.alpha, confidence_level=options.confidence_level,
+                                         seed=seed)
+            record = dataclasses.replace(record, validity=panel)
+            arrays |= more
         return [Outcome(record, arrays, result)]

@@ -73,6 +73,9 @@ def register(sub: Any) -> None:
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
     run.add_argument("--bootstrap", type=non_negative, default=defaults.n_bootstrap,
                      help="bootstrap resamples for the CI of d (0: none)")
+    run.add_argument("--validity", action="store_true",
+                     help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
+                     "(docs/validity.md)")
     run.add_argument("--oov", choices=("error", "drop"),
                      help="out-of-vocabulary words: fail (default) or drop them and record it")
     run.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
@@ -119,7 +122,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     params = given_params(args, suite_kinds()) | _geometry_params(args, selected)
     options = checked_options(selected, RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
-        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
+        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
+        params=params,
     ).validated())
     run_warnings = options.warnings()
     prepare_output(args.output)

@@ -441,5 +441,7 @@ class _SetPlan:
 
     def embedded(self) -> Embedded:
         vectors = [self.computed[k] if v is None else v for k, v in zip(self.keys, self.vectors)]
-        checksums = tuple(c.removeprefix("sha256:") for c in self.contents) if self.modality == "image" else ()
-        return Embedded(np.stack(vectors).astype(np.float64), self.ids, self.copies, checksums=checksums)
+        image = self.modality == "image"
+        checksums = tuple(c.removeprefix("sha256:") for c in self.contents) if image else ()
+        return Embedded(np.stack(vectors).astype(np.float64), self.ids, self.copies, checksums=checksums,
+                        files=tuple(self.items) if image else ())

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder, distribution_version
-from eatkit.encoders.checkpoints import checkpoint_metadata, load_checkpoint_into
-from eatkit.io import ensure_installed, file_sha256, load_torch_weights, require
+from eatkit.encoders.checkpoints import checkpoint_identity, finetuned_checkpoint, load_checkpoint_into
+from eatkit.io import ensure_installed, load_torch_weights, require
 from eatkit.encoders.hf import (
     check_model_type,
     fetch_error,
@@ -47,7 +47,7 @@ LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
 IMAGEGPT_POOLINGS: tuple[str, ...] = ("mean", "next-pixel-logits")
 
 
-def _with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
+def with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
     """``preprocessing`` with the user's crop and interpolation overrides (for square crops, no resize)."""
     if crop is not None:
         resize = preprocessing.resize if crop == "resize-shorter+center-crop" else None
@@ -107,9 +107,9 @@ class TimmFeatures(ClassifierFeatures):
                  weights: str | None = None, preprocessing: Preprocessing | None = None,
                  crop: str | None = None, interpolation: str | None = None, id: str | None = None,
                  checkpoint: str | Path | None = None, **options: Any) -> None:
-        self._checkpoint, self._num_classes = _checkpoint(checkpoint, f"timm:{name}")
+        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, f"timm:{name}")
         if checkpoint is not None:
-            pretrained, state_dict, weights = False, None, _checkpoint_identity(checkpoint)
+            pretrained, state_dict, weights = False, None, checkpoint_identity(checkpoint)
         if weights is None or preprocessing is None:  # else timm (and torch) are imported on first use only
             timm = require("timm", f"the timm model '{name}'", "image")
             cfg = timm.models.get_pretrained_cfg(name)
@@ -121,7 +121,7 @@ class TimmFeatures(ClassifierFeatures):
         if not pretrained and state_dict is None and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
-                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
         self.name, self.pretrained, self._state_dict = name, pretrained, state_dict
 
     @staticmethod
@@ -166,7 +166,7 @@ class TorchvisionFeatures(ClassifierFeatures):
                  interpolation: str | None = None, id: str | None = None, checkpoint: str | Path | None = None,
                  **options: Any) -> None:
         models = require("torchvision.models", f"the torchvision model '{name}'", "image")
-        self._checkpoint, self._num_classes = _checkpoint(checkpoint, f"torchvision:{name}")
+        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, f"torchvision:{name}")
         pretrained = pretrained and checkpoint is None
         try:
             default = models.get_model_weights(name).DEFAULT
@@ -177,12 +177,12 @@ class TorchvisionFeatures(ClassifierFeatures):
                                       resize=t.resize_size[0], interpolation=t.interpolation.value,
                                       mean=t.mean, std=t.std)
         weights = (f"{distribution_version('torchvision')} {default}" if pretrained
-                   else _checkpoint_identity(checkpoint) if checkpoint is not None
+                   else checkpoint_identity(checkpoint) if checkpoint is not None
                    else "random initialisation (pretrained=False)")
         if not pretrained and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
-                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
         self.name, self.pretrained, self._default = name, pretrained, default
 
     def _build(self) -> Callable[[Any], Any]:
@@ -200,22 +200,6 @@ class TorchvisionFeatures(ClassifierFeatures):
         parent, attr = _last_linear(net)
         setattr(parent, attr, torch.nn.Identity())
         return self._place(net)
-
-
-def _checkpoint(path: str | Path | None, architecture: str) -> tuple[Path | None, int | None]:
-    """A fine-tuning checkpoint and its head width, checked against the model it is loaded into."""
-    if path is None:
-        return None, None
-    meta = checkpoint_metadata(path)
-    if meta and meta.get("architecture") != architecture:
-        raise EatkitError(f"checkpoint {path} was fine-tuned from {meta.get('model')} "
-                          f"({meta.get('architecture')}), which does not fit {architecture}")
-    return Path(path), meta.get("num_classes")
-
-
-def _checkpoint_identity(path: str | Path) -> str:
-    """The weights identity of a checkpoint file: its name and SHA-256 (part of the cache key)."""
-    return f"checkpoint {Path(path).name} sha256:{file_sha256(path)}"
 
 
 def _last_linear(net: Any) -> tuple[Any, str]:
@@ -289,10 +273,10 @@ def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolatio
                                   interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
     if checkpoint is not None:
         return TimmFeatures(f"tf_efficientnet_lite{variant}", checkpoint=checkpoint, id=f"efficientnet_lite{variant}",
-                            preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                            preprocessing=with_crop(preprocessing, crop, interpolation), **options)
     return TimmFeatures(f"tf_efficientnet_lite{variant}", pretrained=False, weights=weights,
                         state_dict=lambda: efficientnet_lite_state_dict(variant), id=f"efficientnet_lite{variant}",
-                        preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                        preprocessing=with_crop(preprocessing, crop, interpolation), **options)
 
 
 class ImageGPTFeatures(NeuralEncoder):

@@ -135,13 +135,17 @@ class GroundedEncoder(NeuralEncoder):
         if self.region_features and regions is None:
             raise EatkitError(f"model '{self.id}' reads region features: pass --regions DIR (a folder of .npz "
                               "files) or --regions fasterrcnn")
-        self.weights = hf_weights_identity(name, revision, self.file_hashes)
+        self.weights = self._weights_identity(name, revision)
         self._indexes: dict[str, dict[str, list[Path]]] = {}
         self._dropped: tuple[str, ...] = ()
         self._mask: str | None = None
         self._contents_seen: list[str] = []
 
     # -- configuration ---------------------------------------------------------------------------
+
+    def _weights_identity(self, name: str, revision: str | None) -> str:
+        """What pins the weights (the hub commit or the local files' hashes; subclasses for other files)."""
+        return hf_weights_identity(name, revision, self.file_hashes)
 
     def region_source(self) -> dict[str, Any] | None:
         if self.detector is not None:

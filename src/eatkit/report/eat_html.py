@@ -13,6 +13,7 @@ from eatkit.report.formatting import STARS_NOTE, fmt_d, fmt_p, fmt_p_marked, p_n
 from eatkit.report.plots import forest_plot, level3_plot
 from eatkit.report.run import Run
 from eatkit.report.style import figure_html
+from eatkit.report.validity import validity_console, validity_html
 from eatkit.report.tables import COLUMNS, NUMERIC, caption, csv_table, latex_table, markdown_table, table_rows
 
 _HTML_HEADERS = {
@@ -150,8 +151,10 @@ class EATRenderer:
              fmt_p(r.q_value), fmt_d(r.level2_x_effect_size), fmt_d(r.level2_y_effect_size), r.pattern)
             for r in records
         ]
-        return "\n".join([aligned(rows, numeric=range(1, 10)), p_note(records) + "; q: p after Benjamini-Hochberg "
-                          "correction across the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"])
+        lines = [aligned(rows, numeric=range(1, 10)), p_note(records) + "; q: p after Benjamini-Hochberg "
+                 "correction across the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"]
+        trust = validity_console(records)
+        return "\n".join(lines + ([trust] if trust else []))
 
     def html_section(self, run: Run, records: Sequence[EATRecord], label: str) -> str:
         """Results table, EAT-Maps, forest plot and level 3 of the run's EAT records."""
@@ -164,6 +167,7 @@ class EATRenderer:
             + figure_html(forest_plot(records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
                           _forest_note(run))
             + f"<h3>Level 3: cosine similarities</h3>{_level3_html(run, label)}"
+            + (f"<h3>How far to trust each test</h3>{panel}" if (panel := validity_html(records)) else "")
         )
 
 

@@ -120,6 +120,8 @@ def run_suite(
     options = checked_options(selected, options.validated())
     _, run_seed = resolve_rng(options.seed)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
+    if options.validity and not any(a.takes_validity for a in analyses.values()):
+        raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
         analyses[test.id].check(test, given[test.id])

@@ -13,6 +13,10 @@
 :func:`inter_class_distance`           :func:`compare_classes` and :func:`spearman_by_group` to compare them
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
+:func:`stimulus_influence`             leave-one-out d and p of every stimulus (jackknife), the most influential
+:func:`stimulus_stability`             bootstrap over all four sets, subsampling, split-half and Cronbach's alpha
+:func:`minimum_detectable_effect`      power: the smallest d the permutation test detects; :func:`required_set_size`
+:func:`vector_set_diagnostics`         near-duplicate vectors and concentrated sets
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
 =====================================  ==========================================================================
@@ -55,6 +59,15 @@ _NAMES: dict[str, str] = {
     "PermutationOutcome": "eatkit.stats.permutation",
     "resolve_rng": "eatkit.stats._random",
     "group_permutation_test": "eatkit.stats.permutation",
+    "StimulusInfluence": "eatkit.stats.influence",
+    "stimulus_influence": "eatkit.stats.influence",
+    "MinimumDetectableEffect": "eatkit.stats.power",
+    "minimum_detectable_effect": "eatkit.stats.power",
+    "required_set_size": "eatkit.stats.power",
+    "VectorSetDiagnostics": "eatkit.stats.set_diagnostics",
+    "vector_set_diagnostics": "eatkit.stats.set_diagnostics",
+    "Stability": "eatkit.stats.stability",
+    "stimulus_stability": "eatkit.stats.stability",
 }
 __all__ = sorted(_NAMES)
 __getattr__, __dir__ = attach(__name__, _NAMES)
