@@ -1,7 +1,7 @@
 """The analysis interface: how the runner hands a test to the statistics and gets records back.
 
 A test's ``kind`` (``"eat"``, ``"sc-eat"``, ...) names an :class:`Analysis` (registered in
-:data:`eatkit.analyses.ANALYSES`). The runner calls, for every selected test,
+:data:`eatkit.kinds.KINDS`). The runner calls, for every selected test,
 
 1. :meth:`Analysis.check` before any model is loaded (options that cannot apply, malformed tests),
 2. :meth:`Analysis.embed` for all tests first (so a bad stimulus is reported before minutes of statistics),
