@@ -282,6 +282,33 @@ def get_kind(name: str) -> KindSpec:
     return spec
 
 
+def param_owners(name: str) -> list[KindSpec]:
+    """The kinds that take the parameter ``name``; none is a one-line error.
+
+    >>> [spec.name for spec in param_owners("prompt")]
+    ['ranking', 'generation']
+    """
+    owners = [spec for spec in map(get_kind, KINDS) if any(p.name == name for p in spec.params)]
+    if not owners:
+        raise EatkitError(f"no kind of test takes the option {name!r}")
+    return owners
+
+
+def check_params(given: Mapping[str, Any]) -> None:
+    """Refuse, before any suite is loaded, a parameter that no kind takes or a value that the first kind
+    taking it refuses (e.g. a sweep file's settings; the runner checks them again against its tests' kinds).
+
+    >>> check_params({"iterations": 0})
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
+    """
+    if not isinstance(given, Mapping):
+        raise EatkitError(f"params must map parameter names to values, got {given!r:.60}")
+    for name, value in given.items():
+        param_owners(name)[0].check({name: value})
+
+
 def probe_kinds() -> dict[str, KindSpec]:
     """The kinds that ``eatkit probe`` runs, by sub-command."""
     specs = [get_kind(name) for name in KINDS]

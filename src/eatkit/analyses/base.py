@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.kinds import KINDS, get_kind
+from eatkit.kinds import get_kind, param_owners
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.options import TestOptions
@@ -113,11 +113,9 @@ def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> di
     given = dict(options.params)
     for name in given:
         if not any(name in (p.name for p in spec.params) for spec in specs.values()):
-            takers = [k for k in KINDS if any(p.name == name for p in get_kind(k).params)]
-            if not takers:
-                raise EatkitError(f"no kind of test takes the option {name!r}")
-            flag = get_kind(takers[0]).param(name).option
-            raise EatkitError(f"{flag} applies to {', '.join(takers)} tests only")
+            owners = param_owners(name)
+            raise EatkitError(f"{owners[0].param(name).option} applies to "
+                              f"{', '.join(spec.name for spec in owners)} tests only")
     checked = {kind: spec.check({k: v for k, v in given.items() if k in {p.name for p in spec.params}})
                for kind, spec in specs.items()}
     out = {}
