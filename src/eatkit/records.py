@@ -51,6 +51,15 @@ class Record:
     q_value: float | None = None
     dropped: dict[str, list[str]] = field(default_factory=dict)
 
+    def key(self) -> tuple[Any, ...]:
+        """What identifies this record among a run's records: its kind and test, and, for a kind that writes
+        several records per test, what tells them apart (e.g. a grounded test's embedding and experiment).
+
+        >>> Record(suite="s", test="t", title="T").key()
+        ('', 't')
+        """
+        return (self.kind, self.test)
+
     def check(self, where: str) -> None:
         """Raise :class:`EatkitError` when the fields contradict each other (called by :meth:`from_json`)."""
 

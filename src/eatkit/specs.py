@@ -13,7 +13,13 @@ from eatkit.kinds import KindSpec, Param, Presentation
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
     presentation=Presentation(headline="effect_size"),
-    title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3")
+    title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
+    params=(
+        Param("specificity", int, 0, low=0, metavar="N",
+              help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
+              "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
+              "10000 draws under 'auto'; 0: none)"),
+    ))
 SC_EAT = KindSpec("sc-eat", ("T", "A", "B"), "eatkit.analyses.sc_eat:SCEATAnalysis",
                   renderer="eatkit.report.kinds:SCEATRenderer", title="Single-category EAT")
 GROUNDED = KindSpec(

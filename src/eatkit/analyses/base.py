@@ -26,7 +26,7 @@ from eatkit.errors import EatkitError
 from eatkit.kinds import get_kind, param_owners
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats.options import TestOptions
+from eatkit.stats.options import OBSERVED, TestOptions
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 Embed = Callable[[StimulusSet], Embedded]
@@ -41,10 +41,17 @@ class RunOptions(TestOptions):
     them once against each test's kind; an analysis gets every parameter of its kind, validated, with its
     default where none was given, and trusts them.
 
+    ``alternative=None`` (the default) leaves the alternative to the suite: its ``alternative`` (e.g.
+    two-sided in ``american-white``, whose study reports effects of both signs), else ``"greater"``;
+    the runner resolves it before any test runs, so every record and the manifest hold the one used.
+
     >>> RunOptions(seed=1, n_bootstrap=0).validated().n_bootstrap
     0
+    >>> RunOptions().for_suite("two-sided").alternative, RunOptions(alternative="less").for_suite("two-sided").alternative
+    ('two-sided', 'less')
     """
 
+    alternative: str | None = None  # type: ignore[assignment]  # None: the suite's default
     seed: int | None = None
     n_bootstrap: int = 2000
     confidence_level: float = 0.95
@@ -57,7 +64,8 @@ class RunOptions(TestOptions):
         """Check every option before any model is loaded; one precise error per problem."""
         from eatkit.stats import resolve_rng
 
-        base = TestOptions.validated(self)
+        stand_in = "greater" if self.alternative in (None, OBSERVED) else self.alternative
+        base = TestOptions.validated(dataclasses.replace(self, alternative=stand_in))
         resolve_rng(self.seed)
         if not isinstance(self.n_bootstrap, int) or isinstance(self.n_bootstrap, bool) or self.n_bootstrap < 0:
             raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap!r}")
@@ -68,7 +76,12 @@ class RunOptions(TestOptions):
             raise EatkitError(f"validity must be true or false, got {self.validity!r}")
         if not isinstance(self.effect_threshold, (int, float)) or self.effect_threshold < 0:
             raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold!r}")
-        return dataclasses.replace(self, **base.test_fields())
+        return dataclasses.replace(self, **{**base.test_fields(), "alternative": self.alternative})
+
+    def for_suite(self, default: str | None) -> "RunOptions":
+        """These options with the alternative resolved: the one given, else the suite's ``default``, else
+        ``"greater"``."""
+        return dataclasses.replace(self, alternative=self.alternative or default or "greater")
 
     def warnings(self) -> list[str]:
         """Legal but useless option values (printed, and recorded in every record and the manifest): a
@@ -158,6 +171,8 @@ class Analysis(ABC):
     kind: ClassVar[str]
     #: the record type of its results
     record_type: ClassVar[type[Record]]
+    #: whether it takes ``alternative="observed"`` (the one-sided p on the side of the observed effect)
+    observed_alternative: ClassVar[bool] = False
     #: whether its records get the "how far to trust this" panel with ``RunOptions.validity``
     takes_validity: ClassVar[bool] = False
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 from dataclasses import dataclass
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
@@ -57,6 +58,9 @@ class GroundedRecord(Record):
     n_partitions: int
     alternative: str
 
+    def key(self) -> tuple[Any, ...]:
+        """A grounded test writes one record per embedding kind and experiment (and mask)."""
+        return (self.kind, self.test, self.embedding, self.experiment, self.mask)
 
 
 class GroundedAnalysis(Analysis):

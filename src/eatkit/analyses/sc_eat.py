@@ -9,14 +9,14 @@ a permutation p over re-partitions of A ∪ B or Welch's t-test.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats import sc_eat
-from eatkit.stats.options import check_choice
+from eatkit.stats.options import OBSERVED
 from eatkit.stats.permutation import check_exact_feasible
 from eatkit.stimuli.types import AssociationTest
 
@@ -38,6 +38,8 @@ class SCEATRecord(Record):
     mean_a: float
     mean_b: float
     p_value: float
+    p_values: dict[str, float] = field(default_factory=dict)  # all three alternatives, same draws
+    alternative_observed: bool = False  # alternative chosen by the sign of d (--alternative observed)
     p_value_exact: bool
     p_value_mc_se: float = math.nan
     p_method: str
@@ -48,19 +50,20 @@ class SCEATRecord(Record):
     ddof: int
 
 
-
 class SCEATAnalysis(Analysis):
     """Single-category tests (roles T, A, B)."""
 
     kind = "sc-eat"
     record_type = SCEATRecord
+    observed_alternative = True
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         super().check(test, options)
-        unknown = sorted(set(dict(test.params)) - {"alternative"})
-        if unknown:
-            raise EatkitError(f"test '{test.id}' (sc-eat) has unknown params: {', '.join(unknown)}")
-        check_choice("alternative", test.param("alternative", options.alternative))
+        if test.params:
+            hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
+                    "replaces it)") if "alternative" in dict(test.params) else ""
+            raise EatkitError(f"test '{test.id}' (sc-eat) has unknown params: {', '.join(sorted(dict(test.params)))}"
+                              f"{hint}")
 
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
         if options.permutations == "exact" and options.p_method == "permutation":
@@ -72,10 +75,11 @@ class SCEATAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         T, A, B = (embedded[r].vectors for r in ("T", "A", "B"))
-        # a test may fix the direction its source reports (suite params.alternative, e.g. american-white)
-        alternative = test.param("alternative", options.alternative)
-        result = sc_eat(T, A, B, alternative=alternative, permutations=options.permutations, rng=seed,
-                        ddof=options.ddof, sd=options.sd, p_method=options.p_method)
+        observed = options.alternative == OBSERVED
+        result = sc_eat(T, A, B, alternative="greater" if observed else options.alternative,
+                        permutations=options.permutations, rng=seed, ddof=options.ddof, sd=options.sd,
+                        p_method=options.p_method)
+        result = result.observed_side() if observed else result
         ua, ub = result.associations
         sets = test.sets()
         record = SCEATRecord(
@@ -84,7 +88,8 @@ class SCEATAnalysis(Analysis):
             n_t=len(embedded["T"].ids), n_a=len(embedded["A"].ids), n_b=len(embedded["B"].ids),
             dropped={r: list(embedded[r].dropped) for r in ("T", "A", "B") if embedded[r].dropped},
             effect_size=result.effect_size, statistic=result.statistic, mean_a=float(ua.mean()),
-            mean_b=float(ub.mean()), p_value=result.p_value, p_value_exact=result.exact,
+            mean_b=float(ub.mean()), p_value=result.p_value, p_values=dict(result.p_values),
+            alternative_observed=observed, p_value_exact=result.exact,
             p_value_mc_se=result.mc_standard_error, p_method=result.p_method,
             n_permutations=result.n_permutations, n_partitions=result.n_partitions,
             alternative=result.alternative, sd=result.sd, ddof=result.ddof,

@@ -11,7 +11,7 @@ from typing import Any
 from eatkit.analyses.base import RunOptions, checked_options
 from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
-from eatkit.stats.options import CHOICES
+from eatkit.stats.options import CHOICES, OBSERVED
 
 
 def _model_flags() -> list[tuple[str, str]]:
@@ -60,11 +60,16 @@ def register(sub: Any) -> None:
     src.add_argument("--series", type=Path, nargs="+", metavar="PATH",
                      help="an ordered series to run and compare: a folder of decades in the HistWords layout "
                      "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
+    run.add_argument("--decades", metavar="FIRST-LAST",
+                     help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
-    run.add_argument("--alternative", default=defaults.alternative, choices=CHOICES["alternative"])
+    run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
+                     help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
+                     "american-white; else greater); observed: the one-sided p on the side of the observed d "
+                     "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
     run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
     run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
@@ -180,8 +185,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     """The sources to run, as (label, source): one, the decades of --series, or one per --compare-prompts."""
     if args.compare_prompts is not None and not args.model:
         raise EatkitError("--compare-prompts applies to --model only")
+    if args.decades is not None and args.series is None:
+        raise EatkitError("--decades applies to --series only")
     if args.series is not None:
-        from eatkit.run.series import histwords_sources
+        from eatkit.run.series import histwords_sources, parse_decades
 
         from eatkit.run.runner import refuse_model_options
 
@@ -191,7 +198,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         if len(args.series) == 1:
             if args.lowercase:
                 raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
-            return histwords_sources(args.series[0], oov=args.oov or "error")
+            decades = parse_decades(args.decades) if args.decades is not None else None
+            return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
+        if args.decades is not None:
+            raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
         from eatkit.sources.vectors import load_word_vectors
 
         words = {w for t in suite.tests for s in t.sets().values() for w in s.items}

@@ -7,12 +7,15 @@ Embedding definitions (what each registered model returns):
   i.e. the globally pooled penultimate representation (timm's ``forward_head(pre_logits=True)``; for
   torchvision the input of the last ``nn.Linear``), as in the iEAT seed's SimCLR extraction and seed 004.
 - **ImageGPT** (:class:`ImageGPTFeatures`): with the start-of-sequence token prepended and the last
-  pixel dropped (as in the iEAT reference code), ``f^l = mean_i layer_norm(h^l)_i`` over the sequence,
-  where ``h^l`` is the input of block ``l`` (``hidden_states[l]``) and the layer norm is block ``l``'s
-  ``ln_1`` (seed 000, eq. 2; ``ln_f`` for ``l = n_layer``; the iEAT reference code normalises with
-  block ``l + 1``'s ``ln_1``, which differs only by that block's per-dimension gain);
-  ``pooling="next-pixel-logits"`` returns instead the next-pixel logits at the last position
-  (seed 000, appendix C; the reference code's ``LogitExtractor``).
+  pixel dropped (as in the iEAT reference code), ``f^l = mean_i layer_norm(h^l)_i`` over the sequence
+  (seed 000, eq. 2), where ``h^l = hidden_states[l]`` is the input of block ``l``. ``pooling`` says which
+  layer norm: ``"ieat"`` (the default) is the iEAT authors' extractor exactly (ryansteed/ieat,
+  ``OpenAIExtractor``): the network runs with their layer norm ``x / sqrt(var(x) + eps) * g`` (population
+  variance, no centring, no bias) in place of iGPT's ``x / sqrt(mean(x^2) + eps) * g`` in every block, and
+  ``h^l`` is normalised with block ``l + 1``'s ``ln_1`` (so ``l <= n_layer - 2``); ``"mean"`` is the model
+  as trained, with block ``l``'s own ``ln_1`` (``ln_f`` for ``l = n_layer``); ``"next-pixel-logits"``
+  returns the next-pixel logits at the last position (seed 000, appendix C; the reference code's
+  ``LogitExtractor``, which ran through the authors' layer norm, is not matched).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from eatkit.errors import EatkitError, one_line
 
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
-IMAGEGPT_POOLINGS: tuple[str, ...] = ("mean", "next-pixel-logits")
+IMAGEGPT_POOLINGS: tuple[str, ...] = ("ieat", "mean", "next-pixel-logits")
 
 
 def with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
@@ -286,7 +289,9 @@ class ImageGPTFeatures(NeuralEncoder):
     ``model`` is a Hugging Face id or a local model folder (``from_pretrained``, the user path; its
     weights identity is the hub commit or the folder's file hashes, as for text models) or an in-memory
     ``ImageGPTForCausalImageModeling`` / ``ImageGPTModel`` (then ``clusters`` is required).
-    ``layer`` defaults to ``round(5 * n_layer / 12)``: the seed's 20 of 48 (10 of 24, 15 of 36).
+    ``layer`` defaults to ``round(5 * n_layer / 12)``: the seed's 20 of 48 (10 of 24, 15 of 36), the iEAT
+    authors' default ``l``. ``pooling`` (module docstring): ``"ieat"`` (default), ``"mean"`` or
+    ``"next-pixel-logits"``.
     Pixels: decoded in full (no reduced-scale JPEG decoding), the top-left square (the iEAT reference
     code's crop), area-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster.
     """
@@ -295,7 +300,7 @@ class ImageGPTFeatures(NeuralEncoder):
     libraries = ("torch", "transformers", "pillow")
 
     def __init__(self, model: str | Any = "openai/imagegpt-large", *, layer: int | None = None,
-                 pooling: str = "mean", clusters: np.ndarray | None = None, revision: str | None = None,
+                 pooling: str = "ieat", clusters: np.ndarray | None = None, revision: str | None = None,
                  crop: str = "top-left-square", id: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         if pooling not in IMAGEGPT_POOLINGS:
@@ -321,6 +326,9 @@ class ImageGPTFeatures(NeuralEncoder):
             layer = round(5 * n_layer / 12)
         if not isinstance(layer, int) or not 0 <= layer <= n_layer:
             raise EatkitError(f"layer {layer} out of range for {self.id} (0..{n_layer})")
+        if pooling == "ieat" and layer > n_layer - 2:
+            raise EatkitError(f"layer {layer} cannot go with pooling 'ieat' for {self.id}: the iEAT recipe normalises "
+                              f"layer l with block l + 1's ln_1 (layers 0..{n_layer - 2}; pooling 'mean' reads any)")
         self.model, self.revision, self.weights = model if isinstance(model, str) else "in-memory", revision, weights
         self.layer, self.pooling, self.n_layer = layer, pooling, n_layer
         self._clusters = None if clusters is None else np.asarray(clusters, dtype=np.float32)
@@ -329,11 +337,16 @@ class ImageGPTFeatures(NeuralEncoder):
 
     def config(self) -> dict[str, Any]:
         context = "input: SOS + the first n_px * n_px - 1 pixel tokens"
+        pooling = {
+            "ieat": "the iEAT authors' extractor: every layer norm x / sqrt(var(x) + eps) * g; mean over the "
+                    f"sequence of block[layer + 1].ln_1(hidden_states[layer]); {context}",
+            "mean": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output at layer "
+                    f"n_layer), iGPT's layer norm x / sqrt(mean(x^2) + eps) * g; {context}",
+            "next-pixel-logits": f"logits predicting the last pixel; {context}",
+        }[self.pooling]
         return {"model": self.model, "weights": self.weights,
-                "layer": self.layer if self.pooling == "mean" else "next-pixel logits",
-                "pooling": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output "
-                f"at layer n_layer); {context}"
-                if self.pooling == "mean" else f"logits predicting the last pixel; {context}",
+                "layer": self.layer if self.pooling != "next-pixel-logits" else "next-pixel logits",
+                "pooling": pooling,
                 "preprocessing": {**self.preprocessing.to_dict(), "quantisation": "nearest colour cluster"},
                 "dtype": "float32"}
 
@@ -362,10 +375,28 @@ class ImageGPTFeatures(NeuralEncoder):
             if self.pooling == "next-pixel-logits":
                 return self._net(context).logits[:, -1, :].float().cpu().numpy()
             body = getattr(self._net, "transformer", self._net)
-            hidden = body(context, output_hidden_states=True).hidden_states
-            # seed 000 eq. 2: n^l = layer_norm(h^l) (block l's ln_1; hidden_states[n_layer] has ln_f applied)
-            normed = hidden[self.layer] if self.layer == self.n_layer else body.h[self.layer].ln_1(hidden[self.layer])
+            if self.pooling == "mean":
+                hidden = body(context, output_hidden_states=True).hidden_states
+                # seed 000 eq. 2: n^l = layer_norm(h^l) (block l's ln_1; hidden_states[n_layer] has ln_f applied)
+                normed = (hidden[self.layer] if self.layer == self.n_layer
+                          else body.h[self.layer].ln_1(hidden[self.layer]))
+                return normed.mean(dim=1).float().cpu().numpy()
+            norms = [m for m in body.modules() if type(m).__name__ == "ImageGPTLayerNorm"]
+            hooks = [m.register_forward_hook(_ieat_layer_norm) for m in norms]
+            try:  # the iEAT authors' OpenAIExtractor: block l + 1's ln_1 on hidden_states[l], their norm throughout
+                hidden = body(context, output_hidden_states=True).hidden_states
+                normed = body.h[self.layer + 1].ln_1(hidden[self.layer])
+            finally:
+                for hook in hooks:
+                    hook.remove()
             return normed.mean(dim=1).float().cpu().numpy()
+
+
+def _ieat_layer_norm(module: Any, args: tuple[Any, ...], output: Any) -> Any:
+    """The iEAT authors' layer norm (ryansteed/ieat, ``ln_mod``) as the output of an ImageGPT layer norm:
+    ``x / sqrt(std(x)^2 + eps) * g``, the population SD of the last axis, without centring ``x``."""
+    x = args[0]
+    return x / (x.std(dim=-1, unbiased=False, keepdim=True) ** 2 + module.eps).sqrt() * module.weight
 
 
 def color_tokens(preprocessing: Preprocessing, clusters: np.ndarray, path: str) -> np.ndarray:

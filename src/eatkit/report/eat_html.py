@@ -9,34 +9,43 @@ from typing import Any
 
 from eatkit.analyses.eat import PAIRS, EATRecord
 from eatkit.report.eatmap import eat_map_grid
-from eatkit.report.formatting import STARS_NOTE, fmt_d, fmt_p, fmt_p_marked, p_note
+from eatkit.report.formatting import STARS_NOTE, effect_size_label, fmt_d, fmt_p, fmt_p_marked, p_note
 from eatkit.report.plots import forest_plot, level3_plot
 from eatkit.report.run import Run
 from eatkit.report.style import figure_html
+from eatkit.report.tables import NUMERIC, caption, columns, csv_table, latex_table, markdown_table, table_rows
 from eatkit.report.validity import validity_console, validity_html
-from eatkit.report.tables import COLUMNS, NUMERIC, caption, csv_table, latex_table, markdown_table, table_rows
 
 _HTML_HEADERS = {
     "test": "Test", "x": "X", "y": "Y", "a": "A", "b": "B", "n_t": "n<sub>t</sub>", "n_a": "n<sub>a</sub>",
-    "d": "d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
+    "d": "d", "iat_d": "IAT d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
     "d_y": "d<sub>A,B,Y</sub>", "p_y": "p<sub>A,B,Y</sub>", "pattern": "Pattern",
 }
 _CELL_CLASS = {**{c: "num" for c in NUMERIC}, "pattern": "pattern"}
 
 
-def _cell(tag: str, column: str, content: str) -> str:
-    css = f' class="{_CELL_CLASS[column]}"' if column in _CELL_CLASS else ""
+#: the shaded columns (the iEAT seed's Table 1 colours d by Cohen's small, medium and large) and their fields
+_SHADED = {"d": "effect_size", "iat_d": "iat_d"}
+SHADING_NOTE = "d shaded by Cohen's conventional sizes, as in the iEAT seed's Table 1: |d| ≥ 0.2 small, ≥ 0.5 medium, ≥ 0.8 large."
+
+
+def _cell(tag: str, column: str, content: str, size: str | None = None) -> str:
+    classes = [_CELL_CLASS[column]] if column in _CELL_CLASS else []
+    classes += [f"es-{size}"] if size else []
+    css = f' class="{" ".join(classes)}"' if classes else ""
     return f"<{tag}{css}>{content}</{tag}>"
 
 
 
 
 def _results_html(run: Run) -> str:
-    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in COLUMNS)
+    cols = columns(run.eat_records)
+    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in cols)
     body = []
     for record, row in zip(run.eat_records, table_rows(run.eat_records)):
         cells = [f'<th scope="row">{escape(row["test"])}<span class="title">{escape(record.title)}</span></th>']
-        cells += [_cell("td", c, escape(row[c])) for c in COLUMNS[1:]]
+        cells += [_cell("td", c, escape(row[c]), effect_size_label(getattr(record, _SHADED[c], None))
+                        if c in _SHADED else None) for c in cols[1:]]
         body.append(f"<tr>{''.join(cells)}</tr>")
     dropped = [
         f"<li>{escape(r.test)} {escape(s)}: {escape(', '.join(map(str, words)))}</li>"
@@ -52,7 +61,7 @@ def _results_html(run: Run) -> str:
     )
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-        f'<p class="note">{escape(caption(run))}</p>{dropped_html}{exports}'
+        f'<p class="note">{escape(caption(run))} {escape(SHADING_NOTE)}</p>{dropped_html}{exports}'
     )
 
 

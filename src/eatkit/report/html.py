@@ -40,6 +40,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 th[scope=row] { min-width: 9rem; }
 th .title { display: block; color: #555; font-size: .8rem; font-weight: normal; max-width: 20em; }
 td.pattern { white-space: nowrap; }
+td.es-small { background: #fde0c5; } td.es-medium { background: #f9a870; } td.es-large { background: #e8703a; }
 table.manifest th { width: 14em; font-weight: 600; }
 table.manifest td { word-break: break-word; }
 table.manifest tr.group th { background: #f4f4f4; border-bottom: 2px solid #222; padding-top: .8rem; }

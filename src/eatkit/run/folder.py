@@ -69,10 +69,13 @@ def prepare_output(out_dir: str | Path) -> Path:
 
 
 def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's JSON with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``...).
+    """A record's JSON with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``,
+    ``p_value_two_sided``...).
 
     >>> flatten_record({"level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None, "warnings": []})
     {'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None, 'warnings': ''}
+    >>> flatten_record({"p_values": {"greater": 0.9, "less": 0.1, "two-sided": 0.2}})
+    {'p_value_greater': 0.9, 'p_value_less': 0.1, 'p_value_two_sided': 0.2}
     """
     flat: dict[str, Any] = {}
     for key, value in record.items():
@@ -80,6 +83,8 @@ def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
             for pair, stats in value.items():
                 for name, v in stats.items():
                     flat[f"level3_{pair}_{name}"] = v
+        elif key == "p_values":  # the p of every alternative, one column each
+            flat |= {f"p_value_{alternative.replace('-', '_')}": v for alternative, v in value.items()}
         elif key == "effect_size_ci":
             flat["effect_size_ci_low"], flat["effect_size_ci_high"] = value or (None, None)
         elif key == "warnings":
@@ -183,11 +188,12 @@ def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], d
     if not isinstance(records, list) or not records:
         raise EatkitError(f"{where} must be a non-empty JSON list of results")
     typed = tuple(record_from_json(record, where) for record in records)
-    seen: set[tuple[str, str]] = set()
-    for r in typed:
-        if (r.kind, r.test) in seen:
-            raise EatkitError(f"{where} holds test {r.test!r} more than once")
-        seen.add((r.kind, r.test))
+    seen: set[tuple[Any, ...]] = set()
+    for r in typed:  # a record's key: kind and test, and what tells apart the records of one test (grounded)
+        if r.key() in seen:
+            what = ", ".join(map(str, r.key()[2:]))
+            raise EatkitError(f"{where} holds test {r.test!r}{f' ({what})' if what else ''} more than once")
+        seen.add(r.key())
     npz = run_dir / "similarities.npz"
     return typed, manifest, _read_arrays(npz) if npz.exists() else None
 

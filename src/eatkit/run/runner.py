@@ -33,6 +33,7 @@ from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
+from eatkit.stats.options import OBSERVED
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "build_source"]
@@ -117,9 +118,13 @@ def run_suite(
     elif not isinstance(options, RunOptions):
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
     selected = select_tests(suite, tests)
-    options = checked_options(selected, options.validated())
+    options = checked_options(selected, options.validated().for_suite(suite.alternative))
     _, run_seed = resolve_rng(options.seed)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
+    refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
+    if refused:
+        raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
+                          "and sc-eat tests only")
     if options.validity and not any(a.takes_validity for a in analyses.values()):
         raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once

@@ -13,6 +13,7 @@ from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.kinds import KINDS, get_kind
+from eatkit.stats.options import ALTERNATIVES
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
 from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
@@ -25,6 +26,7 @@ _SUITE_KEYS: dict[str, tuple[Any, bool]] = {
     "title": (str, True),
     "citation": (str, False),
     "description": (str, False),
+    "alternative": (str, False),
     "sets": (dict, False),
     "tests": (list, True),
 }
@@ -106,6 +108,9 @@ def _suite(data: Any, where: str, source: str) -> Suite:
         for key, value in data.get("sets", {}).items()
     }
     citation = data.get("citation", "")
+    alternative = data.get("alternative")
+    if alternative is not None and alternative not in ALTERNATIVES:
+        raise EatkitError(f"{where}: 'alternative' must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
     tests: list[AssociationTest] = []
     first_index: dict[str, int] = {}
     for number, test in enumerate(data["tests"], start=1):
@@ -123,6 +128,7 @@ def _suite(data: Any, where: str, source: str) -> Suite:
         citation=citation,
         description=data.get("description", ""),
         source=source,
+        alternative=alternative,
     )
 
 

@@ -88,6 +88,8 @@ class Suite:
     citation: str = ""
     description: str = ""
     source: str = field(default="", compare=False)
+    #: the alternative hypothesis of its tests when a run names none (``--alternative`` replaces it)
+    alternative: str | None = None
 
     def test(self, test_id: str) -> AssociationTest:
         from eatkit.errors import EatkitError
