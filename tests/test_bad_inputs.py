@@ -78,6 +78,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "vocab.pkl": pickle.dumps(["rose", _Evil()]),
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
+        "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
     }
     for name, content in files.items():
         path = root / name
@@ -221,8 +222,10 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--compare-prompts", "", "a picture"), "--compare-prompts applies to --model only"),
     (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--device", "cuda", "-q", "-o", "{o}"],
      "no CUDA GPU is visible"),
+    (_run("--revision", "main"), "--revision applies to --model, not to --vectors"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
+    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
@@ -235,6 +238,8 @@ CLI: list[tuple[list[str], str]] = [
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    (["data", "get", "glove-840b", "--dest", "{o}"], "eatkit knows no sha256 of glove.840B.300d.zip"),
+    (["data", "get", "cfd", "--dest", "{o}"], "dataset 'cfd' is licensed"),
     # models from published checkpoints (docs/models.md)
     (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
      "simclrv2 needs its checkpoint file: --weights PATH"),

@@ -295,7 +295,7 @@ MALFORMED = [
     (mutated("id", "my suite"),
      f"{W}: suite id 'my suite' must be letters, digits, '_', '.' or '-', starting with a letter or digit"),
     (mutated("test", []),
-     f"{W}: unknown key 'test' (allowed: schema, id, title, citation, description, alternative, sets, tests)"),
+     f"{W}: unknown key 'test' (allowed: schema, id, title, citation, description, alternative, sets, tests, $schema)"),
     (mutated("citation", None), f"{W}: 'citation' must be a string, got null"),
     ([BASE], f"{W} must be an object, got array"),
 ]

@@ -53,6 +53,7 @@ from eatkit.encoders.device import (
     inference,
     torch_device,
 )
+from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool
@@ -189,7 +190,23 @@ class NeuralEncoder(EmbeddingSource):
         a model on a GPU; override for other inputs (e.g. ImageGPT's colour tokens)."""
         if self.preprocessing is None:
             raise AssertionError(f"{type(self).__name__} embeds images but sets no preprocessing")
-        return self.preprocessing.array if self._device().type == "cpu" else self.preprocessing.pixels
+        cpu = self._device().type == "cpu"
+        if self._cache is not None:  # pixels decoded once for a sweep's models, when there (same bits)
+            from eatkit.encoders.pixels import CachedPixels
+
+            return CachedPixels(self.preprocessing, str(self._cache.root), normalize=cpu)
+        return self.preprocessing.array if cpu else self.preprocessing.pixels
+
+    def shared_images(self, sets: Sequence[StimulusSet]) -> tuple[Path, Preprocessing, list[str], list[str]] | None:
+        """What :func:`eatkit.encoders.pixels.predecode` needs to prepare this encoder's images of ``sets``
+        ahead (its cache folder, its preprocessing, the image files and their SHA-256), or ``None`` when its
+        images do not go through the pixel cache (no cache, no image sets, or its own image inputs)."""
+        uses_pixels = type(self)._image_transform is NeuralEncoder._image_transform
+        images = [s for s in sets if s.modality == "image" and "image" in self.modalities]
+        if self._cache is None or not uses_pixels or not images or self.preprocessing is None:
+            return None
+        files = sorted({item for s in images for item in self._stimuli(s)[0]})
+        return self._cache.root, self.preprocessing, files, self.file_hashes(files)
 
     @abstractmethod
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
@@ -275,6 +292,7 @@ class NeuralEncoder(EmbeddingSource):
                 "batch_size": self.batch_size, "batch_plan": BATCH_PLAN, "workers": self.workers,
                 "cpu_image_batches": self._threads_note,
                 "images": str(self.images.resolve()) if self.images is not None else None,
+                "hub": hub_pin(str(getattr(self, "weights", "")), getattr(self, "revision", None)),
                 "cache": {"enabled": self._cache is not None, "path": cache["path"], **self.stats}}
 
     def plan(self, n: int) -> list[range]:

@@ -41,6 +41,7 @@ from eatkit.encoders.hf import (
     hf_weights_identity,
     hub_offline,
     load_pretrained,
+    pinned_revision,
 )
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line
@@ -353,7 +354,8 @@ class ImageGPTFeatures(NeuralEncoder):
     def _load(self) -> None:
         self._torch = require("torch", f"the image model '{self.id}'", "image")
         if self._net is None:
-            self._net, processor = load_pretrained("ImageGPTForCausalImageModeling", self.model, self.revision,
+            self._net, processor = load_pretrained("ImageGPTForCausalImageModeling", self.model,
+                                                   pinned_revision(self.weights, self.revision),
                                                    f"the image model '{self.id}'", "vl", model_type="imagegpt",
                                                    processor="ImageGPTImageProcessor")
             self._clusters = np.asarray(processor.clusters, dtype=np.float32)

@@ -29,7 +29,7 @@ import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder, distribution_version
 from eatkit.io import ensure_installed, require
-from eatkit.encoders.hf import hf_weights_identity, load_pretrained
+from eatkit.encoders.hf import hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 
@@ -225,7 +225,7 @@ class TransformerTextEncoder(NeuralEncoder):
         return super()._stimuli(stimuli)
 
     def _load(self) -> None:
-        model, self._tokenizer = load_pretrained("AutoModel", self.name, self.revision,
+        model, self._tokenizer = load_pretrained("AutoModel", self.name, pinned_revision(self.weights, self.revision),
                                                  f"the text model '{self.id}'", "text")
         self._model = self._place(model)
         if self._tokenizer.pad_token is None:  # GPT-style tokenizers: padding is masked out anyway

@@ -34,7 +34,15 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder
-from eatkit.encoders.hf import fetch_error, hf_json, hf_weights_identity, hub_offline, load_pretrained
+from eatkit.encoders.hf import (
+    fetch_error,
+    hf_file,
+    hf_json,
+    hf_weights_identity,
+    hub_offline,
+    load_pretrained,
+    pinned_revision,
+)
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
 from eatkit.encoders.text import apply_prompt, check_prompt, model_device
 from eatkit.errors import EatkitError
@@ -42,6 +50,8 @@ from eatkit.io import ensure_installed, require
 
 # Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
 _PIL_RESAMPLE: dict[int, str] = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+_HF_HUB = "hf-hub:"  # open_clip's prefix of a model on the Hugging Face hub
+_OPEN_CLIP_CONFIG = "open_clip_config.json"
 # open_clip's inference resize modes
 _OPEN_CLIP_RESIZE: dict[str, str] = {"shortest": "resize-shorter+center-crop", "squash": "stretch"}
 
@@ -187,7 +197,8 @@ class _HFJointEncoder(JointEncoder):
         self.weights = hf_weights_identity(name, revision, self.file_hashes)
 
     def _load(self) -> None:
-        net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+        net, self._tokenizer = load_pretrained(self.model_class, self.model,
+                                               pinned_revision(self.weights, self.revision),
                                                f"the model '{self.id}'", "vl", model_type=self.model_type)
         self._net = self._place(net)
 
@@ -238,9 +249,17 @@ class OpenCLIPEncoder(JointEncoder):
     text_features = staticmethod(open_clip_text_features)
     libraries = ("torch", "open_clip_torch", "pillow")
 
-    def __init__(self, name: str, *, prompt: str | None = None, **options: Any) -> None:
-        arch, _, pretrained = name.partition("/")
+    def __init__(self, name: str, *, prompt: str | None = None, revision: str | None = None,
+                 **options: Any) -> None:
         open_clip = require("open_clip", f"the model '{self.family}:{name}'", "vl")
+        self.revision = revision
+        if name.startswith(_HF_HUB):
+            self._init_hub(open_clip, name, prompt, options)
+            return
+        if revision is not None:
+            raise EatkitError(f"--revision applies to hub models (open_clip:hf-hub:<repo>, hf:, hf-clip:, "
+                              f"hf-blip:), not to {self.family}:{name}")
+        arch, _, pretrained = name.partition("/")
         model_cfg = open_clip.get_model_config(arch)
         if model_cfg is None:
             raise EatkitError(f"unknown open_clip architecture '{arch}' (see open_clip.list_models())")
@@ -259,21 +278,47 @@ class OpenCLIPEncoder(JointEncoder):
         # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise
         self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu"))
 
+    def _init_hub(self, open_clip: Any, name: str, prompt: str | None, options: dict[str, Any]) -> None:
+        """An open_clip model published on the Hugging Face hub (``open_clip:hf-hub:<org>/<name>``): its
+        ``open_clip_config.json`` and weights at ``revision``, pinned to the commit it resolves to."""
+        repo = name[len(_HF_HUB):]
+        hub_config = hf_json(repo, _OPEN_CLIP_CONFIG, self.revision) or {}
+        model_cfg = hub_config.get("model_cfg")
+        if not isinstance(model_cfg, dict) or "vision_cfg" not in model_cfg:
+            raise EatkitError(f"open_clip model '{self.family}:{name}': its {_OPEN_CLIP_CONFIG} has no model_cfg")
+        super().__init__(id=f"{self.family}:{name}", model=name,
+                         preprocessing=open_clip_preprocessing(open_clip, name, model_cfg,
+                                                               hub_config.get("preprocess_cfg") or {}),
+                         prompt=prompt, **options)
+        self.arch, self.pretrained = name, None
+        self.weights = hf_weights_identity(repo, self.revision, filename=_OPEN_CLIP_CONFIG)
+        self.quick_gelu = bool(model_cfg.get("quick_gelu"))
+
     def config(self) -> dict[str, Any]:
         return {**super().config(), "quick_gelu": self.quick_gelu}
+
+    def _hub_folder(self) -> str:
+        """``local-dir:<snapshot>`` for open_clip: the config and weights of the pinned commit."""
+        repo, commit = self.arch[len(_HF_HUB):], self.weights.rpartition("@")[2]
+        for weights in ("open_clip_model.safetensors", "open_clip_pytorch_model.bin"):
+            found = hf_file(repo, weights, commit)
+            if found is not None:
+                return f"local-dir:{found.parent}"
+        raise EatkitError(f"cannot load the model '{self.id}': its repository has no open_clip weights at {commit}")
 
     def _load(self) -> None:
         import open_clip
 
-        if not Path(self.pretrained).expanduser().is_file():
+        if self.pretrained is None or not Path(self.pretrained).expanduser().is_file():
             hub_offline()
+        name = self._hub_folder() if self.pretrained is None else self.arch
         try:
-            net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
+            net = open_clip.create_model(name, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
                                          weights_only=True)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
             raise fetch_error(f"the model '{self.id}'", exc) from None
         self._net = self._place(net)
-        self._tokenizer = open_clip.get_tokenizer(self.arch)
+        self._tokenizer = open_clip.get_tokenizer(name)
         own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
         if open_clip_preprocessing(open_clip, self.arch, {"vision_cfg": {"image_size": own["size"]}},
                                    own) != self.preprocessing:

@@ -176,7 +176,7 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
-                                  "workers", "cache", "oov", "regions", "missing", "checkpoint")
+                                  "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision")
 
 
 def model_flag(key: str) -> str:

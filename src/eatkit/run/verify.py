@@ -2,9 +2,10 @@
 
 A run's ``manifest.json`` records, per test and set, every stimulus embedded with its SHA-256 (of an
 image file's bytes, or of a word's or sentence's exact string) and one SHA-256 over the set, plus the
-SHA-256 of the source's files (a vectors file, precomputed embeddings). :func:`verify_run` recomputes
-them: image files under the run's image folder (or ``images``), the set fingerprints from the recorded
-items, and the source files, and lists every difference. File names from the manifest are resolved
+SHA-256 of the source's files (a vectors file, precomputed embeddings), and for a hub model the commit its
+revision resolved to. :func:`verify_run` recomputes them: image files under the run's image folder (or
+``images``), the set fingerprints from the recorded items, the source files, and the commit the recorded
+revision resolves to now (the one a re-run would load), and lists every difference. File names from the manifest are resolved
 with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the folders it names.
 """
 
@@ -26,6 +27,7 @@ class Verification:
     run_dir: Path
     checked: int
     changes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
 
     @property
     def ok(self) -> bool:
@@ -67,7 +69,28 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
             changes.append(f"source file {name}: {path} is missing")
         elif file_sha256(path) != recorded:
             changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
-    return Verification(run_dir, checked, changes)
+    notes: list[str] = []
+    if isinstance(source.get("hub"), dict):
+        checked += 1
+        _check_revision(source, changes, notes)
+    return Verification(run_dir, checked, changes, notes)
+
+
+def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]) -> None:
+    """Whether the hub revision a run loaded is the commit a re-run would load now."""
+    from eatkit.encoders.hf import hub_commit
+
+    hub = source["hub"]
+    repo, revision, commit = (str(hub.get(k)) for k in ("repo", "revision", "commit"))
+    filename = "open_clip_config.json" if str(source.get("id", "")).startswith("open_clip:") else "config.json"
+    try:
+        now = hub_commit(repo, revision, filename)
+    except EatkitError as err:
+        notes.append(f"model revision: cannot tell which commit of {repo} a re-run would load: {err}")
+        return
+    if now != commit:
+        changes.append(f"model revision: the run loaded commit {commit} of {repo} (revision '{revision}'); a re-run "
+                       f"would load {now} (pin it with --revision {commit})")
 
 
 def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Path | None) -> list[str]:

@@ -19,6 +19,7 @@
 :func:`vector_set_diagnostics`         near-duplicate vectors and concentrated sets
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
+:func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
 =====================================  ==========================================================================
 """
 from eatkit._lazy import attach
@@ -31,6 +32,9 @@ _NAMES: dict[str, str] = {
     "cosine_diagnostic": "eatkit.stats.isotropy",
     "BootstrapResult": "eatkit.stats.bootstrap",
     "bootstrap_effect_size": "eatkit.stats.bootstrap",
+    "ProfileClustering": "eatkit.stats.clustering",
+    "cluster_profiles": "eatkit.stats.clustering",
+    "profile_distances": "eatkit.stats.clustering",
     "EATResult": "eatkit.stats.differential",
     "eat": "eatkit.stats.differential",
     "sc_eat": "eatkit.stats.differential",
