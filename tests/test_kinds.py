@@ -158,8 +158,8 @@ def test_every_registered_kind_is_consistent():
 
 
 def test_an_unknown_kind_is_one_line():
-    with pytest.raises(EatkitError, match=r"^unknown test kind 'rnd' \(known: eat, sc-eat, "):
-        get_kind("rnd")
+    with pytest.raises(EatkitError, match=r"^unknown test kind 'weat' \(known: eat, sc-eat, "):
+        get_kind("weat")
 
 
 def test_results_of_eatkit_0_2_load_with_the_base_fields_they_lacked(tmp_path):

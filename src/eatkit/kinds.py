@@ -44,6 +44,13 @@ KINDS: dict[str, str | KindSpec] = {
     "caption": "eatkit.specs:CAPTION",
     "generation": "eatkit.specs:GENERATION",
     "geometry": "eatkit.specs:GEOMETRY",
+    "rnd": "eatkit.specs:RND",
+    "ect": "eatkit.specs:ECT",
+    "ripa": "eatkit.specs:RIPA",
+    "mac": "eatkit.specs:MAC",
+    "rnsb": "eatkit.specs:RNSB",
+    "direct-bias": "eatkit.specs:DIRECT_BIAS",
+    "retrieval": "eatkit.specs:RETRIEVAL",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

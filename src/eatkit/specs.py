@@ -105,3 +105,37 @@ GENERATION = KindSpec(
               "1/12 of the side)"),
         Param("max_images", int, low=1, help="at most N images per group"),
     ))
+
+
+# the field's metrics (eatkit.analyses.metrics, docs/metrics.md): the EAT's roles, one renderer (one table)
+def _metric(name: str, analysis: str, title: str, params: tuple[Param, ...] = ()) -> KindSpec:
+    return KindSpec(name, ("X", "Y", "A", "B"), f"eatkit.analyses.metrics:{analysis}", params=params,
+                    renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
+                    title=title)
+
+
+RND = _metric("rnd", "RNDAnalysis", "Relative norm distance (Garg et al. 2018)", (
+    Param("distance", choices=("euclidean", "cosine"), default="euclidean",
+          help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
+ECT = _metric("ect", "ECTAnalysis", "Embedding coherence test (Dev & Phillips 2019)")
+RIPA = _metric("ripa", "RIPAAnalysis", "Relational inner product association (Ethayarajh et al. 2019)")
+MAC = _metric("mac", "MACAnalysis", "Mean average cosine distance (Manzini et al. 2019)")
+RNSB = _metric("rnsb", "RNSBAnalysis", "Relative negative sentiment bias (Sweeney & Najafian 2019)", (
+    Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+DIRECT_BIAS = _metric("direct-bias", "DirectBiasAnalysis", "Direct bias (Bolukbasi et al. 2016)", (
+    Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
+          help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+RETRIEVAL = KindSpec(
+    "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
+    title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
+    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "ndkl"),
+                              formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
+                              legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
+                              "2019; 0: each value in proportion to its share of the images); means over prompts"),
+    params=(
+        Param("concepts", many="list", sep=",", metavar="CONCEPTS",
+              default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
+              help="comma-separated concepts, each put into the template"),
+        Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
+        Param("k", int, low=1, help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+    ))

@@ -17,7 +17,7 @@ from eatkit.errors import EatkitError
 EXIT_BAD_INPUT = 2
 #: the command modules, in the order ``eatkit --help`` lists them
 COMMANDS: tuple[str, ...] = ("run", "probe", "sweep", "listing", "report", "verify", "data", "cache", "analysis_set",
-                             "finetune")
+                             "finetune", "debias")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -64,6 +64,9 @@ def register(sub: Any) -> None:
                      help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
+    run.add_argument("--metrics", metavar="NAMES",
+                     help="also run every selected EAT test as these metrics (comma-separated: rnd, ect, ripa, mac, "
+                     "rnsb, direct-bias, or all), each with its permutation p and bootstrap CI (docs/metrics.md)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
@@ -125,6 +128,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
+    if args.metrics is not None:
+        from eatkit.analyses.metrics import parse_metrics, with_metrics
+
+        select_tests(suite, tests)
+        suite, tests = with_metrics(suite, parse_metrics(args.metrics), tests)
     selected = select_tests(suite, tests)
     params = given_params(args, suite_kinds()) | _geometry_params(args, selected)
     options = checked_options(selected, RunOptions(
