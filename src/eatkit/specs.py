@@ -34,6 +34,13 @@ GROUNDED = KindSpec(
               "(all: the kinds each test's captions support)"),
         Param("mask", choices=("language", "vision"),
               help="mask the contextual words or the person regions (experiment 2 on masked inputs)"),
+        # facts of each test (its suite file's params)
+        Param("embeddings", many="list", choices=("word", "sentence", "contextual"), default=[], cli=False,
+              help="the embedding kinds the test's captions support"),
+        Param("contextual_words", many="list", default=[], cli=False, empty=True,
+              help="the words whose embedding in context is the contextual embedding (--mask language masks them)"),
+        Param("family", cli=False, help="the bias test the test belongs to (default: the test id)"),
+        Param("dataset", default="", cli=False, help="the image dataset of the test"),
     ))
 GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",

@@ -8,13 +8,14 @@ which :class:`FieldTable` turns into the table; a kind that declares nothing sho
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
 from eatkit.io import load_object
-from eatkit.records import Record
 from eatkit.kinds import get_kind
+from eatkit.records import Record
 from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, fmt_value
 
 
@@ -127,8 +128,6 @@ _BOOKKEEPING = frozenset({"suite", "seed", "warnings", "dropped"})
 
 
 def _fields(spec: Any) -> tuple[str, ...]:
-    import dataclasses
-
     return tuple(f.name for f in dataclasses.fields(spec.load_analysis().record_type))
 
 

@@ -245,6 +245,7 @@ def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
 
 
 def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str, Any]:
+    from eatkit.kinds import check_params
     from eatkit.run.runner import RunOptions
 
     if not isinstance(entry, dict):
@@ -252,7 +253,8 @@ def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str,
     fields = tuple(f.name for f in dataclasses.fields(RunOptions))
     _check_keys(entry, ("label", *fields), f"{where}, setting {index + 1}")
     try:
-        RunOptions(**{k: v for k, v in entry.items() if k != "label"}).validated()
+        options = RunOptions(**{k: v for k, v in entry.items() if k != "label"}).validated()
+        check_params(options.params)  # the kinds' parameters, before any suite is loaded
     except EatkitError as err:
         raise EatkitError(f"{where}, setting {index + 1}: {err}") from None
     label = entry.get("label") or ("default" if count == 1 else f"s{index + 1}")
