@@ -111,6 +111,14 @@ CASES: dict[str, Case] = {
     "eatkit list suites": Case(stdout="american-white"),
     "eatkit list tests ieat": Case(stdout="weapon"),
     "eatkit list models": Case(stdout="efficientnet_lite0"),
+    "eatkit list kinds": Case(stdout="direct-bias"),
+    "eatkit run weat --vectors glove.840B.300d.txt --tests weat6 --metrics all --seed 0 -o weat6-metrics": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, files=("weat6-metrics/results.json",), stdout="rnsb"),
+    "eatkit debias --vectors glove.840B.300d.txt --method hard --metrics rnd,direct-bias --seed 0 -o glove-hard":
+        Case(subs={"glove.840B.300d.txt": "{glove840}"}, files=("glove-hard/manifest.json",)),
+    "eatkit probe retrieval --model hf-clip:openai/clip-vit-base-patch32 --images fairface/gender --concepts "
+    "doctor,nurse,CEO -o retrieval-gender": Case(subs={**CLIP, "fairface/gender": "{faces}"},
+                                                 files=("retrieval-gender/results.json",)),
     "eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, files=("results/weat/results.json",)),
     RUN_IGPT: Case(subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt/results.json",)),
