@@ -33,6 +33,7 @@ p.lead { color: #444; margin-top: 0; }
 .note { color: #444; font-size: .92rem; }
 nav ul { padding-left: 1.2rem; }
 .scroll { overflow-x: auto; }
+img.thumb { display: block; max-width: 64px; max-height: 64px; margin: 2px 0; }
 table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; }
 th, td { padding: .28rem .45rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #222; background: #f4f4f4; }
