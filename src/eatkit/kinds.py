@@ -182,6 +182,8 @@ class Param:
         kwargs: dict[str, Any] = {"dest": self.name, "default": None, "help": self.describe()}
         if self.many == "pairs" or (self.many == "list" and not self.sep):
             kwargs["action"] = "append"
+        if self.type is bool and self.default is False:  # a switch: the bare flag sets it
+            kwargs.update(action="store_const", const="true")
         if self.choices is not None:
             kwargs["metavar"] = "{" + ",".join(map(str, self.choices)) + "}"
         elif self.metavar:
@@ -195,7 +197,7 @@ class Param:
             default = (self.sep or ", ").join(map(str, default))
         elif isinstance(default, Mapping):
             default = ", ".join(f"{k}={v}" for k, v in default.items()) or None
-        shown = default not in (None, "") and "default" not in self.help
+        shown = default not in (None, "") and default is not False and "default" not in self.help
         return self.help + (f" (default {default})" if shown else "")
 
 

@@ -102,9 +102,12 @@ GENERATION_PRESETS: dict[str, dict[str, object]] = {
 GENERATION = KindSpec(
     "generation", None, "eatkit.analyses.generation:GenerationAnalysis",
     renderer="eatkit.report.probes:GenerationRenderer", probe="generate",
-    title="CLIP-guided generation from each group's images",
+    title="CLIP-guided generation from each group's images, or from the prompt alone",
     params=(
         Param("prompt", default="an American person", help="the text the image is optimised toward"),
+        Param("text_only", bool, False, help="generate from the prompt alone, each start from seeded noise (no "
+              "--images: the study's appendix A.3, Figure 8)"),
+        Param("starts", int, low=1, help="with --text-only: noise starts, start i drawn from seed + i (default 3)"),
         Param("steps", int, 80, low=1, help="optimisation steps"),
         Param("every", int, 10, low=1, help="keep a frame every N steps"),
         Param("lr", float, 0.05, low=0, low_open=True, help="Adam learning rate"),
@@ -112,9 +115,9 @@ GENERATION = KindSpec(
         Param("size", int, low=1, help="side of the generated image (default: the model's input size)"),
         Param("cutouts", int, 4, low=0, help="random crops per step (0: the whole image)"),
         Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, many="list", sep=",", length=4,
-              help="left,top,width,height of the measured region as fractions (default: a centred square of "
-              "1/12 of the side)"),
-        Param("max_images", int, low=1, help="at most N images per group"),
+              help="left,top,width,height of the measured region as fractions (image starts; default: a centred "
+              "square of 1/12 of the side)"),
+        Param("max_images", int, low=1, help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
               "the forehead region); options given beside it win"),
     ))

@@ -22,6 +22,8 @@ class ProbeAnalysis(Analysis):
     """A probe: its parameters are those of its kind's spec (:mod:`eatkit.specs`), validated before it runs."""
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
+        if not test.sets():
+            raise EatkitError(f"the {self.kind} probe needs images: give --images DIR (DIR/<group>/*) or --cfd DIR")
         if len(test.sets()) < 2:
             raise EatkitError(f"the {self.kind} probe needs at least 2 groups of images, got {len(test.sets())}")
 
@@ -30,7 +32,8 @@ class ProbeAnalysis(Analysis):
 
     @abstractmethod
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
-        """Phase 1: run the model on every group's images (answers, captions, embeddings, frames)."""
+        """Phase 1: run the model on every group's images (answers, captions, embeddings, frames); an entry
+        ``"manifest"`` (a dict) adds what the observation settled to the run's manifest."""
 
 
 def group_files(test: AssociationTest) -> dict[str, tuple[list[str], tuple[str, ...]]]:

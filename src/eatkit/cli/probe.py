@@ -1,7 +1,7 @@
 """``eatkit probe ranking|vqa|caption|generate``: what a vision-language model does with labelled images.
 
 Each probe reads a folder per group (``--images DIR`` with ``DIR/<group>/*``, or ``--cfd`` to link a
-Chicago Face Database copy into that layout), runs the model, prints a table and writes
+Chicago Face Database copy into that layout; ``generate --text-only`` reads none), runs the model, prints a table and writes
 ``results.json``, ``results.csv``, ``similarities.npz`` and ``manifest.json`` (plus ``captions.csv`` for
 captions and ``frames/`` for generation) to the output folder; ``--report`` adds ``report.html``.
 """
@@ -33,8 +33,9 @@ def register(sub: Any) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="a registered model (see 'eatkit list models')")
-    images = p.add_mutually_exclusive_group(required=True)
-    images.add_argument("--images", type=Path, help="image folder with a folder per group, DIR/<group>/*")
+    images = p.add_mutually_exclusive_group()
+    images.add_argument("--images", type=Path, help="image folder with a folder per group, DIR/<group>/* "
+                        "(required, or --cfd; generate --text-only takes none)")
     images.add_argument("--cfd", type=Path, help="a Chicago Face Database folder: its neutral images are linked "
                         "into <output>/images/<race>/ from the file-name codes")
     p.add_argument("--groups", help="comma-separated group folders to use (default: all)")

@@ -110,12 +110,21 @@ class CLIPGuidedGenerator:
                                                   norm="ortho"))
         return torch.sigmoid(param)
 
+    def embed(self, frames: np.ndarray, prompts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The model's embeddings of ``frames`` ((n, size, size, 3) uint8, each whole frame resized and
+        normalised as in the optimisation) and of ``prompts``: ((n, d), (len(prompts), d))."""
+        import torch
+
+        net, tokenizer = self.encoder.towers()
+        images = torch.from_numpy(frames.astype(np.float32) / 255.0).permute(0, 3, 1, 2)
+        with torch.no_grad():
+            return (self.encoder.image_features(net, self._inputs([images])).numpy().astype(np.float64),
+                    self.encoder.text_features(net, tokenizer, prompts).numpy().astype(np.float64))
+
     def _views(self, image: Any) -> Any:
         """The model inputs: random square crops (or the whole image), resized and normalised."""
         import torch
-        import torch.nn.functional as F
 
-        model_size = self.encoder.preprocessing.size
         crops = [image]
         if self.cutouts:
             crops = []
@@ -124,6 +133,14 @@ class CLIPGuidedGenerator:
                 top = int(torch.randint(0, self.size - side + 1, ()).item())
                 left = int(torch.randint(0, self.size - side + 1, ()).item())
                 crops.append(image[:, :, top:top + side, left:left + side])
+        return self._inputs(crops)
+
+    def _inputs(self, crops: list[Any]) -> Any:
+        """Image batches resized to the model's input size and normalised with its mean and std."""
+        import torch
+        import torch.nn.functional as F
+
+        model_size = self.encoder.preprocessing.size
         views = torch.cat([F.interpolate(c, size=(model_size, model_size), mode="bilinear", align_corners=False,
                                          antialias=True) for c in crops])
         mean = torch.tensor(self.encoder.preprocessing.mean).view(1, 3, 1, 1)

@@ -233,20 +233,48 @@ def brightness_plot(record: Any) -> Any:
     return fig
 
 
+def frames_strip(run: Any, record: Any) -> str:
+    """The kept frames of every start (rows) at every kept step (columns), from the run folder's
+    ``frames/``, with the mean similarity to the prompt per step; a start's frames missing from the folder
+    show as their names."""
+    from eatkit.report.thumbnails import thumbnail_html
+
+    head = "".join(f"<th>step {step}</th>" for step in record.steps)
+    rows = []
+    for group in record.groups:
+        for image in record.images[group]:
+            cells = "".join(f"<td>{thumbnail_html(run.path / name, side=96) or escape(name)}</td>"
+                            for name in record.frame_files(group, image))
+            rows.append(f"<tr><th>{escape(image)}</th>{cells}</tr>")
+        means = "".join(f"<td>{fmt_number(v, 3)}</td>" for v in record.similarity_mean.get(group, []))
+        rows.append(f"<tr><th>mean cos with the prompt</th>{means}</tr>")
+    return (f"<h4>Frames from noise toward '{escape(record.prompt)}'</h4><table><tr><th>start</th>{head}</tr>"
+            f"{''.join(rows)}</table>")
+
+
+def _similarity(record: Any) -> str:
+    return ", ".join(f"{g} {fmt_number(v[0], 3)} \u2192 {fmt_number(v[-1], 3)}" for g, v in record.similarity_mean.items())
+
+
 class GenerationRenderer(Table):
     heading = "CLIP-guided generation"
     columns = (
         ("test", lambda r: r.test), ("prompt", lambda r: r.prompt),
+        ("start", lambda r: f"noise ({r.n[r.groups[0]]} starts)" if r.start == "noise" else "images"),
         ("steps", lambda r: str(r.steps[-1])),
+        ("cos with the prompt, first \u2192 last frame", _similarity),
         ("brightness change at the last frame", lambda r: ", ".join(
             f"{g} {fmt_number(v[-1], 1)}%" for g, v in r.change_percent.items())),
         ("largest change", lambda r: ", ".join(
             f"{g} {fmt_number(max(v, key=lambda x: -np.inf if x is None else x), 1)}%" for g, v in r.change_percent.items())),
     )
-    legend = "brightness: mean pixel value of the region (all channels) per frame, averaged over the group's images"
+    legend = ("brightness: mean pixel value of the region (all channels) per frame, averaged over the group's images "
+              "(image starts); cos: cosine of each frame's embedding with the prompt's, averaged over the group's "
+              "images or the noise starts")
 
     def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:
         return super().html_section(run, records, label) + "".join(
+            frames_strip(run, r) if r.start == "noise" else
             figure_html(brightness_plot(r), f"Brightness curves, {label}",
                         escape(f"Mean brightness of region {r.region_pixels} (x, y, w, h in pixels) of each frame, "
                                f"per group, along the optimisation toward '{r.prompt}'; band: ± 1 SD."))

@@ -34,24 +34,29 @@ CITATION = ("Wolfe, R. & Caliskan, A. (2022). American == White in Multimodal La
             "doi:10.1145/3514094.3534136")
 
 
-def probe_suite(kind: str, images: str | Path, groups: Sequence[str] | None = None) -> Suite:
-    """A one-test suite for a probe: one role per group folder of ``images``, the files resolved."""
+def probe_suite(kind: str, images: str | Path | None, groups: Sequence[str] | None = None) -> Suite:
+    """A one-test suite for a probe: one role per group folder of ``images``, the files resolved (no
+    ``images``: a test without groups, e.g. generation from the text alone)."""
     probes = [spec.name for spec in probe_kinds().values()]
     if kind not in probes:
         raise EatkitError(f"unknown probe '{kind}' (probes: {', '.join(probes)})")
+    if images is None and groups:
+        raise EatkitError("groups choose group folders of images: give the images too")
     title = get_kind(kind).title
-    sets = [resolve_image_set(s, images) for s in group_sets(images, list(groups) if groups else None)]
+    sets = [] if images is None else [resolve_image_set(s, images)
+                                      for s in group_sets(images, list(groups) if groups else None)]
     test = AssociationTest(id=kind, title=title, kind=kind, roles=tuple((s.name, s) for s in sets),
                            citation=CITATION)
     return Suite(id=f"probe-{kind}", title=title, tests=(test,), citation=CITATION,
-                 source=f"images:{Path(images).expanduser()}")
+                 source="no images" if images is None else f"images:{Path(images).expanduser()}")
 
 
-def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str] | None = None,
+def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Sequence[str] | None = None,
               seed: int | None = None, params: Mapping[str, Any] | None = None, confidence_level: float = 0.95,
               command: str | None = None) -> RunResult:
     """Run the probe ``kind`` of model ``model`` (a built model or a registered name) on the group folders
-    of ``images``; ``params`` are the probe's parameters (its spec in :mod:`eatkit.specs`)."""
+    of ``images``; ``params`` are the probe's parameters (its spec in :mod:`eatkit.specs`). Generation from
+    the prompt alone takes ``images=None`` and ``params={"text_only": True, ...}``."""
     suite = probe_suite(kind, images, groups)
     (test,) = suite.tests
     analysis = get_analysis(kind)
@@ -67,7 +72,9 @@ def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str
         model = build_model(model)
     observed = analysis.observe(test, model, options)
     outcomes = analysis.compute(test, observed, options, suite=suite.id, seed=run_seed)
-    manifest = build_manifest(suite, model, options.manifest(), {test.id: _image_checksums(test)}, command)
+    # what the observation settled beyond the options (e.g. the generator's resolved size) is recorded too
+    statistics = {**options.manifest(), **observed.get("manifest", {})}
+    manifest = build_manifest(suite, model, statistics, {test.id: _image_checksums(test)}, command)
     return RunResult(suite, outcomes, manifest)
 
 
