@@ -327,3 +327,77 @@ def test_generation_from_the_text_alone_starts_at_seeded_noise(clip_model) -> No
     np.testing.assert_array_equal(frames, gen.run(None, "an american person", seed=5))
     assert not np.array_equal(frames[0], gen.run(None, "an american person", seed=6)[0])
     assert not np.array_equal(frames[0], frames[-1])  # the prompt moved it
+
+
+# -- generation from the text alone (seed 003, appendix A.3, Figure 8) ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def open_clip_model(tmp_path_factory) -> str:
+    pytest.importorskip("open_clip")
+    from tiny_vl import tiny_open_clip
+
+    return tiny_open_clip(tmp_path_factory.mktemp("open-clip-textgen"), "eatkit-textgen-tiny")
+
+
+TEXT_ONLY = {"text_only": True, "starts": 2, "steps": 4, "every": 2, "cutouts": 0, "lr": 0.2}
+
+
+def test_text_only_generation_starts_from_seeded_noise_and_records_cos_with_the_prompt(open_clip_model, tmp_path):
+    import open_clip
+    from PIL import Image
+
+    from eatkit.run.probes import run_probe
+
+    model = build_model(open_clip_model, cache=False)
+    run = run_probe("generation", model, None, seed=7, params=TEXT_ONLY)
+    (r,) = run.records
+    assert (r.start, r.groups, r.n, r.steps) == ("noise", ["noise"], {"noise": 2}, [0, 2, 4])
+    assert r.images == {"noise": ["seed-7", "seed-8"]} and r.brightness_mean == {} and r.generator["size"] == 32
+    out = run.save(tmp_path / "gen")
+    frames = np.stack([np.stack([np.asarray(Image.open(out / f)) for f in r.frame_files("noise", s)])
+                       for s in r.images["noise"]])  # (start, frame, 32, 32, 3)
+    assert frames.shape == (2, 3, 32, 32, 3)
+    for i, seed in enumerate((7, 8)):  # start i: uniform noise from seed + i (up to the 1e-3 clamp)
+        assert np.abs(frames[i, 0].astype(int) - np.random.default_rng(seed).integers(0, 256, (32, 32, 3))).max() <= 1
+    # the record's cosines, from open_clip directly: frame (32 px = the model's input) normalised, both towers
+    net, tokenizer = model.towers()
+    mean, std = (np.asarray(v, dtype=np.float32).reshape(1, 3, 1, 1) for v in (model.preprocessing.mean,
+                                                                             model.preprocessing.std))
+    x = (frames.reshape(-1, 32, 32, 3).transpose(0, 3, 1, 2).astype(np.float32) / 255 - mean) / std
+    with torch.no_grad():
+        image = net.encode_image(torch.from_numpy(x)).double().numpy()
+        text = net.encode_text(open_clip.get_tokenizer("eatkit-textgen-tiny")(["an American person"])).double().numpy()
+    cos = (image @ text.T).ravel() / np.linalg.norm(image, axis=1) / np.linalg.norm(text)
+    cos = cos.reshape(2, 3)
+    np.testing.assert_allclose(run.similarities["generation"]["similarity-noise"], cos, atol=1e-5)
+    np.testing.assert_allclose(r.similarity_mean["noise"], cos.mean(axis=0), atol=1e-5)
+    np.testing.assert_allclose(r.similarity_sd["noise"], cos.std(axis=0, ddof=1), atol=1e-5)
+    assert r.similarity_mean["noise"][-1] > r.similarity_mean["noise"][0]  # the prompt pulled the noise toward it
+    # reproducible from the seed: the same frames and numbers again; another seed, other frames
+    again = run_probe("generation", model, None, seed=7, params=TEXT_ONLY)
+    assert again.records[0].to_json() == r.to_json()
+    np.testing.assert_array_equal(again.outcomes[0].result["frames"]["noise"][1], frames[1])
+    other = run_probe("generation", model, None, seed=9, params=TEXT_ONLY)
+    assert not np.array_equal(other.outcomes[0].result["frames"]["noise"][0], frames[0])
+
+
+def test_text_only_generation_from_the_command_line(capsys, open_clip_model, tmp_path) -> None:
+    import json
+
+    out = tmp_path / "textgen"
+    code, stdout, err = run_cli(capsys, "probe", "generate", "--model", open_clip_model, "--text-only", "--prompt",
+                                "an American person", "--seed", "0", "--steps", "2", "--every", "1", "--cutouts",
+                                "0", "--starts", "3", "-o", str(out), "--report")
+    assert code == 0, err
+    assert "noise (3 starts)" in stdout
+    assert len(list((out / "frames" / "noise").glob("seed-*-step*.png"))) == 3 * 3
+    manifest = json.loads((out / "manifest.json").read_text())
+    stats = manifest["statistics"]
+    assert (stats["seed"], stats["params"]["text_only"], stats["params"]["starts"], stats["params"]["steps"],
+            stats["params"]["prompt"], stats["generator"]["size"]) == (0, True, 3, 2, "an American person", 32)
+    assert manifest["suite"]["file"] == "no images" and manifest["stimuli"] == {"generation": {}}
+    (record,) = _records(out)
+    assert record["start"] == "noise" and len(record["similarity_mean"]["noise"]) == 3
+    html = (out / "report.html").read_text()
+    assert "Frames from noise toward" in html and html.count('class="thumb"') == 3 * 3
