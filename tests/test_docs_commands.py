@@ -264,6 +264,13 @@ CASES: dict[str, Case] = {
     "eatkit probe generate --model open_clip:ViT-B-32/openai --images ~/data/cfd-groups --preset wolfe2022 --seed 0":
         Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", **FACES},
              extra=("--steps", "2", "--size", "64", *GENERATE_SMALL), files=("eatkit-results/frames",)),
+    "eatkit probe generate --model open_clip:ViT-B-32/openai --text-only --prompt 'an American person' --seed 0 "
+    "--steps 80 --every 10": Case(
+        subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", "80": "4", "10": "2"},
+        extra=("--starts", "1", "--cutouts", "0"), files=("eatkit-results/frames/noise",)),
+    "eatkit probe generate --model open_clip:ViT-B-32/openai --text-only --preset wolfe2022 --starts 3 --seed 0": Case(
+        subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}"},
+        extra=("--steps", "2", "--size", "64", "--cutouts", "0"), files=("eatkit-results/frames/noise",)),
     # docs/models.md and docs/validity.md: their own tests run them (tiny published checkpoints; the shared
     # GloVe 840B items, whose numbers that test checks)
     **{command: Case(covered_by="tests/test_docs_models.py") for command in (
