@@ -183,6 +183,9 @@ def test_generation_probe_measures_region_brightness_per_group(clip_model, tmp_p
     assert r.brightness_mean["dark"][0] == pytest.approx(first, abs=0.6)  # frame 0 = the image, up to rounding
     assert r.brightness_mean["light"][0] > r.brightness_mean["dark"][0] and r.change_percent["dark"][0] == 0.0
     assert run.similarities["generation"]["brightness-dark"].shape == (2, 3)
+    cos = run.similarities["generation"]["similarity-light"]  # each frame's cosine with the prompt, per image
+    assert cos.shape == (2, 3) and r.start == "images" and np.all(np.abs(cos) <= 1)
+    np.testing.assert_allclose(r.similarity_mean["light"], cos.mean(axis=0), rtol=1e-12)
     # saved from Python, the run keeps every frame (written through the run folder, not the CLI)
     out = run.save(tmp_path / "gen")
     frames = sorted(p.relative_to(out / "frames").as_posix() for p in (out / "frames").rglob("*.png"))
