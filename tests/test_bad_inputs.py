@@ -243,6 +243,8 @@ CLI: list[tuple[list[str], str]] = [
     (["probe", "generate", "--model", "glove-6b-50d", "--images", "{d}/groups", "--starts", "2", "-o", "{o}"],
      "starts applies only to text-only generation"),
     (["probe", "generate", "--model", "glove-6b-50d", "-o", "{o}"], "the generation probe needs images: give --images"),
+    (["probe", "generate", "--model", "glove-6b-50d", "--text-only", "--region", "0.1,0.1,0.2,0.2", "-o", "{o}"],
+     "region applies to image starts"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
     (["analysis-set", "open-images", "--images", "{d}/folder", "--output", "{o}"],
      "needs --boxes, --class-descriptions and --objects"),

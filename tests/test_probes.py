@@ -299,7 +299,13 @@ def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
     mine = params("--preset", "wolfe2022", "--steps", "3", "--region", "0.1,0.1,0.2,0.2")
     assert (mine["steps"], mine["size"], mine["region"], mine["preset"]) == (3, 592, [0.1, 0.1, 0.2, 0.2], "wolfe2022")
     assert (params()["steps"], params()["size"]) == (80, None)  # no preset: the defaults
+    text = params("--text-only", "--preset", "wolfe2022")  # Figure 8: the study's steps and size, no face region
+    assert (text["steps"], text["size"], text["region"]) == (200, 592, GENERATION.param("region").default)
+    from eatkit.analyses.generation import preset
+
     with pytest.raises(EatkitError, match=r"unknown generation preset 'wolfe' \(known: wolfe2022\)"):
+        preset("wolfe")
+    with pytest.raises(EatkitError, match=r"preset must be one of wolfe2022, got 'wolfe'"):  # the spec checks first
         probe_params("generation", {"preset": "wolfe"})
 
 
@@ -356,7 +362,8 @@ def test_text_only_generation_starts_from_seeded_noise_and_records_cos_with_the_
     run = run_probe("generation", model, None, seed=7, params=TEXT_ONLY)
     (r,) = run.records
     assert (r.start, r.groups, r.n, r.steps) == ("noise", ["noise"], {"noise": 2}, [0, 2, 4])
-    assert r.images == {"noise": ["seed-7", "seed-8"]} and r.brightness_mean == {} and r.generator["size"] == 32
+    assert r.images == {"noise": ["seed-7", "seed-8"]} and r.generator["size"] == 32
+    assert r.brightness_mean == {} and r.region == r.region_pixels == []  # no face region in noise
     out = run.save(tmp_path / "gen")
     frames = np.stack([np.stack([np.asarray(Image.open(out / f)) for f in r.frame_files("noise", s)])
                        for s in r.images["noise"]])  # (start, frame, 32, 32, 3)

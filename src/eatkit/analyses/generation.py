@@ -62,7 +62,7 @@ class GenerationRecord(Record):
     groups: list[str]
     n: dict[str, int]
     steps: list[int]  # the optimisation step of each frame
-    region: list[float]  # left, top, width, height (fractions of the frame)
+    region: list[float]  # left, top, width, height (fractions of the frame); [] for text-only
     region_pixels: list[int]  # the same in pixels
     brightness_mean: dict[str, list[float]]
     brightness_sd: dict[str, list[float]]
@@ -134,14 +134,14 @@ class GenerationAnalysis(ProbeAnalysis):
         params = options.params
         frames: dict[str, list[np.ndarray]] = embedded["frames"]
         size = next(iter(frames.values()))[0].shape[1]
-        left, top, width, height = params["region"]
-        box = [int(round(left * size)), int(round(top * size)), max(1, int(round(width * size))),
-               max(1, int(round(height * size)))]
-        x, y, w, h = box
+        region = [] if params["text_only"] else [float(v) for v in params["region"]]  # no face from noise
+        box = [int(round(v * size)) if i < 2 else max(1, int(round(v * size))) for i, v in enumerate(region)]
         # brightness[i, t]: mean over the region's pixels and channels of image i's frame t (image starts)
-        brightness = {} if params["text_only"] else {
-            g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
-            for g, fs in frames.items()}
+        brightness = {}
+        if box:
+            x, y, w, h = box
+            brightness = {g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
+                          for g, fs in frames.items()}
         # similarity[i, t]: cos(frame t of image or start i, the prompt)
         similarity = {g: cosine_matrix(images, text)[:, 0].reshape(len(frames[g]), -1)
                       for g, (images, text) in embedded["embedded"].items()}
@@ -151,7 +151,7 @@ class GenerationAnalysis(ProbeAnalysis):
         record = GenerationRecord(
             suite=suite, test=test.id, title=f"Generation toward '{params['prompt']}' from {start}", seed=options.seed,
             prompt=params["prompt"], groups=list(frames), n={g: len(fs) for g, fs in frames.items()},
-            steps=embedded["steps"], region=[float(v) for v in params["region"]], region_pixels=box,
+            steps=embedded["steps"], region=region, region_pixels=box,
             brightness_mean={g: s.mean.tolist() for g, s in summary.items()},
             brightness_sd={g: s.sd.tolist() for g, s in summary.items()},
             change_percent={g: percent_change(s.mean).tolist() for g, s in summary.items()},

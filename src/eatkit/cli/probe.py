@@ -55,11 +55,12 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from eatkit.analyses import get_analysis
     from eatkit.analyses.base import RunOptions, options_by_test
     from eatkit.report.kinds import console_tables
-    from eatkit.run.probes import probe_suite, run_probe
+    from eatkit.run.probes import probe_params, probe_suite, run_probe
     from eatkit.run.folder import prepare_output
 
     kind = args.kind.name
     params = given_params(args, [args.kind])
+    probe_params(kind, params)  # a preset's settings and the options beside it, checked before anything runs
     out = prepare_output(args.output)
     images = args.images
     if args.cfd is not None:

@@ -84,12 +84,24 @@ def probe_params(kind: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
 
     >>> probe_params("generation", {"preset": "wolfe2022", "steps": 3})["steps"], probe_params("vqa", None)
     (3, {})
+    >>> "region" in probe_params("generation", {"preset": "wolfe2022", "text_only": True})
+    False
     """
     given = dict(params or {})
-    if kind == "generation" and given.get("preset") is not None:
+    if kind != "generation":
+        return given
+    from eatkit.specs import GENERATION
+
+    text_only = GENERATION.check(given).get("text_only")  # every given value checked by the spec first
+    if text_only and given.get("region") is not None:
+        raise EatkitError("region applies to image starts (a face region's brightness), not to text-only generation")
+    if given.get("preset") is not None:
         from eatkit.analyses.generation import preset
 
-        given = {**preset(given["preset"]), **given}
+        settings = preset(given["preset"])
+        if text_only:  # no face to measure: the preset's steps and size only
+            settings.pop("region", None)
+        given = {**settings, **given}
     return given
 
 
