@@ -107,7 +107,7 @@ GENERATION = KindSpec(
         Param("prompt", default="an American person", help="the text the image is optimised toward"),
         Param("text_only", bool, False, help="generate from the prompt alone, each start from seeded noise (no "
               "--images: the study's appendix A.3, Figure 8)"),
-        Param("starts", int, low=1, help="with --text-only: noise starts, start i drawn from seed + i (default 3)"),
+        Param("starts", int, 3, low=1, help="with --text-only: noise starts, start i drawn from seed + i"),
         Param("steps", int, 80, low=1, help="optimisation steps"),
         Param("every", int, 10, low=1, help="keep a frame every N steps"),
         Param("lr", float, 0.05, low=0, low_open=True, help="Adam learning rate"),

@@ -31,12 +31,10 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.association import cosine_matrix
 from eatkit.stats.summary import describe, percent_change
+from eatkit.stimuli.types import AssociationTest
 
 #: the group of a text-only generation (its starts, from seeded noise)
 NOISE = "noise"
-#: noise starts of a text-only generation when ``starts`` is not given
-DEFAULT_STARTS = 3
-from eatkit.stimuli.types import AssociationTest
 
 
 def preset(name: str) -> dict[str, Any]:
@@ -98,8 +96,6 @@ class GenerationAnalysis(ProbeAnalysis):
             if params["max_images"] is not None:
                 raise EatkitError("max_images applies to image starts, not to text-only generation (use starts)")
             return
-        if params["starts"] is not None:
-            raise EatkitError("starts applies only to text-only generation (--text-only)")
         super().check(test, options)
         left, top, width, height = region = params["region"]  # 4 fractions (eatkit.specs.GENERATION)
         if width <= 0 or height <= 0 or left + width > 1 or top + height > 1:
@@ -113,7 +109,7 @@ class GenerationAnalysis(ProbeAnalysis):
                                         parameterization=params["parameterization"], size=params["size"],
                                         cutouts=params["cutouts"])
         if params["text_only"]:
-            seeds = [options.seed + i for i in range(params["starts"] or DEFAULT_STARTS)]
+            seeds = [options.seed + i for i in range(params["starts"])]
             files = {NOISE: ([None] * len(seeds), tuple(f"seed-{s}" for s in seeds))}
         else:
             files = group_files(test)
@@ -147,7 +143,7 @@ class GenerationAnalysis(ProbeAnalysis):
                       for g, (images, text) in embedded["embedded"].items()}
         summary = {g: describe(b, axis=0, ddof=1) for g, b in brightness.items()}
         close = {g: describe(v, axis=0, ddof=1) for g, v in similarity.items()}
-        start = "noise" if params["text_only"] else "images"
+        start = NOISE if params["text_only"] else "images"
         record = GenerationRecord(
             suite=suite, test=test.id, title=f"Generation toward '{params['prompt']}' from {start}", seed=options.seed,
             prompt=params["prompt"], groups=list(frames), n={g: len(fs) for g, fs in frames.items()},

@@ -80,7 +80,8 @@ def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Seque
 
 def probe_params(kind: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """A probe's parameters as given, a generation ``preset`` expanded into its settings (the parameters
-    given beside it win; the preset's name stays, recorded in the manifest).
+    given beside it win; the preset's name stays, recorded in the manifest); a generation option given where
+    it cannot apply (``region`` with ``text_only``, ``starts`` without) is an error.
 
     >>> probe_params("generation", {"preset": "wolfe2022", "steps": 3})["steps"], probe_params("vqa", None)
     (3, {})
@@ -95,6 +96,8 @@ def probe_params(kind: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     text_only = GENERATION.check(given).get("text_only")  # every given value checked by the spec first
     if text_only and given.get("region") is not None:
         raise EatkitError("region applies to image starts (a face region's brightness), not to text-only generation")
+    if not text_only and given.get("starts") is not None:
+        raise EatkitError("starts applies only to text-only generation (--text-only)")
     if given.get("preset") is not None:
         from eatkit.analyses.generation import preset
 
