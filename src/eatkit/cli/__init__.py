@@ -8,7 +8,9 @@ stderr and exit status 2; never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -34,8 +36,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"eatkit: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("eatkit: interrupted", file=sys.stderr)
-        return 130
+        _stop_workers()
+    # (out of the except block: the interrupted frames are gone, so their generators have been closed
+    # and their clean-up has run, e.g. the shared memory of the image decoders)
+    gc.collect()
+    print("eatkit: interrupted", file=sys.stderr)
+    if argv is None:
+        # the process's own command line: leave now, not after the threads still finishing a batch and
+        # the interpreter's clean-up (seconds with torch loaded); every output and cache entry is written
+        # whole by a rename, or not at all
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
+def _stop_workers() -> None:
+    """After Ctrl-C: terminate the worker processes still running (decoding, sweep cells), so that the
+    exit does not wait for their tasks, and ignore a second Ctrl-C while doing so."""
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        if "eatkit.encoders.workers" in sys.modules:
+            sys.modules["eatkit.encoders.workers"].stop_all_pools()
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 class Parser(argparse.ArgumentParser):

@@ -55,7 +55,7 @@ from eatkit.encoders.device import (
 )
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
-from eatkit.encoders.workers import Prefetcher, start_pool
+from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256_many, installed_version
 from eatkit.progress import progress
@@ -337,7 +337,7 @@ class NeuralEncoder(EmbeddingSource):
             import torch
 
             self._streams = BatchStreams(torch, torch.get_num_threads())
-            weakref.finalize(self, self._streams.close)
+            weakref.finalize(self, self._streams.close, False)
             self._threads_note = f"one thread each, up to {self._streams.size} at once"
         return self._streams
 
@@ -365,7 +365,7 @@ class NeuralEncoder(EmbeddingSource):
         """Stop the image-decoding worker processes and the batch threads (also done when the encoder is
         garbage-collected)."""
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            stop_pool(self._pool)
             self._pool = None
         if self._streams is not None:
             self._streams.close()
@@ -410,7 +410,7 @@ class NeuralEncoder(EmbeddingSource):
             return
         if self._pool is None:
             self._pool = start_pool(self.workers)
-            weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
+            weakref.finalize(self, stop_pool, self._pool)
         prefetcher = Prefetcher(self._pool, self.workers, self._image_transform())
         images_only = [items for modality, items in batches if modality == "image"]
         with contextlib.closing(prefetcher.run(images_only)) as images:
