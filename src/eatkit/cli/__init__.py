@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from eatkit.errors import EatkitError
+from eatkit.io import os_error
 
 EXIT_BAD_INPUT = 2
 #: the command modules, in the order ``eatkit --help`` lists them
@@ -35,6 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EatkitError as err:
         print(f"eatkit: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:  # what only the file system can say (permissions, a full disk, a name too long)
+        print(f"eatkit: error: {os_error(err, 'use')}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as err:
+        if "null byte" not in str(err):  # a path with a NUL byte (os functions raise ValueError); else a bug
+            raise
+        print("eatkit: error: a path contains a NUL byte, which no file name can hold", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _stop_workers()
     # (out of the except block: the interrupted frames are gone, so their generators have been closed
@@ -45,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the process's own command line: leave now, not after the threads still finishing a batch and
         # the interpreter's clean-up (seconds with torch loaded); every output and cache entry is written
         # whole by a rename, or not at all
+        if "multiprocessing.util" in sys.modules:  # its exit clean-up (semaphores of the stopped pools)
+            sys.modules["multiprocessing.util"]._exit_function()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)

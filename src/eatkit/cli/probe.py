@@ -50,7 +50,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, help="inference batch size")
     p.add_argument("--device", help="torch device of the BLIP probe heads (default cpu)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
+    p.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     p.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
 

@@ -97,7 +97,7 @@ def register(sub: Any) -> None:
                           "'fasterrcnn' (torchvision's detector)")
     grounded.add_argument("--missing", choices=("error", "drop"),
                           help="images not found under --images: fail (default) or drop their pairs and record it")
-    run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
+    run.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
     run.set_defaults(func=_cmd_run)
@@ -121,7 +121,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
     ).validated()
     run_warnings = options.warnings()
-    prepare_output(args.output)
+    args.output = prepare_output(args.output)  # (a new folder when not given)
     from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
 
     postprocess = Postprocessing.parse(args.postprocess) if args.postprocess is not None else None

@@ -14,7 +14,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write_bytes
+from eatkit.io import atomic_write_bytes, check_replaceable
 from eatkit.report.formatting import STARS_NOTE, is_missing
 from eatkit.report.kinds import renderer
 from eatkit.report.plots import effect_size_heatmap
@@ -154,6 +154,7 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
     heading = f"{'; '.join(suites)} \u2014 {', '.join(labels)}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="eatkit {escape(__version__)}">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>eatkit report: {escape(heading)}</title><style>{_CSS}</style></head>\n"
@@ -173,9 +174,7 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path) -> Path:
     >>> write_html_report(["out/igpt", "out/simclr"], "report.html")   # doctest: +SKIP
     PosixPath('report.html')
     """
-    out = Path(out)
-    if out.is_dir():
-        raise EatkitError(f"report path {out} is a folder; give a file name such as {out / 'report.html'}")
+    out = check_replaceable(out, "html", "report path")  # never over a file eatkit did not write
     loaded = [load_series(d) if is_series(d) else load_run(d) for d in run_dirs]
     series = [one for one in loaded if isinstance(one, Series)]
     runs = [run for one in loaded for run in (one.runs if isinstance(one, Series) else [one])]
