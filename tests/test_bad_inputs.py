@@ -109,6 +109,9 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "run-badjson").mkdir()
     (root / "run-badjson" / "results.json").write_text("[{")
     (root / "run-empty").mkdir()
+    (root / "user-folder").mkdir()
+    (root / "user-folder" / "report.html").write_text("<p>my own report</p>")
+    (root / "user-folder" / "table.md").write_text("| my | table |")
     return root
 
 
@@ -223,6 +226,20 @@ CLI: list[tuple[list[str], str]] = [
      "needs --instances, --captions and --objects"),
     (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/broken.json", "--images", "{d}/folder",
       "-o", "{o}/ft.safetensors"], "is not readable JSON"),
+    # paths no file system can hold (issue 26 #8): one line, whichever option names them
+    (_run()[:-2] + ["-o", "{d}/" + "x" * 300], "has a name of 300 bytes, longer than the file system allows"),
+    (_run()[:-2] + ["-o", "{d}/a\x00b"], "contains a NUL byte"),
+    (_run()[:2] + ["--vectors", "{d}/" + "x" * 300], "longer than the file system allows"),
+    (_run()[:2] + ["--vectors", "{d}/a\x00b"], "NUL byte"),
+    (["report", "{d}/run", "--html", "{d}/" + "x" * 300 + ".html"], "longer than the file system allows"),
+    (["report", "{d}/" + "x" * 300, "--html", "{d}/r.html"], "File name too long"),
+    (["verify", "{d}/" + "x" * 300], "File name too long"),
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--images", "{d}/" + "x" * 300, "-o", "{o}"],
+     "longer than the file system allows"),
+    # outputs over files eatkit did not write (issue 26 #3, #4)
+    (["report", "{d}/run", "--html", "{d}/run/results.json"], "is not an eatkit html file"),
+    (["report", "{d}/run", "--html", "{d}/run/similarities.npz"], "is not an eatkit html file"),
+    (_run()[:-2] + ["-o", "{d}/user-folder"], "holds files eatkit did not write (report.html, table.md)"),
     # datasets
     (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
@@ -298,6 +315,8 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: run_suite(load_suite(d / "suite.json"), load_word_vectors(d / "v.txt"), permutations=10,
+                             n_bootstrap=0).save(f"{d}/a\x00b"), EatkitError, "contains a NUL byte"),
     ]
 
 

@@ -59,3 +59,102 @@ def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatc
     with pytest.raises(KeyboardInterrupt):
         perm._monte_carlo_counts(ints, 15, 10**7, 5, thresholds)
     assert len(calls) == 2 and max(calls) < 10**5
+
+
+# -- #3, #4, #5, #11: outputs -------------------------------------------------------------------------
+
+import json  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from eatkit.cli import main  # noqa: E402
+
+WORDS = {"X": ["rose", "tulip"], "Y": ["ant", "bee"], "A": ["good", "nice"], "B": ["bad", "ugly"]}
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """A word suite and a vectors file for it."""
+    test = {"id": "t1", "title": "T1", **{r: {"name": r, "modality": "word", "items": w} for r, w in WORDS.items()}}
+    (tmp_path / "suite.json").write_text(json.dumps({"schema": "eatkit.suite/1", "id": "tiny", "title": "Tiny",
+                                                     "tests": [test]}))
+    rng = np.random.default_rng(0)
+    (tmp_path / "v.txt").write_text("".join(f"{w} {' '.join(f'{v:.3f}' for v in rng.normal(size=3))}\n"
+                                            for ws in WORDS.values() for w in ws))
+    return tmp_path
+
+
+def _run(tiny: Path, *extra: str) -> int:
+    return main(["run", str(tiny / "suite.json"), "--vectors", str(tiny / "v.txt"), "--permutations", "10",
+                 "--bootstrap", "0", "--seed", "1", "-q", *extra])
+
+
+def test_a_report_never_replaces_a_run_folders_own_files(tiny: Path, capsys) -> None:
+    assert _run(tiny, "-o", str(tiny / "run")) == 0
+    before = {p.name: p.read_bytes() for p in (tiny / "run").iterdir()}
+    for target in ("results.json", "similarities.npz", "manifest.json"):
+        assert main(["report", str(tiny / "run"), "--html", str(tiny / "run" / target)]) == 2
+        assert "is not an eatkit html file: eatkit does not write over it" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (tiny / "run").iterdir()} == before
+    assert main(["verify", str(tiny / "run")]) == 0
+    # an eatkit report may be written again
+    assert main(["report", str(tiny / "run"), "--html", str(tiny / "r.html"), "-q"]) == 0
+    assert main(["report", str(tiny / "run"), "--html", str(tiny / "r.html"), "-q"]) == 0
+
+
+def test_an_output_folder_with_the_users_own_files_is_refused_and_left_alone(tiny: Path, capsys) -> None:
+    mine = tiny / "mine"
+    mine.mkdir()
+    (mine / "report.html").write_text("<p>my report</p>")
+    (mine / "table.md").write_text("| my table |")
+    assert _run(tiny, "-o", str(mine)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"eatkit: error: output folder {mine} holds files eatkit did not write (report.html, table.md): " \
+                  "give a new or empty folder"
+    assert sorted(p.name for p in mine.iterdir()) == ["report.html", "table.md"]
+    assert (mine / "table.md").read_text() == "| my table |"
+    # into an earlier run's folder: its own files are replaced, a file of the user's there is left alone
+    assert _run(tiny, "-o", str(tiny / "run"), "--report") == 0
+    (tiny / "run" / "notes.txt").write_text("mine")
+    assert _run(tiny, "-o", str(tiny / "run")) == 0
+    assert (tiny / "run" / "notes.txt").read_text() == "mine" and not (tiny / "run" / "report.html").exists()
+
+
+def test_runs_without_an_output_folder_never_replace_each_other(tiny: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tiny)
+    assert _run(tiny) == 0
+    assert _run(tiny) == 0
+    runs = sorted((tiny / "eatkit-results").iterdir())
+    assert len(runs) == 2 and all((r / "results.json").exists() for r in runs)
+
+
+def test_report_html_has_the_mode_of_the_other_outputs(tiny: Path) -> None:
+    assert _run(tiny, "-o", str(tiny / "run"), "--report") == 0
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (tiny / "run").iterdir()}
+    assert len(set(modes.values())) == 1 and modes["report.html"] == 0o666 & ~_umask(), modes
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# -- #6: an unreadable category folder ------------------------------------------------------------------
+
+
+def test_an_unreadable_image_folder_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    from eatkit.stimuli.images import resolve_image_set
+    from eatkit.stimuli.types import StimulusSet
+
+    (tmp_path / "t" / "c").mkdir(parents=True)
+    original = Path.iterdir
+
+    def refused(self):  # mode 000 (as root, chmod does not stop reading, so the error is simulated)
+        if self.name == "c":
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self)
+
+    monkeypatch.setattr(Path, "iterdir", refused)
+    with pytest.raises(EatkitError, match=r"^cannot read the image folder of set 'C', .*/t/c: Permission denied$"):
+        resolve_image_set(StimulusSet("C", "image", category="t/c"), tmp_path)

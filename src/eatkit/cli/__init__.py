@@ -31,6 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from eatkit import progress
 
     progress.set_enabled(not getattr(args, "quiet", False))
+    # multiprocessing's resource tracker (a helper process, started with these options) removes what a
+    # worker stopped on Ctrl-C left; it need not say so on the terminal after 'eatkit: interrupted'
+    if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
+        sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
         return args.func(args) or 0
     except EatkitError as err:

@@ -255,11 +255,18 @@ def submit(pool: Executor, function: Callable[..., Any], *args: Any) -> Future:
     """
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         return pool.submit(function, *args)
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # blocked in this thread: a process it starts inherits the mask (until _worker_start); and recorded,
+    # not raised, should another thread of the process receive it
+    held: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         return pool.submit(function, *args)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
+        if held and callable(handler):
+            handler(signal.SIGINT, None)  # (the default handler raises KeyboardInterrupt)
 
 
 def _worker_start(parent: int) -> None:

@@ -306,6 +306,9 @@ def build_source(
     eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
     """
     options = {k: v for k, v in given.items() if v is not None}
+    for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
+        if isinstance(options.get(key), (str, os.PathLike)):
+            checked_path(options[key], _flag(key) if key != "vectors" else "--vectors")
     models = [k for k in ("name", "vectors", "embeddings") if k in options]
     if len(models) != 1:
         raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
