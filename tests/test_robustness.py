@@ -158,3 +158,17 @@ def test_an_unreadable_image_folder_is_one_line(tmp_path: Path, monkeypatch) -> 
     monkeypatch.setattr(Path, "iterdir", refused)
     with pytest.raises(EatkitError, match=r"^cannot read the image folder of set 'C', .*/t/c: Permission denied$"):
         resolve_image_set(StimulusSet("C", "image", category="t/c"), tmp_path)
+
+
+# -- #10: vectors files with a byte-order mark or tabs ----------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["\ufeffrose 1 0 0\nant 0 1 0\n", "rose\t1\t0\t0\nant\t0\t1\t0\n",
+                                  "\ufeff2 3\nrose 1 0 0\nant\t0 1 0\n"])
+def test_a_byte_order_mark_and_tabs_are_read_as_a_user_means_them(tmp_path: Path, text: str) -> None:
+    from eatkit.sources.vectors import load_word_vectors
+
+    (tmp_path / "v.txt").write_text(text, encoding="utf-8")
+    vectors = load_word_vectors(tmp_path / "v.txt")
+    assert vectors.words == ["rose", "ant"]
+    np.testing.assert_array_equal(vectors.vectors, [[1, 0, 0], [0, 1, 0]])

@@ -8,7 +8,6 @@ stderr and exit status 2; never a traceback.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -50,9 +49,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _stop_workers()
-    # (out of the except block: the interrupted frames are gone, so their generators have been closed
-    # and their clean-up has run, e.g. the shared memory of the image decoders)
-    gc.collect()
     print("eatkit: interrupted", file=sys.stderr)
     if argv is None:
         # the process's own command line: leave now, not after the threads still finishing a batch and

@@ -71,16 +71,19 @@ def start_pool(workers: int, method: str | None = None) -> ProcessPoolExecutor:
 
 #: the pools started by :func:`start_pool` or given to :func:`track`, not yet collected (:func:`stop_all_pools`)
 _POOLS: "weakref.WeakSet[Executor]" = weakref.WeakSet()
+_RINGS: "weakref.WeakSet[_Ring]" = weakref.WeakSet()
 
 
 def stop_all_pools() -> None:
-    """Stop every worker pool of this process (the command line does this on Ctrl-C, so that the
-    interpreter's exit does not wait for the workers' tasks).
+    """Stop every worker pool of this process and remove its shared-memory rings (the command line does
+    this on Ctrl-C, so that the interpreter's exit does not wait for the workers' tasks).
 
     >>> stop_all_pools()
     """
     for pool in list(_POOLS):
         stop_pool(pool)
+    for ring in list(_RINGS):
+        ring.close()
 
 
 def track(pool: Executor) -> Executor:
@@ -131,6 +134,7 @@ class _Ring:
         memory.close()  # the name stays (and the tracker's record of it); mapped below as a memmap
         self.name, self.memory = memory.name, memory
         self.array: np.ndarray | None = np.memmap(_SHM / self.name, np.uint8, "r+", shape=(nbytes * slots,))
+        _RINGS.add(self)  # (closed by stop_all_pools on Ctrl-C, should its stream not be closed first)
 
     @staticmethod
     def fits(nbytes: int, slots: int) -> bool:
@@ -147,8 +151,9 @@ class _Ring:
 
     def close(self) -> None:
         """Remove the name (the memory goes when the last mapping, worker's or view's, does)."""
-        self.array = None
-        self.memory.unlink()
+        if self.array is not None:
+            self.array = None
+            self.memory.unlink()
 
 
 class Prefetcher:

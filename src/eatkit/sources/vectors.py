@@ -28,7 +28,8 @@ File formats read by :func:`load_word_vectors` (plain or gzip-compressed, detect
   may contain spaces (``"Ivy League"`` or the rare web tokens of GloVe 840B): a line with more than
   ``d + 1`` fields whose extra leading fields are not all numbers is such a word. The dimension is
   the header's, or else the number of values on the first line. Non-UTF-8 bytes in a word are
-  replaced by U+FFFD (such a word cannot match a query).
+  replaced by U+FFFD (such a word cannot match a query). A tab separates fields as a space does, and a
+  UTF-8 byte-order mark at the start of the file is skipped (it is no part of the first word).
 - word2vec binary (``.bin``, ``.bin.gz``, or ``binary=True``): a ``<count> <dim>`` header line, then
   per word its bytes, a space and ``dim`` little-endian float32 values (a newline before the next
   word is optional).
@@ -230,6 +231,9 @@ def load_word_vectors(
     )
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _open_bytes(path: Path) -> Any:
     with open(path, "rb") as fh:
         compressed = fh.read(2) == _GZIP_MAGIC
@@ -266,6 +270,10 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
     total = 0
     with _open_bytes(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(_BOM):  # a UTF-8 byte-order mark (Windows editors) is no part of
+                raw = raw[len(_BOM) :]                 # the first word
+            if b"\t" in raw:  # tab-separated values, as some exporters write them: tabs separate as spaces do
+                raw = raw.replace(b"\t", b" ")
             line = raw.rstrip(b" \r\n")  # the word2vec C tool ends lines with a space
             if not line:
                 continue
