@@ -172,3 +172,70 @@ def test_a_byte_order_mark_and_tabs_are_read_as_a_user_means_them(tmp_path: Path
     vectors = load_word_vectors(tmp_path / "v.txt")
     assert vectors.words == ["rose", "ant"]
     np.testing.assert_array_equal(vectors.vectors, [[1, 0, 0], [0, 1, 0]])
+
+
+# -- #9: the sweep report names failed cells; a resumed sweep says "finished before" ----------------------
+
+
+def test_the_sweep_report_lists_failed_cells_and_a_resume_says_finished_before(tiny: Path, capsys) -> None:
+    sentences = json.loads((tiny / "suite.json").read_text())
+    for role in "XYAB":
+        sentences["tests"][0][role]["modality"] = "sentence"
+    sentences["id"] = "sentences"
+    (tiny / "sentences.json").write_text(json.dumps(sentences))
+    (tiny / "sweep.toml").write_text('models = [{ vectors = "v.txt" }]\nsuites = ["suite.json", "sentences.json"]\n'
+                                     'settings = [{ seed = 0, n_bootstrap = 0, permutations = 10 }]\n')
+    argv = ["sweep", str(tiny / "sweep.toml"), "-o", str(tiny / "out"), "--jobs", "0", "-q"]
+    assert main(argv) == 1
+    html = (tiny / "out" / "report.html").read_text()
+    assert "Not in this report: 1 failed" in html and "v__sentences__default" in html
+    assert "sentence stimuli, which v.txt cannot embed" in html
+    capsys.readouterr()
+    assert main(argv[:-1]) == 1
+    assert "2 cells: 0 computed, 1 finished before, 1 failed" in capsys.readouterr().out
+    cells = (tiny / "out" / "cells.csv").read_text()
+    assert "finished before" in cells and "skipped" not in cells
+
+
+# -- #11: small things that misled ------------------------------------------------------------------------
+
+
+def test_help_list_and_cache_info_say_what_they_mean(capsys, monkeypatch, tmp_path: Path) -> None:
+    from eatkit.cli.cache import human_size
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "info about, or clear, the embedding cache" in capsys.readouterr().out
+    assert main(["list", "suites"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert not any(" 1 tests " in line for line in lines) and all(" 0 test" not in line for line in lines)
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path))
+    assert main(["cache", "info"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == ["entries: 0", "size: 0 bytes"]
+    assert (human_size(1023), human_size(1536), human_size(5 * 2**20)) == ("1023 bytes", "1.5 KiB", "5.0 MiB")
+
+
+def test_more_workers_than_cores_are_capped_with_a_warning(capsys) -> None:
+    from eatkit.encoders.device import usable_cores
+    from eatkit.registry import build_model
+
+    model = build_model("efficientnet_lite0", workers=1000, device="cpu")
+    assert model.workers == max(usable_cores(), 2)
+    assert f"eatkit: warning: workers=1000 is more than the {usable_cores()} usable cores" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"this is no zip archive", "it does not start as an .npz (zip) file does"),
+    ("objects", "it holds pickled Python objects, which eatkit never loads"),
+])
+def test_a_garbage_npz_is_named_without_numpys_pickle_advice(tmp_path: Path, content, reason) -> None:
+    from eatkit.sources.precomputed import PrecomputedEmbeddings
+
+    path = tmp_path / "e.npz"
+    if content == "objects":
+        np.savez(path, ids=np.array(["a", None], dtype=object), vectors=np.ones((2, 2)))
+    else:
+        path.write_bytes(content)
+    with pytest.raises(EatkitError) as info:
+        PrecomputedEmbeddings(path)
+    assert reason in str(info.value) and "allow_pickle" not in str(info.value)

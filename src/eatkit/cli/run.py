@@ -147,10 +147,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         warned = [f"warning: {r.test}: {w}" for r in records for w in r.warnings if w not in run_warnings]
         table = "\n".join([console_tables(records), *([""] + warned if warned else [])])
         written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json"
-    for r in records:
+    notices: dict[tuple[str, str], list[str]] = {}  # one notice per set and drop, naming its tests (not with -q:
+    for r in records:                                # every drop is recorded in results.json and the manifest)
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
-            print(f"{r.test}: dropped from {role} ({names[role.upper()]}): {', '.join(words)}", file=sys.stderr)
+            tests = notices.setdefault((f"{role} ({names[role.upper()]})", ", ".join(words)), [])
+            tests += [] if r.test in tests else [r.test]
+    for (where, words), tests in notices.items() if not args.quiet else ():
+        print(f"{', '.join(tests)}: dropped from {where}: {words}", file=sys.stderr)
     for warning in run_warnings:  # recorded in every record and the manifest; printed once, even with -q
         print(f"eatkit: warning: {warning}", file=sys.stderr)
     return show_run(table, written, out, args)

@@ -33,12 +33,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.no_report and result.finished:
         from eatkit.report import write_html_report
 
-        write_html_report(result.finished, result.out / "report.html")
+        write_html_report(result.finished, result.out / "report.html", {c: result.errors[c] for c in result.failed})
     for cell in result.failed:
         print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
     if not args.quiet:
-        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "skipped", "failed")}
+        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed")}
         written = "results.csv, cells.csv" + (", report.html" if (result.out / "report.html").exists() else "")
-        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['skipped']} finished before, "
+        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
               f"{counts['failed']} failed; wrote {written} in {result.out}")
     return 1 if result.failed else 0

@@ -48,6 +48,7 @@ from eatkit.encoders.device import (
     check_precision,
     default_batch_size,
     default_workers,
+    usable_cores,
     device_kind,
     device_name,
     inference,
@@ -58,7 +59,7 @@ from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256_many, installed_version
-from eatkit.progress import progress
+from eatkit.progress import progress, warn
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
 from eatkit.stimuli.images import image_ids, resolve_image_set
@@ -140,6 +141,10 @@ class NeuralEncoder(EmbeddingSource):
             raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
             raise EatkitError(f"workers must be a non-negative integer, got {workers!r}")
+        most = max(usable_cores(), default_workers(self.device_kind))
+        if workers > most:  # more processes than cores only compete for them (1000 ran 6 times slower)
+            warn(f"workers={workers} is more than the {usable_cores()} usable cores: using {most}")
+            workers = most
         self.batch_size = batch_size
         self.workers = workers
         self.device, self.precision = device, check_precision(precision)

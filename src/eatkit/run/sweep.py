@@ -104,7 +104,7 @@ class CellOutcome:
 
 @dataclass
 class SweepResult:
-    """The cells of a sweep and their statuses (``done``, ``skipped`` (finished before), ``failed``)."""
+    """The cells of a sweep and their statuses (``done``, ``finished before`` (by an earlier run of the sweep, not run again), ``failed``)."""
 
     out: Path
     statuses: dict[str, str]
@@ -451,7 +451,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     from eatkit.run.runner import prepare_output
 
     prepare_output(out)
-    statuses = {c.id: "skipped" for c in sweep.cells if _finished(out, c)}
+    statuses = {c.id: "finished before" for c in sweep.cells if _finished(out, c)}
     todo = [c for c in sweep.cells if c.id not in statuses]
     errors: dict[str, str] = {}
     outcomes = _local(todo, jobs) if executor == "local" else _ray(todo, address)
