@@ -140,19 +140,32 @@ def test_ctrl_c_stops_a_probe(images: Path, tmp_path: Path) -> None:
 
     clip = tiny_clip(tmp_path / "clip")
     out = tmp_path / "probe"
-    # the probe has no worker processes: interrupted once its model is being built
+    # the probe has no worker processes: interrupted once it reads its model, and later
     proc_argv = ["probe", "ranking", "--model", f"hf-clip:{clip}", "--images", str(images / "groups"),
                  "--repeats", "100000", "--no-cache", "-q", "-o", str(out)]
-    code, err, seconds = _interrupt_after(proc_argv, images, 4.0)
-    _check(code, err, seconds, tmp_path)
-    assert not out.exists()
+    for delay in (0.0, 1.5):
+        code, err, seconds = _interrupt_after(proc_argv, images, clip, delay)
+        _check(code, err, seconds, tmp_path)
+        assert not out.exists()
 
 
-def _interrupt_after(argv: list[str], cwd: Path, delay: float) -> tuple[int | None, str, float]:
-    """:func:`interrupt` for a command without worker processes: SIGINT ``delay`` seconds after the start."""
+def _opened(pid: int, prefix: str) -> bool:
+    """Whether process ``pid`` has a file under ``prefix`` open."""
+    try:
+        return any(os.readlink(fd).startswith(prefix) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+
+
+def _interrupt_after(argv: list[str], cwd: Path, opens: str, delay: float) -> tuple[int | None, str, float]:
+    """:func:`interrupt` for a command without worker processes: SIGINT ``delay`` seconds after it first
+    opens a file under ``opens`` (its model)."""
     proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
+        deadline = time.monotonic() + 120
+        while not _opened(proc.pid, opens) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         time.sleep(delay)
         assert proc.poll() is None, f"eatkit ended before it was interrupted: {proc.communicate()}"
         os.killpg(proc.pid, signal.SIGINT)
