@@ -239,3 +239,25 @@ def test_a_garbage_npz_is_named_without_numpys_pickle_advice(tmp_path: Path, con
     with pytest.raises(EatkitError) as info:
         PrecomputedEmbeddings(path)
     assert reason in str(info.value) and "allow_pickle" not in str(info.value)
+
+
+# -- degenerate input: one shared check per kind (stats._validation), the same in the API and the CLI -----
+
+
+def test_a_set_compared_with_itself_and_complex_numbers_are_errors(tiny: Path, capsys) -> None:
+    from eatkit import eat
+
+    rng = np.random.default_rng(0)
+    X, A, B = rng.normal(size=(3, 4, 5))
+    with pytest.raises(EatkitError, match="sets 'X' and 'Y' hold the same vectors"):
+        eat(X, X[::-1].copy(), A, B)  # (in another order: still the same set)
+    with pytest.raises(EatkitError, match="sets 'A' and 'B' hold the same vectors"):
+        eat(X, A, B, B.copy())
+    with pytest.raises(EatkitError, match="set 'X' has complex values"):
+        eat(X + 1j, A, A + 1, B)
+    # from the command line: a suite whose two attribute sets are the same words
+    suite = json.loads((tiny / "suite.json").read_text())
+    suite["tests"][0]["B"]["items"] = suite["tests"][0]["A"]["items"]
+    (tiny / "same.json").write_text(json.dumps(suite))
+    assert main(["run", str(tiny / "same.json"), "--vectors", str(tiny / "v.txt"), "-q", "-o", str(tiny / "o")]) == 2
+    assert "sets 'A' and 'B' hold the same vectors" in capsys.readouterr().err
