@@ -140,32 +140,32 @@ def test_ctrl_c_stops_a_probe(images: Path, tmp_path: Path) -> None:
 
     clip = tiny_clip(tmp_path / "clip")
     out = tmp_path / "probe"
-    # the probe has no worker processes: interrupted once it reads its model, and later
+    # the probe has no worker processes: interrupted once it has loaded torch (building its model), and later
     proc_argv = ["probe", "ranking", "--model", f"hf-clip:{clip}", "--images", str(images / "groups"),
                  "--column", "g1=White", "--column", "g2=Black", "--repeats", "100000", "--no-cache", "-q",
                  "-o", str(out)]
     for delay in (0.0, 0.3):
-        code, err, seconds = _interrupt_after(proc_argv, images, clip, delay)
+        code, err, seconds = _interrupt_after(proc_argv, images, "libtorch", delay)
         _check(code, err, seconds, tmp_path)
         assert not out.exists()
 
 
-def _opened(pid: int, prefix: str) -> bool:
-    """Whether process ``pid`` has a file under ``prefix`` open."""
+def _mapped(pid: int, library: str) -> bool:
+    """Whether process ``pid`` has loaded a shared library whose path contains ``library``."""
     try:
-        return any(os.readlink(fd).startswith(prefix) for fd in Path(f"/proc/{pid}/fd").iterdir())
+        return library in Path(f"/proc/{pid}/maps").read_text()
     except OSError:
         return False
 
 
-def _interrupt_after(argv: list[str], cwd: Path, opens: str, delay: float) -> tuple[int | None, str, float]:
-    """:func:`interrupt` for a command without worker processes: SIGINT ``delay`` seconds after it first
-    opens a file under ``opens`` (its model)."""
+def _interrupt_after(argv: list[str], cwd: Path, library: str, delay: float) -> tuple[int | None, str, float]:
+    """:func:`interrupt` for a command without worker processes: SIGINT ``delay`` seconds after it loads
+    ``library`` (torch: the command is building its model)."""
     proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not _opened(proc.pid, opens) and proc.poll() is None and time.monotonic() < deadline:
+        while not _mapped(proc.pid, library) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(delay)
         assert proc.poll() is None, f"eatkit ended before it was interrupted: {proc.communicate()}"
