@@ -280,6 +280,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import load_suite
     from eatkit.run.verify import verify_run
+    from eatkit.analyses import record_from_json
 
     ok = np.eye(3)[:2] + 0.1
     tiny = WordVectors(VOCAB, np.ones((len(VOCAB), 2)))
@@ -315,9 +316,17 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: record_from_json({**_record(d), "schema_version": 99}), EatkitError,
+         "has schema_version 99; this eatkit reads versions 1 to"),
+        (lambda d: record_from_json({**_record(d), "bogus": 1}), EatkitError, "has unknown field(s) 'bogus'"),
         (lambda d: run_suite(load_suite(d / "suite.json"), load_word_vectors(d / "v.txt"), permutations=10,
                              n_bootstrap=0).save(f"{d}/a\x00b"), EatkitError, "contains a NUL byte"),
     ]
+
+
+def _record(d: Path) -> dict[str, Any]:
+    """The first record of the good run folder."""
+    return json.loads((d / "run" / "results.json").read_text())[0]
 
 
 API = _api()
