@@ -411,6 +411,8 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
             "n": len(emb.ids), "sha256": text_sha256("\n".join(f"{i}\t{h}" for i, h in items)),
             "items": items, "dropped": list(emb.dropped),
         }
+        if stimuli is not None and stimuli.modality == "image" and stimuli.category and not stimuli.items:
+            out[role]["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
     return out
 
 
