@@ -239,6 +239,9 @@ CLI: list[tuple[list[str], str]] = [
     # outputs over files eatkit did not write (issue 26 #3, #4)
     (["report", "{d}/run", "--html", "{d}/run/results.json"], "is not an eatkit html file"),
     (["report", "{d}/run", "--html", "{d}/run/similarities.npz"], "is not an eatkit html file"),
+    # the same input twice
+    (["report", "{d}/run", "{d}/run/", "--html", "{d}/r.html"], "is given twice (also as {d}/run)"),
+    (["report", "{d}/run", "{d}/run", "--html", "{d}/r.html"], "is given twice"),
     (_run()[:-2] + ["-o", "{d}/user-folder"], "holds files eatkit did not write (report.html, table.md)"),
     # datasets
     (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),

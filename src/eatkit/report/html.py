@@ -182,6 +182,11 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path, failed: M
     PosixPath('report.html')
     """
     out = check_replaceable(out, "html", "report path")  # never over a file eatkit did not write
+    seen: dict[Path, str] = {}
+    for folder in map(str, run_dirs):  # the same input twice is refused, naming both spellings
+        first = seen.setdefault(Path(folder).resolve(), folder)
+        if first != folder or list(map(str, run_dirs)).count(folder) > 1:
+            raise EatkitError(f"run folder {folder} is given twice (also as {first}): give each folder once")
     loaded = [load_series(d) if is_series(d) else load_run(d) for d in run_dirs]
     series = [one for one in loaded if isinstance(one, Series)]
     runs = [run for one in loaded for run in (one.runs if isinstance(one, Series) else [one])]
