@@ -177,6 +177,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--seed", "-3"), "--seed"),
     (_run("--seed", "x"), "--seed"),
     (_run("--bootstrap", "-1"), "--bootstrap"),
+    (_run("--bootstrap", "1000000000000"), "bootstrap resamples is more than eatkit takes"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
     (_run("--p-method", "welch", "--permutations", "100"), "cannot apply with p_method 'welch'"),

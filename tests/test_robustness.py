@@ -261,3 +261,27 @@ def test_a_set_compared_with_itself_and_complex_numbers_are_errors(tiny: Path, c
     (tiny / "same.json").write_text(json.dumps(suite))
     assert main(["run", str(tiny / "same.json"), "--vectors", str(tiny / "v.txt"), "-q", "-o", str(tiny / "o")]) == 2
     assert "sets 'A' and 'B' hold the same vectors" in capsys.readouterr().err
+
+
+# -- file-system faults: a full disk while writing leaves one line and no partial output --------------------
+
+
+@pytest.mark.parametrize("where", ["new", "existing"])
+def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: Path, capsys, monkeypatch,
+                                                                         where: str) -> None:
+    import eatkit.run.runner as runner
+
+    out = tiny / "run"
+    if where == "existing":
+        assert _run(tiny, "-o", str(out)) == 0
+        capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else None
+
+    def full(handle, **arrays):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runner.np, "savez_compressed", full)
+    assert _run(tiny, "-o", str(out)) == 2
+    assert capsys.readouterr().err == f"eatkit: error: cannot write results to {out}: No space left on device\n"
+    assert ({p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else None) == before
+    assert not [p for p in tiny.iterdir() if p.name.endswith(".partial")]

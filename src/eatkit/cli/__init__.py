@@ -42,6 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as err:  # what only the file system can say (permissions, a full disk, a name too long)
         print(f"eatkit: error: {os_error(err, 'use')}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError:
+        print("eatkit: error: out of memory (ask for fewer permutations, resamples or stimuli, or a smaller "
+              "--batch-size)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except ValueError as err:
         if "null byte" not in str(err):  # a path with a NUL byte (os functions raise ValueError); else a bug
             raise
