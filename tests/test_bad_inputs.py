@@ -241,6 +241,7 @@ CLI: list[tuple[list[str], str]] = [
     (["report", "{d}/run", "--html", "{d}/run/results.json"], "is not an eatkit html file"),
     (["report", "{d}/run", "--html", "{d}/run/similarities.npz"], "is not an eatkit html file"),
     # the same input twice
+    (["run", "{d}/suite.json", "--series", "{d}/v.txt", "{d}/./v.txt", "-q", "-o", "{o}"], "more than once"),
     (["report", "{d}/run", "{d}/run/", "--html", "{d}/r.html"], "is given twice (also as {d}/run)"),
     (["report", "{d}/run", "{d}/run", "--html", "{d}/r.html"], "is given twice"),
     (_run()[:-2] + ["-o", "{d}/user-folder"], "holds files eatkit did not write (report.html, table.md)"),

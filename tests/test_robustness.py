@@ -285,3 +285,12 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: P
     assert capsys.readouterr().err == f"eatkit: error: cannot write results to {out}: No space left on device\n"
     assert ({p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else None) == before
     assert not [p for p in tiny.iterdir() if p.name.endswith(".partial")]
+
+
+def test_the_command_line_counts_exactly_when_asked_for_more_draws_than_partitions(tiny: Path) -> None:
+    out = tiny / "many"
+    assert main(["run", str(tiny / "suite.json"), "--vectors", str(tiny / "v.txt"), "--permutations", "10000000000",
+                 "--bootstrap", "0", "-q", "-o", str(out)]) == 0
+    (record,) = json.loads((out / "results.json").read_text())
+    assert record["p_value_exact"] is True and record["n_permutations"] == math.comb(4, 2) == 6
+    assert json.loads((out / "manifest.json").read_text())["statistics"]["permutations"] == 10000000000

@@ -185,6 +185,9 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         from eatkit.run.runner import refuse_model_options
 
         refuse_model_options({key: True for flag, key in MODEL_FLAGS if _given(args, flag)}, ("oov",), "--series")
+        twice = [str(p) for k, p in enumerate(args.series) if p.resolve() in {q.resolve() for q in args.series[:k]}]
+        if twice:  # the same input twice: a series of a point with itself
+            raise EatkitError(f"--series names {twice[0]} more than once: give each file once")
         if args.embeddings_model:
             raise EatkitError("--embeddings-model does not apply to --series")
         if len(args.series) == 1:
