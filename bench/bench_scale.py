@@ -24,6 +24,12 @@ tower built from its config with random weights (saved to a temporary weights fi
 
 Usage: ``python bench/bench_scale.py [--images DIR] [--models efficientnet_lite0,clip-b32] [--device auto]
 [--precision fp32] [--batch-size 32] [--workers 2] [--limit N] [--repeats 3] [--cycle 1]``
+
+**Decode once** (``--sweep``): a sweep of EfficientNet-Lite0, -Lite1 and -Lite2 (three preprocessings: 224,
+240 and 260 pixels) over the iEAT suite's tests ``--tests`` against the three runs done separately, each with
+an empty cache. Printed: the decodes of each (every call of the image decoder is counted, in the worker
+processes too), the sweep's ``decoding.json``, and the wall times. ``python bench/bench_scale.py --sweep
+[--tests insect-flower,valence] [--workers 2] [--device auto]``
 """
 
 from __future__ import annotations
@@ -134,6 +140,69 @@ def bench_model(model: str, sets: list[StimulusSet], args: argparse.Namespace, t
               "(GPU goal >= 0.8)")
 
 
+def _count_decodes(log: Path) -> None:
+    """Count every decode (one line per call of load_image, appended by whichever process decodes)."""
+    import eatkit.encoders.images as images
+    import eatkit.encoders.pixels as pixels
+
+    real = images.load_image
+
+    def counted(path, **kwargs):
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{path}\n")
+        return real(path, **kwargs)
+
+    images.load_image = pixels.load_image = counted
+
+
+def bench_sweep(args: argparse.Namespace) -> None:
+    """Decode once: the sweep of three EfficientNet-Lites against three separate runs (module docstring)."""
+    import json
+    import os
+
+    from eatkit.run.runner import RunOptions, build_source, run_suite
+    from eatkit.run.sweep import run_sweep
+    from eatkit.stimuli.loader import load_suite
+
+    tests = args.tests.split(",")
+    models = [{"name": f"efficientnet_lite{k}", "images": str(args.images), "device": args.device,
+               "workers": args.workers} for k in range(3)]
+    options = RunOptions(seed=0, n_bootstrap=0, permutations=999)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        log = tmp / "decodes.log"
+        _count_decodes(log)
+        suite = load_suite("ieat")
+        files = {p for t in suite.tests if t.id in tests for s in t.sets().values() if s.modality == "image"
+                 for p in (args.images / s.category).iterdir()}
+        separate = 0.0
+        for k, model in enumerate(models):
+            os.environ["EATKIT_CACHE_DIR"] = str(tmp / f"cache-{k}")
+            start = time.perf_counter()
+            run_suite(suite, build_source(model, suite), tests=tests, options=options)
+            separate += time.perf_counter() - start
+        separate_decodes = len(log.read_text().splitlines())
+        log.write_text("")
+        os.environ["EATKIT_CACHE_DIR"] = str(tmp / "cache-sweep")
+        lines = ["models = [" + ", ".join("{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in m.items()) + " }"
+                                          for m in models) + "]",
+                 f"suites = [{{ suite = \"ieat\", tests = {json.dumps(tests)} }}]",
+                 "settings = [{ seed = 0, n_bootstrap = 0, permutations = 999 }]"]
+        (tmp / "sweep.toml").write_text("\n".join(lines) + "\n")
+        start = time.perf_counter()
+        result = run_sweep(tmp / "sweep.toml", tmp / "out", jobs=0)
+        swept = time.perf_counter() - start
+        decoded = log.read_text().splitlines()
+        record = json.loads((tmp / "out" / "decoding.json").read_text())
+        assert set(result.statuses.values()) == {"done"}, result.errors  # same results: test_decode_once.py
+    print(f"{len(files)} image files (iEAT {', '.join(tests)}), 3 models, workers={args.workers}")
+    print(f"three separate runs: {separate:.2f} s, {separate_decodes} decodes")
+    print(f"the sweep:           {swept:.2f} s, {len(decoded)} decodes ({len(set(decoded))} distinct files); "
+          f"decoding.json: {record['decodes']} decodes of {record['files']} files for {record['preprocessings']} "
+          f"preprocessings in {record['seconds']:.2f} s")
+    print(f"sweep / separate: {swept / separate:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=Path, default=DEFAULT_IMAGES, help="iEAT-layout image folder")
@@ -147,7 +216,13 @@ def main() -> None:
     parser.add_argument("--cycle", type=int, default=1,
                         help="embed the image sets this many times over, as separate sets (enough images to "
                              "measure a GPU's throughput from a few files)")
+    parser.add_argument("--sweep", action="store_true", help="decode once: a sweep of EfficientNet-Lite0/1/2 "
+                        "against the three runs done separately")
+    parser.add_argument("--tests", default="insect-flower", help="with --sweep: iEAT tests, comma-separated")
     args = parser.parse_args()
+    if args.sweep:
+        bench_sweep(args)
+        return
     sets = image_sets(args.images)
     if args.limit:
         kept, total = [], 0

@@ -97,3 +97,36 @@ def test_group_sets_bad_input(tmp_path) -> None:
         group_sets(tmp_path)
     with pytest.raises(EatkitError, match="no group folder with images named zz"):
         group_sets(tmp_path, ["a", "zz"])
+
+
+@pytest.mark.parametrize(("caption", "descriptor"), [
+    # the forms the study (seed 003, section 5) quotes BLIP producing, and the authors' hyphenated forms
+    ("a close up of an oriental woman with long hair", "oriental"),
+    ("an african-american man in a grey shirt", "african-american"),
+    ("an African American woman with short hair", "african american"),
+    ("an asian-american person", "asian-american"),
+    ("an asian man with a black shirt", "asian"),
+    ("a latina woman smiling", "latina"),
+    # the study: men described as wearing a black tie, Black individuals as having an afro: no race named
+    ("a man wearing a black tie", None),
+    ("a woman with an afro and a grey shirt", None),
+    ("a photo of a man wearing a grey shirt", None),
+])
+def test_lexicon_matches_the_authors_rule_on_the_studys_phrases(caption, descriptor) -> None:
+    lex = load_lexicon()
+    assert lex.match_mode == "substring" and lex.match(caption) == descriptor
+    # the authors' test itself: f'{desc} person|man|woman' in the lower-cased caption
+    theirs = any(f"{d} {n}" in caption.lower() for d in lex.descriptors for n in ("person", "man", "woman"))
+    assert theirs == (descriptor is not None)
+
+
+def test_lexicon_match_modes(tmp_path) -> None:
+    path = tmp_path / "lex.json"
+    for mode, expected in (("substring", "black"), ("words", None)):
+        path.write_text(json.dumps({"schema": "eatkit.lexicon/1", "descriptors": ["black"], "nouns": ["man"],
+                                    "match": mode}))
+        assert load_lexicon(path).match("a black manikin") == expected
+    path.write_text(json.dumps({"schema": "eatkit.lexicon/1", "descriptors": ["black"], "nouns": ["man"],
+                                "match": "fuzzy"}))
+    with pytest.raises(EatkitError, match="'match' must be one of words, substring, got 'fuzzy'"):
+        load_lexicon(path)

@@ -1,4 +1,4 @@
-"""Anisotropy diagnostics (eatkit.stats.anisotropy) and post-processing (eatkit.sources.postprocess)."""
+"""Anisotropy diagnostics (eatkit.stats.isotropy) and post-processing (eatkit.sources.postprocess)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import eatkit
 from eatkit.errors import EatkitError
 from eatkit.sources.postprocess import Postprocessing, PostprocessedSource, fit_postprocessing
 from eatkit.sources.vectors import WordVectors
-from eatkit.stats.anisotropy import anisotropy, cosine_diagnostic
+from eatkit.stats.isotropy import anisotropy, cosine_diagnostic
 from eatkit.stimuli.types import StimulusSet
 
 

@@ -4,13 +4,14 @@ the statistics import nothing from the rest of eatkit but its base modules (chec
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "eatkit"
 #: what eatkit.stats may import from eatkit
-STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io"}
+STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io", "eatkit._lazy"}
 
 
 def _module_name(path: Path) -> str:
@@ -93,7 +94,8 @@ def test_stats_import_only_the_base_modules_and_never_torch():
 
 #: the layers, bottom to top: a module may import from its own layer and the layers below it only
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("eatkit._version", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths"),
+    ("eatkit._version", "eatkit._lazy", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths",
+     "eatkit.kinds", "eatkit.specs"),
     ("eatkit.stats",),
     ("eatkit.stimuli", "eatkit.records"),
     ("eatkit.sources",),
@@ -134,10 +136,73 @@ def test_the_layer_check_finds_a_planted_upward_import():
     assert _layer("eatkit") > _layer("eatkit.cli.run")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: stats/ranking.py still imports pandas")
 def test_stats_never_import_pandas():
     for path in (SRC / "stats").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0] == "pandas" for n in names), path
+
+
+HEAVY = ("numpy", "scipy", "pandas", "torch", "numba", "matplotlib", "transformers")
+
+
+@pytest.mark.parametrize("code", [
+    "import eatkit",
+    "import eatkit.stats",
+    "from eatkit.cli import build_parser; build_parser()",
+    "from eatkit.cli import main; main(['list', 'suites'])",
+])
+def test_start_up_loads_no_heavy_library(code):
+    # `import eatkit`, `eatkit --help` and `eatkit list suites` load their libraries on first use only
+    import subprocess
+    import sys
+
+    probe = f"import sys, io, contextlib\nwith contextlib.redirect_stdout(io.StringIO()):\n    {code}\n" \
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(SRC.parent), "PATH": ""})
+    assert out.stdout.strip() == "[]", (code, out.stdout, out.stderr)
+
+
+def test_lazy_names_resolve():
+    import eatkit
+    import eatkit.stats
+
+    for module in (eatkit, eatkit.stats):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, (module.__name__, name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        eatkit.nope  # noqa: B018
+
+
+def test_no_lazy_name_is_also_a_submodule():
+    # importing a submodule sets the package attribute of its name: it would shadow a lazy function
+    for package in ("eatkit", "eatkit.stats"):
+        folder = SRC.joinpath(*package.split(".")[1:])
+        names = importlib.import_module(package)._NAMES
+        submodules = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
+        assert not set(names) & submodules, (package, set(names) & submodules)
+
+
+def _private_crossings() -> list[tuple[str, str]]:
+    """(module, what) for every import of a private module or name (``_x``) from outside its package."""
+    found = []
+    for path in SRC.rglob("*.py"):
+        module = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            for name in [node.module, *names]:
+                parts = name.split(".")
+                for i, part in enumerate(parts[1:], 1):
+                    owner = ".".join(parts[:i])
+                    if part.startswith("_") and not part.startswith("__") and not (
+                            module == owner or module.startswith(owner + ".")):
+                        found.append((module, name))
+    return sorted(set(found))
+
+
+def test_no_private_name_crosses_a_package():
+    assert _private_crossings() == []

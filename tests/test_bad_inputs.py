@@ -58,6 +58,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "escape.json": json.dumps(_suite(A={"name": "A", "modality": "image", "category": "../../etc"})),
         "emptyset.json": json.dumps(_suite(A={"name": "A", "modality": "word", "items": []})),
         "badmodality.json": json.dumps(_suite(A={"name": "A", "modality": "smell", "items": ["x"]})),
+        "badalternative.json": json.dumps({**_suite(), "alternative": "sideways"}),
+        "badiat.json": json.dumps(_suite(params={"iat_d": "large"})),
         "v.txt": _vectors(),
         "empty.txt": "",
         "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
@@ -76,6 +78,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "vocab.pkl": pickle.dumps(["rose", _Evil()]),
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
+        "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
     }
     for name, content in files.items():
         path = root / name
@@ -134,6 +137,10 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/emptyset.json", "--vectors", "{d}/v.txt"], "has no items"),
     (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
+    (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "params.iat_d must be a number"),
+    (_run("--decades", "1810-1990"), "--decades applies to --series only"),
+    (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
     (_run("--tests", "t1,t1"), "more than once: t1"),
     (["list", "tests", "nosuch"], "unknown suite 'nosuch'"),
@@ -178,6 +185,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--seed", "x"), "--seed"),
     (_run("--bootstrap", "-1"), "--bootstrap"),
     (_run("--bootstrap", "1000000000000"), "bootstrap resamples is more than eatkit takes"),
+    (_run("--validity"), "test 't1': validity (--validity) needs at least 3 stimuli in X, which has 2"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
     (_run("--p-method", "welch", "--permutations", "100"), "cannot apply with p_method 'welch'"),
@@ -211,15 +219,17 @@ CLI: list[tuple[list[str], str]] = [
     (["verify", "{d}/run-badjson"], "has no manifest.json"),
     # options of the newer analyses, sources and commands (grounded, series, prompts, devices, sweeps,
     # probes, analysis sets, fine-tuning)
-    (_run("--experiment", "2"), "does not take the option(s) experiment"),
+    (_run("--experiment", "2"), "--experiment applies to grounded tests only"),
     (["run", "grounded-coco", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "image-caption stimuli"),
     (["run", "{d}/suite.json", "--series", "{d}/folder", "-q", "-o", "{o}"], "has no HistWords decades"),
     (_run("--postprocess", "bogus"), "unknown post-processing 'bogus'"),
     (_run("--compare-prompts", "", "a picture"), "--compare-prompts applies to --model only"),
     (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--device", "cuda", "-q", "-o", "{o}"],
      "no CUDA GPU is visible"),
+    (_run("--revision", "main"), "--revision applies to --model, not to --vectors"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
+    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
@@ -242,14 +252,19 @@ CLI: list[tuple[list[str], str]] = [
     (["report", "{d}/run", "--html", "{d}/run/similarities.npz"], "is not an eatkit html file"),
     # the same input twice
     (["run", "{d}/suite.json", "--series", "{d}/v.txt", "{d}/./v.txt", "-q", "-o", "{o}"], "more than once"),
-    (["report", "{d}/run", "{d}/run/", "--html", "{d}/r.html"], "is given twice (also as {d}/run)"),
-    (["report", "{d}/run", "{d}/run", "--html", "{d}/r.html"], "is given twice"),
     (_run()[:-2] + ["-o", "{d}/user-folder"], "holds files eatkit did not write (report.html, table.md)"),
     # datasets
     (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
     (["data", "get", "ieat", "--dest", "{d}/a-file/sub"], "cannot create the folder"),
     (["data", "get", "ieat", "--base-url", "ftp://example.org"], "must start with https://"),
+    (["data", "get", "glove-840b", "--dest", "{o}"], "eatkit knows no sha256 of glove.840B.300d.zip"),
+    (["data", "get", "cfd", "--dest", "{o}"], "dataset 'cfd' is licensed"),
+    # models from published checkpoints (docs/models.md)
+    (["run", "{d}/suite.json", "--model", "simclrv2", "-q", "-o", "{o}"],
+     "simclrv2 needs its checkpoint file: --weights PATH"),
+    (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
+     "checkpoint {d}/missing.pth not found"),
 ]
 
 
@@ -326,6 +341,10 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: record_from_json({**_record(d), "bogus": 1}), EatkitError, "has unknown field(s) 'bogus'"),
         (lambda d: run_suite(load_suite(d / "suite.json"), load_word_vectors(d / "v.txt"), permutations=10,
                              n_bootstrap=0).save(f"{d}/a\x00b"), EatkitError, "contains a NUL byte"),
+        (lambda d: build_model("slip", checkpoint=d / "missing.pt"), EatkitError, "checkpoint {d}/missing.pt not found"),
+        (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
+        (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,
+         "refusing weights file {d}/a-file"),
     ]
 
 

@@ -86,7 +86,7 @@ def test_list_commands(capsys):
     code, out, _ = run_cli(capsys, "list", "suites")
     assert code == 0 and {"weat", "ieat", "ieat-intersectional"} <= {l.split()[0] for l in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "tests", "ieat")
-    assert code == 0 and len(out.splitlines()) == 15
+    assert code == 0 and len(out.splitlines()) == 19  # Table 1 and the four presidents tests
     code, out, _ = run_cli(capsys, "list", "models")
     assert code == 0 and "glove-6b-50d" in out
 

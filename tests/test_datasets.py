@@ -75,11 +75,13 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_registry_and_shipped_manifest():
-    assert [d.name for d in list_datasets()] == ["ieat"]
+    assert [d.name for d in list_datasets()] == ["ieat", "seat", "glove-6b", "glove-840b", "word2vec-google-news",
+                                                 "histwords-eng-all-sgns", "coco-2014-captions",
+                                                 "coco-2014-val-images", "cfd"]
     assert get_dataset("ieat").licence.startswith("CC BY-NC-SA 4.0")
     with pytest.raises(EatkitError) as err:
         get_dataset("imagenet")
-    assert str(err.value) == "unknown dataset 'imagenet' (known datasets: ieat)"
+    assert str(err.value).startswith("unknown dataset 'imagenet' (known datasets: ieat, seat, glove-6b, ")
     spec = load_manifest("ieat")
     assert re.fullmatch(r"[0-9a-f]{40}", spec["revision"])
     assert spec["base_url"] == f"https://raw.githubusercontent.com/ryansteed/ieat/{spec['revision']}"
@@ -157,8 +159,8 @@ def test_corrupted_file_on_the_mirror(mirror, manifest, http_url, tmp_path):
         download_dataset("ieat", tmp_path / "ieat", base_url=http_url, manifest=manifest, progress=False)
     assert str(err.value) == (
         f"checksum mismatch for 'age/young/yf1.jpg' from {http_url}/data/experiments/age/young/yf1.jpg: "
-        f"expected sha256 {expected['sha256']} ({expected['size']} bytes), got "
-        "3dbb3963d11aa418de8b61f846c3dbd5af43b40d252842adb823f90936fe6920 (9 bytes); the file was not kept"
+        f"expected sha256 {expected['sha256']}, got "
+        "3dbb3963d11aa418de8b61f846c3dbd5af43b40d252842adb823f90936fe6920; the file was not kept"
     )
     assert list(stale.parent.iterdir()) == []  # neither the damaged copy nor the bad or partial download
     assert len(list((tmp_path / "ieat/age/old").iterdir())) == 6  # files before it were kept
@@ -193,3 +195,109 @@ def test_base_url_must_be_a_url(manifest, tmp_path):
     with pytest.raises(EatkitError) as err:
         download_dataset("ieat", tmp_path, base_url="mirror/ieat", manifest=manifest)
     assert str(err.value) == "base URL 'mirror/ieat' of dataset 'ieat' must start with https://, http:// or file://"
+
+
+# -- the registry through pooch: every public set the suites use ---------------------------------------
+
+
+def test_every_registry_entry_has_a_licence_and_a_sha256_or_says_why_not():
+    for dataset in list_datasets():
+        assert dataset.licence and dataset.used_by, dataset.name
+        if dataset.licensed:
+            assert "{dest}" in dataset.how and dataset.manifest_file is None
+            continue
+        spec = load_manifest(dataset.name)
+        assert spec["base_url"].startswith(("https://", "http://")) and spec["files"], dataset.name
+        for entry in spec["files"].values():
+            if entry["sha256"] is None:  # never invented: the entry says why it is unknown
+                assert dataset.sha256_note.startswith("not known to eatkit"), dataset.name
+            else:
+                assert re.fullmatch(r"[0-9a-f]{64}", entry["sha256"]) and entry["size"] > 0
+    assert len(load_manifest("seat")["files"]) == 46
+
+
+@pytest.fixture
+def seat_mirror(shared_data, tmp_path) -> Path:
+    """The SEAT test files laid out as github.com/W4ngatang/sent-bias (tests/<file>)."""
+    root = tmp_path / "sent-bias"
+    shutil.copytree(shared_data / "sent-bias", root / "tests", ignore=shutil.ignore_patterns(".gitignore"))
+    return root
+
+
+@pytest.mark.shared_data
+def test_data_get_seat_from_a_file_mirror_verifies_every_file(seat_mirror, tmp_path, capsys):
+    from eatkit.cli import main
+
+    dest = tmp_path / "seat"
+    assert main(["data", "get", "seat", "--base-url", seat_mirror.as_uri(), "--dest", str(dest)]) == 0
+    assert capsys.readouterr().out == f"seat: 46 of 46 files verified in {dest}\n"
+    assert _tree(dest) == _tree(seat_mirror / "tests")
+
+
+@pytest.mark.shared_data
+def test_data_get_refuses_a_corrupted_file_in_one_line_and_leaves_nothing_behind(seat_mirror, tmp_path, capsys):
+    from eatkit.cli import main
+
+    first = seat_mirror / "tests" / "angry_black_woman_stereotype.jsonl"  # the first file fetched
+    first.write_bytes(first.read_bytes().replace(b"angry", b"happy"))
+    dest = tmp_path / "new" / "seat"
+    assert main(["data", "get", "seat", "--base-url", seat_mirror.as_uri(), "--dest", str(dest)]) == 2
+    err = capsys.readouterr().err
+    expected = load_manifest("seat")["files"][first.name]["sha256"]
+    assert err.startswith(f"eatkit: error: checksum mismatch for '{first.name}' from {first.as_uri()}: expected "
+                          f"sha256 {expected}, got ") and err.endswith("; the file was not kept\n")
+    assert err.count("\n") == 1
+    assert not dest.exists() and list((tmp_path / "new").iterdir()) == []  # no file, no temporary, no folder
+
+
+@pytest.fixture
+def glove_mirror(tmp_path) -> Path:
+    """A stand-in for nlp.stanford.edu/data: a glove.6B.zip holding a two-word vectors file."""
+    import zipfile
+
+    root = tmp_path / "stanford"
+    root.mkdir()
+    with zipfile.ZipFile(root / "glove.6B.zip", "w") as archive:
+        archive.writestr("glove.6B.50d.txt", "rose 0.1 0.2\nant -0.1 0.3\n")
+    return root
+
+
+def test_a_file_without_a_known_sha256_needs_allow_unverified_and_its_sha256_is_printed(glove_mirror, tmp_path,
+                                                                                      capsys):
+    from eatkit.cli import main
+    from eatkit.io import file_sha256
+
+    dest = tmp_path / "glove"
+    argv = ["data", "get", "glove-6b", "--base-url", glove_mirror.as_uri(), "--dest", str(dest)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == ("eatkit: error: dataset 'glove-6b': eatkit knows no sha256 of glove.6B.zip (not known to eatkit: "
+                   "the publisher gives no checksum and no verified copy was available offline when this registry "
+                   "was written); download it anyway with --allow-unverified (allow_unverified=True)\n")
+    assert not dest.exists()
+    assert main([*argv, "--allow-unverified"]) == 0
+    digest = file_sha256(glove_mirror / "glove.6B.zip")
+    assert capsys.readouterr().out.splitlines() == [
+        f"glove.6B.zip: sha256 {digest} (not verified: eatkit knows no checksum of this file)",
+        f"glove-6b: 0 of 1 files verified in {dest}"]
+    assert (dest / "glove.6B.50d.txt").read_text() == "rose 0.1 0.2\nant -0.1 0.3\n"  # unpacked
+
+
+def test_a_licensed_dataset_says_how_to_obtain_it_and_where_to_put_it(tmp_path, capsys):
+    from eatkit.cli import main
+
+    assert main(["data", "get", "cfd", "--dest", str(tmp_path / "cfd")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("eatkit: error: dataset 'cfd' is licensed (licensed: free for non-commercial research")
+    assert "https://www.chicagofaces.org/" in err and f"put the folder at {tmp_path / 'cfd'}" in err
+    assert err.count("\n") == 1 and not (tmp_path / "cfd").exists()
+
+
+def test_data_list_names_every_dataset_with_its_checksum_state(capsys):
+    from eatkit.cli import main
+
+    assert main(["data", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [d.name for d in list_datasets()]
+    assert "[verified; licence: CC BY-NC 4.0" in lines[1] and "[sha256 unknown; licence: Public Domain" in lines[2]
+    assert "[licensed: obtain it yourself" in lines[-1]

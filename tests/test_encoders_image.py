@@ -449,7 +449,8 @@ def _manual_igpt_features(model, clusters, paths, layer):
 
 def test_imagegpt_layer_norm_mean_pooling(tiny_igpt, image_root):
     model, clusters = tiny_igpt
-    encoder = ImageGPTFeatures(model, clusters=clusters, layer=2, cache=False, images=image_root, device="cpu")
+    encoder = ImageGPTFeatures(model, clusters=clusters, layer=2, pooling="mean", cache=False, images=image_root,
+                               device="cpu")
     out = encoder.embed(StimulusSet("A", "image", category="toy/a"))
     paths = sorted((image_root / "toy/a").glob("img*.png"))
     features, _, tokens = _manual_igpt_features(model, clusters, paths, layer=2)
@@ -459,10 +460,73 @@ def test_imagegpt_layer_norm_mean_pooling(tiny_igpt, image_root):
     assert len(set(tokens.ravel().tolist())) > 3  # the quantisation uses several clusters
 
 
+def _ieat_authors_features(model, context, layer):
+    """The iEAT authors' OpenAIExtractor (ryansteed/ieat, ieat/models.py), re-implemented: a transformers GPT-2
+    LM with iGPT's weights, every LayerNorm replaced by their ``ln_mod`` (x / sqrt(std(x)^2 + eps) * g, no
+    centring), the MLP activation by gelu2 (x * sigmoid(1.702 x)); then block l+1's ln_1 on hidden_states[l],
+    averaged over the sequence."""
+    transformers = pytest.importorskip("transformers")
+    c = model.config
+
+    class LnMod(torch.nn.Module):
+        def __init__(self, n, eps):
+            super().__init__()
+            self.eps, self.weight = eps, torch.nn.Parameter(torch.ones(n))
+
+        def forward(self, x):
+            return x / torch.sqrt(torch.std(x, axis=-1, unbiased=False, keepdim=True) ** 2 + self.eps) * self.weight
+
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=c.vocab_size, n_positions=c.n_positions, n_embd=c.n_embd, n_layer=c.n_layer, n_head=c.n_head))
+
+    def replace(module):
+        for name, child in module.named_children():
+            if isinstance(child, torch.nn.LayerNorm):
+                setattr(module, name, LnMod(c.n_embd, c.layer_norm_epsilon))
+            else:
+                replace(child)
+
+    class Gelu2(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.sigmoid(1.702 * x)
+
+    replace(gpt2)
+    for block in gpt2.transformer.h:
+        block.mlp.act = Gelu2()
+    state = {k: v for k, v in model.state_dict().items() if k.startswith("transformer.")}
+    missing = gpt2.load_state_dict(state, strict=False)
+    assert not [k for k in missing.missing_keys if not k.startswith("lm_head")] and not missing.unexpected_keys
+    gpt2.eval()
+    with torch.no_grad():
+        h = gpt2(context, output_hidden_states=True).hidden_states[layer]
+        return gpt2.transformer.h[layer + 1].ln_1(h).mean(dim=1).numpy()
+
+
+@pytest.mark.parametrize("layer", [0, 1, 2])
+def test_imagegpt_default_is_the_ieat_authors_extractor(tiny_igpt, image_root, layer):
+    model, clusters = tiny_igpt
+    for block in model.transformer.h:  # gains away from 1, so that which block's ln_1 normalises matters
+        torch.nn.init.uniform_(block.ln_1.weight, 0.5, 1.5)
+        torch.nn.init.uniform_(block.ln_2.weight, 0.5, 1.5)
+    encoder = ImageGPTFeatures(model, clusters=clusters, layer=layer, cache=False, images=image_root, device="cpu")
+    assert encoder.pooling == "ieat" and "block[layer + 1].ln_1" in encoder.config()["pooling"]
+    out = encoder.embed(StimulusSet("A", "image", category="toy/a")).vectors
+    paths = sorted((image_root / "toy/a").glob("img*.png"))
+    _, _, tokens = _manual_igpt_features(model, clusters, paths, layer=layer)
+    context = torch.cat([torch.full((len(paths), 1), 16), torch.from_numpy(tokens)[:, :-1]], dim=1)
+    np.testing.assert_allclose(out, _ieat_authors_features(model, context, layer), rtol=1e-5, atol=1e-6)
+    # not the model's own recipe (block l's ln_1, iGPT's norm), which it was before
+    own, _, _ = _manual_igpt_features(model, clusters, paths, layer=layer)
+    assert np.abs(out - own).max() > 1e-3
+    # the forward hooks are gone: the model computes as trained afterwards
+    assert not any(m._forward_hooks for m in model.modules())
+
+
 def test_imagegpt_last_layer_is_ln_f_and_logits_variant(tiny_igpt, image_root):
     model, clusters = tiny_igpt
     paths = sorted((image_root / "toy/b").glob("img*.png"))
-    last = ImageGPTFeatures(model, clusters=clusters, layer=4, cache=False, images=image_root, device="cpu")
+    last = ImageGPTFeatures(model, clusters=clusters, layer=4, pooling="mean", cache=False, images=image_root,
+                            device="cpu")
     with torch.inference_mode():
         _, logits, tokens = _manual_igpt_features(model, clusters, paths, layer=0)
         context = torch.cat([torch.full((2, 1), 16), torch.from_numpy(tokens)[:, :-1]], dim=1)
@@ -484,7 +548,10 @@ def test_imagegpt_options_and_errors(tiny_igpt, hub_igpt):
         ImageGPTFeatures(model, clusters=clusters, layer=9)
     with pytest.raises(EatkitError, match=r"^layer -1 out of range for tiny-imagegpt \(0\.\.4\)$"):
         ImageGPTFeatures(hub_igpt, layer=-1)
-    with pytest.raises(EatkitError, match=r"^unknown ImageGPT pooling 'max' \(known: mean, next-pixel-logits\)$"):
+    with pytest.raises(EatkitError, match=r"^layer 3 cannot go with pooling 'ieat' for imagegpt: the iEAT recipe "
+                       r"normalises layer l with block l \+ 1's ln_1 \(layers 0\.\.2; pooling 'mean' reads any\)$"):
+        ImageGPTFeatures(model, clusters=clusters, layer=3)
+    with pytest.raises(EatkitError, match=r"^unknown ImageGPT pooling 'max' \(known: ieat, mean, next-pixel-logits\)$"):
         ImageGPTFeatures(model, clusters=clusters, pooling="max")
     with pytest.raises(EatkitError, match=r"^an in-memory ImageGPT model needs its colour clusters"):
         ImageGPTFeatures(model)

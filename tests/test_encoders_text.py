@@ -296,7 +296,8 @@ def test_token_pooling_with_byte_level_offsets(tiny_gpt2):
 
 
 def test_gpt2_mleat_preset_is_the_seeds_recipe(tiny_gpt2):
-    """gpt2-mleat:<name>: "This is {x}." into the model, top layer, last token; levels 1-3 computed on it."""
+    """gpt2-mleat:<name>: "This is {x}" (no full stop, as the authors' notebook) into the model, top layer,
+    last token; levels 1-3 computed on it."""
     import eatkit
     from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import load_suite
@@ -306,11 +307,11 @@ def test_gpt2_mleat_preset_is_the_seeds_recipe(tiny_gpt2):
     enc = build_model(f"gpt2-mleat:{tiny_gpt2}", cache=False)
     assert enc.id == f"gpt2-mleat:{tiny_gpt2}"
     assert {k: enc.config()[k] for k in ("prompt", "layer", "pooling")} == {
-        "prompt": "This is {x}.", "layer": -1, "pooling": "last"}
-    states, tokens = hidden_states(model, tokenizer, "This is rose.")
-    assert tokens[-1] == "." and len(states) == 3  # embeddings + 2 layers: -1 is the top
+        "prompt": "This is {x}", "layer": -1, "pooling": "last"}
+    states, tokens = hidden_states(model, tokenizer, "This is rose")
+    assert tokens[-1] == "Ġrose" and len(states) == 3  # the word is the last token; embeddings + 2 layers
     np.testing.assert_allclose(enc.embed(words("rose")).vectors[0], states[-1][-1], atol=1e-6)
-    assert build_model(f"gpt2-mleat:{tiny_gpt2}", prompt="This is {x}", cache=False).config()["prompt"] == "This is {x}"
+    assert build_model(f"gpt2-mleat:{tiny_gpt2}", prompt="This is {x}.", cache=False).config()["prompt"] == "This is {x}."
     run = run_suite("weat", enc, tests=["weat7"], seed=0, permutations="exact", n_bootstrap=0)
     (record,) = run.records
     direct = eatkit.ml_eat(*(enc.embed(load_suite("weat").test("weat7").sets()[r]).vectors for r in "XYAB"),
@@ -320,6 +321,33 @@ def test_gpt2_mleat_preset_is_the_seeds_recipe(tiny_gpt2):
         {k: v.mean for k, v in direct.level3.items()}, abs=1e-9)
     assert record.anisotropy["n_vectors"] == 32 and record.anisotropy["exact"]
     assert run.manifest["source"]["id"] == f"gpt2-mleat:{tiny_gpt2}"
+
+
+def test_mleat_gpt2_suite_is_the_authors_sentences(tiny_gpt2):
+    """The suite mleat-gpt2 is the weat suite as the ML-EAT authors' notebook prompts it ("This is {x}",
+    "a"/"an" by the first letter before the WEAT 1-2 targets), embedded as their get_lm_embeddings does
+    (the encoded sentence, no special tokens, the top layer's last token)."""
+    import torch
+
+    from eatkit.stimuli.loader import load_suite
+
+    weat, gpt2 = load_suite("weat"), load_suite("mleat-gpt2")
+    assert [t.id for t in gpt2.tests] == [t.id for t in weat.tests]
+    for plain, prompted in zip(weat.tests, gpt2.tests):
+        for role in "XYAB":
+            article = int(plain.id[4:]) <= 2 and role in "XY"
+            expected = [f"This is {('an' if w[0] in 'aeiou' else 'a') + ' ' if article else ''}{w}"
+                        for w in plain.set(role).items]
+            assert list(prompted.set(role).items) == expected and prompted.set(role).modality == "sentence"
+    assert gpt2.test("weat1").set("X").items[:2] == ("This is an aster", "This is a clover")
+    model = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_gpt2)
+    enc = build_model(f"gpt2-mleat:{tiny_gpt2}", cache=False)
+    sentences = gpt2.test("weat1").set("Y")
+    with torch.no_grad():
+        theirs = [model(tokenizer.encode(s, add_special_tokens=False, return_tensors="pt"))[0][-1][-1].numpy()
+                  for s in sentences.items[:4]]
+    np.testing.assert_allclose(enc.embed(sentences).vectors[:4], np.stack(theirs), atol=1e-5)
 
 
 # -- the offline default: all-MiniLM-L6-v2 -----------------------------------------------------------

@@ -74,9 +74,16 @@ def setup(tmp_path_factory):
 def test_run_every_experiment_and_embedding(capsys, setup):
     root, images, _, model = setup
     args = ("run", str(root / "suite.json"), "--model", model, "--images", str(images), "--seed", "0", "--no-cache")
-    code, out, err = run_cli(capsys, *args, "-o", str(root / "out"))
+    code, out, err = run_cli(capsys, *args, "-o", str(root / "out"), "--report")
     assert code == 0, err
     records = [record_from_json(r) for r in json.loads((root / "out" / "results.json").read_text())]
+    # one record per (test, embedding, experiment): the report reads them all (it once refused repeated tests)
+    code, _, err = run_cli(capsys, "report", str(root / "out"), "--html", str(root / "report.html"))
+    assert code == 0, err
+    for html in ((root / "out" / "report.html").read_text(), (root / "report.html").read_text()):
+        assert all(f"<th>Experiment {e}</th>" in html for e in (1, 2, 3))
+        # one row per family and level (W, S, C), a cell per experiment: all 9 records shown
+        assert [html.count(f"<td>Toy</td><td>{level}</td>") for level in "WSC"] == [1, 1, 1]
     # the word test: W x 3 experiments; the sentence test: S and C x 3 experiments
     assert sorted((r.test, r.embedding, r.experiment) for r in records) == sorted(
         [("toy", "word", e) for e in (1, 2, 3)] + [("sent-toy", k, e) for k in ("sentence", "contextual")
@@ -152,4 +159,4 @@ def test_non_joint_model_and_bad_options(capsys, setup, tmp_path):
     assert_one_line_error(code, err, "--mask vision is the masking variant of experiment 3", "pass --experiment 2")
     code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--experiment", "1",
                            "-o", str(tmp_path / "o"))
-    assert_one_line_error(code, err, "does not take the option(s) experiment")
+    assert_one_line_error(code, err, "--experiment applies to grounded tests only")

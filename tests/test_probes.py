@@ -130,7 +130,7 @@ def test_ranking_probe_on_the_ieat_race_images(capsys, clip_model, tmp_path) -> 
     sims = np.load(out / "similarities.npz")["ranking/similarities"]
     labels = ["african-american"] * 6 + ["european-american"] * 6
     again = rank_shares(sims, labels, repeats=50, rng=record["seed"])
-    assert again.iloc[4].to_dict() == pytest.approx(record["shares"]["California"], abs=1e-12)
+    assert again.row(again.regions[4]) == pytest.approx(record["shares"]["California"], abs=1e-12)
     manifest = (out / "manifest.json").read_text()
     assert "african-american/" in manifest and '"sha256"' in manifest
     html = (out / "report.html").read_text()
@@ -201,15 +201,20 @@ def test_american_white_suite_on_a_tiny_clip_and_ieat_images(clip_model, tmp_pat
     by_test = {r.test: r for r in run.records}
     assert by_test["we-they-black"].kind == "eat" and by_test["we-they-black"].n_x == 6
     nativism = by_test["nativism-asian"]
-    assert (nativism.kind, nativism.alternative, nativism.sd, nativism.ddof) == ("sc-eat", "less", "pooled", 0)
-    assert by_test["patriotism-black"].alternative == "greater"
+    # the suite's default: two-sided in every record (the study reports effects of both signs)
+    assert (nativism.kind, nativism.alternative, nativism.sd, nativism.ddof) == ("sc-eat", "two-sided", "pooled", 0)
+    assert {r.alternative for r in run.records} == {"two-sided"}
     from eatkit.stimuli.loader import load_suite
 
     test = load_suite("american-white").test("nativism-asian")
     T, A, B = (enc.embed(test.set(role)).vectors for role in ("T", "A", "B"))
-    ref = sc_eat(T, A, B, sd="pooled", ddof=0, p_method="welch", alternative="less")
+    ref = sc_eat(T, A, B, sd="pooled", ddof=0, p_method="welch", alternative="two-sided")
     assert nativism.effect_size == pytest.approx(ref.effect_size, rel=1e-12)
     assert nativism.p_value == pytest.approx(ref.p_value, rel=1e-12)
+    assert nativism.p_values == pytest.approx(ref.p_values, rel=1e-12)
+    less = run_suite("american-white", enc, tests=["nativism-asian"], seed=0, sd="pooled", p_method="welch",
+                     ddof=0, n_bootstrap=0, alternative="less")
+    assert less.records[0].alternative == "less" and less.records[0].p_value == pytest.approx(ref.p_values["less"])
 
 
 @pytest.mark.parametrize(("argv", "fragments"), [

@@ -121,7 +121,7 @@ def test_report_results_table(two_runs):
     assert ('<tr><th scope="row">weat3<span class="title">WEAT 3: European American vs. African American names with '
             'pleasant vs. unpleasant (Greenwald et al. 1998)</span></th><td>European American</td>'
             '<td>African American</td><td>Pleasant</td><td>Unpleasant - Alt</td><td class="num">32/30</td>'
-            '<td class="num">25</td><td class="num">1.41</td><td class="num">\u22641.0e-05</td><td class="num">3.3e-05</td>'
+            '<td class="num">25</td><td class="num es-large">1.41</td><td class="num">\u22641.0e-05</td><td class="num">3.3e-05</td>'
             '<td class="num">0.15</td><td class="num">0.230\u2020</td><td class="num">-0.10</td>'
             '<td class="num">0.310\u2020</td><td class="pattern">Non-Directional</td></tr>') in text
     assert ("\u2020: sampled p-value, a Monte Carlo estimate from n = 100000 random partitions (unmarked ones are "
@@ -203,3 +203,20 @@ def test_errors_name_the_folder(tmp_path):
         write_html_report([good], tmp_path)
     assert str(info.value) == f"report path {tmp_path} is a folder; give a file name such as {tmp_path / 'report.html'}"
     assert not (tmp_path / "r.html").exists()
+
+
+def test_effect_sizes_shaded_small_medium_large_and_iat_d_beside_d(tmp_path):
+    """The iEAT seed's Table 1 colours d by Cohen's small (0.2), medium (0.5) and large (0.8), and prints the
+    human IAT's d beside it."""
+    sizes = {"t1": (0.1, None), "t2": (-0.3, 1.35), "t3": (0.5, -0.34), "t4": (-0.9, 0.62)}
+    run_dir = write_run(tmp_path, [record("BY-Singular", test=t, effect_size=d, iat_d=iat)
+                                   for t, (d, iat) in sizes.items()])
+    text = write_html_report([run_dir], tmp_path / "shaded.html").read_text(encoding="utf-8")
+    rows = re.findall(r'<tr><th scope="row">(t\d)<span', text)
+    assert rows == list(sizes)
+    cells = {t: re.search(rf'<th scope="row">{t}<span.*?</tr>', text).group(0) for t in sizes}
+    assert '<td class="num">0.10</td><td class="num">n/a</td>' in cells["t1"]
+    assert '<td class="num es-small">-0.30</td><td class="num es-large">1.35</td>' in cells["t2"]
+    assert '<td class="num es-medium">0.50</td><td class="num es-small">-0.34</td>' in cells["t3"]
+    assert '<td class="num es-large">-0.90</td><td class="num es-medium">0.62</td>' in cells["t4"]
+    assert "<th class=\"num\">IAT d</th>" in text and "≥ 0.5 medium, ≥ 0.8 large" in text

@@ -205,3 +205,41 @@ def test_write_tables(tmp_path):
     with pytest.raises(EatkitError) as info:
         write_tables(run_dir, formats=("md", "docx"))
     assert str(info.value) == "unknown table format 'docx': choose from md, csv, tex"
+
+
+
+def _toy_run(folder, tests):
+    """A run folder of word tests on random 4-d vectors (``tests``: id -> extra test keys)."""
+    import json
+
+    import numpy as np
+
+    from eatkit import RunOptions, run_suite
+    from eatkit.sources.vectors import WordVectors
+    from eatkit.stimuli.loader import load_suite
+
+    sets = {r: {"name": r, "modality": "word", "items": [f"{r.lower()}1", f"{r.lower()}2"]} for r in "XYAB"}
+    suite = {"schema": "eatkit.suite/1", "id": "s", "title": "S",
+             "tests": [{"id": test, "title": test, **extra, **sets} for test, extra in tests.items()]}
+    folder.mkdir()
+    (folder / "s.json").write_text(json.dumps(suite))
+    words = [w for s in sets.values() for w in s["items"]]
+    source = WordVectors(words, np.random.default_rng(0).normal(size=(8, 4)))
+    run = run_suite(load_suite(folder / "s.json"), source, options=RunOptions(seed=0, n_bootstrap=0))
+    return run, load_run(run.save(folder / "out"))
+
+
+def test_human_iat_d_beside_d_when_the_suite_gives_it(tmp_path):
+    """The iEAT seed's Table 1 prints the human IAT's d beside the model's: a suite's params.iat_d reaches
+    the record and every table format; a test without one shows n/a."""
+    run, loaded = _toy_run(tmp_path / "a", {"with": {"params": {"iat_d": 1.23}}, "without": {}})
+    assert [r.iat_d for r in run.records] == [1.23, None]
+    md = markdown_table(loaded).splitlines()
+    assert md[0].startswith("| Test | X | Y | A | B | n\\_t | n\\_a | d | IAT d | p |")
+    assert " | 1.23 | " in md[2] and " | n/a | " in md[3]
+    assert csv_table(loaded).splitlines()[1].split(",")[9] == "1.23"
+    assert "IAT $d$" in latex_table(loaded) and "IAT d: the effect size of the human IAT" in md[-1]
+    # without params.iat_d the columns stay as they were
+    assert "IAT" not in markdown_table(_toy_run(tmp_path / "b", {"t": {}})[1])
+    with pytest.raises(EatkitError, match="params.iat_d must be a number"):
+        _toy_run(tmp_path / "c", {"t": {"params": {"iat_d": "large"}}})

@@ -46,7 +46,7 @@ def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatc
         monkeypatch.undo()
     # Ctrl-C arrives between two chunks: the test stops there instead of running all the draws
     calls = []
-    kernel = perm._kernels.monte_carlo
+    kernel = perm._compiled_kernels().monte_carlo
 
     def interrupted(*args):
         calls.append(args[4])
@@ -55,7 +55,7 @@ def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatc
         return kernel(*args)
 
     monkeypatch.setattr(perm, "MC_CHUNK_STEPS", 1 << 14)
-    monkeypatch.setattr(perm._kernels, "monte_carlo", interrupted)
+    monkeypatch.setattr(perm._compiled_kernels(), "monte_carlo", interrupted)
     with pytest.raises(KeyboardInterrupt):
         perm._monte_carlo_counts(ints, 15, 10**7, 5, thresholds)
     assert len(calls) == 2 and max(calls) < 10**5
@@ -269,7 +269,7 @@ def test_a_set_compared_with_itself_and_complex_numbers_are_errors(tiny: Path, c
 @pytest.mark.parametrize("where", ["new", "existing"])
 def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: Path, capsys, monkeypatch,
                                                                          where: str) -> None:
-    import eatkit.run.runner as runner
+    import eatkit.run.folder as folder
 
     out = tiny / "run"
     if where == "existing":
@@ -280,7 +280,7 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: P
     def full(handle, **arrays):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(runner.np, "savez_compressed", full)
+    monkeypatch.setattr(folder.np, "savez_compressed", full)
     assert _run(tiny, "-o", str(out)) == 2
     assert capsys.readouterr().err == f"eatkit: error: cannot write results to {out}: No space left on device\n"
     assert ({p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else None) == before
@@ -294,3 +294,12 @@ def test_the_command_line_counts_exactly_when_asked_for_more_draws_than_partitio
     (record,) = json.loads((out / "results.json").read_text())
     assert record["p_value_exact"] is True and record["n_permutations"] == math.comb(4, 2) == 6
     assert json.loads((out / "manifest.json").read_text())["statistics"]["permutations"] == 10000000000
+
+
+def test_a_run_folder_given_twice_is_reported_once_with_a_word(tiny: Path, capsys) -> None:
+    assert _run(tiny, "-o", str(tiny / "run")) == 0
+    capsys.readouterr()
+    assert main(["report", str(tiny / "run"), f"{tiny}/./run/", "--html", str(tiny / "r.html"), "-q"]) == 0
+    assert capsys.readouterr().err == (f"eatkit: warning: run folder {tiny / 'run'} is given twice (also as "
+                                       f"{tiny / 'run'}): it is reported once\n")
+    assert (tiny / "r.html").read_text().count('id="run-') == 1

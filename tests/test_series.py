@@ -92,3 +92,23 @@ def test_series_of_word_vector_files(capsys, tmp_path):
         words, m = decades[year]
         direct = eatkit.eat(*(m[[words.index(w) for w in roles[r]]] for r in "XYAB"), permutations=1, rng=0)
         assert run.records[0].effect_size == pytest.approx(direct.effect_size, abs=1e-5)
+
+
+def test_decades_choose_which_histwords_decades_run(capsys, tmp_path):
+    """--decades FIRST-LAST (the ML-EAT seed excludes 1800): only those decades run, in order."""
+    write_series(tmp_path / "hw")
+    out = tmp_path / "some"
+    code, _, err = run_cli(capsys, "run", "mleat-histwords", "--series", tmp_path / "hw", "--decades", "1820-1840",
+                           "--seed", "0", "--bootstrap", "0", "-o", out)
+    assert code == 0, err
+    series = load_series(out)
+    assert series.labels == ["1820", "1830", "1840"]
+    assert "--decades 1820-1840" in series.runs[0].manifest["command"]
+    for argv, message in (
+        (["--series", tmp_path / "hw", "--decades", "1900-1990"], "has no decade from 1900 to 1990 (it has 1810, "),
+        (["--series", tmp_path / "hw", "--decades", "1840-1820"], "the first year is after the last"),
+        (["--series", tmp_path / "hw", "--decades", "1810s"], "--decades must be FIRST-LAST years"),
+        (["--vectors", tmp_path / "v.txt", "--decades", "1810-1990"], "--decades applies to --series only"),
+    ):
+        code, _, err = run_cli(capsys, "run", "mleat-histwords", *argv, "-o", tmp_path / "bad")
+        assert code == 2 and err.count("\n") == 1 and err.startswith("eatkit: error: ") and message in err, err

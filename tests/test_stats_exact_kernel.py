@@ -34,14 +34,33 @@ def _numpy_counts(x: np.ndarray, y: np.ndarray, monkeypatch) -> dict[str, int]:
         return group_permutation_test(x, y, permutations="exact").counts
 
 
+@pytest.fixture(params=["numpy", pytest.param("compiled", marks=needs_numba)])
+def counter(request, monkeypatch) -> str:
+    """Which counter counts small tests: the numpy reference (the default up to NUMPY_FIRST_MAX values) or
+    the compiled kernels (forced)."""
+    if request.param == "compiled":
+        monkeypatch.setattr(perm, "NUMPY_FIRST_MAX", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("kind", KINDS)
-def test_counts_equal_enumeration_on_every_size_up_to_12_plus_12(kind: str) -> None:
+def test_counts_equal_enumeration_on_every_size_up_to_12_plus_12(kind: str, counter: str) -> None:
     for k in range(1, 13):
         for m in range(1, 13):
             x, y = _values(kind, k, m, seed=100 * k + m)
             out = group_permutation_test(x, y, permutations="exact")
-            assert out.counts == enumerated_counts(x, y), (kind, k, m)
+            assert out.counts == enumerated_counts(x, y), (kind, k, m, counter)
             assert out.n_partitions == math.comb(k + m, k)
+
+
+def test_small_tests_are_counted_without_the_compiled_kernels(monkeypatch) -> None:
+    # a process whose exact counts are all small never loads numba's compiler (its first call costs ~0.25 s)
+    def refuse(*args):
+        raise AssertionError("the compiled counter was used for a small test")
+
+    monkeypatch.setattr(perm, "_count_below_compiled", refuse)
+    x, y = _values("real", 20, 20, seed=3)
+    assert group_permutation_test(x, y, permutations="exact").counts == perm._count_exact_reference(x, y)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -49,7 +68,9 @@ def test_counts_equal_enumeration_on_every_size_up_to_12_plus_12(kind: str) -> N
 def test_compiled_and_numpy_counters_agree_with_the_previous_counter(kind: str, k: int, m: int, monkeypatch) -> None:
     # (23, 22): both halves have a head of runs (more than 20 values); (12, 25): k < m, few strata
     x, y = _values(kind, k, m, seed=k * m)
-    new = group_permutation_test(x, y, permutations="exact").counts
+    with monkeypatch.context() as patch:
+        patch.setattr(perm, "NUMPY_FIRST_MAX", 0)  # the compiled kernels, where installed, at every size
+        new = group_permutation_test(x, y, permutations="exact").counts
     assert new == perm._count_exact_reference(x, y)
     if k + m <= 40:  # the numpy reference lists every sum: keep it small here
         assert new == _numpy_counts(x, y, monkeypatch)

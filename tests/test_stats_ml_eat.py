@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from stats_reference import cosine
 
+from eatkit.errors import EatkitError
 from eatkit.stats import ml_eat
 
 N_ATTRIBUTES = 5  # per attribute set: the most extreme split has p = 1 / C(10, 5) = 1 / 252
@@ -184,3 +186,26 @@ def test_levels_record_the_seed_as_documented() -> None:
     assert (r.level1.seed, r.level2_x.seed, r.level2_y.seed) == (None, None, None)
     again = ml_eat(X, Y, A, B, permutations=500, rng=r.seed)
     assert again.level2_y.p_values == r.level2_y.p_values
+
+
+def test_level1_observed_side_and_all_three_p_values():
+    """ML-EAT (issue 25): the authors star significant negative Level-1 values, i.e. their p is the tail on
+    the observed side; 'observed' reports it, and level1.p_values keeps all three alternatives."""
+    rng = np.random.default_rng(4)
+    A, B = rng.normal(size=(6, 5)) + [2, 0, 0, 0, 0], rng.normal(size=(6, 5)) + [0, 2, 0, 0, 0]
+    X, Y = rng.normal(size=(5, 5)) + [0, 2, 0, 0, 0], rng.normal(size=(5, 5)) + [2, 0, 0, 0, 0]
+    plain = ml_eat(X, Y, A, B, permutations="exact")
+    observed = ml_eat(X, Y, A, B, permutations="exact", alternative="observed")
+    assert plain.level1.effect_size < 0 and plain.level1.alternative == "greater" and plain.level1.p_value > 0.9
+    assert observed.level1.alternative == "less"
+    assert observed.level1.p_value == plain.level1.p_values["less"] < 0.05
+    assert observed.level1.p_values == plain.level1.p_values
+    # brute force: the share of the 252 partitions of X ∪ Y whose statistic is <= the observed one
+    s = observed.level1.associations
+    values = np.concatenate(s)
+    totals = [values[list(c)].sum() - values[[i for i in range(10) if i not in c]].sum()
+              for c in itertools.combinations(range(10), 5)]
+    stat = s[0].sum() - s[1].sum()
+    assert observed.level1.p_value == pytest.approx(np.mean(np.array(totals) <= stat + 1e-12), abs=1e-12)
+    with pytest.raises(EatkitError, match="alternative must be one of"):
+        ml_eat(X, Y, A, B, alternative="sideways")

@@ -103,6 +103,9 @@ IEAT = {  # Steed & Caliskan (2021), Table 1, as iEAT image-layout categories
     "weapon": ("weapon/white", "weapon/black", "weapon/tool", "weapon/weapon"),
     "weapon-modern": ("weapon/white", "weapon/black", "weapon/tool-modern", "weapon/weapon-modern"),
     "weight": ("weight/thin", "weight/fat", "valence"),
+    # the four tests the authors' code also runs (ryansteed/ieat, output/results-full.csv)
+    **{f"president-{p}-trump": (f"presidents/{p}", "presidents/trump", "valence")
+       for p in ("kennedy", "clinton", "bush", "lincoln")},
 }
 VALENCE = ("valence/pleasant", "valence/unpleasant")
 
@@ -111,11 +114,13 @@ def categories(test) -> tuple[str | None, ...]:
     return tuple(s.category for s in test.sets().values())
 
 
-def test_ieat_has_the_fifteen_table1_tests():
+def test_ieat_has_the_fifteen_table1_tests_and_the_presidents():
     suite = load_suite("ieat")
     expected = {k: v[:2] + VALENCE if v[2] == "valence" else v for k, v in IEAT.items()}
     assert {t.id: categories(t) for t in suite.tests} == expected
-    assert [t.id for t in suite.tests] == list(IEAT_TABLE1)
+    assert [t.id for t in suite.tests][:15] == list(IEAT_TABLE1)
+    # Table 1's human IAT d (None: N/A) as each test's params.iat_d
+    assert {t.id: t.param("iat_d") for t in suite.tests[:15]} == {k: v["iat_d"] for k, v in IEAT_TABLE1.items()}
     assert all(s.modality == "image" and not s.items for t in suite.tests for s in t.sets().values())
     assert suite.test("insect-flower").title == "Insect-Flower: Flower vs. Insect, Pleasant vs. Unpleasant"
     assert suite.test("native").title == "Native: European American vs. Native American, U.S. vs. World"
@@ -131,6 +136,9 @@ INTERSECTIONAL_XY = {
     "valence-fm": ("female", "male"), "valence-wfbf": ("white-female", "black-female"),
     "valence-wfbm": ("white-female", "black-male"), "valence-wmbf": ("white-male", "black-female"),
     "valence-wmbm": ("white-male", "black-male"), "valence-wmwf": ("white-female", "white-male"),
+    # the comparisons the authors' code also runs
+    "gender-science-bmbf": ("black-male", "black-female"), "gender-science-bmwf": ("black-male", "white-female"),
+    "gender-career-bmbf": ("black-male", "black-female"), "gender-career-bmwf": ("black-male", "white-female"),
 }
 INTERSECTIONAL_AB = {
     "gender-career": ("gender/career", "gender/family"),
@@ -139,7 +147,7 @@ INTERSECTIONAL_AB = {
 }
 
 
-def test_ieat_intersectional_has_sixteen_tests():
+def test_ieat_intersectional_has_the_sixteen_tests_and_four_more():
     suite = load_suite("ieat-intersectional")
     expected = {
         test_id: (f"intersectional/{x}", f"intersectional/{y}") + INTERSECTIONAL_AB[test_id.rsplit("-", 1)[0]]
@@ -169,6 +177,9 @@ def test_ieat_image_counts_match_table1():
     images = shared("ieat/images")
     for test in load_suite("ieat").tests:
         counts = [len(image_files(images / c)) for c in categories(test)]
+        if test.id not in IEAT_TABLE1:  # the presidents: 6 images each (the authors' outputs' n_t), valence
+            assert counts == [6, 6, 55, 55], test.id
+            continue
         n_t, n_a = IEAT_TABLE1[test.id]["n_t"], IEAT_TABLE1[test.id]["n_a"]
         # One career image (professional2_google.jpg) is missing from the distributed data.
         expected = [n_t, n_t, n_a - 1, n_a] if test.id == "gender-career" else [n_t, n_t, n_a, n_a]
@@ -284,7 +295,7 @@ MALFORMED = [
     (mutated("id", "my suite"),
      f"{W}: suite id 'my suite' must be letters, digits, '_', '.' or '-', starting with a letter or digit"),
     (mutated("test", []),
-     f"{W}: unknown key 'test' (allowed: schema, id, title, citation, description, sets, tests)"),
+     f"{W}: unknown key 'test' (allowed: schema, id, title, citation, description, alternative, sets, tests, $schema)"),
     (mutated("citation", None), f"{W}: 'citation' must be a string, got null"),
     ([BASE], f"{W} must be an object, got array"),
 ]

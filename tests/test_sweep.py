@@ -197,8 +197,8 @@ def test_sweep_needs_an_output_folder_and_a_known_executor(tmp_path):
     sweep = parse_sweep({"models": ["glove-6b-50d"], "suites": ["weat"]})
     with pytest.raises(EatkitError, match=r"^no output folder: give one \(eatkit sweep -o DIR\)"):
         run_sweep(sweep)
-    with pytest.raises(EatkitError, match=r"^unknown executor 'slurm' \(known: local, ray\)$"):
-        run_sweep(sweep, tmp_path, executor="slurm")
+    with pytest.raises(EatkitError, match=r"^unknown executor 'pbs' \(known: local, ray, slurm\)$"):
+        run_sweep(sweep, tmp_path, executor="pbs")
 
 
 def test_a_ray_address_that_does_not_answer_is_one_line_within_the_timeout():

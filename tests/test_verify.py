@@ -110,7 +110,8 @@ def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, c
 @pytest.mark.parametrize(("setup", "message"), [
     (lambda d: None, "run folder {d}/nothing does not exist"),
     (lambda d: (d / "nothing").mkdir(), "has no manifest.json"),
-    (lambda d: ((d / "nothing").mkdir(), (d / "nothing" / "manifest.json").write_text("{")), "cannot read"),
+    (lambda d: ((d / "nothing").mkdir(), (d / "nothing" / "manifest.json").write_text("{")),
+     "manifest.json is not valid JSON"),
     (lambda d: ((d / "nothing").mkdir(), (d / "nothing" / "manifest.json").write_text('{"stimuli": {"t": {"X": '
                                                                                        '{"items": 3}}}}')),
      "stimuli.t.X has no list of [id, sha256] items"),

@@ -1,57 +1,45 @@
 """eatkit: embedding association tests for image, text and vision-language models.
 
 The statistics live in :mod:`eatkit.stats` (numpy/scipy only) and are re-exported here, with the
-notebook API: :func:`load_suite`, :func:`build_model` and :func:`run_suite`.
+notebook API: :func:`load_suite`, :func:`build_model` and :func:`run_suite`. Every name loads its module
+on first access (:mod:`eatkit._lazy`), so ``import eatkit`` and ``eatkit --help`` stay light.
 
 >>> import eatkit
 >>> eatkit.load_suite("weat").test("weat1").set("A").name
 'Pleasant'
 """
 
+from eatkit._lazy import attach
 from eatkit._version import __version__
-from eatkit.analyses.base import RunOptions
-from eatkit.registry import build_model, models
-from eatkit.run.runner import RunResult, run_suite
-from eatkit.stimuli.loader import list_suites, load_suite
-from eatkit.stats import (
-    TestOptions,
-    adjust_p_values,
-    bootstrap_effect_size,
-    compare_classes,
-    eat,
-    grounded_eat,
-    group_permutation_test,
-    inter_class_distance,
-    intra_class_variation,
-    ml_eat,
-    sc_eat,
-    spearman_by_group,
-    specificity,
-)
-from eatkit.stats.ranking import compare_shares, rank_shares
 
-__all__ = [
-    "RunOptions",
-    "RunResult",
-    "TestOptions",
-    "__version__",
-    "build_model",
-    "list_suites",
-    "load_suite",
-    "models",
-    "run_suite",
-    "adjust_p_values",
-    "bootstrap_effect_size",
-    "compare_shares",
-    "compare_classes",
-    "eat",
-    "grounded_eat",
-    "group_permutation_test",
-    "inter_class_distance",
-    "intra_class_variation",
-    "ml_eat",
-    "rank_shares",
-    "sc_eat",
-    "spearman_by_group",
-    "specificity",
-]
+#: public name -> the module that defines it (loaded on first access)
+_NAMES: dict[str, str] = {
+    "RunOptions": "eatkit.analyses.base",
+    "build_model": "eatkit.registry",
+    "models": "eatkit.registry",
+    "RunResult": "eatkit.run.runner",
+    "run_suite": "eatkit.run.runner",
+    "list_suites": "eatkit.stimuli.loader",
+    "load_suite": "eatkit.stimuli.loader",
+    "TestOptions": "eatkit.stats",
+    "adjust_p_values": "eatkit.stats",
+    "bootstrap_effect_size": "eatkit.stats",
+    "compare_classes": "eatkit.stats",
+    "eat": "eatkit.stats",
+    "grounded_eat": "eatkit.stats",
+    "group_permutation_test": "eatkit.stats",
+    "inter_class_distance": "eatkit.stats",
+    "intra_class_variation": "eatkit.stats",
+    "ml_eat": "eatkit.stats",
+    "sc_eat": "eatkit.stats",
+    "spearman_by_group": "eatkit.stats",
+    "specificity": "eatkit.stats",
+    "minimum_detectable_effect": "eatkit.stats",
+    "required_set_size": "eatkit.stats",
+    "stimulus_influence": "eatkit.stats",
+    "stimulus_stability": "eatkit.stats",
+    "compare_shares": "eatkit.stats.ranking",
+    "rank_shares": "eatkit.stats.ranking",
+}
+__all__ = ["__version__", *sorted(_NAMES)]
+__getattr__, __dir__ = attach(__name__, _NAMES)

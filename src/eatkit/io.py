@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.resources
 import io
 import importlib.metadata
+import json
 import importlib.util
 import os
 import pickle
@@ -272,9 +274,10 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: 
         raise EatkitError(f"refusing {what} {path}: {one_line(err)}") from None
 
 
-def load_torch_weights(path: str | os.PathLike[str]) -> Any:
+def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = ()) -> Any:
     """A PyTorch checkpoint's tensors without running code: a ``.safetensors`` file through safetensors,
-    any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers).
+    any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers, and the
+    plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in).
 
     A checkpoint holding anything else (a pickled class or function) is an :class:`EatkitError`.
 
@@ -296,7 +299,8 @@ def load_torch_weights(path: str | os.PathLike[str]) -> Any:
             import torch
         except ImportError:
             raise MissingExtraError(f"reading {path.name}", "image", "torch") from None
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with torch.serialization.safe_globals(list(allow)):
+            return torch.load(path, map_location="cpu", weights_only=True)
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file
@@ -334,3 +338,30 @@ def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, lin
     if real != real_base and real_base not in real.parents:
         raise EatkitError(f"{what} '{name}' must stay inside {base} (a symbolic link leads to {real})")
     return path
+
+
+def check_json_schema(data: Any, schema: dict[str, Any], where: str) -> None:
+    """Validate parsed ``data`` against the JSON Schema ``schema`` (when jsonschema is installed):
+    jsonschema's best match of its problems as one :class:`EatkitError` line prefixed ``where``.
+
+    >>> check_json_schema({"a": 1}, {"type": "object", "required": ["b"]}, "s.json")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: s.json: (top level) 'b' is a required property
+    """
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path)
+        raise EatkitError(f"{where}: ({path or 'top level'}) {one_line(error.message)}")
+
+
+def shipped_json(package: str, resource: str) -> Any:
+    """A JSON file shipped in ``package`` (e.g. a JSON Schema), parsed.
+
+    >>> shipped_json("eatkit.run", "sweep.schema.json")["title"]
+    'eatkit sweep file'
+    """
+    return json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))

@@ -31,10 +31,13 @@ R = TypeVar("R", bound="Record")
 
 @dataclass(frozen=True, kw_only=True)
 class Record:
-    """The fields every record has: where it comes from and the seed of its random draws.
+    """The fields every record has: where it comes from, the seed of its random draws, and what every
+    tested record needs, so that no layer has to know which kinds have them.
 
     ``warnings`` lists legal but questionable conditions of the test (e.g. a useless option value);
-    they are printed and kept with the result.
+    they are printed and kept with the result. ``p_value`` is the record's tested p-value (``None``: the
+    record tests no hypothesis), which enters the run's Benjamini-Hochberg ``q_value``; ``dropped`` lists
+    the stimuli left out of each role (e.g. out-of-vocabulary words with ``oov="drop"``).
     """
 
     kind: ClassVar[str] = ""
@@ -44,10 +47,18 @@ class Record:
     title: str
     seed: int | None = None
     warnings: list[str] = field(default_factory=list)
+    p_value: float | None = None
+    q_value: float | None = None
+    dropped: dict[str, list[str]] = field(default_factory=dict)
 
-    def tested_p_value(self) -> float | None:
-        """The p-value that enters the run's Benjamini-Hochberg q-values (``None``: this record has none)."""
-        return None
+    def key(self) -> tuple[Any, ...]:
+        """What identifies this record among a run's records: its kind and test, and, for a kind that writes
+        several records per test, what tells them apart (e.g. a grounded test's embedding and experiment).
+
+        >>> Record(suite="s", test="t", title="T").key()
+        ('', 't')
+        """
+        return (self.kind, self.test)
 
     def check(self, where: str) -> None:
         """Raise :class:`EatkitError` when the fields contradict each other (called by :meth:`from_json`)."""

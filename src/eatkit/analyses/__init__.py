@@ -1,9 +1,8 @@
-"""The analyses: one module per kind of test, dispatched by the runner on the test's ``kind``.
+"""The analyses: one module per kind of test, found through the kind's spec (:mod:`eatkit.kinds`).
 
-Adding an analysis is one module here (an :class:`~eatkit.analyses.base.Analysis` subclass and its
-:class:`~eatkit.records.Record` type) plus one line in :data:`ANALYSES` (and its roles in
-:data:`eatkit.stimuli.types.TEST_KINDS`; a renderer in :mod:`eatkit.report.kinds` if it needs its own
-table). Modules are imported only when their kind is used.
+Adding a kind is one module (its :class:`~eatkit.kinds.KindSpec`, :class:`~eatkit.records.Record` type and
+:class:`~eatkit.analyses.base.Analysis` subclass) plus one line in :data:`eatkit.kinds.KINDS`; see
+``docs/architecture.md``. Modules are imported only when their kind is used.
 
 >>> get_analysis("eat").kind
 'eat'
@@ -12,33 +11,17 @@ table). Modules are imported only when their kind is used.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from eatkit.analyses.base import Analysis
 from eatkit.errors import EatkitError
-from eatkit.io import load_object
+from eatkit.kinds import get_kind
 from eatkit.records import Record
 
-#: test kind -> "module:class" of its analysis
-ANALYSES: dict[str, str] = {
-    "eat": "eatkit.analyses.eat:EATAnalysis",
-    "sc-eat": "eatkit.analyses.sc_eat:SCEATAnalysis",
-    "grounded": "eatkit.analyses.grounded:GroundedAnalysis",
-    "ranking": "eatkit.analyses.ranking:RankingAnalysis",
-    "vqa": "eatkit.analyses.rates:VQAAnalysis",
-    "caption": "eatkit.analyses.rates:CaptionAnalysis",
-    "generation": "eatkit.analyses.generation:GenerationAnalysis",
-    "geometry": "eatkit.analyses.geometry:GeometryAnalysis",
-}
 
-
-@cache
 def get_analysis(kind: str) -> Analysis:
     """The analysis of a test kind; an unknown kind is an error listing the known ones."""
-    if kind not in ANALYSES:
-        raise EatkitError(f"unknown test kind {kind!r} (known: {', '.join(ANALYSES)})")
-    return load_object(ANALYSES[kind])()
+    return get_kind(kind).load_analysis()
 
 
 def record_from_json(data: Any, where: str = "record") -> Record:

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.kinds import KINDS, get_kind
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats.options import TestOptions
+from eatkit.stats.options import OBSERVED, TestOptions
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 Embed = Callable[[StimulusSet], Embedded]
@@ -33,34 +35,53 @@ Embed = Callable[[StimulusSet], Embedded]
 @dataclass(frozen=True, kw_only=True)
 class RunOptions(TestOptions):
     """The options of a run: the statistical options of every test (:class:`TestOptions`), the run seed,
-    the bootstrap and ML-EAT pattern settings, and ``params``, options of one kind of analysis (e.g. the
-    grounded tests' ``experiment``), which that analysis validates in :meth:`Analysis.check`.
+    the bootstrap and ML-EAT pattern settings, ``validity`` (the "how far to trust this" panel of each EAT,
+    ``docs/validity.md``), and ``params``, the parameters of the kinds of test
+    (:class:`eatkit.kinds.Param`, e.g. the grounded tests' ``experiment``). :func:`options_by_test` checks
+    them once against each test's kind; an analysis gets every parameter of its kind, validated, with its
+    default where none was given, and trusts them.
+
+    ``alternative=None`` (the default) leaves the alternative to the suite: its ``alternative`` (e.g.
+    two-sided in ``american-white``, whose study reports effects of both signs), else ``"greater"``;
+    the runner resolves it before any test runs, so every record and the manifest hold the one used.
 
     >>> RunOptions(seed=1, n_bootstrap=0).validated().n_bootstrap
     0
+    >>> RunOptions().for_suite("two-sided").alternative, RunOptions(alternative="less").for_suite("two-sided").alternative
+    ('two-sided', 'less')
     """
 
+    alternative: str | None = None  # type: ignore[assignment]  # None: the suite's default
     seed: int | None = None
     n_bootstrap: int = 2000
     confidence_level: float = 0.95
     effect_threshold: float = 0.2
     alpha: float = 0.05
+    validity: bool = False
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def validated(self) -> "RunOptions":
         """Check every option before any model is loaded; one precise error per problem."""
-        from eatkit.stats._random import resolve_rng
+        from eatkit.stats import resolve_rng
 
-        base = TestOptions.validated(self)
+        stand_in = "greater" if self.alternative in (None, OBSERVED) else self.alternative
+        base = TestOptions.validated(dataclasses.replace(self, alternative=stand_in))
         resolve_rng(self.seed)
         if not isinstance(self.n_bootstrap, int) or isinstance(self.n_bootstrap, bool) or self.n_bootstrap < 0:
             raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap!r}")
         for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):
             if not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+        if not isinstance(self.validity, bool):
+            raise EatkitError(f"validity must be true or false, got {self.validity!r}")
         if not isinstance(self.effect_threshold, (int, float)) or self.effect_threshold < 0:
             raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold!r}")
-        return dataclasses.replace(self, **base.test_fields())
+        return dataclasses.replace(self, **{**base.test_fields(), "alternative": self.alternative})
+
+    def for_suite(self, default: str | None) -> "RunOptions":
+        """These options with the alternative resolved: the one given, else the suite's ``default``, else
+        ``"greater"``."""
+        return dataclasses.replace(self, alternative=self.alternative or default or "greater")
 
     def warnings(self) -> list[str]:
         """Legal but useless option values (printed, and recorded in every record and the manifest): a
@@ -87,6 +108,54 @@ class RunOptions(TestOptions):
                 for f in dataclasses.fields(self)}
 
 
+def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> dict[str, RunOptions]:
+    """Each test's options, its kind's parameters resolved (:meth:`eatkit.kinds.KindSpec.check` and
+    :meth:`~eatkit.kinds.KindSpec.complete`: the run's ``params`` over the test's suite ``params`` over the
+    defaults): the one place where parameters are validated. A run parameter that no test of the run takes
+    is an error naming the kinds that take it.
+
+    >>> t = AssociationTest("g", "G", "geometry", ())
+    >>> options_by_test([t], RunOptions(params={"fold": "pair"}))["g"].params["iterations"]
+    1000
+    >>> options_by_test([t], RunOptions(params={"mask": "vision"}))
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: --mask applies to grounded tests only
+    """
+    specs = {test.kind: get_kind(test.kind) for test in tests}
+    given = dict(options.params)
+    for name in given:
+        if not any(name in (p.name for p in spec.params) for spec in specs.values()):
+            takers = [k for k in KINDS if any(p.name == name for p in get_kind(k).params)]
+            if not takers:
+                raise EatkitError(f"no kind of test takes the option {name!r}")
+            flag = get_kind(takers[0]).param(name).option
+            raise EatkitError(f"{flag} applies to {', '.join(takers)} tests only")
+    checked = {kind: spec.check({k: v for k, v in given.items() if k in {p.name for p in spec.params}})
+               for kind, spec in specs.items()}
+    out = {}
+    for test in tests:
+        try:
+            params = specs[test.kind].complete(checked[test.kind], dict(test.params))
+        except EatkitError as err:
+            raise EatkitError(f"test '{test.id}': {err}") from None
+        out[test.id] = dataclasses.replace(options, params=params)
+    return out
+
+
+def checked_options(tests: Sequence[AssociationTest], options: RunOptions) -> RunOptions:
+    """``options`` with its ``params`` checked against the kinds of ``tests`` (:func:`options_by_test`) and
+    converted (e.g. ``"10"`` from a command line to ``10``): what the manifest records.
+
+    >>> t = AssociationTest("g", "G", "geometry", ())
+    >>> checked_options([t], RunOptions(params={"iterations": "10"})).params
+    {'iterations': 10}
+    """
+    by_test = options_by_test(tests, options)
+    return dataclasses.replace(options, params={k: v for o in by_test.values() for k, v in o.params.items()
+                                                if k in options.params})
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What an analysis returns for a test: its record, the arrays saved beside it in ``similarities.npz``
@@ -100,16 +169,18 @@ class Outcome:
 class Analysis(ABC):
     """One kind of test (see the module docstring for the order of the calls)."""
 
-    #: the test kind this analysis runs (a key of eatkit.stimuli.types.TEST_KINDS)
+    #: the test kind this analysis runs (a key of eatkit.kinds.KINDS)
     kind: ClassVar[str]
     #: the record type of its results
     record_type: ClassVar[type[Record]]
+    #: whether it takes ``alternative="observed"`` (the one-sided p on the side of the observed effect)
+    observed_alternative: ClassVar[bool] = False
+    #: whether its records get the "how far to trust this" panel with ``RunOptions.validity``
+    takes_validity: ClassVar[bool] = False
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
-        """Refuse an option that cannot apply to this kind (``options.params`` it does not know)."""
-        if options.params:
-            raise EatkitError(f"test '{test.id}' ({self.kind}) does not take the option(s) "
-                              f"{', '.join(sorted(options.params))}")
+        """Refuse what the parameters' types and ranges cannot say (e.g. two parameters that contradict each
+        other, a malformed test); ``options.params`` are already validated (:func:`options_by_test`)."""
 
     def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
         """The sets :meth:`embed` embeds, by role (the runner embeds those of all tests in one stream)."""
@@ -126,3 +197,8 @@ class Analysis(ABC):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         """The statistics of one test: one or more outcomes."""
+
+    def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
+        """Files this kind adds to the run folder, from the run's outcomes of this kind: relative path ->
+        content (e.g. ``captions.csv``); written with the run by :func:`eatkit.run.folder.write_run`."""
+        return {}

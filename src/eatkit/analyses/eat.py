@@ -7,6 +7,7 @@ Statistics: :func:`eatkit.stats.ml_eat` (levels 1-3 and the pattern) and, with `
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -14,11 +15,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
+from eatkit.analyses.validity import validity_panel
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats import anisotropy, bootstrap_effect_size, cosine_diagnostic, ml_eat
+from eatkit.stats import anisotropy, bootstrap_effect_size, cosine_diagnostic, ml_eat, specificity
 from eatkit.stats.multilevel import PATTERNS
+from eatkit.stats.options import OBSERVED
 from eatkit.stats.permutation import check_exact_feasible
 from eatkit.stimuli.types import AssociationTest
 
@@ -40,7 +43,8 @@ class Level2(NamedTuple):
 @dataclass(frozen=True, kw_only=True)
 class EATRecord(Record):
     """One EAT: level 1 (X vs Y with A vs B), level 2 (X, resp. Y, with A vs B), level 3 (mean and SD of
-    the cosines of each target set with each attribute set), the EAT pattern, and how each was computed."""
+    the cosines of each target set with each attribute set), the EAT pattern, how each was computed, and
+    with ``RunOptions.validity`` the "how far to trust this" panel (``docs/validity.md``)."""
 
     kind = "eat"
 
@@ -52,18 +56,18 @@ class EATRecord(Record):
     n_y: int
     n_a: int
     n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     effect_size: float
     effect_size_ci: list[float] | None = None
     statistic: float = math.nan
     p_value: float
+    p_values: dict[str, float] = field(default_factory=dict)  # level 1, all three alternatives, same draws
+    alternative_observed: bool = False  # alternative chosen by the sign of d (--alternative observed)
     p_value_exact: bool
     p_value_mc_se: float = math.nan
     p_method: str
     n_permutations: int
     n_partitions: int = 0
     alternative: str
-    q_value: float | None = None
     sd: str = "caliskan"
     ddof: int = 1
     level2_x_effect_size: float
@@ -82,9 +86,9 @@ class EATRecord(Record):
     pattern: str
     pattern_thresholds: dict[str, float] = field(default_factory=dict)
     anisotropy: dict[str, Any] | None = None
-
-    def tested_p_value(self) -> float | None:
-        return self.p_value
+    iat_d: float | None = None  # the human IAT's d the test replicates (suite params.iat_d), for comparison only
+    specificity: dict[str, Any] | None = None  # --specificity N: false-positive rates on N random re-splits
+    validity: dict[str, Any] | None = None
 
     def names(self) -> dict[str, str]:
         """The set names by role."""
@@ -122,13 +126,40 @@ class EATRecord(Record):
             )
 
 
+def _iat_d(test: AssociationTest) -> float | None:
+    """The test's ``params.iat_d`` (the human IAT effect size it replicates, e.g. iEAT Table 1), or None."""
+    value = test.param("iat_d")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
+        raise EatkitError(f"test '{test.id}': params.iat_d must be a number (the human IAT's d), got {value!r}")
+    return None if value is None else float(value)
+
+
+def _specificity(vectors: list[np.ndarray], options: RunOptions, seed: int) -> dict[str, Any] | None:
+    """The false-positive rates of ``--specificity N`` (iEAT seed, section 6), or None when N is 0."""
+    n_splits = options.params.get("specificity", 0)
+    if not n_splits:
+        return None
+    permutations = 10_000 if options.permutations == "auto" else options.permutations
+    alternative = "greater" if options.alternative == OBSERVED else options.alternative
+    r = specificity(*vectors, n_splits=n_splits, permutations=permutations, alternative=alternative, rng=seed)
+    return {"n_splits": r.n_splits, "permutations": r.permutations, "alternative": r.alternative,
+            "false_positive_rates": {f"{alpha:g}": rate for alpha, rate in r.false_positive_rates.items()}}
+
+
 class EATAnalysis(Analysis):
     """WEAT/iEAT/SEAT with the ML-EAT levels (roles X, Y, A, B)."""
 
     kind = "eat"
     record_type = EATRecord
+    observed_alternative = True
+    takes_validity = True
 
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
+        if options.validity:  # leaving one stimulus out must leave a test
+            for role, least in (("X", 3), ("Y", 3), ("A", 2), ("B", 2)):
+                if len(embedded[role].ids) < least:
+                    raise EatkitError(f"test '{test.id}': validity (--validity) needs at least {least} stimuli in "
+                                      f"{role}, which has {len(embedded[role].ids)}")
         if options.permutations == "exact" and options.p_method == "permutation":
             for first, second in (("X", "Y"), ("A", "B")):
                 try:
@@ -162,7 +193,8 @@ class EATAnalysis(Analysis):
             **{f"n_{r.lower()}": len(embedded[r].ids) for r in "XYAB"},
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
             effect_size=l1.effect_size, effect_size_ci=[ci.low, ci.high] if ci is not None else None,
-            statistic=l1.statistic, p_value=l1.p_value, p_value_exact=l1.exact,
+            statistic=l1.statistic, p_value=l1.p_value, p_values=dict(l1.p_values),
+            alternative_observed=options.alternative == OBSERVED, p_value_exact=l1.exact,
             p_value_mc_se=l1.mc_standard_error, p_method=l1.p_method, n_permutations=l1.n_permutations,
             n_partitions=l1.n_partitions, alternative=l1.alternative, sd=l1.sd, ddof=l1.ddof, **level2,
             level2_x_association=result.association_x, level2_y_association=result.association_y,
@@ -170,6 +202,12 @@ class EATAnalysis(Analysis):
             pattern=result.pattern,
             pattern_thresholds={"effect_size": result.effect_threshold, "alpha": result.alpha},
             anisotropy=diagnostic.to_dict(), warnings=[diagnostic.warning] if diagnostic.fires else [],
+            iat_d=_iat_d(test), specificity=_specificity(vectors, options, seed),
         )
         arrays = {pair: result.level3[pair].similarities for pair in PAIRS}
+        if options.validity:
+            panel, more = validity_panel(embedded, l1, alpha=options.alpha, confidence_level=options.confidence_level,
+                                         seed=seed)
+            record = dataclasses.replace(record, validity=panel)
+            arrays |= more
         return [Outcome(record, arrays, result)]

@@ -10,20 +10,20 @@ of each group (in file-name order) is optimised with the random stream ``run see
 
 from __future__ import annotations
 
+import io
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eatkit.analyses.base import Outcome, RunOptions
-from eatkit.analyses.probe import ProbeAnalysis, check_number, group_files
+from eatkit.analyses.probe import ProbeAnalysis, group_files
 from eatkit.errors import EatkitError
 from eatkit.records import Record
+from eatkit.stats.summary import describe, percent_change
 from eatkit.stimuli.types import AssociationTest
-
-#: the default region: a centred square of 1/12 of the side (the seed's 50 of 592 pixels), as fractions
-#: (left, top, width, height) of the frame
-CENTRE_REGION = (11 / 24, 11 / 24, 1 / 12, 1 / 12)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,33 +48,17 @@ class GenerationRecord(Record):
 class GenerationAnalysis(ProbeAnalysis):
     kind = "generation"
     record_type = GenerationRecord
-    defaults = {"prompt": "an American person", "steps": 80, "every": 10, "lr": 0.05, "parameterization": "pixel",
-                "size": None, "cutouts": 4, "region": list(CENTRE_REGION), "max_images": None}
 
-    def validate(self, params: dict[str, Any]) -> None:
-        from eatkit.encoders.generation import PARAMETERIZATIONS
-
-        if not isinstance(params["prompt"], str) or not params["prompt"].strip():
-            raise EatkitError("the generation prompt must be a non-empty string")
-        for name, least in (("steps", 1), ("every", 1), ("cutouts", 0)):
-            check_number(name, params[name], low=least, integer=True)
-        for name in ("size", "max_images"):
-            if params[name] is not None:
-                check_number(name, params[name], low=1, integer=True)
-        check_number("lr", params["lr"], low=1e-12)
-        if params["parameterization"] not in PARAMETERIZATIONS:
-            raise EatkitError(f"parameterization must be one of {', '.join(PARAMETERIZATIONS)}, "
-                              f"got {params['parameterization']!r}")
-        region = params["region"]
-        if not isinstance(region, (list, tuple)) or len(region) != 4 or \
-                not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in region) or \
-                region[2] <= 0 or region[3] <= 0 or region[0] + region[2] > 1 or region[1] + region[3] > 1:
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        super().check(test, options)
+        left, top, width, height = region = options.params["region"]  # 4 fractions (eatkit.specs.GENERATION)
+        if width <= 0 or height <= 0 or left + width > 1 or top + height > 1:
             raise EatkitError(f"region must be 4 fractions left,top,width,height inside the image, got {region!r}")
 
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
         from eatkit.encoders.generation import CLIPGuidedGenerator
 
-        params = self.params(options)
+        params = options.params
         generator = CLIPGuidedGenerator(model, steps=params["steps"], every=params["every"], lr=params["lr"],
                                         parameterization=params["parameterization"], size=params["size"],
                                         cutouts=params["cutouts"])
@@ -87,7 +71,7 @@ class GenerationAnalysis(ProbeAnalysis):
 
     def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        params = self.params(options)
+        params = options.params
         frames: dict[str, list[np.ndarray]] = embedded["frames"]
         size = next(iter(frames.values()))[0].shape[1]
         left, top, width, height = params["region"]
@@ -97,15 +81,28 @@ class GenerationAnalysis(ProbeAnalysis):
         # brightness[i, t]: mean over the region's pixels and channels of image i's frame t
         brightness = {g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
                       for g, fs in frames.items()}
-        mean = {g: b.mean(axis=0) for g, b in brightness.items()}
+        summary = {g: describe(b, axis=0, ddof=1) for g, b in brightness.items()}
         record = GenerationRecord(
             suite=suite, test=test.id, title=f"Generation toward '{params['prompt']}'", seed=options.seed,
             prompt=params["prompt"], groups=list(frames), n={g: len(fs) for g, fs in frames.items()},
             steps=embedded["steps"], region=[float(v) for v in params["region"]], region_pixels=box,
-            brightness_mean={g: m.tolist() for g, m in mean.items()},
-            brightness_sd={g: (b.std(axis=0, ddof=1) if len(b) > 1 else np.full(b.shape[1], np.nan)).tolist()
-                           for g, b in brightness.items()},
-            change_percent={g: (100.0 * (m / m[0] - 1.0)).tolist() for g, m in mean.items()},
+            brightness_mean={g: s.mean.tolist() for g, s in summary.items()},
+            brightness_sd={g: s.sd.tolist() for g, s in summary.items()},
+            change_percent={g: percent_change(s.mean).tolist() for g, s in summary.items()},
             generator=embedded["generator"], images={g: list(ids) for g, (_, ids) in embedded["files"].items()})
         return [Outcome(record, {f"brightness-{g}": b for g, b in brightness.items()},
                         {"frames": frames, "files": embedded["files"]})]
+
+    def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
+        """``frames/<group>/<image>-step<k>.png``: every kept frame of every image."""
+        from PIL import Image
+
+        out = {}
+        for o in outcomes:
+            for group, frames in o.result["frames"].items():
+                for image_id, series in zip(o.result["files"][group][1], frames):
+                    for step, frame in zip(o.record.steps, series):
+                        png = io.BytesIO()
+                        Image.fromarray(frame).save(png, format="PNG")
+                        out[f"frames/{group}/{Path(image_id).stem}-step{step:04d}.png"] = png.getvalue()
+        return out

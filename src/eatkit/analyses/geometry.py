@@ -28,11 +28,9 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values, compare_classes, geometry_scores, spearman_by_group
-from eatkit.stats.geometry import FOLDS, SIMILARITIES
 from eatkit.stimuli.analysis_sets import REFERENCE, design, pair_key
 from eatkit.stimuli.types import AssociationTest
 
-RUN_PARAMS: tuple[str, ...] = ("iterations", "fold", "similarity", "compare", "compare_options", "label")
 #: Monte Carlo re-labellings of a class-vs-reference comparison when ``permutations="auto"`` (exact when
 #: there are at most this many re-labellings)
 AUTO_PERMUTATIONS = 10_000
@@ -64,7 +62,6 @@ class GeometryRecord(Record):
     comparisons: list[dict[str, Any]] = field(default_factory=list)
     spearman: list[dict[str, Any]] = field(default_factory=list)
     compare_sources: list[dict[str, Any]] = field(default_factory=list)
-    dropped: dict[str, list[str]] = field(default_factory=dict)   # images are never dropped
 
 
 class GeometryAnalysis(Analysis):
@@ -74,11 +71,6 @@ class GeometryAnalysis(Analysis):
     record_type = GeometryRecord
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
-        params = dict(options.params)
-        unknown = sorted(set(params) - set(RUN_PARAMS))
-        if unknown:
-            raise EatkitError(f"test '{test.id}' (geometry) does not take the option(s) {', '.join(unknown)}")
-        _settings(params)
         names = [s.name for s in test.sets().values()]
         if len(set(names)) != len(names):
             raise EatkitError(f"test '{test.id}': two classes have the same name")
@@ -88,14 +80,11 @@ class GeometryAnalysis(Analysis):
         reference = test.param("reference", REFERENCE if REFERENCE in names else None)
         if reference is not None and reference not in names:
             raise EatkitError(f"test '{test.id}': the reference class '{reference}' is not one of its classes")
-        compare = params.get("compare", [])
-        if not isinstance(compare, list) or not all(isinstance(m, str) and m for m in compare):
-            raise EatkitError("compare must be a list of model names")
 
     def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
         out = {role: embed(stimuli) for role, stimuli in test.sets().items()}
         params = dict(options.params)
-        for i, spec in enumerate(params.get("compare", []), start=1):
+        for i, spec in enumerate(params["compare"], start=1):
             source = _compare_source(spec, tuple(sorted((params.get("compare_options") or {}).items())))
             for role, stimuli in test.sets().items():
                 try:
@@ -107,10 +96,10 @@ class GeometryAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         params = dict(options.params)
-        iterations, fold, similarity = _settings(params)
+        iterations, fold, similarity = params["iterations"], params["fold"], params["similarity"]
         sets = test.sets()
         names = [s.name for s in sets.values()]
-        models = [str(params.get("label") or "model"), *params.get("compare", [])]
+        models = [str(params["label"] or "model"), *params["compare"]]
         pairs = [tuple(p) for p in test.param("pairs")] if test.param("pairs") else list(design(names)[0])
         groups = test.param("groups") or design(names)[1]
         reference = test.param("reference", REFERENCE if REFERENCE in names else None)
@@ -152,18 +141,6 @@ class GeometryAnalysis(Analysis):
             scores=scores, comparisons=comparisons, spearman=spearman, compare_sources=compare_sources,
         )
         return [Outcome(record, arrays)]
-
-
-def _settings(params: dict[str, Any]) -> tuple[int, str, str]:
-    iterations = params.get("iterations", 1000)
-    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
-        raise EatkitError(f"iterations must be a positive integer, got {iterations!r}")
-    fold, similarity = params.get("fold", "half"), params.get("similarity", "cosine")
-    if fold not in FOLDS:
-        raise EatkitError(f"fold must be one of {', '.join(FOLDS)}, got {fold!r}")
-    if similarity not in SIMILARITIES:
-        raise EatkitError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
-    return iterations, fold, similarity
 
 
 def _permutations(permutations: str | int, k: int, m: int) -> int:

@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
 from typing import Any
+from dataclasses import dataclass
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.grounded import EXPERIMENTS, grounded_eat
-from eatkit.stimuli.captioned import MASKS, captions_without_words
+from eatkit.stimuli.captioned import captions_without_words
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
-EMBEDDINGS: tuple[str, ...] = ("word", "sentence", "contextual")
 ROLES: tuple[str, ...] = ("X", "Y", "A_x", "A_y", "B_x", "B_y")
-PARAMS: tuple[str, ...] = ("experiment", "embedding", "mask")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +46,6 @@ class GroundedRecord(Record):
     x_name: str
     y_name: str
     n: dict[str, int]
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     effect_size: float
     d_x: float | None = None
     d_y: float | None = None
@@ -60,17 +57,10 @@ class GroundedRecord(Record):
     n_permutations: int
     n_partitions: int
     alternative: str
-    q_value: float | None = None
 
-    def tested_p_value(self) -> float | None:
-        return self.p_value
-
-
-def _choice(params: dict[str, Any], name: str, choices: tuple[Any, ...], default: Any) -> Any:
-    value = params.get(name, default)
-    if value not in choices:
-        raise EatkitError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
-    return value
+    def key(self) -> tuple[Any, ...]:
+        """A grounded test writes one record per embedding kind and experiment (and mask)."""
+        return (self.kind, self.test, self.embedding, self.experiment, self.mask)
 
 
 class GroundedAnalysis(Analysis):
@@ -81,13 +71,9 @@ class GroundedAnalysis(Analysis):
 
     def settings(self, test: AssociationTest, options: RunOptions) -> tuple[list[str], list[int], str | None]:
         """The embedding kinds this test runs, the experiments and the mask (validated)."""
-        params = dict(options.params)
-        unknown = sorted(set(params) - set(PARAMS))
-        if unknown:
-            raise EatkitError(f"grounded tests do not take the option {unknown[0]!r} (they take: {', '.join(PARAMS)})")
-        mask = _choice(params, "mask", (None, *MASKS), None)
-        experiment = _choice(params, "experiment", (*EXPERIMENTS, "all"), 2 if mask else "all")
-        embedding = _choice(params, "embedding", (*EMBEDDINGS, "all"), "all")
+        params = options.params  # validated by eatkit.specs.GROUNDED
+        mask, embedding = params["mask"], params["embedding"]
+        experiment = params["experiment"] or (2 if mask else "all")
         if mask and experiment != 2:
             raise EatkitError(f"--mask {mask} is the masking variant of experiment 3, computed as experiment 2 on "
                               "masked inputs (seed 001, section 4.3): pass --experiment 2")

@@ -9,8 +9,8 @@ it observed into statistics. :func:`eatkit.run.probes.run_probe` (``eatkit probe
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
 from eatkit.analyses.base import Analysis, RunOptions
 from eatkit.errors import EatkitError
@@ -19,26 +19,11 @@ from eatkit.stimuli.types import AssociationTest
 
 
 class ProbeAnalysis(Analysis):
-    """A probe: :attr:`defaults` lists its parameters (and their defaults); :meth:`validate` checks them."""
-
-    #: parameter -> default value (``options.params`` may override any of them, and nothing else)
-    defaults: ClassVar[Mapping[str, Any]] = {}
-
-    def params(self, options: RunOptions) -> dict[str, Any]:
-        """The probe's parameters: its defaults overlaid with ``options.params``."""
-        return {**self.defaults, **dict(options.params)}
+    """A probe: its parameters are those of its kind's spec (:mod:`eatkit.specs`), validated before it runs."""
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
-        unknown = sorted(set(options.params) - set(self.defaults))
-        if unknown:
-            raise EatkitError(f"the {self.kind} probe does not take the option(s) {', '.join(unknown)} "
-                              f"(its options: {', '.join(sorted(self.defaults))})")
         if len(test.sets()) < 2:
             raise EatkitError(f"the {self.kind} probe needs at least 2 groups of images, got {len(test.sets())}")
-        self.validate(self.params(options))
-
-    def validate(self, params: dict[str, Any]) -> None:
-        """Refuse a parameter value that cannot apply (one line naming it)."""
 
     def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, Any]:
         raise EatkitError(f"test '{test.id}' is a {self.kind} probe: run it with 'eatkit probe {self.kind}'")
@@ -65,10 +50,3 @@ def require_capability(model: Any, method: str, kind: str, families: str) -> Cal
         raise EatkitError(f"model '{getattr(model, 'id', model)}' cannot run the {kind} probe: it needs {families}")
     return found
 
-
-def check_number(name: str, value: Any, *, low: float, high: float | None = None, integer: bool = False) -> None:
-    """``value`` is a number (an integer when ``integer``) in [low, high], else a one-line error."""
-    kinds = (int,) if integer else (int, float)
-    if not isinstance(value, kinds) or isinstance(value, bool) or value < low or (high is not None and value > high):
-        span = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise EatkitError(f"{name} must be {'an integer' if integer else 'a number'} {span}, got {value!r}")

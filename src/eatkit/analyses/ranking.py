@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from eatkit.analyses.base import Outcome, RunOptions
-from eatkit.analyses.probe import ProbeAnalysis, check_number
+from eatkit.analyses.probe import ProbeAnalysis
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.association import cosine_matrix
 from eatkit.stats.ranking import (
     check_same_regions, compare_shares, correlate_regions, max_skew, ndkl, rank_shares,
 )
+from eatkit.stats.summary import describe
 from eatkit.stimuli.regions import load_region_table, region_prompts
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
@@ -55,6 +55,8 @@ class RankingRecord(Record):
     r_squared_p_values: dict[str, float]
     max_skew: dict[str, float]  # region -> MaxSkew@k
     ndkl: dict[str, float]  # region -> NDKL
+    mean_max_skew: float | None = None  # over the regions (None: a record of eatkit 0.2, which had none)
+    mean_ndkl: float | None = None
     correlations: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # table -> group -> column
     correlation_p_values: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
@@ -68,23 +70,16 @@ class RankingAnalysis(ProbeAnalysis):
 
     kind = "ranking"
     record_type = RankingRecord
-    defaults = {"reference": "us-states-2019", "prompt": "lives-in", "overrides": {}, "columns": {}, "k": None,
-                "group_size": None, "repeats": 1000, "tables": []}
-
-    def validate(self, params: dict[str, Any]) -> None:
-        table = load_region_table(params["reference"])
-        region_prompts(table.regions, params["prompt"], params["overrides"])
-        check_number("repeats", params["repeats"], low=1, integer=True)
-        for name in ("k", "group_size"):
-            if params[name] is not None:
-                check_number(name, params[name], low=1, integer=True)
-        for extra in params["tables"]:
-            check_same_regions(table.regions, load_region_table(extra).frame, f"region table {extra}")
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         super().check(test, options)
+        params = options.params
+        table = load_region_table(params["reference"])
+        region_prompts(table.regions, params["prompt"], params["overrides"])
+        for extra in params["tables"]:
+            check_same_regions(table.regions, load_region_table(extra).frame, f"region table {extra}")
         sizes = {g: len(s.items) for g, s in test.sets().items() if s.items}
-        wanted = self.params(options)["group_size"]
+        wanted = params["group_size"]
         small = min(sizes, key=sizes.get) if sizes else None
         if small is not None and wanted is not None and sizes[small] < wanted:
             raise EatkitError(f"group '{small}' has {sizes[small]} images, fewer than the {wanted} that the "
@@ -94,7 +89,7 @@ class RankingAnalysis(ProbeAnalysis):
         if not {"image", "sentence"} <= set(getattr(model, "modalities", ())):
             raise EatkitError(f"model '{getattr(model, 'id', model)}' is not a vision-language model: the ranking "
                               f"probe needs {VL_FAMILIES}")
-        params = self.params(options)
+        params = options.params
         table = load_region_table(params["reference"])
         prompts = region_prompts(table.regions, params["prompt"], params["overrides"])
         groups = {g: model.embed(s) for g, s in test.sets().items()}
@@ -103,36 +98,37 @@ class RankingAnalysis(ProbeAnalysis):
 
     def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        params = self.params(options)
+        params = options.params
         prompts: dict[str, str] = embedded["prompts"]
         regions = list(prompts)
         groups = embedded["groups"]
         labels = np.concatenate([[g] * len(e.ids) for g, e in groups.items()])
         images = np.concatenate([e.vectors for e in groups.values()])
-        sims = pd.DataFrame(cosine_matrix(embedded["text"].vectors, images), index=regions)
+        sims = cosine_matrix(embedded["text"].vectors, images)
         shares = rank_shares(sims, labels, k=params["k"], repeats=params["repeats"], rng=seed,
-                             group_size=params["group_size"])
+                             group_size=params["group_size"], regions=regions)
         table = load_region_table(params["reference"])
         columns = {g: c for g, c in {**table.group_columns, **params["columns"]}.items() if g in shares.columns}
         comparison = compare_shares(shares, table.frame, columns)
-        ranked = labels[np.argsort(-sims.to_numpy(), axis=1, kind="stable")]
-        k = shares.attrs["k"]
+        ranked = labels[np.argsort(-sims, axis=1, kind="stable")]
+        k = shares.k
         extra = {str(t): correlate_regions(shares, load_region_table(t).frame) for t in params["tables"]}
         ref = table.frame.loc[regions]
+        skews, divergences = max_skew(ranked, k), ndkl(ranked)  # per region (Geyik et al. 2019)
         record = RankingRecord(
             suite=suite, test=test.id, title=test.title, seed=seed,
-            groups=list(shares.columns), group_counts=shares.attrs["group_counts"],
-            group_size=shares.attrs["group_size"], k=k, repeats=shares.attrs["repeats"],
+            groups=list(shares.columns), group_counts=shares.group_counts,
+            group_size=shares.group_size, k=k, repeats=shares.repeats,
             prompt=str(params["prompt"]), prompts=prompts, reference=table.id,
             reference_columns=comparison.columns,
-            shares={r: {g: float(v) for g, v in shares.loc[r].items()} for r in regions},
+            shares=shares.to_dict(),
             reference_shares={r: {g: float(ref.loc[r, c]) for g, c in comparison.columns.items()} for r in regions},
             r=comparison.r, r_p_values=comparison.r_p_values, r_squared=comparison.r_squared,
             r_squared_by_output=comparison.r_squared_by_output, r_squared_p_values=comparison.r_squared_p_values,
-            max_skew=dict(zip(regions, map(float, max_skew(ranked, k)))),
-            ndkl=dict(zip(regions, map(float, ndkl(ranked)))),
+            max_skew=dict(zip(regions, map(float, skews))), ndkl=dict(zip(regions, map(float, divergences))),
+            mean_max_skew=float(describe(skews).mean), mean_ndkl=float(describe(divergences).mean),
             correlations={t: c.r for t, c in extra.items()},
             correlation_p_values={t: c.p_values for t, c in extra.items()},
         )
-        return [Outcome(record, {"similarities": sims.to_numpy(), "shares": shares.to_numpy()},
+        return [Outcome(record, {"similarities": sims, "shares": shares.values},
                         {"shares": shares, "comparison": comparison, "correlations": extra})]

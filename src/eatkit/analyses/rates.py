@@ -11,7 +11,10 @@ of independence across groups (:func:`eatkit.stats.proportions.group_rates`).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +26,6 @@ from eatkit.stats.proportions import GroupRates, group_rates
 from eatkit.stimuli.lexicon import load_lexicon
 from eatkit.stimuli.types import AssociationTest
 
-QUESTIONS = ("Is this person an American?", "What state does this person live in?")
-TOP_P = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,10 +42,6 @@ class RateRecord(Record):
     dof: int
     p_value: float
     min_expected: float
-    q_value: float | None = None
-
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
 
 def _rate_fields(rates: GroupRates) -> dict[str, Any]:
@@ -81,25 +78,16 @@ class CaptionRecord(RateRecord):
 class VQAAnalysis(ProbeAnalysis):
     kind = "vqa"
     record_type = VQARecord
-    defaults = {"questions": list(QUESTIONS), "yes": "yes"}
-
-    def validate(self, params: dict[str, Any]) -> None:
-        questions = params["questions"]
-        if not isinstance(questions, list) or not questions or \
-                not all(isinstance(q, str) and q.strip() for q in questions):
-            raise EatkitError("questions must be a non-empty list of non-empty questions")
-        if not isinstance(params["yes"], str) or not params["yes"].strip():
-            raise EatkitError("the 'yes' answer must be a non-empty string")
 
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
         answer = require_capability(model, "answer", "vqa", "a visual question answering model (hf-blip-vqa:<name>)")
         files = group_files(test)
         return {"files": files, "answers": {q: {g: answer(paths, q) for g, (paths, _) in files.items()}
-                                            for q in self.params(options)["questions"]}}
+                                            for q in options.params["questions"]}}
 
     def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        yes = self.params(options)["yes"].strip().lower()
+        yes = options.params["yes"].strip().lower()
         files = embedded["files"]
         outcomes = []
         for i, (question, answers) in enumerate(embedded["answers"].items(), start=1):
@@ -117,17 +105,12 @@ class VQAAnalysis(ProbeAnalysis):
 class CaptionAnalysis(ProbeAnalysis):
     kind = "caption"
     record_type = CaptionRecord
-    defaults = {"top_p": list(TOP_P), "lexicon": "race-ethnicity"}
 
-    def validate(self, params: dict[str, Any]) -> None:
-        if not isinstance(params["top_p"], list) or not params["top_p"]:
-            raise EatkitError("top_p must be a non-empty list of values in (0, 1]")
-        for p in params["top_p"]:
-            if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 < p <= 1:
-                raise EatkitError(f"top-p must be a number in (0, 1], got {p!r}")
-        if len(set(params["top_p"])) != len(params["top_p"]):
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        super().check(test, options)
+        if len(set(options.params["top_p"])) != len(options.params["top_p"]):
             raise EatkitError("top_p lists a value twice")
-        load_lexicon(params["lexicon"])
+        load_lexicon(options.params["lexicon"])
 
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
         caption = require_capability(model, "caption", "caption", "an image captioning model (hf-blip-caption:<name>)")
@@ -135,11 +118,11 @@ class CaptionAnalysis(ProbeAnalysis):
         seed = options.seed  # run_probe always sets the run's seed (drawn and recorded when not given)
         return {"files": files, "seed": seed,
                 "captions": {p: {g: caption(paths, top_p=float(p), seed=seed) for g, (paths, _) in files.items()}
-                             for p in self.params(options)["top_p"]}}
+                             for p in options.params["top_p"]}}
 
     def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        lexicon = load_lexicon(self.params(options)["lexicon"])
+        lexicon = load_lexicon(options.params["lexicon"])
         files = embedded["files"]
         outcomes = []
         for p, captions in embedded["captions"].items():
@@ -153,3 +136,12 @@ class CaptionAnalysis(ProbeAnalysis):
                 captions_by_image={img: c for g, (_, ids) in files.items() for img, c in zip(ids, captions[g])})
             outcomes.append(Outcome(record, {}, rates))
         return outcomes
+
+    def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
+        """``captions.csv``: every caption (image, top_p, caption)."""
+        table = io.StringIO()
+        writer = csv.writer(table, lineterminator="\r\n")
+        writer.writerow(["image", "top_p", "caption"])
+        for o in outcomes:
+            writer.writerows([img, f"{o.record.top_p:g}", c] for img, c in o.record.captions_by_image.items())
+        return {"captions.csv": table.getvalue().encode("utf-8")}

@@ -16,7 +16,7 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats import sc_eat
-from eatkit.stats.options import check_choice
+from eatkit.stats.options import OBSERVED
 from eatkit.stats.permutation import check_exact_feasible
 from eatkit.stimuli.types import AssociationTest
 
@@ -33,24 +33,21 @@ class SCEATRecord(Record):
     n_t: int
     n_a: int
     n_b: int
-    dropped: dict[str, list[str]] = field(default_factory=dict)
     effect_size: float
     statistic: float
     mean_a: float
     mean_b: float
     p_value: float
+    p_values: dict[str, float] = field(default_factory=dict)  # all three alternatives, same draws
+    alternative_observed: bool = False  # alternative chosen by the sign of d (--alternative observed)
     p_value_exact: bool
     p_value_mc_se: float = math.nan
     p_method: str
     n_permutations: int
     n_partitions: int
     alternative: str
-    q_value: float | None = None
     sd: str
     ddof: int
-
-    def tested_p_value(self) -> float | None:
-        return self.p_value
 
 
 class SCEATAnalysis(Analysis):
@@ -58,13 +55,15 @@ class SCEATAnalysis(Analysis):
 
     kind = "sc-eat"
     record_type = SCEATRecord
+    observed_alternative = True
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         super().check(test, options)
-        unknown = sorted(set(dict(test.params)) - {"alternative"})
-        if unknown:
-            raise EatkitError(f"test '{test.id}' (sc-eat) has unknown params: {', '.join(unknown)}")
-        check_choice("alternative", test.param("alternative", options.alternative))
+        if test.params:
+            hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
+                    "replaces it)") if "alternative" in dict(test.params) else ""
+            raise EatkitError(f"test '{test.id}' (sc-eat) has unknown params: {', '.join(sorted(dict(test.params)))}"
+                              f"{hint}")
 
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
         if options.permutations == "exact" and options.p_method == "permutation":
@@ -76,10 +75,11 @@ class SCEATAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         T, A, B = (embedded[r].vectors for r in ("T", "A", "B"))
-        # a test may fix the direction its source reports (suite params.alternative, e.g. american-white)
-        alternative = test.param("alternative", options.alternative)
-        result = sc_eat(T, A, B, alternative=alternative, permutations=options.permutations, rng=seed,
-                        ddof=options.ddof, sd=options.sd, p_method=options.p_method)
+        observed = options.alternative == OBSERVED
+        result = sc_eat(T, A, B, alternative="greater" if observed else options.alternative,
+                        permutations=options.permutations, rng=seed, ddof=options.ddof, sd=options.sd,
+                        p_method=options.p_method)
+        result = result.observed_side() if observed else result
         ua, ub = result.associations
         sets = test.sets()
         record = SCEATRecord(
@@ -88,7 +88,8 @@ class SCEATAnalysis(Analysis):
             n_t=len(embedded["T"].ids), n_a=len(embedded["A"].ids), n_b=len(embedded["B"].ids),
             dropped={r: list(embedded[r].dropped) for r in ("T", "A", "B") if embedded[r].dropped},
             effect_size=result.effect_size, statistic=result.statistic, mean_a=float(ua.mean()),
-            mean_b=float(ub.mean()), p_value=result.p_value, p_value_exact=result.exact,
+            mean_b=float(ub.mean()), p_value=result.p_value, p_values=dict(result.p_values),
+            alternative_observed=observed, p_value_exact=result.exact,
             p_value_mc_se=result.mc_standard_error, p_method=result.p_method,
             n_permutations=result.n_permutations, n_partitions=result.n_partitions,
             alternative=result.alternative, sd=result.sd, ddof=result.ddof,

@@ -9,11 +9,12 @@ from typing import Any
 
 def register(sub: Any) -> None:
     ft = sub.add_parser("finetune", help="fine-tune an image model on COCO-format data (multilabel)",
-                        description="Fine-tune a timm, torchvision or EfficientNet-Lite model for multilabel "
+                        description="Fine-tune a timm, torchvision, EfficientNet-Lite or CLIP image-tower model for multilabel "
                         "classification (BCE with logits, SGD with momentum); print the validation mAP and "
                         "micro-F1 after each epoch; write a safetensors checkpoint that 'eatkit run --model "
                         "<model> --weights <checkpoint>' loads.")
-    ft.add_argument("--model", required=True, help="timm:<name>, torchvision:<name> or efficientnet_lite0/1/2")
+    ft.add_argument("--model", required=True, help="timm:<name>, torchvision:<name>, efficientnet_lite0/1/2, "
+                    "open_clip-image:<architecture>/<pretrained> or hf-clip-image:<name>")
     ft.add_argument("--instances", required=True, type=Path, help="COCO instances_*.json of the training images")
     ft.add_argument("--images", required=True, type=Path, help="folder of the training images")
     ft.add_argument("--val-instances", type=Path, help="COCO instances_*.json of a validation split")
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
     ft.add_argument("--scheduler", choices=("none", "plateau"), default="none",
                     help="plateau: reduce the learning rate when the validation loss stalls")
     ft.add_argument("--no-pretrained", action="store_true",
-                    help="start timm/torchvision models from random weights (no download)")
+                    help="start from random weights (no download; not for efficientnet_lite)")
     ft.add_argument("--seed", type=int, default=0)
     ft.add_argument("--device", default="auto", help="auto (a GPU when present), cpu or cuda[:N]")
     ft.add_argument("--workers", type=int, default=0, help="data-loading worker processes")

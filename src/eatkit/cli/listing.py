@@ -1,4 +1,4 @@
-"""``eatkit list``: the bundled suites, the tests of a suite, or the registered models."""
+"""``eatkit list``: the bundled suites, the tests of a suite, the registered models or the kinds of test."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from eatkit.errors import EatkitError
 
 
 def register(sub: Any) -> None:
-    lst = sub.add_parser("list", help="list suites, the tests of a suite, or models")
-    lst.add_argument("what", choices=("suites", "tests", "models"))
+    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, or kinds of test")
+    lst.add_argument("what", choices=("suites", "tests", "models", "kinds"))
     lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'")
     lst.set_defaults(func=_cmd_list)
 
@@ -28,6 +28,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
             raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
         for t in load_suite(args.suite).tests:
             print(f"{t.id:24s} {t.kind:8s} {t.title}")
+    elif args.what == "kinds":
+        from eatkit.kinds import KINDS, get_kind
+
+        for spec in map(get_kind, KINDS):
+            roles = ",".join(spec.roles) if spec.roles else "groups" if spec.probe else "classes"
+            runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
+            flags = " ".join(p.option for p in spec.params if p.cli)
+            print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
     else:
         from eatkit.registry import models
 

@@ -8,26 +8,43 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.analyses.base import RunOptions
+from eatkit.analyses.base import RunOptions, checked_options
 from eatkit.cli import non_negative
 from eatkit.errors import EatkitError
-from eatkit.stats.options import CHOICES
+from eatkit.stats.options import CHOICES, OBSERVED
 
-#: model options of the run command: (flag, keyword of the model's factory)
-MODEL_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--images", "images"), ("--layer", "layer"), ("--pooling", "pooling"), ("--prompt", "prompt"),
-    ("--batch-size", "batch_size"), ("--device", "device"), ("--precision", "precision"),
-    ("--workers", "workers"), ("--no-cache", "cache"), ("--oov", "oov"), ("--regions", "regions"),
-    ("--missing", "missing"), ("--weights", "checkpoint"),
-)
-#: options of one kind of analysis (RunOptions.params), given only when set: (flag, parameter)
-ANALYSIS_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--experiment", "experiment"), ("--embedding", "embedding"), ("--mask", "mask"),
-)
-#: options of geometry tests (seed 004): (flag, key of RunOptions.params)
-GEOMETRY_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--iterations", "iterations"), ("--fold", "fold"), ("--similarity", "similarity"), ("--compare-model", "compare"),
-)
+
+def _model_flags() -> list[tuple[str, str]]:
+    """The model options of the run command: (flag, keyword of the model's factory)."""
+    from eatkit.run.runner import MODEL_OPTIONS, model_flag
+
+    return [(model_flag(key), key) for key in MODEL_OPTIONS]
+
+
+def suite_kinds() -> list[Any]:
+    """The specs (:class:`eatkit.kinds.KindSpec`) of the kinds that suites hold (not probes), in registry order."""
+    from eatkit.kinds import KINDS, get_kind
+
+    return [spec for spec in map(get_kind, KINDS) if not spec.probe]
+
+
+def add_kind_flags(parser: argparse.ArgumentParser, specs: Any) -> None:
+    """One argument group per kind with parameters, its flags derived from the kind's spec (a parameter
+    that several kinds declare is one flag)."""
+    added: set[str] = set()
+    for spec in specs:
+        params = [p for p in spec.params if p.cli and p.name not in added]
+        if params:
+            group = parser.add_argument_group(f"{spec.name} tests: {spec.title}")
+            for param in params:
+                group.add_argument(param.option, **param.argparse_kwargs())
+            added |= {p.name for p in params}
+
+
+def given_params(args: argparse.Namespace, specs: Any) -> dict[str, Any]:
+    """The kind parameters given on the command line, as text (validated by the kinds' specs)."""
+    return {p.name: getattr(args, p.name) for spec in specs for p in spec.params
+            if p.cli and getattr(args, p.name, None) is not None}
 
 
 def register(sub: Any) -> None:
@@ -43,11 +60,16 @@ def register(sub: Any) -> None:
     src.add_argument("--series", type=Path, nargs="+", metavar="PATH",
                      help="an ordered series to run and compare: a folder of decades in the HistWords layout "
                      "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
+    run.add_argument("--decades", metavar="FIRST-LAST",
+                     help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
-    run.add_argument("--alternative", default=defaults.alternative, choices=CHOICES["alternative"])
+    run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
+                     help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
+                     "american-white; else greater); observed: the one-sided p on the side of the observed d "
+                     "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
     run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
     run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
@@ -56,6 +78,9 @@ def register(sub: Any) -> None:
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
     run.add_argument("--bootstrap", type=non_negative, default=defaults.n_bootstrap,
                      help="bootstrap resamples for the CI of d (0: none)")
+    run.add_argument("--validity", action="store_true",
+                     help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
+                     "(docs/validity.md)")
     run.add_argument("--oov", choices=("error", "drop"),
                      help="out-of-vocabulary words: fail (default) or drop them and record it")
     run.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
@@ -77,26 +102,14 @@ def register(sub: Any) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
                      "into --model")
-    geometry = run.add_argument_group("geometry tests (feature-space geometry of image classes)")
-    geometry.add_argument("--iterations", type=int, help="random fold draws per score (default 1000)")
-    geometry.add_argument("--fold", choices=("half", "pair", "centroid"), help="fold type (default half)")
-    geometry.add_argument("--similarity", choices=("cosine", "euclidean"), help="default cosine")
-    geometry.add_argument("--compare-model", action="append", metavar="MODEL[@CHECKPOINT]",
-                          help="also score the classes with this model (repeatable), e.g. the same model "
-                          "fine-tuned; Spearman's rho between every two models")
-    grounded = run.add_argument_group("grounded tests (Grounded-WEAT/SEAT, joint models such as hf-vilt:)")
-    grounded.add_argument("--experiment", choices=("1", "2", "3", "all"),
-                          help="1: images integrated out; 2: each target with its own images; 3: congruent vs "
-                          "incongruent images (default: all; 2 with --mask)")
-    grounded.add_argument("--embedding", choices=("word", "sentence", "contextual", "all"),
-                          help="[CLS] of one-word captions, [CLS] of sentences, or the contextual word in its "
-                          "sentence (default: all the kinds each test's captions support)")
-    grounded.add_argument("--mask", choices=("language", "vision"),
-                          help="mask the contextual words or the person regions (experiment 2 on masked inputs)")
-    grounded.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
-                          "'fasterrcnn' (torchvision's detector)")
-    grounded.add_argument("--missing", choices=("error", "drop"),
-                          help="images not found under --images: fail (default) or drop their pairs and record it")
+    run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
+                     "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
+    add_kind_flags(run, suite_kinds())
+    joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
+    joint.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
+                       "'fasterrcnn' (torchvision's detector)")
+    joint.add_argument("--missing", choices=("error", "drop"),
+                       help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
@@ -105,21 +118,19 @@ def register(sub: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from eatkit.report.kinds import console_tables
-    from eatkit.run.runner import prepare_output, run_suite, select_tests
+    from eatkit.run.folder import prepare_output
+    from eatkit.run.runner import run_suite, select_tests
     from eatkit.stimuli.loader import load_suite
 
     # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
-    select_tests(suite, tests)
-    params = {key: getattr(args, flag[2:]) for flag, key in ANALYSIS_FLAGS if getattr(args, flag[2:]) is not None}
-    if params.get("experiment", "all") != "all":
-        params["experiment"] = int(params["experiment"])
-    params |= _geometry_params(args, suite, tests)
-    options = RunOptions(
+    params = given_params(args, suite_kinds()) | _geometry_params(args, suite, tests)
+    options = checked_options(select_tests(suite, tests), RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
-        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, params=params,
-    ).validated()
+        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
+        params=params,
+    ).validated())
     run_warnings = options.warnings()
     args.output = prepare_output(args.output)  # (a new folder when not given)
     from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
@@ -179,12 +190,14 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     """The sources to run, as (label, source): one, the decades of --series, or one per --compare-prompts."""
     if args.compare_prompts is not None and not args.model:
         raise EatkitError("--compare-prompts applies to --model only")
+    if args.decades is not None and args.series is None:
+        raise EatkitError("--decades applies to --series only")
     if args.series is not None:
-        from eatkit.run.series import histwords_sources
+        from eatkit.run.series import histwords_sources, parse_decades
 
         from eatkit.run.runner import refuse_model_options
 
-        refuse_model_options({key: True for flag, key in MODEL_FLAGS if _given(args, flag)}, ("oov",), "--series")
+        refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
         twice = [str(p) for k, p in enumerate(args.series) if p.resolve() in {q.resolve() for q in args.series[:k]}]
         if twice:  # the same input twice: a series of a point with itself
             raise EatkitError(f"--series names {twice[0]} more than once: give each file once")
@@ -193,7 +206,10 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         if len(args.series) == 1:
             if args.lowercase:
                 raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
-            return histwords_sources(args.series[0], oov=args.oov or "error")
+            decades = parse_decades(args.decades) if args.decades is not None else None
+            return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
+        if args.decades is not None:
+            raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
         from eatkit.sources.vectors import load_word_vectors
 
         words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
@@ -230,27 +246,23 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
              "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
     given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
-              for flag, key in MODEL_FLAGS if _given(args, flag)}
+              for flag, key in _model_flags() if _given(args, flag)}
     return build_source(given, suite, overrides)
 
 
 def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
-    """The run options of geometry tests (only when the run has some): the geometry flags given, the
-    run model's label and the model options that the compare models share (image folder, batch size, cache)."""
+    """The parameters of geometry tests set by the program (only when the run has some): the run model's
+    label and the model options that the compare models share (image folder, batch size, cache)."""
     from eatkit.run.runner import select_tests
 
-    given = {key: getattr(args, flag[2:].replace("-", "_")) for flag, key in GEOMETRY_FLAGS
-             if getattr(args, flag[2:].replace("-", "_")) is not None}
     if not any(t.kind == "geometry" for t in select_tests(suite, tests)):
-        if given:
-            raise EatkitError(f"{', '.join(f for f, k in GEOMETRY_FLAGS if k in given)} applies to geometry tests only")
         return {}
     if not args.model:
         raise EatkitError("geometry tests need --model (image features of a model)")
     shared = {"images": str(args.images) if args.images else None, "batch_size": args.batch_size,
               "cache": False if args.no_cache else None}
     label = args.model + (f"@{args.weights}" if args.weights else "")
-    return {**given, "label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
+    return {"label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
 
 
 def _permutations(value: str) -> str | int:

@@ -25,6 +25,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     result = verify_run(args.run_dir, images=args.images)
     for change in result.changes:
         print(f"changed: {change}")
+    for note in result.notes:
+        print(f"note: {note}")
     verdict = "unchanged" if result.ok else f"{len(result.changes)} changed"
     print(f"{result.run_dir}: {result.checked} checksums checked, {verdict}")
     return 0 if result.ok else EXIT_CHANGED

@@ -54,6 +54,7 @@ from eatkit.encoders.device import (
     inference,
     torch_device,
 )
+from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
@@ -169,6 +170,18 @@ class NeuralEncoder(EmbeddingSource):
     def _load(self) -> None:
         """Build the model (import torch here, not at module level); called once before ``_encode``."""
 
+    def ensure_loaded(self) -> None:
+        """Build the model now (otherwise the first batch that is not cached builds it), on its device."""
+        if self._loaded:
+            return
+        kind = self.device_kind
+        self._load()
+        self._loaded = True
+        if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
+            if self.device != "auto":
+                raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
+            self.device_kind = "cpu"
+
     def _prepare(self, modality: str, item: str) -> Any:
         """One stimulus as a model input: the text itself, or for an image (``item`` is its file path)
         :meth:`_image_transform` of it (override for other text inputs, e.g. prompts)."""
@@ -182,7 +195,23 @@ class NeuralEncoder(EmbeddingSource):
         a model on a GPU; override for other inputs (e.g. ImageGPT's colour tokens)."""
         if self.preprocessing is None:
             raise AssertionError(f"{type(self).__name__} embeds images but sets no preprocessing")
-        return self.preprocessing.array if self._device().type == "cpu" else self.preprocessing.pixels
+        cpu = self._device().type == "cpu"
+        if self._cache is not None:  # pixels decoded once for a sweep's models, when there (same bits)
+            from eatkit.encoders.pixels import CachedPixels
+
+            return CachedPixels(self.preprocessing, str(self._cache.root), normalize=cpu)
+        return self.preprocessing.array if cpu else self.preprocessing.pixels
+
+    def shared_images(self, sets: Sequence[StimulusSet]) -> tuple[Path, Preprocessing, list[str], list[str]] | None:
+        """What :func:`eatkit.encoders.pixels.predecode` needs to prepare this encoder's images of ``sets``
+        ahead (its cache folder, its preprocessing, the image files and their SHA-256), or ``None`` when its
+        images do not go through the pixel cache (no cache, no image sets, or its own image inputs)."""
+        uses_pixels = type(self)._image_transform is NeuralEncoder._image_transform
+        images = [s for s in sets if s.modality == "image" and "image" in self.modalities]
+        if self._cache is None or not uses_pixels or not images or self.preprocessing is None:
+            return None
+        files = sorted({item for s in images for item in self._stimuli(s)[0]})
+        return self._cache.root, self.preprocessing, files, self.file_hashes(files)
 
     @abstractmethod
     def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
@@ -268,6 +297,7 @@ class NeuralEncoder(EmbeddingSource):
                 "batch_size": self.batch_size, "batch_plan": BATCH_PLAN, "workers": self.workers,
                 "cpu_image_batches": self._threads_note,
                 "images": str(self.images.resolve()) if self.images is not None else None,
+                "hub": hub_pin(str(getattr(self, "weights", "")), getattr(self, "revision", None)),
                 "cache": {"enabled": self._cache is not None, "path": cache["path"], **self.stats}}
 
     def plan(self, n: int) -> list[range]:
@@ -291,12 +321,7 @@ class NeuralEncoder(EmbeddingSource):
         plans = [self._plan(stimuli) for stimuli in sets]
         if any(v is None for plan in plans for v in plan.vectors) and not self._loaded:
             kind = self.device_kind
-            self._load()
-            self._loaded = True
-            if self._torch_device is None and kind != "cpu":  # an encoder that never calls _place
-                if self.device != "auto":
-                    raise EatkitError(f"model '{self.id}' runs on the CPU only: use --device cpu or auto")
-                self.device_kind = "cpu"
+            self.ensure_loaded()
             if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
                 for plan in plans:
                     plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)
@@ -439,5 +464,7 @@ class _SetPlan:
 
     def embedded(self) -> Embedded:
         vectors = [self.computed[k] if v is None else v for k, v in zip(self.keys, self.vectors)]
-        checksums = tuple(c.removeprefix("sha256:") for c in self.contents) if self.modality == "image" else ()
-        return Embedded(np.stack(vectors).astype(np.float64), self.ids, self.copies, checksums=checksums)
+        image = self.modality == "image"
+        checksums = tuple(c.removeprefix("sha256:") for c in self.contents) if image else ()
+        return Embedded(np.stack(vectors).astype(np.float64), self.ids, self.copies, checksums=checksums,
+                        files=tuple(self.items) if image else ())

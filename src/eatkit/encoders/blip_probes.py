@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from eatkit.encoders.hf import hf_weights_identity, load_pretrained
+from eatkit.encoders.hf import hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.encoders.vision_language import hf_image_preprocessing
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed, installed_version
@@ -61,7 +61,8 @@ class _BlipHead:
 
     def _load(self) -> None:
         if self._net is None:
-            self._net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+            self._net, self._tokenizer = load_pretrained(self.model_class, self.model,
+                                                         pinned_revision(self.weights, self.revision),
                                                          f"the model '{self.id}'", "vl", model_type="blip")
             try:
                 self._net.to(self.device)

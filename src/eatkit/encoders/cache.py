@@ -82,13 +82,14 @@ class EmbeddingCache:
     array([1., 2.], dtype=float32)
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, entries: str = _ENTRIES) -> None:
         self.root = Path(root) if root is not None else cache_dir()
         self.writable = True  # until a write fails (see _write_atomic)
+        self.entries = entries  # the folder of the entries (another one holds shared pixels: encoders.pixels)
 
     @property
     def entries_dir(self) -> Path:
-        return self.root / _ENTRIES
+        return self.root / self.entries
 
     def _path(self, key: str) -> Path:
         return self.entries_dir / key[:2] / f"{key}{_SUFFIX}"

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import require
+from eatkit.io import file_sha256, require
 from eatkit.errors import EatkitError, one_line
 
 CHECKPOINT_FORMAT = "eatkit.finetune/1"
@@ -42,12 +42,50 @@ def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     return json.loads(meta["eatkit"]) if meta.get("format") == CHECKPOINT_FORMAT else {}
 
 
+def finetuned_checkpoint(path: str | Path | None, architecture: str) -> tuple[Path | None, int | None]:
+    """A fine-tuning checkpoint and its head width, checked against the model it is loaded into
+    (``(None, None)`` without one)."""
+    if path is None:
+        return None, None
+    meta = checkpoint_metadata(path)
+    if meta and meta.get("architecture") != architecture:
+        raise EatkitError(f"checkpoint {path} was fine-tuned from {meta.get('model')} "
+                          f"({meta.get('architecture')}), which does not fit {architecture}")
+    return Path(path), meta.get("num_classes")
+
+
+def required_checkpoint(model: str, path: str | Path | None) -> Path:
+    """The checkpoint file a model cannot do without (``--weights``), or a one-line error.
+
+    >>> required_checkpoint("simclrv2", None)
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: simclrv2 needs its checkpoint file: --weights PATH (see docs/models.md)
+    """
+    if path is None:
+        raise EatkitError(f"{model} needs its checkpoint file: --weights PATH (see docs/models.md)")
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise EatkitError(f"checkpoint {path} not found")
+    return path
+
+
+def checkpoint_identity(path: str | Path) -> str:
+    """The weights identity of a checkpoint file: its name and SHA-256 (part of the cache key)."""
+    return f"checkpoint {Path(path).name} sha256:{file_sha256(path)}"
+
+
 def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:
     """Load a checkpoint's tensors into ``net`` (strictly: every key and shape must match), or raise one
     line saying why the checkpoint does not fit ``model``."""
     st = require("safetensors.torch", "fine-tuning checkpoints", "image")
     checkpoint_metadata(path)   # a readable safetensors file
-    state = st.load_file(str(path))
+    load_state_strict(net, st.load_file(str(path)), f"checkpoint {path}", model)
+
+
+def load_state_strict(net: Any, state: dict[str, Any], source: str, model: str) -> None:
+    """Load ``state`` into ``net`` only if it fits exactly (the same keys, the same shapes); otherwise
+    nothing is loaded and the one-line error names the first missing or unexpected key (or the first
+    shape that differs) of ``source`` (e.g. ``"checkpoint moco.pth.tar"``)."""
     expected = net.state_dict()
     missing = [k for k in expected if k not in state]
     extra = [k for k in state if k not in expected]
@@ -57,5 +95,5 @@ def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:
                 f"{len(extra)} unexpected tensor(s) (e.g. {extra[0]})" if extra else
                 f"tensor {shapes[0]} has shape {tuple(state[shapes[0]].shape)}, the model's is "
                 f"{tuple(expected[shapes[0]].shape)}")
-        raise EatkitError(f"checkpoint {path} does not fit {model}: {what}")
+        raise EatkitError(f"{source} does not fit {model}: {what}")
     net.load_state_dict(state)

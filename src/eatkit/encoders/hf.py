@@ -106,11 +106,45 @@ def hf_json(model_id: str, filename: str, revision: str | None = None) -> dict[s
         raise EatkitError(f"cannot read {filename} of model '{model_id}': {one_line(exc)}") from None
 
 
+def hub_commit(model_id: str, revision: str | None = None, filename: str = "config.json") -> str:
+    """The commit that ``revision`` (a branch, tag or commit; default ``main``) of a hub model resolves to
+    now: the snapshot folder of its ``filename`` (fetched, or read from the local cache when offline)."""
+    config = hf_file(model_id, filename, revision)
+    if config is None:
+        raise EatkitError(f"Hugging Face model '{model_id}' has no {filename}")
+    # hub cache layout: .../models--org--name/snapshots/<commit>/config.json
+    return config.parent.name if config.parent.parent.name == "snapshots" else revision or "unknown"
+
+
+def hub_pin(weights: str, revision: str | None) -> dict[str, str] | None:
+    """The manifest's record of a hub model's weights: repository, the revision asked for and the commit
+    it resolved to, from a weights identity ``hf:<repo>@<commit>`` (``None`` for other weights).
+
+    >>> hub_pin("hf:org/tiny@0123abc", None)
+    {'repo': 'org/tiny', 'revision': 'main', 'commit': '0123abc'}
+    """
+    if not weights.startswith("hf:") or "@" not in weights:
+        return None
+    repo, _, commit = weights[3:].rpartition("@")
+    return {"repo": repo, "revision": revision or "main", "commit": commit}
+
+
+def pinned_revision(weights: str, revision: str | None) -> str | None:
+    """The revision to load a hub model at: the commit its weights identity pins (:func:`hub_pin`), so that
+    the weights loaded are the ones recorded even if the branch moves in between; else ``revision``.
+
+    >>> pinned_revision("hf:org/tiny@0123abc", "main"), pinned_revision("config.json:ab12", None)
+    ('0123abc', None)
+    """
+    pin = hub_pin(weights, revision)
+    return pin["commit"] if pin is not None and pin["commit"] != "unknown" else revision
+
+
 def hf_weights_identity(model_id: str, revision: str | None = None,
-                        hashes: Callable[[list[str]], list[str]] | None = None) -> str:
-    """What pins a model's weights: the hub commit of ``model_id`` (resolved through its config.json), or
-    for a local folder the SHA-256 of its weight, configuration and vocabulary files (computed by
-    ``hashes``, e.g. an encoder's remembered :meth:`~eatkit.encoders.base.NeuralEncoder.file_hashes`).
+                        hashes: Callable[[list[str]], list[str]] | None = None, filename: str = "config.json") -> str:
+    """What pins a model's weights: the hub commit of ``model_id`` (resolved through its ``filename``,
+    :func:`hub_commit`), or for a local folder the SHA-256 of its weight, configuration and vocabulary files
+    (computed by ``hashes``, e.g. an encoder's remembered :meth:`~eatkit.encoders.base.NeuralEncoder.file_hashes`).
 
     >>> import tempfile, pathlib; d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "config.json").write_text("{}")
     >>> hf_weights_identity(str(d))
@@ -121,12 +155,7 @@ def hf_weights_identity(model_id: str, revision: str | None = None,
         files = sorted(p for p in local.iterdir() if p.is_file() and p.suffix in _IDENTITY_SUFFIXES)
         digests = hashes([str(p) for p in files]) if hashes else [file_sha256(p) for p in files]
         return " ".join(f"{p.name}:{digest}" for p, digest in zip(files, digests))
-    config = hf_file(model_id, "config.json", revision)
-    if config is None:
-        raise EatkitError(f"Hugging Face model '{model_id}' has no config.json")
-    # hub cache layout: .../models--org--name/snapshots/<commit>/config.json
-    commit = config.parent.name if config.parent.parent.name == "snapshots" else revision or "unknown"
-    return f"hf:{model_id}@{commit}"
+    return f"hf:{model_id}@{hub_commit(model_id, revision, filename)}"
 
 
 def check_model_type(name: str, model_type: str, expected: str | None, what: str) -> None:

@@ -7,12 +7,15 @@ Embedding definitions (what each registered model returns):
   i.e. the globally pooled penultimate representation (timm's ``forward_head(pre_logits=True)``; for
   torchvision the input of the last ``nn.Linear``), as in the iEAT seed's SimCLR extraction and seed 004.
 - **ImageGPT** (:class:`ImageGPTFeatures`): with the start-of-sequence token prepended and the last
-  pixel dropped (as in the iEAT reference code), ``f^l = mean_i layer_norm(h^l)_i`` over the sequence,
-  where ``h^l`` is the input of block ``l`` (``hidden_states[l]``) and the layer norm is block ``l``'s
-  ``ln_1`` (seed 000, eq. 2; ``ln_f`` for ``l = n_layer``; the iEAT reference code normalises with
-  block ``l + 1``'s ``ln_1``, which differs only by that block's per-dimension gain);
-  ``pooling="next-pixel-logits"`` returns instead the next-pixel logits at the last position
-  (seed 000, appendix C; the reference code's ``LogitExtractor``).
+  pixel dropped (as in the iEAT reference code), ``f^l = mean_i layer_norm(h^l)_i`` over the sequence
+  (seed 000, eq. 2), where ``h^l = hidden_states[l]`` is the input of block ``l``. ``pooling`` says which
+  layer norm: ``"ieat"`` (the default) is the iEAT authors' extractor exactly (ryansteed/ieat,
+  ``OpenAIExtractor``): the network runs with their layer norm ``x / sqrt(var(x) + eps) * g`` (population
+  variance, no centring, no bias) in place of iGPT's ``x / sqrt(mean(x^2) + eps) * g`` in every block, and
+  ``h^l`` is normalised with block ``l + 1``'s ``ln_1`` (so ``l <= n_layer - 2``); ``"mean"`` is the model
+  as trained, with block ``l``'s own ``ln_1`` (``ln_f`` for ``l = n_layer``); ``"next-pixel-logits"``
+  returns the next-pixel logits at the last position (seed 000, appendix C; the reference code's
+  ``LogitExtractor``, which ran through the authors' layer norm, is not matched).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder, distribution_version
-from eatkit.encoders.checkpoints import checkpoint_metadata, load_checkpoint_into
-from eatkit.io import ensure_installed, file_sha256, load_torch_weights, require
+from eatkit.encoders.checkpoints import checkpoint_identity, finetuned_checkpoint, load_checkpoint_into
+from eatkit.io import ensure_installed, load_torch_weights, require
 from eatkit.encoders.hf import (
     check_model_type,
     fetch_error,
@@ -38,16 +41,17 @@ from eatkit.encoders.hf import (
     hf_weights_identity,
     hub_offline,
     load_pretrained,
+    pinned_revision,
 )
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line
 
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
-IMAGEGPT_POOLINGS: tuple[str, ...] = ("mean", "next-pixel-logits")
+IMAGEGPT_POOLINGS: tuple[str, ...] = ("ieat", "mean", "next-pixel-logits")
 
 
-def _with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
+def with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
     """``preprocessing`` with the user's crop and interpolation overrides (for square crops, no resize)."""
     if crop is not None:
         resize = preprocessing.resize if crop == "resize-shorter+center-crop" else None
@@ -107,9 +111,9 @@ class TimmFeatures(ClassifierFeatures):
                  weights: str | None = None, preprocessing: Preprocessing | None = None,
                  crop: str | None = None, interpolation: str | None = None, id: str | None = None,
                  checkpoint: str | Path | None = None, **options: Any) -> None:
-        self._checkpoint, self._num_classes = _checkpoint(checkpoint, f"timm:{name}")
+        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, f"timm:{name}")
         if checkpoint is not None:
-            pretrained, state_dict, weights = False, None, _checkpoint_identity(checkpoint)
+            pretrained, state_dict, weights = False, None, checkpoint_identity(checkpoint)
         if weights is None or preprocessing is None:  # else timm (and torch) are imported on first use only
             timm = require("timm", f"the timm model '{name}'", "image")
             cfg = timm.models.get_pretrained_cfg(name)
@@ -121,7 +125,7 @@ class TimmFeatures(ClassifierFeatures):
         if not pretrained and state_dict is None and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
-                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
         self.name, self.pretrained, self._state_dict = name, pretrained, state_dict
 
     @staticmethod
@@ -166,7 +170,7 @@ class TorchvisionFeatures(ClassifierFeatures):
                  interpolation: str | None = None, id: str | None = None, checkpoint: str | Path | None = None,
                  **options: Any) -> None:
         models = require("torchvision.models", f"the torchvision model '{name}'", "image")
-        self._checkpoint, self._num_classes = _checkpoint(checkpoint, f"torchvision:{name}")
+        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, f"torchvision:{name}")
         pretrained = pretrained and checkpoint is None
         try:
             default = models.get_model_weights(name).DEFAULT
@@ -177,12 +181,12 @@ class TorchvisionFeatures(ClassifierFeatures):
                                       resize=t.resize_size[0], interpolation=t.interpolation.value,
                                       mean=t.mean, std=t.std)
         weights = (f"{distribution_version('torchvision')} {default}" if pretrained
-                   else _checkpoint_identity(checkpoint) if checkpoint is not None
+                   else checkpoint_identity(checkpoint) if checkpoint is not None
                    else "random initialisation (pretrained=False)")
         if not pretrained and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
-                         preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
         self.name, self.pretrained, self._default = name, pretrained, default
 
     def _build(self) -> Callable[[Any], Any]:
@@ -200,22 +204,6 @@ class TorchvisionFeatures(ClassifierFeatures):
         parent, attr = _last_linear(net)
         setattr(parent, attr, torch.nn.Identity())
         return self._place(net)
-
-
-def _checkpoint(path: str | Path | None, architecture: str) -> tuple[Path | None, int | None]:
-    """A fine-tuning checkpoint and its head width, checked against the model it is loaded into."""
-    if path is None:
-        return None, None
-    meta = checkpoint_metadata(path)
-    if meta and meta.get("architecture") != architecture:
-        raise EatkitError(f"checkpoint {path} was fine-tuned from {meta.get('model')} "
-                          f"({meta.get('architecture')}), which does not fit {architecture}")
-    return Path(path), meta.get("num_classes")
-
-
-def _checkpoint_identity(path: str | Path) -> str:
-    """The weights identity of a checkpoint file: its name and SHA-256 (part of the cache key)."""
-    return f"checkpoint {Path(path).name} sha256:{file_sha256(path)}"
 
 
 def _last_linear(net: Any) -> tuple[Any, str]:
@@ -289,10 +277,10 @@ def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolatio
                                   interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
     if checkpoint is not None:
         return TimmFeatures(f"tf_efficientnet_lite{variant}", checkpoint=checkpoint, id=f"efficientnet_lite{variant}",
-                            preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                            preprocessing=with_crop(preprocessing, crop, interpolation), **options)
     return TimmFeatures(f"tf_efficientnet_lite{variant}", pretrained=False, weights=weights,
                         state_dict=lambda: efficientnet_lite_state_dict(variant), id=f"efficientnet_lite{variant}",
-                        preprocessing=_with_crop(preprocessing, crop, interpolation), **options)
+                        preprocessing=with_crop(preprocessing, crop, interpolation), **options)
 
 
 class ImageGPTFeatures(NeuralEncoder):
@@ -302,7 +290,9 @@ class ImageGPTFeatures(NeuralEncoder):
     ``model`` is a Hugging Face id or a local model folder (``from_pretrained``, the user path; its
     weights identity is the hub commit or the folder's file hashes, as for text models) or an in-memory
     ``ImageGPTForCausalImageModeling`` / ``ImageGPTModel`` (then ``clusters`` is required).
-    ``layer`` defaults to ``round(5 * n_layer / 12)``: the seed's 20 of 48 (10 of 24, 15 of 36).
+    ``layer`` defaults to ``round(5 * n_layer / 12)``: the seed's 20 of 48 (10 of 24, 15 of 36), the iEAT
+    authors' default ``l``. ``pooling`` (module docstring): ``"ieat"`` (default), ``"mean"`` or
+    ``"next-pixel-logits"``.
     Pixels: decoded in full (no reduced-scale JPEG decoding), the top-left square (the iEAT reference
     code's crop), area-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster.
     """
@@ -311,7 +301,7 @@ class ImageGPTFeatures(NeuralEncoder):
     libraries = ("torch", "transformers", "pillow")
 
     def __init__(self, model: str | Any = "openai/imagegpt-large", *, layer: int | None = None,
-                 pooling: str = "mean", clusters: np.ndarray | None = None, revision: str | None = None,
+                 pooling: str = "ieat", clusters: np.ndarray | None = None, revision: str | None = None,
                  crop: str = "top-left-square", id: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         if pooling not in IMAGEGPT_POOLINGS:
@@ -337,6 +327,9 @@ class ImageGPTFeatures(NeuralEncoder):
             layer = round(5 * n_layer / 12)
         if not isinstance(layer, int) or not 0 <= layer <= n_layer:
             raise EatkitError(f"layer {layer} out of range for {self.id} (0..{n_layer})")
+        if pooling == "ieat" and layer > n_layer - 2:
+            raise EatkitError(f"layer {layer} cannot go with pooling 'ieat' for {self.id}: the iEAT recipe normalises "
+                              f"layer l with block l + 1's ln_1 (layers 0..{n_layer - 2}; pooling 'mean' reads any)")
         self.model, self.revision, self.weights = model if isinstance(model, str) else "in-memory", revision, weights
         self.layer, self.pooling, self.n_layer = layer, pooling, n_layer
         self._clusters = None if clusters is None else np.asarray(clusters, dtype=np.float32)
@@ -345,18 +338,24 @@ class ImageGPTFeatures(NeuralEncoder):
 
     def config(self) -> dict[str, Any]:
         context = "input: SOS + the first n_px * n_px - 1 pixel tokens"
+        pooling = {
+            "ieat": "the iEAT authors' extractor: every layer norm x / sqrt(var(x) + eps) * g; mean over the "
+                    f"sequence of block[layer + 1].ln_1(hidden_states[layer]); {context}",
+            "mean": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output at layer "
+                    f"n_layer), iGPT's layer norm x / sqrt(mean(x^2) + eps) * g; {context}",
+            "next-pixel-logits": f"logits predicting the last pixel; {context}",
+        }[self.pooling]
         return {"model": self.model, "weights": self.weights,
-                "layer": self.layer if self.pooling == "mean" else "next-pixel logits",
-                "pooling": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output "
-                f"at layer n_layer); {context}"
-                if self.pooling == "mean" else f"logits predicting the last pixel; {context}",
+                "layer": self.layer if self.pooling != "next-pixel-logits" else "next-pixel logits",
+                "pooling": pooling,
                 "preprocessing": {**self.preprocessing.to_dict(), "quantisation": "nearest colour cluster"},
                 "dtype": "float32"}
 
     def _load(self) -> None:
         self._torch = require("torch", f"the image model '{self.id}'", "image")
         if self._net is None:
-            self._net, processor = load_pretrained("ImageGPTForCausalImageModeling", self.model, self.revision,
+            self._net, processor = load_pretrained("ImageGPTForCausalImageModeling", self.model,
+                                                   pinned_revision(self.weights, self.revision),
                                                    f"the image model '{self.id}'", "vl", model_type="imagegpt",
                                                    processor="ImageGPTImageProcessor")
             self._clusters = np.asarray(processor.clusters, dtype=np.float32)
@@ -378,10 +377,28 @@ class ImageGPTFeatures(NeuralEncoder):
             if self.pooling == "next-pixel-logits":
                 return self._net(context).logits[:, -1, :].float().cpu().numpy()
             body = getattr(self._net, "transformer", self._net)
-            hidden = body(context, output_hidden_states=True).hidden_states
-            # seed 000 eq. 2: n^l = layer_norm(h^l) (block l's ln_1; hidden_states[n_layer] has ln_f applied)
-            normed = hidden[self.layer] if self.layer == self.n_layer else body.h[self.layer].ln_1(hidden[self.layer])
+            if self.pooling == "mean":
+                hidden = body(context, output_hidden_states=True).hidden_states
+                # seed 000 eq. 2: n^l = layer_norm(h^l) (block l's ln_1; hidden_states[n_layer] has ln_f applied)
+                normed = (hidden[self.layer] if self.layer == self.n_layer
+                          else body.h[self.layer].ln_1(hidden[self.layer]))
+                return normed.mean(dim=1).float().cpu().numpy()
+            norms = [m for m in body.modules() if type(m).__name__ == "ImageGPTLayerNorm"]
+            hooks = [m.register_forward_hook(_ieat_layer_norm) for m in norms]
+            try:  # the iEAT authors' OpenAIExtractor: block l + 1's ln_1 on hidden_states[l], their norm throughout
+                hidden = body(context, output_hidden_states=True).hidden_states
+                normed = body.h[self.layer + 1].ln_1(hidden[self.layer])
+            finally:
+                for hook in hooks:
+                    hook.remove()
             return normed.mean(dim=1).float().cpu().numpy()
+
+
+def _ieat_layer_norm(module: Any, args: tuple[Any, ...], output: Any) -> Any:
+    """The iEAT authors' layer norm (ryansteed/ieat, ``ln_mod``) as the output of an ImageGPT layer norm:
+    ``x / sqrt(std(x)^2 + eps) * g``, the population SD of the last axis, without centring ``x``."""
+    x = args[0]
+    return x / (x.std(dim=-1, unbiased=False, keepdim=True) ** 2 + module.eps).sqrt() * module.weight
 
 
 def color_tokens(preprocessing: Preprocessing, clusters: np.ndarray, path: str) -> np.ndarray:

@@ -113,15 +113,24 @@ class Preprocessing:
                 "mean": list(self.mean), "std": list(self.std),
                 "decode": "exif-orientation, first frame, alpha over white, 8-bit RGB"}
 
+    def draft_size(self) -> tuple[int, int] | None:
+        """The ``draft`` of :func:`load_image` this preprocessing decodes with (``None``: in full)."""
+        need = (self.resize or self.size) if self.crop == "resize-shorter+center-crop" else self.size
+        return (need, need) if self.jpeg_draft else None
+
     def load(self, path: str | Path) -> Any:
         """Decode ``path`` and apply the geometry: a ``size`` x ``size`` RGB :class:`PIL.Image.Image`."""
-        need = (self.resize or self.size) if self.crop == "resize-shorter+center-crop" else self.size
-        return self.geometry(load_image(path, draft=(need, need) if self.jpeg_draft else None))
+        return self.geometry(load_image(path, draft=self.draft_size()))
 
     def pixels(self, path: str | Path) -> np.ndarray:
         """Decode, crop and resize ``path``: the ``(3, size, size)`` uint8 RGB pixels (what decoding workers
         send: a quarter of the bytes of the float input; :meth:`normalize_pixels` finishes the input)."""
-        return np.ascontiguousarray(np.asarray(self.load(path), dtype=np.uint8).transpose(2, 0, 1))
+        return self.pixels_of(load_image(path, draft=self.draft_size()))
+
+    def pixels_of(self, image: Any) -> np.ndarray:
+        """:meth:`pixels` of an image decoded already (by :func:`load_image` with :meth:`draft_size`): one
+        decode serves models whose preprocessing differs (:mod:`eatkit.encoders.pixels`)."""
+        return np.ascontiguousarray(np.asarray(self.geometry(image), dtype=np.uint8).transpose(2, 0, 1))
 
     def array(self, path: str | Path) -> np.ndarray:
         """Decode, crop, resize and normalise ``path``: the ``(3, size, size)`` float32 model input."""

@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder
-from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained
+from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.encoders.images import load_image
 from eatkit.encoders.regions import FasterRCNNRegions, Regions, load_regions
 from eatkit.encoders.text import first_token_of_span
@@ -135,13 +135,17 @@ class GroundedEncoder(NeuralEncoder):
         if self.region_features and regions is None:
             raise EatkitError(f"model '{self.id}' reads region features: pass --regions DIR (a folder of .npz "
                               "files) or --regions fasterrcnn")
-        self.weights = hf_weights_identity(name, revision, self.file_hashes)
+        self.weights = self._weights_identity(name, revision)
         self._indexes: dict[str, dict[str, list[Path]]] = {}
         self._dropped: tuple[str, ...] = ()
         self._mask: str | None = None
         self._contents_seen: list[str] = []
 
     # -- configuration ---------------------------------------------------------------------------
+
+    def _weights_identity(self, name: str, revision: str | None) -> str:
+        """What pins the weights (the hub commit or the local files' hashes; subclasses for other files)."""
+        return hf_weights_identity(name, revision, self.file_hashes)
 
     def region_source(self) -> dict[str, Any] | None:
         if self.detector is not None:
@@ -254,7 +258,8 @@ class GroundedEncoder(NeuralEncoder):
     # -- the model -------------------------------------------------------------------------------
 
     def _load(self) -> None:
-        self._net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+        self._net, self._tokenizer = load_pretrained(self.model_class, self.model,
+                                                     pinned_revision(self.weights, self.revision),
                                                      f"the model '{self.id}'", "vl", model_type=self.model_type)
         if not getattr(self._tokenizer, "is_fast", False):
             raise EatkitError(f"model '{self.id}' has no fast tokenizer (offset mappings locate the contextual "

@@ -29,7 +29,7 @@ import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder, distribution_version
 from eatkit.io import ensure_installed, require
-from eatkit.encoders.hf import hf_weights_identity, load_pretrained
+from eatkit.encoders.hf import hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 
@@ -225,7 +225,7 @@ class TransformerTextEncoder(NeuralEncoder):
         return super()._stimuli(stimuli)
 
     def _load(self) -> None:
-        model, self._tokenizer = load_pretrained("AutoModel", self.name, self.revision,
+        model, self._tokenizer = load_pretrained("AutoModel", self.name, pinned_revision(self.weights, self.revision),
                                                  f"the text model '{self.id}'", "text")
         self._model = self._place(model)
         if self._tokenizer.pad_token is None:  # GPT-style tokenizers: padding is masked out anyway
@@ -267,20 +267,22 @@ def all_minilm_l6_v2(**options: Any) -> TransformerTextEncoder:
 class CausalLMMLEAT(TransformerTextEncoder):
     """A causal language model embedded as the ML-EAT seed embeds GPT-2 (``gpt2-mleat:<name>``).
 
-    Each word is put into the sentence ``"This is {x}."``, run through the model (``AutoModel``: for
-    GPT-2 the transformer without its language-model head), and the embedding is the top layer's hidden
-    state (``hidden_states[-1]``, after GPT-2's final layer norm) at the last token, which has seen the
-    whole sentence (seed, "Empirical Analysis: Anisotropy in GPT-2", Tables 3 and 5-8: GPT-2 base,
-    medium, large and XL are ``gpt2-mleat:gpt2``, ``gpt2-mleat:gpt2-medium``, ...). ``prompt``, ``layer``
-    and ``pooling`` override the preset (e.g. ``prompt="This is {x}"``, without the full stop) and are
-    recorded like every option of :class:`TransformerTextEncoder`.
+    Each word is put into the sentence ``"This is {x}"`` (the seed's "This is [stimulus]"; no full stop,
+    as in the authors' notebook), run through the model (``AutoModel``: for GPT-2 the transformer without
+    its language-model head), and the embedding is the top layer's hidden state (``hidden_states[-1]``,
+    after GPT-2's final layer norm) at the last token, which has seen the whole sentence (seed, "Empirical
+    Analysis: Anisotropy in GPT-2", Tables 3 and 5-8: GPT-2 base, medium, large and XL are
+    ``gpt2-mleat:gpt2``, ``gpt2-mleat:gpt2-medium``, ...). The authors also put "a"/"an" before the targets
+    of WEAT 1 and 2: the bundled suite ``mleat-gpt2`` holds their sentences (sentences are embedded as
+    given). ``prompt``, ``layer`` and ``pooling`` override the preset and are recorded like every option
+    of :class:`TransformerTextEncoder`.
 
     Example::
 
         CausalLMMLEAT("gpt2").embed(StimulusSet("W", "word", ("rose",))).vectors.shape  # (1, 768)
     """
 
-    def __init__(self, name: str, *, prompt: str | None = "This is {x}.", layer: int | None = -1,
+    def __init__(self, name: str, *, prompt: str | None = "This is {x}", layer: int | None = -1,
                  pooling: str | None = "last", **options: Any) -> None:
         super().__init__(name, prompt=prompt, layer=layer, pooling=pooling,
                          **{"id": f"gpt2-mleat:{name}", **options})

@@ -34,7 +34,15 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.base import NeuralEncoder
-from eatkit.encoders.hf import fetch_error, hf_json, hf_weights_identity, hub_offline, load_pretrained
+from eatkit.encoders.hf import (
+    fetch_error,
+    hf_file,
+    hf_json,
+    hf_weights_identity,
+    hub_offline,
+    load_pretrained,
+    pinned_revision,
+)
 from eatkit.encoders.images import INTERPOLATIONS, Preprocessing
 from eatkit.encoders.text import apply_prompt, check_prompt, model_device
 from eatkit.errors import EatkitError
@@ -42,6 +50,8 @@ from eatkit.io import ensure_installed, require
 
 # Pillow's resampling filter numbers, as Hugging Face preprocessor configs store them
 _PIL_RESAMPLE: dict[int, str] = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+_HF_HUB = "hf-hub:"  # open_clip's prefix of a model on the Hugging Face hub
+_OPEN_CLIP_CONFIG = "open_clip_config.json"
 # open_clip's inference resize modes
 _OPEN_CLIP_RESIZE: dict[str, str] = {"shortest": "resize-shorter+center-crop", "squash": "stretch"}
 
@@ -49,7 +59,8 @@ _OPEN_CLIP_RESIZE: dict[str, str] = {"shortest": "resize-shorter+center-crop", "
 # -- the model-side computation (each returns unit-norm (n, d) torch tensors) ------------------------
 
 
-def _unit(features: Any) -> Any:
+def unit_rows(features: Any) -> Any:
+    """Each row of a torch tensor divided by its L2 norm (the contrastive spaces' normalisation)."""
     import torch
 
     return torch.nn.functional.normalize(features, p=2, dim=-1)
@@ -58,7 +69,7 @@ def _unit(features: Any) -> Any:
 def clip_image_features(model: Any, pixel_values: Any) -> Any:
     """transformers ``CLIPModel``: ``visual_projection(vision_model(x).pooler_output)``, normalised
     (= ``CLIPModel(...).image_embeds``)."""
-    return _unit(model.visual_projection(model.vision_model(pixel_values=pixel_values).pooler_output))
+    return unit_rows(model.visual_projection(model.vision_model(pixel_values=pixel_values).pooler_output))
 
 
 def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
@@ -66,13 +77,13 @@ def clip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     (= ``CLIPModel(...).text_embeds``)."""
     tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     out = model.text_model(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
-    return _unit(model.text_projection(out.pooler_output))
+    return unit_rows(model.text_projection(out.pooler_output))
 
 
 def blip_image_features(model: Any, pixel_values: Any) -> Any:
     """transformers ``BlipForImageTextRetrieval`` ITC image feature: ``vision_proj`` of the [CLS] state."""
     hidden = model.vision_model(pixel_values=pixel_values).last_hidden_state
-    return _unit(model.vision_proj(hidden[:, 0, :]))
+    return unit_rows(model.vision_proj(hidden[:, 0, :]))
 
 
 def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
@@ -80,7 +91,7 @@ def blip_text_features(model: Any, tokenizer: Any, texts: list[str]) -> Any:
     encoder's [CLS] state (no cross-attention to an image)."""
     tokens = tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(model_device(model))
     hidden = model.text_encoder(input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"])
-    return _unit(model.text_proj(hidden.last_hidden_state[:, 0, :]))
+    return unit_rows(model.text_proj(hidden.last_hidden_state[:, 0, :]))
 
 
 def open_clip_image_features(model: Any, pixel_values: Any) -> Any:
@@ -117,10 +128,18 @@ class JointEncoder(NeuralEncoder):
         self.preprocessing = preprocessing
         self.prompt = check_prompt(prompt)
 
+    #: whether the embeddings are L2-normalised (the joint spaces; image towers are not)
+    normalize: bool = True
+
     def config(self) -> dict[str, Any]:
         return {"model": self.model, "weights": self.weights,
-                "embedding": self.definition, "prompt": self.prompt, "normalize": True,
+                "embedding": self.definition, "prompt": self.prompt, "normalize": self.normalize,
                 "preprocessing": self.preprocessing.to_dict(), "dtype": "float32"}
+
+    def towers(self) -> tuple[Any, Any]:
+        """The loaded network and its tokenizer, for probes that drive the towers themselves (generation)."""
+        self.ensure_loaded()
+        return self._net, self._tokenizer
 
     def _prepare(self, modality: str, item: str) -> Any:
         if modality == "word":
@@ -178,7 +197,8 @@ class _HFJointEncoder(JointEncoder):
         self.weights = hf_weights_identity(name, revision, self.file_hashes)
 
     def _load(self) -> None:
-        net, self._tokenizer = load_pretrained(self.model_class, self.model, self.revision,
+        net, self._tokenizer = load_pretrained(self.model_class, self.model,
+                                               pinned_revision(self.weights, self.revision),
                                                f"the model '{self.id}'", "vl", model_type=self.model_type)
         self._net = self._place(net)
 
@@ -222,15 +242,24 @@ class OpenCLIPEncoder(JointEncoder):
         enc = OpenCLIPEncoder("ViT-B-32/openai", prompt="a picture that brings to mind {x}")
     """
 
+    family = "open_clip"
     definition = ("CLIP joint space: image = encode_image (projected pooled features), text = encode_text "
                   "(projected end-of-text token), L2-normalised; QuickGELU when the weights were trained with it")
     image_features = staticmethod(open_clip_image_features)
     text_features = staticmethod(open_clip_text_features)
     libraries = ("torch", "open_clip_torch", "pillow")
 
-    def __init__(self, name: str, *, prompt: str | None = None, **options: Any) -> None:
+    def __init__(self, name: str, *, prompt: str | None = None, revision: str | None = None,
+                 **options: Any) -> None:
+        open_clip = require("open_clip", f"the model '{self.family}:{name}'", "vl")
+        self.revision = revision
+        if name.startswith(_HF_HUB):
+            self._init_hub(open_clip, name, prompt, options)
+            return
+        if revision is not None:
+            raise EatkitError(f"--revision applies to hub models (open_clip:hf-hub:<repo>, hf:, hf-clip:, "
+                              f"hf-blip:), not to {self.family}:{name}")
         arch, _, pretrained = name.partition("/")
-        open_clip = require("open_clip", f"the model 'open_clip:{name}'", "vl")
         model_cfg = open_clip.get_model_config(arch)
         if model_cfg is None:
             raise EatkitError(f"unknown open_clip architecture '{arch}' (see open_clip.list_models())")
@@ -238,9 +267,9 @@ class OpenCLIPEncoder(JointEncoder):
         weights_file = Path(pretrained).expanduser()
         if not tag_cfg and not (pretrained and weights_file.is_file()):
             tags = ", ".join(open_clip.list_pretrained_tags_by_model(arch)) or "none"
-            raise EatkitError(f"open_clip model 'open_clip:{name}' needs <architecture>/<pretrained tag or weights "
-                              f"file> (tags of {arch}: {tags})")
-        super().__init__(id=f"open_clip:{name}", model=arch,
+            raise EatkitError(f"open_clip model '{self.family}:{name}' needs <architecture>/<pretrained tag or "
+                              f"weights file> (tags of {arch}: {tags})")
+        super().__init__(id=f"{self.family}:{name}", model=arch,
                          preprocessing=open_clip_preprocessing(open_clip, arch, model_cfg, tag_cfg),
                          prompt=prompt, **options)
         self.arch, self.pretrained = arch, pretrained
@@ -249,21 +278,47 @@ class OpenCLIPEncoder(JointEncoder):
         # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise
         self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu"))
 
+    def _init_hub(self, open_clip: Any, name: str, prompt: str | None, options: dict[str, Any]) -> None:
+        """An open_clip model published on the Hugging Face hub (``open_clip:hf-hub:<org>/<name>``): its
+        ``open_clip_config.json`` and weights at ``revision``, pinned to the commit it resolves to."""
+        repo = name[len(_HF_HUB):]
+        hub_config = hf_json(repo, _OPEN_CLIP_CONFIG, self.revision) or {}
+        model_cfg = hub_config.get("model_cfg")
+        if not isinstance(model_cfg, dict) or "vision_cfg" not in model_cfg:
+            raise EatkitError(f"open_clip model '{self.family}:{name}': its {_OPEN_CLIP_CONFIG} has no model_cfg")
+        super().__init__(id=f"{self.family}:{name}", model=name,
+                         preprocessing=open_clip_preprocessing(open_clip, name, model_cfg,
+                                                               hub_config.get("preprocess_cfg") or {}),
+                         prompt=prompt, **options)
+        self.arch, self.pretrained = name, None
+        self.weights = hf_weights_identity(repo, self.revision, filename=_OPEN_CLIP_CONFIG)
+        self.quick_gelu = bool(model_cfg.get("quick_gelu"))
+
     def config(self) -> dict[str, Any]:
         return {**super().config(), "quick_gelu": self.quick_gelu}
+
+    def _hub_folder(self) -> str:
+        """``local-dir:<snapshot>`` for open_clip: the config and weights of the pinned commit."""
+        repo, commit = self.arch[len(_HF_HUB):], self.weights.rpartition("@")[2]
+        for weights in ("open_clip_model.safetensors", "open_clip_pytorch_model.bin"):
+            found = hf_file(repo, weights, commit)
+            if found is not None:
+                return f"local-dir:{found.parent}"
+        raise EatkitError(f"cannot load the model '{self.id}': its repository has no open_clip weights at {commit}")
 
     def _load(self) -> None:
         import open_clip
 
-        if not Path(self.pretrained).expanduser().is_file():
+        if self.pretrained is None or not Path(self.pretrained).expanduser().is_file():
             hub_offline()
+        name = self._hub_folder() if self.pretrained is None else self.arch
         try:
-            net = open_clip.create_model(self.arch, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
+            net = open_clip.create_model(name, pretrained=self.pretrained, force_quick_gelu=self.quick_gelu,
                                          weights_only=True)
         except Exception as exc:  # noqa: BLE001 -- download and checkpoint errors come in many types
             raise fetch_error(f"the model '{self.id}'", exc) from None
         self._net = self._place(net)
-        self._tokenizer = open_clip.get_tokenizer(self.arch)
+        self._tokenizer = open_clip.get_tokenizer(name)
         own = self._net.visual.preprocess_cfg  # what open_clip resolved, against what eatkit recorded
         if open_clip_preprocessing(open_clip, self.arch, {"vision_cfg": {"image_size": own["size"]}},
                                    own) != self.preprocessing:
@@ -286,3 +341,108 @@ def open_clip_preprocessing(open_clip: Any, arch: str, model_cfg: dict[str, Any]
                           "is not supported")
     return Preprocessing(size=size, crop=crop, resize=size if crop != "stretch" else None,
                          interpolation=cfg["interpolation"], mean=cfg["mean"], std=cfg["std"])
+
+
+# -- CLIP's image tower as an image encoder (seed 004) ------------------------------------------------
+
+
+def image_tower(model: Any) -> Any:
+    """CLIP's image tower as one module from pixels to the projected, unnormalised image features, with
+    its width as ``output_dim``: open_clip's ``model.visual`` (projection included), or transformers
+    ``CLIPModel``'s ``visual_projection(vision_model(x).pooler_output)``."""
+    import torch
+
+    if not hasattr(model, "visual_projection"):
+        return model.visual
+
+    class Tower(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.vision_model, self.visual_projection = model.vision_model, model.visual_projection
+            self.output_dim = model.visual_projection.out_features
+
+        def forward(self, pixel_values: Any) -> Any:
+            return self.visual_projection(self.vision_model(pixel_values=pixel_values).pooler_output)
+
+    return Tower()
+
+
+def tower_classifier(tower: Any, num_classes: int) -> Any:
+    """The image tower with a linear classifier on its features (what ``eatkit finetune`` trains; its state
+    dict keys are ``0.*`` for the tower and ``1.weight``, ``1.bias``)."""
+    import torch
+
+    return torch.nn.Sequential(tower, torch.nn.Linear(tower.output_dim, num_classes))
+
+
+class _ImageTower:
+    """Mixin of the CLIP image-tower encoders: image embeddings only, not normalised (the features a
+    fine-tuning classifier reads: seed 004's penultimate layer), from the released weights or from an
+    ``eatkit finetune`` checkpoint (``checkpoint``, ``--weights``)."""
+
+    modalities = frozenset({"image"})
+    normalize = False
+    definition = ("CLIP image tower: the projected pooled image features (open_clip encode_image, transformers "
+                  "visual_projection(pooler_output)), not normalised: the input of a fine-tuned classifier")
+    id: str
+    family: str
+    weights: str
+    _net: Any
+
+    def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
+        from eatkit.encoders.checkpoints import checkpoint_identity, finetuned_checkpoint
+
+        super().__init__(name, **options)
+        architecture = f"{self.family}:{getattr(self, 'arch', name)}"   # open_clip: without the pretrained tag
+        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, architecture)
+        if checkpoint is not None:
+            self.weights = checkpoint_identity(checkpoint)
+
+    def tower(self, pretrained: bool = True) -> Any:
+        """The image tower (:func:`image_tower`) with the released weights, or with none (random)."""
+        if not pretrained:
+            return image_tower(self._random_model())
+        super()._load()   # the joint encoder's loading of the released weights
+        return image_tower(self._net)
+
+    def _random_model(self) -> Any:
+        """The whole model of the architecture, randomly initialised."""
+        raise NotImplementedError
+
+    def _load(self) -> None:
+        from eatkit.encoders.checkpoints import load_checkpoint_into
+
+        if self._checkpoint is None:
+            tower = self.tower()
+        else:
+            net = tower_classifier(self.tower(pretrained=False), self._num_classes or 1)
+            load_checkpoint_into(net, self._checkpoint, self.id)
+            tower = net[0]
+        self._net = self._place(tower)
+
+    def _encode(self, modality: str, inputs: list[Any]) -> np.ndarray:
+        with self._inference():
+            return self._net(self._image_tensor(inputs)).float().cpu().numpy()
+
+
+class OpenCLIPImageTower(_ImageTower, OpenCLIPEncoder):
+    """CLIP's image tower through open_clip (``open_clip-image:<architecture>/<pretrained>``), e.g. seed
+    004's ``open_clip-image:ViT-B-32/openai``; ``checkpoint`` loads a fine-tuned tower (``eatkit finetune``)."""
+
+    family = "open_clip-image"
+
+    def _random_model(self) -> Any:
+        import open_clip
+
+        return open_clip.create_model(self.arch, pretrained=None, force_quick_gelu=self.quick_gelu)
+
+
+class HFCLIPImageTower(_ImageTower, HFCLIPEncoder):
+    """CLIP's image tower through transformers ``CLIPModel`` (``hf-clip-image:<model id or folder>``);
+    ``checkpoint`` loads a fine-tuned tower (``eatkit finetune``)."""
+
+    family = "hf-clip-image"
+
+    def _random_model(self) -> Any:
+        transformers = require("transformers", f"the model '{self.id}'", "vl")
+        return transformers.CLIPModel(transformers.AutoConfig.from_pretrained(self.model, revision=self.revision))

@@ -9,33 +9,43 @@ from typing import Any
 
 from eatkit.analyses.eat import PAIRS, EATRecord
 from eatkit.report.eatmap import eat_map_grid
-from eatkit.report.formatting import STARS_NOTE, fmt_d, fmt_p, fmt_p_marked, p_note
+from eatkit.report.formatting import STARS_NOTE, effect_size_label, fmt_d, fmt_p, fmt_p_marked, p_note
 from eatkit.report.plots import forest_plot, level3_plot
 from eatkit.report.run import Run
 from eatkit.report.style import figure_html
-from eatkit.report.tables import COLUMNS, NUMERIC, caption, csv_table, latex_table, markdown_table, table_rows
+from eatkit.report.tables import NUMERIC, caption, columns, csv_table, latex_table, markdown_table, table_rows
+from eatkit.report.validity import validity_console, validity_html
 
 _HTML_HEADERS = {
     "test": "Test", "x": "X", "y": "Y", "a": "A", "b": "B", "n_t": "n<sub>t</sub>", "n_a": "n<sub>a</sub>",
-    "d": "d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
+    "d": "d", "iat_d": "IAT d", "p": "p", "q": "q", "d_x": "d<sub>A,B,X</sub>", "p_x": "p<sub>A,B,X</sub>",
     "d_y": "d<sub>A,B,Y</sub>", "p_y": "p<sub>A,B,Y</sub>", "pattern": "Pattern",
 }
 _CELL_CLASS = {**{c: "num" for c in NUMERIC}, "pattern": "pattern"}
 
 
-def _cell(tag: str, column: str, content: str) -> str:
-    css = f' class="{_CELL_CLASS[column]}"' if column in _CELL_CLASS else ""
+#: the shaded columns (the iEAT seed's Table 1 colours d by Cohen's small, medium and large) and their fields
+_SHADED = {"d": "effect_size", "iat_d": "iat_d"}
+SHADING_NOTE = "d shaded by Cohen's conventional sizes, as in the iEAT seed's Table 1: |d| ≥ 0.2 small, ≥ 0.5 medium, ≥ 0.8 large."
+
+
+def _cell(tag: str, column: str, content: str, size: str | None = None) -> str:
+    classes = [_CELL_CLASS[column]] if column in _CELL_CLASS else []
+    classes += [f"es-{size}"] if size else []
+    css = f' class="{" ".join(classes)}"' if classes else ""
     return f"<{tag}{css}>{content}</{tag}>"
 
 
 
 
 def _results_html(run: Run) -> str:
-    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in COLUMNS)
+    cols = columns(run.eat_records)
+    head = "".join(_cell("th", c, _HTML_HEADERS[c]) for c in cols)
     body = []
     for record, row in zip(run.eat_records, table_rows(run.eat_records)):
         cells = [f'<th scope="row">{escape(row["test"])}<span class="title">{escape(record.title)}</span></th>']
-        cells += [_cell("td", c, escape(row[c])) for c in COLUMNS[1:]]
+        cells += [_cell("td", c, escape(row[c]), effect_size_label(getattr(record, _SHADED[c], None))
+                        if c in _SHADED else None) for c in cols[1:]]
         body.append(f"<tr>{''.join(cells)}</tr>")
     dropped = [
         f"<li>{escape(r.test)} {escape(s)}: {escape(', '.join(map(str, words)))}</li>"
@@ -51,7 +61,7 @@ def _results_html(run: Run) -> str:
     )
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-        f'<p class="note">{escape(caption(run))}</p>{dropped_html}{exports}'
+        f'<p class="note">{escape(caption(run))} {escape(SHADING_NOTE)}</p>{dropped_html}{exports}'
     )
 
 
@@ -103,7 +113,7 @@ _EATMAP_NOTE = (
 _ANISOTROPY_NOTE = (
     "Random pairs: mean cosine of random pairs of the test's stimuli (the anisotropy baseline); spread: SD of "
     "all level-3 cosines of the test. A warning is raised when the baseline is at least 0.5 and the spread below "
-    "0.05: cosine similarity then hardly discriminates (see eatkit.stats.anisotropy; correct with "
+    "0.05: cosine similarity then hardly discriminates (see eatkit.stats.isotropy; correct with "
     "<code>--postprocess center</code> or <code>abtt:D</code>)."
 )
 _LEVEL3_NOTE = (
@@ -150,8 +160,10 @@ class EATRenderer:
              fmt_p(r.q_value), fmt_d(r.level2_x_effect_size), fmt_d(r.level2_y_effect_size), r.pattern)
             for r in records
         ]
-        return "\n".join([aligned(rows, numeric=range(1, 10)), p_note(records) + "; q: p after Benjamini-Hochberg "
-                          "correction across the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"])
+        lines = [aligned(rows, numeric=range(1, 10)), p_note(records) + "; q: p after Benjamini-Hochberg "
+                 "correction across the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"]
+        trust = validity_console(records)
+        return "\n".join(lines + ([trust] if trust else []))
 
     def html_section(self, run: Run, records: Sequence[EATRecord], label: str) -> str:
         """Results table, EAT-Maps, forest plot and level 3 of the run's EAT records."""
@@ -164,6 +176,7 @@ class EATRenderer:
             + figure_html(forest_plot(records, ci_level=_ci_level(run)), f"Forest plot of effect sizes, {label}",
                           _forest_note(run))
             + f"<h3>Level 3: cosine similarities</h3>{_level3_html(run, label)}"
+            + (f"<h3>How far to trust each test</h3>{panel}" if (panel := validity_html(records)) else "")
         )
 
 

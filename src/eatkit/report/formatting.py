@@ -37,6 +37,21 @@ def fmt_d(value: float | None) -> str:
     return "n/a" if is_missing(value) else f"{round(value, 2) + 0.0:.2f}"
 
 
+#: Cohen's conventional effect sizes, the iEAT seed's Table 1 colours: (lower bound of |d|, name), largest first
+EFFECT_SIZES: tuple[tuple[float, str], ...] = ((0.8, "large"), (0.5, "medium"), (0.2, "small"))
+
+
+def effect_size_label(value: float | None) -> str | None:
+    """Cohen's name of an effect size by ``|d|`` (small >= 0.2, medium >= 0.5, large >= 0.8), else None.
+
+    >>> effect_size_label(-0.62), effect_size_label(0.19), effect_size_label(None)
+    ('medium', None, None)
+    """
+    if is_missing(value):
+        return None
+    return next((name for bound, name in EFFECT_SIZES if abs(value) >= bound), None)
+
+
 def fmt_number(value: float | None, digits: int = 2) -> str:
     """A number with ``digits`` decimals; ``"n/a"`` for a statistic that could not be computed.
 
@@ -110,9 +125,11 @@ def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TE
     methods = {r.p_method for r in records}
     p = symbols["p"]
     kind = {frozenset({"permutation"}): f"permutation {p}-value", frozenset({"welch"}): f"{p}-value of Welch's t-test"}
-    alternatives = sorted({str(r.alternative) for r in records})
+    alternatives = " or ".join(sorted({str(r.alternative) for r in records}))
+    if any(getattr(r, "alternative_observed", False) for r in records):
+        alternatives = f"one-sided on the side of the observed effect size, {alternatives}"
     note = (f"{p}: level-1 {kind.get(frozenset(methods), f'{p}-value (permutation or Welch)')} "
-            f"(alternative: {' or '.join(alternatives)})")
+            f"(alternative: {alternatives})")
     marks = [(fmt_p_marked(r, level), sampled_draws(r, level)) for r in records for level in ("", "x", "y")]
     draws = sorted({n for _, n in marks if n is not None})
     if not draws:
@@ -146,3 +163,23 @@ def fmt_sizes(first: int, second: int) -> str:
     ('8', '8/7')
     """
     return str(first) if first == second else f"{first}/{second}"
+
+
+def fmt_value(value: Any, spec: str | None = None) -> str:
+    """A record field as a table cell: with the format ``spec`` when one is given; else a float to three
+    significant digits, a list or mapping item by item, ``"n/a"`` for a missing statistic.
+
+    >>> fmt_value(0.123456), fmt_value(0.123456, ".2f"), fmt_value({"a": 1, "b": None}), fmt_value([2, "x"])
+    ('0.123', '0.12', 'a 1, b n/a', '2, x')
+    """
+    if is_missing(value):
+        return "n/a"
+    if spec:
+        return format(value, spec)
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {fmt_value(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt_value(v) for v in value)
+    return str(value)

@@ -12,6 +12,7 @@ from typing import Any
 from eatkit.report.eat_html import aligned
 from eatkit.report.formatting import fmt_d, fmt_p_marked
 from eatkit.stats.grounded import QUESTIONS
+from eatkit.stats.multitest import significant
 
 LEVELS = {"word": "W", "sentence": "S", "contextual": "C"}
 MASKED = {"language": "contextual words", "vision": "image regions of people"}
@@ -23,7 +24,7 @@ def _level(record: Any) -> str:
 
 
 def _cell(record: Any) -> str:
-    mark = "*" if record.p_value < ALPHA else ""
+    mark = "*" if significant(record.p_value, ALPHA) else ""
     return f"{fmt_d(record.effect_size)} (p {fmt_p_marked(record)}){mark}"
 
 

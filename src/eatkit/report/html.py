@@ -15,6 +15,7 @@ from typing import Any
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes, check_replaceable
+from eatkit.progress import warn
 from eatkit.report.formatting import STARS_NOTE, is_missing
 from eatkit.report.kinds import renderer
 from eatkit.report.plots import effect_size_heatmap
@@ -40,6 +41,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 th[scope=row] { min-width: 9rem; }
 th .title { display: block; color: #555; font-size: .8rem; font-weight: normal; max-width: 20em; }
 td.pattern { white-space: nowrap; }
+td.es-small { background: #fde0c5; } td.es-medium { background: #f9a870; } td.es-large { background: #e8703a; }
 table.manifest th { width: 14em; font-weight: 600; }
 table.manifest td { word-break: break-word; }
 table.manifest tr.group th { background: #f4f4f4; border-bottom: 2px solid #222; padding-top: .8rem; }
@@ -137,13 +139,13 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = (), failed: Mapp
     nav = "".join(f'<li><a href="#run-{i}">{escape(run.suite_title)} \u2014 {escape(label)}</a></li>'
                   for i, (run, label) in enumerate(zip(runs, labels), 1))
     comparison = ""
-    if sum(1 for run in runs if run.eat_records) > 1:
+    if sum(1 for run in runs if run.headlined) > 1:
         nav = '<li><a href="#comparison">Comparison of runs</a></li>' + nav
         comparison = (
             '<section id="comparison"><h2>Comparison of runs</h2>'
             + figure_html(effect_size_heatmap(runs), "Effect sizes by model and test",
-                      "Level-1 effect sizes d by model (rows) and test (columns); hatched n/a: the run lacks the "
-                      "test. " + escape(STARS_NOTE) + ".")
+                      "Each test's headline value (EAT: the level-1 effect size d) by model (rows) and test "
+                      "(columns); hatched n/a: the run lacks the test. " + escape(STARS_NOTE) + ".")
             + "</section>"
         )
     for k, one in enumerate(series, 1):
@@ -183,10 +185,11 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path, failed: M
     """
     out = check_replaceable(out, "html", "report path")  # never over a file eatkit did not write
     seen: dict[Path, str] = {}
-    for folder in map(str, run_dirs):  # the same input twice is refused, naming both spellings
+    for folder in map(str, run_dirs):  # the same folder twice is reported once, with a word
         first = seen.setdefault(Path(folder).resolve(), folder)
-        if first != folder or list(map(str, run_dirs)).count(folder) > 1:
-            raise EatkitError(f"run folder {folder} is given twice (also as {first}): give each folder once")
+        if first is not folder:
+            warn(f"run folder {folder} is given twice (also as {first}): it is reported once")
+    run_dirs = list(seen.values())
     loaded = [load_series(d) if is_series(d) else load_run(d) for d in run_dirs]
     series = [one for one in loaded if isinstance(one, Series)]
     runs = [run for one in loaded for run in (one.runs if isinstance(one, Series) else [one])]

@@ -1,37 +1,26 @@
-"""How each kind of record is shown: one renderer per kind, with a console table for ``eatkit run`` and
-an HTML section for the report. Adding a kind of analysis adds one line to :data:`RENDERERS`.
+"""How each kind of record is shown: a console table for ``eatkit run`` and an HTML section for the report.
 
-A renderer has ``console_table(records) -> str`` and ``html_section(run, records, label) -> str``.
+A kind's spec (:mod:`eatkit.kinds`) names its renderer (``KindSpec.renderer``, a class with
+``console_table(records) -> str`` and ``html_section(run, records, label) -> str``) or declares a
+:class:`~eatkit.kinds.Presentation` (the record fields to show, their formats, a heading and a legend),
+which :class:`FieldTable` turns into the table; a kind that declares nothing shows every field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
 from html import escape
 from typing import Any
 
 from eatkit.io import load_object
 from eatkit.records import Record
-from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes
+from eatkit.kinds import get_kind
+from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, fmt_value
 
-#: record kind -> "module:class" of its renderer
-RENDERERS: dict[str, str] = {
-    "eat": "eatkit.report.eat_html:EATRenderer",
-    "sc-eat": "eatkit.report.kinds:SCEATRenderer",
-    "grounded": "eatkit.report.grounded:GroundedRenderer",
-    "ranking": "eatkit.report.probes:RankingRenderer",
-    "vqa": "eatkit.report.probes:VQARenderer",
-    "caption": "eatkit.report.probes:CaptionRenderer",
-    "generation": "eatkit.report.probes:GenerationRenderer",
-    "geometry": "eatkit.report.geometry:GeometryRenderer",
-}
-
-
-@cache
 def renderer(kind: str) -> Any:
-    """The renderer of a record kind (a kind without one is shown as a generic table of its fields)."""
-    return load_object(RENDERERS[kind])() if kind in RENDERERS else FieldTable()
+    """The renderer of a record kind: the one its spec names, else a :class:`FieldTable` of its presentation."""
+    spec = get_kind(kind)
+    return load_object(spec.renderer)() if spec.renderer else FieldTable(spec)
 
 
 def console_tables(records: Sequence[Record]) -> str:
@@ -85,6 +74,33 @@ def _marked(record: Any) -> str:
 
 
 class FieldTable(Table):
-    """The fallback for a kind without a renderer: test and title only."""
+    """The renderer of a kind without one of its own: a table of the fields its
+    :class:`~eatkit.kinds.Presentation` lists (none listed: every field but the run's bookkeeping), each
+    formatted with its format spec, else as :func:`~eatkit.report.formatting.fmt_value` writes it.
 
-    columns = (("test", lambda r: r.test), ("title", lambda r: r.title))
+    >>> from eatkit.kinds import get_kind
+    >>> [name for name, _ in FieldTable(get_kind("sc-eat")).columns][:4]
+    ['test', 'title', 'p_value', 'q_value']
+    """
+
+    def __init__(self, spec: Any) -> None:
+        shown = spec.presentation
+        names = shown.columns or tuple(f for f in _fields(spec) if f not in _BOOKKEEPING)
+        self.columns = tuple((name, _formatter(name, shown.formats.get(name)))
+                             for name in ("test", *(n for n in names if n != "test")))
+        self.heading = shown.heading or spec.title or spec.name
+        self.legend = shown.legend
+
+
+#: fields of every record that the generic table leaves out (the manifest and results.json have them)
+_BOOKKEEPING = frozenset({"suite", "seed", "warnings", "dropped"})
+
+
+def _fields(spec: Any) -> tuple[str, ...]:
+    import dataclasses
+
+    return tuple(f.name for f in dataclasses.fields(spec.load_analysis().record_type))
+
+
+def _formatter(name: str, spec: str | None) -> Callable[[Any], str]:
+    return lambda record: fmt_value(getattr(record, name), spec)

@@ -150,7 +150,9 @@ def level3_plot(records: Sequence[Mapping[str, Any]], similarities: Mapping[str,
 
 
 def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
-    """A models x tests heatmap of level-1 effect sizes, annotated with d and significance marks.
+    """A models x tests heatmap of each record's headline value (the field its kind's
+    :class:`~eatkit.kinds.Presentation` names: an EAT's level-1 effect size d), annotated with the value and
+    the significance marks of its q-value.
 
     Rows are the runs (labelled with the manifest's model id), columns the tests in first-seen order;
     a test a run lacks is a hatched "n/a" cell.
@@ -163,12 +165,14 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
         raise EatkitError("effect_size_heatmap needs at least one run")
     titles: dict[str, str] = {}
     for run in runs:
-        for record in run.eat_records:
+        for record, _ in run.headlined:
             titles.setdefault(record.test, record.title)
     tests = list(titles)
-    by_test = [{r.test: r for r in run.eat_records} for run in runs]
-    values = np.array([[_number(found[t].effect_size) if t in found else math.nan for t in tests]
-                       for found in by_test])
+    by_test = [{r.test: _number(getattr(r, name)) for r, name in run.headlined} for run in runs]
+    q_values = [{r.test: r.q_value for r, _ in run.headlined} for run in runs]
+    names = list(dict.fromkeys(name for run in runs for _, name in run.headlined))
+    what = "effect size d" if names == ["effect_size"] else ", ".join(n.replace("_", " ") for n in names)
+    values = np.array([[found.get(t, math.nan) for t in tests] for found in by_test])
     limit = max(2.0, float(np.nanmax(np.abs(values), initial=0.0)))
     many = len(tests) > 10  # then slanted one-line labels in narrower columns keep the figure page-wide
     fig = new_figure(2.4 + (0.75 if many else 1.05) * len(tests), (3.6 if many else 2.6) + 0.45 * len(runs))
@@ -182,7 +186,7 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
                 continue
             d = values[i, j]
             dark = not math.isnan(d) and abs(d) / limit > 0.55
-            ax.text(j, i, f"{fmt_d(found[test].effect_size)}\n{stars(found[test].q_value)}",
+            ax.text(j, i, f"{fmt_d(found[test])}\n{stars(q_values[i][test])}",
                     ha="center", va="center", fontsize=8, color="white" if dark else INK)
     if many:
         ax.set_xticks(range(len(tests)), [wrap(titles[t], 34) for t in tests], fontsize=7, rotation=40,
@@ -191,9 +195,10 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
         ax.set_xticks(range(len(tests)), [wrap(titles[t], 16) for t in tests], fontsize=7)
     ax.set_yticks(range(len(runs)), run_labels(runs), fontsize=8.5)
     ax.tick_params(length=0)
-    ax.set_title("Effect size d (level 1) by model and test", fontsize=10)
+    ax.set_title("Effect size d (level 1) by model and test" if what == "effect size d" else
+                 f"{what[0].upper()}{what[1:]} by model and test", fontsize=10)
     colorbar = fig.colorbar(image, ax=ax, shrink=0.9, pad=0.01)
-    colorbar.set_label("effect size d", fontsize=8.5)
+    colorbar.set_label(what, fontsize=8.5)
     fig.supxlabel(wrap(STARS_NOTE, 120), fontsize=8)
     return fig
 

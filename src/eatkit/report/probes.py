@@ -48,8 +48,7 @@ class RankingRenderer(Table):
         ("test", lambda r: r.test), ("prompt", lambda r: r.prompt), ("k", lambda r: str(r.k)),
         ("repeats", lambda r: str(r.repeats)), ("R²", lambda r: fmt_number(r.r_squared)),
         ("r per group", lambda r: ", ".join(f"{g} {fmt_number(v)}" for g, v in r.r.items())),
-        ("mean MaxSkew@k", lambda r: fmt_number(float(np.mean(list(r.max_skew.values()))))),
-        ("mean NDKL", lambda r: fmt_number(float(np.mean(list(r.ndkl.values()))), 3)),
+        ("mean MaxSkew@k", lambda r: fmt_number(r.mean_max_skew)), ("mean NDKL", lambda r: fmt_number(r.mean_ndkl, 3)),
     )
     legend = ("R²: multi-output linear regression of the reference on the ranked shares, averaged over outputs; "
               "r: Pearson r across regions of each group's share of the top k with its reference column; "

@@ -1,13 +1,12 @@
-"""Read a run folder (``results.json``, ``manifest.json``, ``similarities.npz``) for the report.
+"""A run folder (``results.json``, ``manifest.json``, ``similarities.npz``) as the report reads it.
 
-The CLI, the tables, the plots and the HTML report share this one reader, so a malformed folder fails
-the same way everywhere: with an :class:`~eatkit.errors.EatkitError` naming the folder, file, test or key.
+The CLI, the tables, the plots and the HTML report share this one reader (on the run layer's
+:func:`eatkit.run.folder.read_run`), so a malformed folder fails the same way everywhere: with an
+:class:`~eatkit.errors.EatkitError` naming the folder, file, test or key.
 """
 
 from __future__ import annotations
 
-import json
-import zipfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.analyses import record_from_json
 from eatkit.analyses.eat import PAIRS, EATRecord
 from eatkit.errors import EatkitError
+from eatkit.kinds import get_kind
 from eatkit.records import Record
+from eatkit.run.folder import read_run
 
 #: manifest ``source`` keys that may hold the model id, in order of preference (``id``: eatkit's model id)
 MODEL_KEYS: tuple[str, ...] = ("id", "model", "model_id", "name")
@@ -54,6 +54,13 @@ class Run:
         """The EAT records of the run (kind ``"eat"``)."""
         return tuple(r for r in self.records if isinstance(r, EATRecord))
 
+    @property
+    def headlined(self) -> tuple[tuple[Record, str], ...]:
+        """The records whose kind declares a headline field (:class:`eatkit.kinds.Presentation`), each with
+        that field's name: what the multi-run heatmap shows."""
+        fields = {kind: get_kind(kind).presentation.headline for kind in self.by_kind()}
+        return tuple((r, fields[r.kind]) for r in self.records if fields[r.kind])
+
     def by_kind(self) -> dict[str, list[Record]]:
         """The records grouped by kind, kinds in order of first appearance."""
         groups: dict[str, list[Record]] = {}
@@ -81,60 +88,24 @@ class Run:
         return self.records[0].suite if self.records else ""
 
 
-def _read_json(path: Path, run_dir: Path) -> Any:
-    if not path.is_file():
-        raise EatkitError(f"run folder {run_dir} has no {path.name} (is it an eatkit run folder?)")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EatkitError(f"{path} is not valid JSON: {exc}") from exc
-
-
-def _read_similarities(path: Path, records: Sequence[Record]) -> dict[str, dict[str, np.ndarray]]:
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {key: np.asarray(npz[key], dtype=float).ravel() for key in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise EatkitError(f"{path} is not a readable .npz file: {exc}") from exc
-    out: dict[str, dict[str, np.ndarray]] = {}
-    for key, array in arrays.items():
-        test, _, name = key.rpartition("/")
-        out.setdefault(test, {})[name] = array
-    for record in records:
-        if isinstance(record, EATRecord):
-            missing = [f"{record.test}/{pair}" for pair in PAIRS if pair not in out.get(record.test, {})]
-            if missing:
-                raise EatkitError(f"{path} lacks the arrays {', '.join(missing)}")
-    return out
-
-
 def load_run(run_dir: str | Path) -> Run:
-    """Read a run folder written by ``eatkit run ... --output DIR``.
+    """Read a run folder written by ``eatkit run ... --output DIR`` (:func:`eatkit.run.folder.read_run`).
 
     ``similarities.npz`` is optional (``Run.similarities`` is then ``None``); ``results.json`` and
-    ``manifest.json`` are required.
+    ``manifest.json`` are required; the EAT figures need each EAT test's level-3 arrays.
 
     >>> run = load_run("out/weat")                                # doctest: +SKIP
     >>> run.model, [r.pattern for r in run.records][:2]           # doctest: +SKIP
     ('glove.840B.300d', ['AB-Divergent', 'AB-Divergent'])
     """
     run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
-    records = _read_json(run_dir / "results.json", run_dir)
-    manifest = _read_json(run_dir / "manifest.json", run_dir)
-    where = str(run_dir / "results.json")
-    if not isinstance(records, list) or not records:
-        raise EatkitError(f"{where} must be a non-empty JSON list of results")
-    if not isinstance(manifest, dict):
-        raise EatkitError(f"{run_dir / 'manifest.json'} must be a JSON object")
-    typed = tuple(record_from_json(record, where) for record in records)
-    repeated = [key for key, count in Counter((r.kind, r.test) for r in typed).items() if count > 1]
-    if repeated:
-        raise EatkitError(f"{where} holds test {repeated[0][1]!r} more than once")
-    npz = run_dir / "similarities.npz"
-    similarities = _read_similarities(npz, typed) if npz.exists() else None
-    return Run(run_dir, typed, manifest, similarities)
+    records, manifest, similarities = read_run(run_dir)
+    for record in records if similarities is not None else ():
+        if isinstance(record, EATRecord):
+            missing = [f"{record.test}/{pair}" for pair in PAIRS if pair not in similarities.get(record.test, {})]
+            if missing:
+                raise EatkitError(f"{run_dir / 'similarities.npz'} lacks the arrays {', '.join(missing)}")
+    return Run(run_dir, records, manifest, similarities)
 
 
 def run_labels(runs: Sequence[Run]) -> list[str]:

@@ -6,6 +6,8 @@ Side-by-side tables (:func:`series_table`) give, per test, one row per point: le
 and of Y, the EAT pattern and the level-3 cells as ``mean (SD)``; ``*`` marks p < alpha (level 1: the
 q-value of the run; level 2: the one-sided p towards the sign of d), and ``~`` a d whose sign differs
 from the first point's (a sign change). A record's warnings (e.g. the anisotropy rule) follow its row.
+A test of another kind with a headline field (:class:`eatkit.kinds.Presentation`) gets one row per point
+with that value, ``*`` for q < 0.05 and ``~`` for a sign change.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import inside
+from eatkit.kinds import get_kind
 from eatkit.report.formatting import fmt_d, is_missing
 from eatkit.report.run import Run, load_run
 from eatkit.report.style import INK, figure_html, new_figure, wrap
+from eatkit.stats.multitest import significant
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
 SIGN_CHANGE = "~"
 #: the level-3 cells, in the seed's table order
 CELLS = ("xa", "xb", "ya", "yb")
+#: the significance level of a record that records none (its q-value, else its p-value, below it)
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -40,14 +46,14 @@ class Series:
     runs: list[Run]
 
     def tests(self) -> list[str]:
-        """The ids of the EAT tests of the first point, in suite order."""
-        return [r.test for r in self.runs[0].records if r.kind == "eat"]
+        """The ids of the tests of the first point whose kind has a headline field, in suite order."""
+        return [r.test for r, _ in self.runs[0].headlined]
 
     def points(self, test: str) -> list[Any]:
         """The record of ``test`` at every point (a point without it is an error naming the point)."""
         out = []
         for label, run in zip(self.labels, self.runs):
-            found = [r for r in run.records if r.test == test and r.kind == "eat"]
+            found = [r for r, _ in run.headlined if r.test == test]
             if not found:
                 raise EatkitError(f"series point '{label}' has no result for test '{test}'")
             out.append(found[0])
@@ -79,15 +85,20 @@ def load_series(folder: str | Path) -> Series:
 def _sig(record: Any, level: str) -> bool:
     if level == "1":
         p = record.q_value if not is_missing(record.q_value) else record.p_value
-        return not is_missing(p) and p < record.pattern_thresholds.get("alpha", 0.05)
-    return getattr(record, f"level2_{level}_association") is not None
+        return significant(p, getattr(record, "pattern_thresholds", {}).get("alpha", ALPHA))
+    return getattr(record, f"level2_{level}_association") is not None  # decided by the analysis
 
 
-def _d(record: Any, first: Any, level: str) -> str:
-    name = "effect_size" if level == "1" else f"level2_{level}_effect_size"
+def _d(record: Any, first: Any, level: str, name: str = "effect_size") -> str:
+    name = name if level == "1" else f"level2_{level}_effect_size"
     d, d0 = getattr(record, name), getattr(first, name)
     changed = record is not first and not is_missing(d) and not is_missing(d0) and d * d0 < 0
     return fmt_d(d) + ("*" if _sig(record, level) else "") + (SIGN_CHANGE if changed else "")
+
+
+def _multilevel(record: Any) -> bool:
+    """Whether the record has the ML-EAT levels that the series layout of the seed shows."""
+    return all(hasattr(record, f) for f in ("level2_x_effect_size", "level2_y_effect_size", "level3", "pattern"))
 
 
 def _cell(record: Any, pair: str) -> str:
@@ -99,12 +110,17 @@ def _cell(record: Any, pair: str) -> str:
 def series_rows(series: Series, test: str) -> list[tuple[str, ...]]:
     """One row per point: label, d (level 1), d(X), d(Y) (level 2), pattern, the four level-3 cells."""
     records = series.points(test)
+    if not _multilevel(records[0]):
+        name = get_kind(records[0].kind).presentation.headline or "effect_size"
+        return [(label, _d(r, records[0], "1", name)) for label, r in zip(series.labels, records)]
     return [(label, _d(r, records[0], "1"), _d(r, records[0], "x"), _d(r, records[0], "y"), r.pattern,
              *(_cell(r, c) for c in CELLS)) for label, r in zip(series.labels, records)]
 
 
 def _header(series: Series, record: Any) -> tuple[str, ...]:
     point = "prompt" if series.kind == "prompts" else "point"
+    if not _multilevel(record):
+        return (point, str(get_kind(record.kind).presentation.headline))
     return (point, "d", f"d({record.x_name})", f"d({record.y_name})", "pattern",
             *(f"{getattr(record, f'{t}_name')},{getattr(record, f'{a}_name')}" for t, a in
               (("x", "a"), ("x", "b"), ("y", "a"), ("y", "b"))))
@@ -170,7 +186,7 @@ def series_html(series: Series) -> str:
                         for w in r.warnings)
         plot = figure_html(series_plot(series, test), f"{test} over the series",
                            "Levels 1 and 2 at each point; filled markers are significant; the EAT pattern "
-                           "is written above each point.")
+                           "is written above each point.") if _multilevel(records[0]) else ""
         parts.append(f"<section><h3>{escape(records[0].title)}</h3>{plot}<table><thead><tr>{head}</tr></thead>"
                      f"<tbody>{body}</tbody></table>{f'<ul>{notes}</ul>' if notes else ''}</section>")
     legend = (f"<p>d: level 1; d(X), d(Y): level 2; cells: level-3 mean (SD) cosine. * significant; "

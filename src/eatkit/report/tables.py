@@ -1,4 +1,6 @@
-"""Tables of a run in the formats papers use: Markdown, CSV and LaTeX (booktabs).
+"""Tables of a run's EAT records in the formats papers use: Markdown, CSV and LaTeX (booktabs); part of the
+EAT renderer (:mod:`eatkit.report.eat_html`). Other kinds are shown by their own renderers or their
+:class:`~eatkit.kinds.Presentation` (:mod:`eatkit.report.kinds`).
 
 The columns follow the iEAT seed's Table 1 (X, Y, A, B, n_t, n_a, d, p; sizes written ``n_X/n_Y`` where the
 two sets differ) plus the Benjamini-Hochberg q-value, the ML-EAT level-2 effect sizes d_{A,B,X} and
@@ -34,11 +36,11 @@ from eatkit.report.run import Run, load_run
 COLUMNS: tuple[str, ...] = (
     "test", "x", "y", "a", "b", "n_t", "n_a", "d", "p", "q", "d_x", "p_x", "d_y", "p_y", "pattern",
 )
-NUMERIC = frozenset({"n_t", "n_a", "d", "p", "q", "d_x", "p_x", "d_y", "p_y"})
+NUMERIC = frozenset({"n_t", "n_a", "d", "iat_d", "p", "q", "d_x", "p_x", "d_y", "p_y"})
 
 _HEADERS = {  # (Markdown/CSV, LaTeX) header of each column
     "test": ("Test", "Test"), "x": ("X", "$X$"), "y": ("Y", "$Y$"), "a": ("A", "$A$"), "b": ("B", "$B$"),
-    "n_t": ("n_t", "$n_t$"), "n_a": ("n_a", "$n_a$"), "d": ("d", "$d$"), "p": ("p", "$p$"), "q": ("q", "$q$"),
+    "n_t": ("n_t", "$n_t$"), "n_a": ("n_a", "$n_a$"), "d": ("d", "$d$"), "iat_d": ("IAT d", "IAT $d$"), "p": ("p", "$p$"), "q": ("q", "$q$"),
     "d_x": ("d_ABX", "$d_{A,B,X}$"), "p_x": ("p_ABX", "$p_{A,B,X}$"),
     "d_y": ("d_ABY", "$d_{A,B,Y}$"), "p_y": ("p_ABY", "$p_{A,B,Y}$"), "pattern": ("Pattern", "Pattern"),
 }
@@ -58,6 +60,15 @@ _MD_SPECIALS = re.compile(r"([\\`*_\[\]<>|])")
 FORMATS = {"md": "table.md", "csv": "table.csv", "tex": "table.tex"}
 
 
+def columns(records: Sequence[Any]) -> tuple[str, ...]:
+    """:data:`COLUMNS`, with the human IAT's d beside d (``iat_d``, as in the iEAT seed's Table 1) when a
+    record has one (its suite gives ``params.iat_d``)."""
+    if not any(getattr(r, "iat_d", None) is not None for r in records):
+        return COLUMNS
+    at = COLUMNS.index("d") + 1
+    return (*COLUMNS[:at], "iat_d", *COLUMNS[at:])
+
+
 def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """The cells of each record as display strings (not yet escaped for any format), keyed by COLUMNS.
 
@@ -69,7 +80,8 @@ def table_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
         {
             "test": str(r.test), "x": str(r.x_name), "y": str(r.y_name), "a": str(r.a_name),
             "b": str(r.b_name), "n_t": fmt_sizes(r.n_x, r.n_y), "n_a": fmt_sizes(r.n_a, r.n_b),
-            "d": fmt_d(r.effect_size), "p": fmt_p_marked(r), "q": fmt_p(r.q_value),
+            "d": fmt_d(r.effect_size), "iat_d": fmt_d(getattr(r, "iat_d", None)), "p": fmt_p_marked(r),
+            "q": fmt_p(r.q_value),
             "d_x": fmt_d(r.level2_x_effect_size), "p_x": fmt_p_marked(r, "x"),
             "d_y": fmt_d(r.level2_y_effect_size), "p_y": fmt_p_marked(r, "y"), "pattern": str(r.pattern),
         }
@@ -82,7 +94,10 @@ def legend(records: Sequence[Mapping[str, Any]], tex: bool = False) -> str:
     symbols, column = (TEX_SYMBOLS, 1) if tex else (TEXT_SYMBOLS, 0)
     headers = {key: names[column] for key, names in _HEADERS.items()}
     sizes = "$n_X/n_Y$" if tex else "n_X/n_Y"
-    return _LEGEND.format_map({**symbols, **headers, "p_note": p_note(records, symbols), "sizes": sizes})
+    text = _LEGEND.format_map({**symbols, **headers, "p_note": p_note(records, symbols), "sizes": sizes})
+    if "iat_d" in columns(records):
+        text += f"; {headers['iat_d']}: the effect size of the human IAT the test replicates (n/a: none)"
+    return text
 
 
 def caption(run: Run) -> str:
@@ -125,9 +140,10 @@ def markdown_table(run: Run) -> str:
     >>> print(markdown_table(load_run("out/weat")))                   # doctest: +SKIP
     | Test | X | Y | A | B | n\\_t | ...
     """
-    header = [escape_markdown(_HEADERS[c][0]) for c in COLUMNS]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if c in NUMERIC else "---" for c in COLUMNS) + "|"]
-    lines += ["| " + " | ".join(escape_markdown(row[c]) for c in COLUMNS) + " |" for row in table_rows(run.eat_records)]
+    cols = columns(run.eat_records)
+    header = [escape_markdown(_HEADERS[c][0]) for c in cols]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if c in NUMERIC else "---" for c in cols) + "|"]
+    lines += ["| " + " | ".join(escape_markdown(row[c]) for c in cols) + " |" for row in table_rows(run.eat_records)]
     return "\n".join(lines) + f"\n\nTable: {escape_markdown(caption(run))}\n"
 
 
@@ -138,15 +154,16 @@ def csv_table(run: Run) -> str:
     >>> csv_table(load_run("out/weat")).splitlines()[0]              # doctest: +SKIP
     'Test,Title,X,Y,A,B,n_t,n_a,d,p,q,d_ABX,p_ABX,d_ABY,p_ABY,Pattern'
     """
-    raw = {"d": "effect_size", "p": "p_value", "q": "q_value", "d_x": "level2_x_effect_size",
+    raw = {"d": "effect_size", "iat_d": "iat_d", "p": "p_value", "q": "q_value", "d_x": "level2_x_effect_size",
            "p_x": "level2_x_p_value", "d_y": "level2_y_effect_size", "p_y": "level2_y_p_value"}
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["Test", "Title", *(_HEADERS[c][0] for c in COLUMNS[1:])])
+    cols = columns(run.eat_records)
+    writer.writerow(["Test", "Title", *(_HEADERS[c][0] for c in cols[1:])])
     for record, row in zip(run.eat_records, table_rows(run.eat_records)):
         exact = {c: "" if is_missing(getattr(record, key)) else repr(float(getattr(record, key)) + 0.0)
                  for c, key in raw.items()}
-        writer.writerow([row["test"], record.title, *(exact.get(c, row[c]) for c in COLUMNS[1:])])
+        writer.writerow([row["test"], record.title, *(exact.get(c, row[c]) for c in cols[1:])])
     return buffer.getvalue()
 
 
@@ -157,9 +174,10 @@ def latex_table(run: Run) -> str:
     >>> print(latex_table(load_run("out/weat")))                      # doctest: +SKIP
     """
     label = re.sub(r"[^A-Za-z0-9:.-]+", "-", f"tab:eatkit-{run.eat_records[0].suite}-{run.model}")
-    spec = "".join("r" if c in NUMERIC else "l" for c in COLUMNS)
-    cell = {c: (_tex_number if c in NUMERIC else escape_latex) for c in COLUMNS}
-    rows = [" & ".join(cell[c](row[c]) for c in COLUMNS) + r" \\" for row in table_rows(run.eat_records)]
+    cols = columns(run.eat_records)
+    spec = "".join("r" if c in NUMERIC else "l" for c in cols)
+    cell = {c: (_tex_number if c in NUMERIC else escape_latex) for c in cols}
+    rows = [" & ".join(cell[c](row[c]) for c in cols) + r" \\" for row in table_rows(run.eat_records)]
     return "\n".join([
         r"% eatkit table; needs \usepackage{booktabs,graphicx}",
         r"\begin{table}[htbp]",
@@ -170,7 +188,7 @@ def latex_table(run: Run) -> str:
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
-        " & ".join(_HEADERS[c][1] for c in COLUMNS) + r" \\",
+        " & ".join(_HEADERS[c][1] for c in cols) + r" \\",
         r"\midrule",
         *rows,
         r"\bottomrule",
@@ -193,6 +211,9 @@ def write_tables(run_dir: str | Path, formats: Sequence[str] = ("md", "csv", "te
     if unknown:
         raise EatkitError(f"unknown table format {unknown[0]!r}: choose from {', '.join(FORMATS)}")
     run = load_run(run_dir)
+    if not run.eat_records:
+        raise EatkitError(f"run folder {run.path} has no EAT records: the paper tables show EAT tests (its kinds: "
+                          f"{', '.join(run.by_kind())}; report.html shows every kind)")
     out = Path(out_dir) if out_dir is not None else run.path
     out.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -17,36 +17,33 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.analyses import get_analysis
-from eatkit.analyses.base import RunOptions
+from eatkit.analyses.base import RunOptions, options_by_test
 from eatkit.analyses.probe import ProbeAnalysis
 from eatkit.errors import EatkitError
-from eatkit.io import file_sha256, text_sha256
+from eatkit.io import file_sha256
+from eatkit.kinds import get_kind, probe_kinds
+from eatkit.run.folder import set_entry
 from eatkit.run.manifest import build_manifest
 from eatkit.run.runner import RunResult
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 from eatkit.stimuli.image_groups import group_sets
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import AssociationTest, Suite
 
-#: probe kind -> its title
-PROBES: dict[str, str] = {
-    "ranking": "Image ranking by region prompts vs a region table",
-    "vqa": "Visual question answering per group",
-    "caption": "Captions that mention race or ethnicity per group",
-    "generation": "CLIP-guided generation from each group's images",
-}
 CITATION = ("Wolfe, R. & Caliskan, A. (2022). American == White in Multimodal Language-and-Image AI. AIES '22. "
             "doi:10.1145/3514094.3534136")
 
 
 def probe_suite(kind: str, images: str | Path, groups: Sequence[str] | None = None) -> Suite:
     """A one-test suite for a probe: one role per group folder of ``images``, the files resolved."""
-    if kind not in PROBES:
-        raise EatkitError(f"unknown probe '{kind}' (probes: {', '.join(PROBES)})")
+    probes = [spec.name for spec in probe_kinds().values()]
+    if kind not in probes:
+        raise EatkitError(f"unknown probe '{kind}' (probes: {', '.join(probes)})")
+    title = get_kind(kind).title
     sets = [resolve_image_set(s, images) for s in group_sets(images, list(groups) if groups else None)]
-    test = AssociationTest(id=kind, title=PROBES[kind], kind=kind, roles=tuple((s.name, s) for s in sets),
+    test = AssociationTest(id=kind, title=title, kind=kind, roles=tuple((s.name, s) for s in sets),
                            citation=CITATION)
-    return Suite(id=f"probe-{kind}", title=PROBES[kind], tests=(test,), citation=CITATION,
+    return Suite(id=f"probe-{kind}", title=title, tests=(test,), citation=CITATION,
                  source=f"images:{Path(images).expanduser()}")
 
 
@@ -54,15 +51,15 @@ def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str
               seed: int | None = None, params: Mapping[str, Any] | None = None, confidence_level: float = 0.95,
               command: str | None = None) -> RunResult:
     """Run the probe ``kind`` of model ``model`` (a built model or a registered name) on the group folders
-    of ``images``; ``params`` are the probe's options (see each analysis's ``defaults``)."""
+    of ``images``; ``params`` are the probe's parameters (its spec in :mod:`eatkit.specs`)."""
     suite = probe_suite(kind, images, groups)
     (test,) = suite.tests
     analysis = get_analysis(kind)
     if not isinstance(analysis, ProbeAnalysis):
         raise AssertionError(f"analysis of '{kind}' is not a probe")
     _, run_seed = resolve_rng(seed)
-    options = RunOptions(seed=run_seed, n_bootstrap=0, confidence_level=confidence_level,
-                         params=dict(params or {})).validated()
+    options = options_by_test([test], RunOptions(seed=run_seed, n_bootstrap=0, confidence_level=confidence_level,
+                                                 params=dict(params or {})).validated())[test.id]
     analysis.check(test, options)
     if isinstance(model, str):
         from eatkit.registry import build_model
@@ -76,9 +73,6 @@ def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str
 
 def _image_checksums(test: AssociationTest) -> dict[str, Any]:
     """Every image of every group with its SHA-256, and one SHA-256 per group (its fingerprint)."""
-    out = {}
-    for group, stimuli in test.sets().items():
-        items = [[i, file_sha256(p)] for i, p in zip(image_ids(stimuli), stimuli.items)]
-        out[group] = {"name": stimuli.name, "modality": "image", "n": len(items),
-                      "sha256": text_sha256("\n".join(f"{i}\t{h}" for i, h in items)), "items": items, "dropped": []}
-    return out
+    return {group: set_entry(stimuli.name, "image", [[i, file_sha256(p)] for i, p in zip(image_ids(stimuli),
+                                                                                        stimuli.items)])
+            for group, stimuli in test.sets().items()}

@@ -12,40 +12,32 @@ computes a statistic itself but the run's Benjamini-Hochberg q-values.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
 import os
-import secrets
-import shutil
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eatkit.analyses import get_analysis
-from eatkit.analyses.base import Outcome, RunOptions
-from eatkit.errors import EatkitError, one_line
-from eatkit.io import checked_path, os_error, text_sha256
-from eatkit.run.manifest import build_manifest
+from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
+from eatkit.errors import EatkitError
+from eatkit.io import checked_path, text_sha256
 from eatkit.progress import progress
-from eatkit.records import Record, plain_json
+from eatkit.records import Record
+from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
+from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
+from eatkit.stats.options import OBSERVED
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
-__all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "prepare_output", "flatten_record", "build_source"]
-
-#: the files a run writes into its output folder
-RUN_FILES: tuple[str, ...] = ("results.json", "results.csv", "similarities.npz", "manifest.json")
-#: files made from an earlier run's results (``--report``, :func:`eatkit.report.tables.write_tables`), which
-#: a new run into the same folder removes, so that no file describes another run than the folder's
-DERIVED_FILES: tuple[str, ...] = ("report.html", "table.md", "table.csv", "table.tex")
+__all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "build_source"]
 
 
 @dataclass
@@ -80,130 +72,21 @@ class RunResult:
 
     def to_json(self) -> str:
         """``results.json``: the records as a JSON list."""
-        return json.dumps([r.to_json() for r in self.records], indent=2, allow_nan=False)
+        return results_json(self.records)
+
+    @cached_property
+    def files(self) -> dict[str, bytes]:
+        """The files the kinds of the run add to its folder (:meth:`~eatkit.analyses.base.Analysis.files`)."""
+        by_kind: dict[str, list[Outcome]] = {}
+        for outcome in self.outcomes:
+            by_kind.setdefault(outcome.record.kind, []).append(outcome)
+        return {name: data for kind, group in by_kind.items() for name, data in get_analysis(kind).files(group).items()}
 
     def save(self, out_dir: str | Path) -> Path:
-        """Write ``results.json``, ``results.csv``, ``similarities.npz`` and ``manifest.json``.
-
-        The files are written into a temporary folder beside ``out_dir`` first: a new folder is then
-        renamed into place whole; into an existing folder each file is moved atomically, and the files
-        made from an earlier run there (:data:`DERIVED_FILES`, e.g. its ``report.html``) are removed. A
-        failure leaves no new folder and no partial file."""
-        out = prepare_output(out_dir)
-        rows = [flatten_record(r.to_json()) for r in self.records]
-        columns = list(dict.fromkeys(key for row in rows for key in row))
-        table = io.StringIO()
-        writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+        """Write the run folder (:func:`eatkit.run.folder.write_run`): ``results.json``, ``results.csv``,
+        ``similarities.npz``, ``manifest.json`` and the files of its kinds (e.g. ``captions.csv``)."""
         arrays = {f"{o.record.test}/{k}": v for o in self.outcomes for k, v in o.arrays.items()}
-        files: dict[str, Callable[[Any], Any]] = {
-            "results.json": lambda fh: fh.write((self.to_json() + "\n").encode("utf-8")),
-            "results.csv": lambda fh: fh.write(table.getvalue().encode("utf-8")),
-            "similarities.npz": lambda fh: np.savez_compressed(fh, **arrays),
-            "manifest.json": lambda fh: fh.write(
-                (json.dumps(plain_json(self.manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
-        }
-        staging: Path | None = None
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            staging = out.parent / f".{out.name[:32]}.{secrets.token_hex(4)}.partial"
-            staging.mkdir()  # (not mkdtemp, whose private mode the renamed folder would keep)
-            for name, write in files.items():
-                with open(staging / name, "wb") as handle:
-                    write(handle)
-            if not out.exists():
-                staging.rename(out)  # the whole folder appears at once
-                return out
-            for name in RUN_FILES:
-                os.replace(staging / name, out / name)
-            for name in DERIVED_FILES:
-                (out / name).unlink(missing_ok=True)
-        except OSError as err:
-            raise EatkitError(f"cannot write results to {out}: {one_line(err.strerror or err)}") from None
-        finally:
-            if staging is not None and staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
-        return out
-
-
-#: the parent of the new output folder of each run not given one (``eatkit run`` without ``-o``)
-DEFAULT_OUTPUT = Path("eatkit-results")
-
-
-def prepare_output(out_dir: str | Path | None) -> Path:
-    """Check, before any work is done, that the results can be written to ``out_dir``: a new folder whose
-    nearest existing parent is a writable folder, an empty one, or one that holds an earlier eatkit output
-    (:func:`is_eatkit_output`), whose own files only are replaced; a folder holding other files is refused
-    (eatkit never writes over, or deletes, a file it did not create). ``None``: a new folder under
-    :data:`DEFAULT_OUTPUT` named by the date and time (:func:`new_output_folder`), so that no run replaces
-    another. Nothing is created (:meth:`RunResult.save` creates the folder with the results in it).
-
-    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "notes.txt").write_text("mine")
-    >>> prepare_output(root)   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    eatkit.errors.EatkitError: output folder ... holds files eatkit did not write (notes.txt): give a new or empty folder
-    """
-    out = new_output_folder() if out_dir is None else checked_path(out_dir, "output folder")
-    if out.exists() and not out.is_dir():
-        raise EatkitError(f"output folder {out} exists and is not a folder")
-    for name in (*RUN_FILES, *DERIVED_FILES):
-        if (out / name).is_dir():
-            raise EatkitError(f"cannot write {out / name}: it is a folder")
-    if out.is_dir() and not is_eatkit_output(out):
-        try:
-            names = sorted(p.name for p in out.iterdir())
-        except OSError as err:
-            raise os_error(err, "read the output folder") from None
-        if names:
-            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-            raise EatkitError(f"output folder {out} holds files eatkit did not write ({shown}): give a new or "
-                              "empty folder")
-    parent = next(p for p in (out, *out.absolute().parents) if p.exists())
-    if not parent.is_dir():
-        raise EatkitError(f"cannot create output folder {out}: {parent} is not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        what = "output folder" if parent == out else f"folder {parent}, where the output folder {out} would go,"
-        raise EatkitError(f"{what} is not writable")
-    return out
-
-
-def is_eatkit_output(folder: Path) -> bool:
-    """Whether ``folder`` holds an earlier eatkit output: a run (a ``manifest.json`` with eatkit's version),
-    a series (``series.json`` of an ``eatkit.series`` schema) or a sweep (a ``cells`` folder whose cells
-    hold ``cell.json``). Only such a folder's own files are ever replaced.
-
-    >>> import tempfile; is_eatkit_output(Path(tempfile.mkdtemp()))
-    False
-    """
-    for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
-        try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and key in data and (key != "schema" or str(data[key]).startswith("eatkit.")):
-            return True
-    cells = folder / "cells"
-    try:
-        return cells.is_dir() and any((c / "cell.json").exists() for c in cells.iterdir())
-    except OSError:
-        return False
-
-
-def new_output_folder(parent: Path = DEFAULT_OUTPUT) -> Path:
-    """A folder under ``parent`` that does not exist yet, named by the local date and time (``-2``, ``-3``...
-    appended when that name is taken).
-
-    >>> new_output_folder().parent.name
-    'eatkit-results'
-    """
-    from datetime import datetime
-
-    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    folder, n = parent / stamp, 2
-    while folder.exists():
-        folder, n = parent / f"{stamp}-{n}", n + 1
-    return folder
+        return write_run(out_dir, self.records, arrays, self.manifest, self.files)
 
 
 def run_suite(
@@ -235,24 +118,33 @@ def run_suite(
         options = RunOptions(**option_values)
     elif not isinstance(options, RunOptions):
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
-    options = options.validated()
-    _, run_seed = resolve_rng(options.seed)
     selected = select_tests(suite, tests)
+    options = checked_options(selected, options.validated().for_suite(suite.alternative))
+    _, run_seed = resolve_rng(options.seed)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
+    refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
+    if refused:
+        raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
+                          "and sc-eat tests only")
+    if options.validity and not any(a.takes_validity for a in analyses.values()):
+        raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
+    given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
-        analyses[test.id].check(test, options)
-    memo = _embed_all(source, [s for test in selected for s in analyses[test.id].stimulus_sets(test, options).values()])
+        analyses[test.id].check(test, given[test.id])
+    memo = _embed_all(source, [s for test in selected
+                               for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()])
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
     for test in progress(selected, desc="embedding"):
-        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t), options)
+        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t),
+                                                    given[test.id])
     for test in selected:
-        analyses[test.id].precheck(test, embedded[test.id], options)
+        analyses[test.id].precheck(test, embedded[test.id], given[test.id])
     outcomes: list[Outcome] = []
     for test in progress(selected, desc=suite.id):
         try:
-            outcomes += analyses[test.id].compute(test, embedded[test.id], options, suite=suite.id,
+            outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
                                                   seed=_test_seed(run_seed, test.id))
         except EatkitError as err:
             raise EatkitError(f"test '{test.id}': {err}") from None
@@ -285,10 +177,15 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
-                                  "workers", "cache", "oov", "regions", "missing", "checkpoint")
+                                  "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision")
 
 
-def _flag(key: str) -> str:
+def model_flag(key: str) -> str:
+    """The ``eatkit run`` flag of a model option (a key of :data:`MODEL_OPTIONS`).
+
+    >>> model_flag("batch_size"), model_flag("checkpoint")
+    ('--batch-size', '--weights')
+    """
     return {"cache": "--no-cache", "checkpoint": "--weights"}.get(key, "--" + key.replace("_", "-"))
 
 
@@ -308,7 +205,7 @@ def build_source(
     options = {k: v for k, v in given.items() if v is not None}
     for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
         if isinstance(options.get(key), (str, os.PathLike)):
-            checked_path(options[key], _flag(key) if key != "vectors" else "--vectors")
+            checked_path(options[key], model_flag(key))
     models = [k for k in ("name", "vectors", "embeddings") if k in options]
     if len(models) != 1:
         raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
@@ -337,7 +234,7 @@ def build_source(
     accepted = spec.option_names()
     for key in model_options:
         if accepted is not None and key not in accepted:
-            raise EatkitError(f"model '{spec.name}' does not take the option {_flag(key)}")
+            raise EatkitError(f"model '{spec.name}' does not take the option {model_flag(key)}")
     return spec.build(**model_options, **(overrides or {}))
 
 
@@ -345,15 +242,15 @@ def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], sou
     """An error for a model option (a key of :data:`MODEL_OPTIONS`) given with a source that is not a model."""
     extra = [key for key in given if key not in allowed]
     if extra:
-        raise EatkitError(f"{_flag(extra[0])} applies to --model, not to {source}")
+        raise EatkitError(f"{model_flag(extra[0])} applies to --model, not to {source}")
 
 
 def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
     """Benjamini-Hochberg q-values across the run's tested p-values, set on the records that have one."""
-    tested = [i for i, o in enumerate(outcomes) if o.record.tested_p_value() is not None]
+    tested = [i for i, o in enumerate(outcomes) if o.record.p_value is not None]
     if not tested:
         return outcomes
-    q_values = adjust_p_values([outcomes[i].record.tested_p_value() for i in tested], method="bh")
+    q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
     out = list(outcomes)
     for i, q in zip(tested, q_values):
         out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
@@ -374,29 +271,6 @@ def select_tests(suite: Suite, tests: Sequence[str] | None) -> list[AssociationT
     return [suite.test(t) for t in tests]
 
 
-def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's JSON with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``...).
-
-    >>> flatten_record({"level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None, "warnings": []})
-    {'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None, 'warnings': ''}
-    """
-    flat: dict[str, Any] = {}
-    for key, value in record.items():
-        if key == "level3":
-            for pair, stats in value.items():
-                for name, v in stats.items():
-                    flat[f"level3_{pair}_{name}"] = v
-        elif key == "effect_size_ci":
-            flat["effect_size_ci_low"], flat["effect_size_ci_high"] = value or (None, None)
-        elif key == "warnings":
-            flat[key] = "; ".join(value)
-        elif isinstance(value, (dict, list)):
-            flat[key] = json.dumps(value)
-        else:
-            flat[key] = value
-    return flat
-
-
 def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) -> dict[str, Any]:
     """What the manifest records of each set of a test: every stimulus embedded (its id, and the SHA-256 of
     its file's bytes or of its exact string) and one SHA-256 over them, the set's fingerprint."""
@@ -406,11 +280,8 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
         hashes = emb.checksums or tuple(text_sha256(i) for i in emb.ids)
         items = [[i, h] for i, h in zip(emb.ids, hashes)]
         stimuli = sets.get(role)
-        out[role] = {
-            "name": stimuli.name if stimuli else role, "modality": stimuli.modality if stimuli else None,
-            "n": len(emb.ids), "sha256": text_sha256("\n".join(f"{i}\t{h}" for i, h in items)),
-            "items": items, "dropped": list(emb.dropped),
-        }
+        out[role] = set_entry(stimuli.name if stimuli else role, stimuli.modality if stimuli else None, items,
+                              emb.dropped)
         if stimuli is not None and stimuli.modality == "image" and stimuli.category and not stimuli.items:
             out[role]["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
     return out

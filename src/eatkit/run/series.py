@@ -25,9 +25,10 @@ from typing import Any
 from eatkit.analyses.base import RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
-from eatkit.run.runner import RunResult, prepare_output, run_suite
+from eatkit.run.folder import prepare_output
+from eatkit.run.runner import RunResult, run_suite
 from eatkit.sources.base import EmbeddingSource
-from eatkit.stats._random import resolve_rng
+from eatkit.stats import resolve_rng
 
 #: the format of series.json
 SERIES_SCHEMA = "eatkit.series/1"
@@ -93,10 +94,35 @@ def run_series(
     return SeriesResult(kind, labels, runs)
 
 
-def histwords_sources(folder: str | Path, *, oov: str = "error") -> list[tuple[str, EmbeddingSource]]:
+def histwords_sources(folder: str | Path, *, oov: str = "error",
+                      decades: tuple[int, int] | None = None) -> list[tuple[str, EmbeddingSource]]:
     """The decades of a HistWords folder as series points ``(year, source)`` (see
-    :mod:`eatkit.sources.histwords`; the folder is checked before any decade is loaded)."""
+    :mod:`eatkit.sources.histwords`; the folder is checked before any decade is loaded). ``decades``
+    ``(first, last)`` keeps the decades from ``first`` to ``last`` inclusive (the ML-EAT seed runs
+    1810-1990: "we excluded 1800 because many stimuli had zero-norm vectors")."""
     from eatkit.sources.histwords import histwords_series, load_histwords_decade
 
-    return [(str(year), load_histwords_decade(matrix, vocab, year=year, oov=oov))
-            for year, matrix, vocab in histwords_series(folder)]
+    series = histwords_series(folder)
+    if decades is not None:
+        first, last = decades
+        kept = [entry for entry in series if first <= entry[0] <= last]
+        if not kept:
+            found = ", ".join(str(year) for year, _, _ in series)
+            raise EatkitError(f"series folder {folder} has no decade from {first} to {last} (it has {found})")
+        series = kept
+    return [(str(year), load_histwords_decade(matrix, vocab, year=year, oov=oov)) for year, matrix, vocab in series]
+
+
+def parse_decades(text: str) -> tuple[int, int]:
+    """``"1810-1990"`` as ``(1810, 1990)``; one year ``"1900"`` as ``(1900, 1900)``.
+
+    >>> parse_decades("1810-1990"), parse_decades("1900")
+    ((1810, 1990), (1900, 1900))
+    """
+    parts = text.split("-")
+    if len(parts) not in (1, 2) or not all(p.strip().isdigit() for p in parts):
+        raise EatkitError(f"--decades must be FIRST-LAST years (e.g. 1810-1990) or one year, got {text!r}")
+    first, last = int(parts[0]), int(parts[-1])
+    if first > last:
+        raise EatkitError(f"--decades {text}: the first year is after the last")
+    return first, last

@@ -32,7 +32,12 @@ connects to a Ray cluster (``address="auto"``, ``"HOST:PORT"``, or ``None`` to s
 one actor per model that embeds (asking for a GPU, ``num_gpus=1``, when the cluster has GPUs and the
 model is a neural encoder; no CPU reserved, so that cell tasks waiting on it cannot starve it) and one
 task per cell that computes the statistics, calling its model's actor
-for embeddings; the results are gathered to the driver, which writes them.
+for embeddings; the results are gathered to the driver, which writes them. ``slurm`` submits one SLURM
+job-array task per cell through submitit (:mod:`eatkit.run.slurm`; resources from the sweep file's
+``slurm`` tables); each task writes its own cell.
+
+A model entry may also carry descriptive metadata (:data:`METADATA_KEYS`: ``architecture``,
+``parameters``, ``training_data``) for the report; these and ``slurm`` are not part of the cell's hash.
 """
 
 from __future__ import annotations
@@ -51,18 +56,23 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import require
+from eatkit.io import check_json_schema, require, shipped_json
 from eatkit.progress import progress
 from eatkit.run.runner import MODEL_OPTIONS, build_source
+from eatkit.run.slurm import parse_resources
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
 
-#: the keys of a model entry (see :func:`eatkit.run.runner.build_source`)
+#: optional descriptive keys of a model entry, shown as columns of the sweep report
+METADATA_KEYS: tuple[str, ...] = ("architecture", "parameters", "training_data")
+#: the keys of a model entry (see :func:`eatkit.run.runner.build_source`; ``slurm``: :mod:`eatkit.run.slurm`)
 MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embeddings_model", "lowercase",
-                               *MODEL_OPTIONS)
+                               *MODEL_OPTIONS, "slurm", *METADATA_KEYS)
+#: keys of a model entry that do not change its results, left out of a cell's configuration hash
+UNHASHED_KEYS: tuple[str, ...] = ("slurm", *METADATA_KEYS)
 SUITE_KEYS: tuple[str, ...] = ("label", "suite", "tests")
-TOP_KEYS: tuple[str, ...] = ("output", "models", "suites", "settings")
-EXECUTORS: tuple[str, ...] = ("local", "ray")
+TOP_KEYS: tuple[str, ...] = ("output", "models", "suites", "settings", "slurm")
+EXECUTORS: tuple[str, ...] = ("local", "ray", "slurm")
 #: seconds to wait for a Ray cluster to answer
 RAY_CONNECT_TIMEOUT = 10.0
 _PATH_KEYS = ("vectors", "embeddings", "images")
@@ -100,6 +110,7 @@ class CellOutcome:
     run: Any = None
     error: str | None = None
     seconds: float = 0.0
+    saved: bool = False  # the cell's folder is written already (by a SLURM task)
 
 
 @dataclass
@@ -159,7 +170,8 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     if not isinstance(data, dict):
         raise EatkitError(f"{where}: expected a table of {', '.join(TOP_KEYS)}")
     _check_keys(data, TOP_KEYS, where)
-    models = [_model_entry(m, base, where) for m in _list(data, "models", where)]
+    slurm = parse_resources(data["slurm"], where) if "slurm" in data else {}
+    models = [_model_entry(m, base, where, slurm) for m in _list(data, "models", where)]
     suites = [_suite_entry(s, base, where) for s in _list(data, "suites", where)]
     given = data.get("settings") or [{}]
     if not isinstance(given, list):
@@ -174,6 +186,8 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     output = data.get("output")
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
+    # the shipped JSON Schema (eatkit.run.schemas) too, after the checks above (their messages are precise)
+    check_json_schema(data, shipped_json("eatkit.run", "sweep.schema.json"), where)
     return Sweep(cells, (base / output) if output else None, source)
 
 
@@ -190,7 +204,7 @@ def _list(data: Mapping[str, Any], key: str, where: str) -> list[Any]:
     return value
 
 
-def _model_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
+def _model_entry(entry: Any, base: Path, where: str, slurm: dict[str, Any]) -> dict[str, Any]:
     entry = {"name": entry} if isinstance(entry, str) else entry
     if not isinstance(entry, dict):
         raise EatkitError(f"{where}: a model must be a name or a table, got {entry!r}")
@@ -201,7 +215,8 @@ def _model_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
     entry = {k: str((base / Path(v).expanduser()).resolve()) if k in _PATH_KEYS and isinstance(v, str) else v
              for k, v in entry.items()}
     label = entry.get("label") or (entry["name"] if "name" in entry else Path(entry[given[0]]).stem)
-    return {**entry, "label": str(label)}
+    resources = {**slurm, **(parse_resources(entry["slurm"], f"{where}, model {label}") if "slurm" in entry else {})}
+    return {**entry, "label": str(label), **({"slurm": resources} if resources else {})}
 
 
 def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
@@ -238,7 +253,8 @@ def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]
     from eatkit.stimuli.loader import load_suite
 
     content = suite_sha256(load_suite(suite["suite"]))
-    payload = json.dumps({"model": model, "suite": suite, "suite_sha256": content, "settings": settings,
+    identity = {k: v for k, v in model.items() if k not in UNHASHED_KEYS}
+    payload = json.dumps({"model": identity, "suite": suite, "suite_sha256": content, "settings": settings,
                           "eatkit": __version__}, sort_keys=True)
     ident = "__".join(_safe(label) for label in (model["label"], suite["label"], settings["label"]))
     return Cell(ident, model, suite, settings, hashlib.sha256(payload.encode()).hexdigest())
@@ -431,7 +447,8 @@ def _ray(cells: list[Cell], address: str | None) -> Iterator[CellOutcome]:
 
 
 def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None, *,
-              executor: str = "local", jobs: int = 1, address: str | None = None) -> SweepResult:
+              executor: str = "local", jobs: int = 1, address: str | None = None,
+              cluster: str = "slurm") -> SweepResult:
     """Run every cell of ``sweep`` not finished before, write each as it completes, then the combined
     ``results.csv`` and ``cells.csv`` (see the module docstring).
 
@@ -439,22 +456,33 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
 
         result = run_sweep("sweep.toml", "results/sweep", executor="ray", address="auto")
         result.statuses   # {'glove-6b-50d__weat__default': 'done', ...}
+
+    ``cluster`` is submitit's cluster for ``executor="slurm"`` (``slurm``, or ``local``/``debug`` to run the
+    same jobs on this machine; :mod:`eatkit.run.slurm`).
     """
     sweep = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
     if executor not in EXECUTORS:
         raise EatkitError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
     if not isinstance(jobs, int) or jobs < 0:
         raise EatkitError(f"jobs must be 0 (in this process) or more, got {jobs!r}")
+    if executor == "slurm":
+        from eatkit.run.slurm import check_cluster
+
+        check_cluster(cluster)
     out = Path(out_dir) if out_dir is not None else sweep.output
     if out is None:
         raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
-    from eatkit.run.runner import prepare_output
+    from eatkit.run.folder import prepare_output
 
     prepare_output(out)
     statuses = {c.id: "finished before" for c in sweep.cells if _finished(out, c)}
     todo = [c for c in sweep.cells if c.id not in statuses]
     errors: dict[str, str] = {}
-    outcomes = _local(todo, jobs) if executor == "local" else _ray(todo, address)
+    if executor == "local" and todo:  # decode each image once for all the models (eatkit.run.decode)
+        from eatkit.run.decode import predecode_sweep
+
+        predecode_sweep(todo, out)
+    outcomes = _executor(executor, todo, jobs, address, out, cluster)
     for outcome in progress(outcomes, total=len(todo), desc="sweep cells"):
         statuses[outcome.cell.id] = _write_cell(out, outcome)
         if outcome.error is not None:
@@ -462,6 +490,26 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     statuses = {c.id: statuses[c.id] for c in sweep.cells}
     _write_tables(out, sweep, statuses, errors)
     return SweepResult(out, statuses, errors, [c.id for c in todo])
+
+
+def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, out: Path,
+              cluster: str) -> Iterator[CellOutcome]:
+    if executor == "slurm":
+        from eatkit.run.slurm import run_slurm
+
+        return (CellOutcome(cell, error=error, seconds=seconds, saved=saved)
+                for cell, error, seconds, saved in run_slurm(todo, out, slurm_task, cluster))
+    return _local(todo, jobs) if executor == "local" else _ray(todo, address)
+
+
+def slurm_task(out: Path, cell: Cell) -> tuple[str | None, float]:
+    """What a SLURM task runs (:class:`eatkit.run.slurm.CellJob`): one cell, written to its folder; nothing
+    when the cell finished before (a task requeued after its cell was written). Returns (error, seconds)."""
+    if _finished(out, cell):
+        return None, 0.0
+    outcome = run_cell(cell)
+    _write_cell(out, outcome)
+    return outcome.error, outcome.seconds
 
 
 def _finished(out: Path, cell: Cell) -> bool:
@@ -476,6 +524,8 @@ def _write_cell(out: Path, outcome: CellOutcome) -> str:
     """Save a cell's run (``cell.json`` last, atomically: a cell is finished only once all is written)."""
     folder = out / "cells" / outcome.cell.id
     status = "done" if outcome.error is None else "failed"
+    if outcome.saved:
+        return status
     if outcome.run is not None:
         outcome.run.save(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -2,21 +2,22 @@
 
 A run's ``manifest.json`` records, per test and set, every stimulus embedded with its SHA-256 (of an
 image file's bytes, or of a word's or sentence's exact string) and one SHA-256 over the set, plus the
-SHA-256 of the source's files (a vectors file, precomputed embeddings). :func:`verify_run` recomputes
-them: image files under the run's image folder (or ``images``), the set fingerprints from the recorded
-items, and the source files, and lists every difference. File names from the manifest are resolved
+SHA-256 of the source's files (a vectors file, precomputed embeddings), and for a hub model the commit its
+revision resolved to. :func:`verify_run` recomputes them: image files under the run's image folder (or
+``images``), the set fingerprints from the recorded items, the source files, and the commit the recorded
+revision resolves to now (the one a re-run would load), and lists every difference. File names from the manifest are resolved
 with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the folders it names.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eatkit.errors import EatkitError, one_line
+from eatkit.errors import EatkitError
 from eatkit.io import file_sha256, inside, text_sha256
+from eatkit.run.folder import read_manifest, set_fingerprint
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Verification:
     run_dir: Path
     checked: int
     changes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
 
     @property
     def ok(self) -> bool:
@@ -43,7 +45,7 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     ["test 'valence' set B (Unpleasant): valence/unpleasant/coffin1_google.jpg changed (sha256 ...)"]
     """
     run_dir = Path(run_dir)
-    manifest = _manifest(run_dir)
+    manifest = _mapping(read_manifest(run_dir), "manifest.json")
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
     checked, changes = 0, []
@@ -54,7 +56,7 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
             if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
                 raise EatkitError(f"{run_dir / 'manifest.json'}: stimuli.{test_id}.{role} has no list of "
                                   "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
-            fingerprint = text_sha256("\n".join(f"{i}\t{h}" for i, h in items))
+            fingerprint = set_fingerprint(items)
             checked += 1
             if fingerprint != entry.get("sha256"):
                 changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
@@ -69,7 +71,28 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
             changes.append(f"source file {name}: {path} is missing")
         elif file_sha256(path) != recorded:
             changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
-    return Verification(run_dir, checked, changes)
+    notes: list[str] = []
+    if isinstance(source.get("hub"), dict):
+        checked += 1
+        _check_revision(source, changes, notes)
+    return Verification(run_dir, checked, changes, notes)
+
+
+def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]) -> None:
+    """Whether the hub revision a run loaded is the commit a re-run would load now."""
+    from eatkit.encoders.hf import hub_commit
+
+    hub = source["hub"]
+    repo, revision, commit = (str(hub.get(k)) for k in ("repo", "revision", "commit"))
+    filename = "open_clip_config.json" if str(source.get("id", "")).startswith("open_clip:") else "config.json"
+    try:
+        now = hub_commit(repo, revision, filename)
+    except EatkitError as err:
+        notes.append(f"model revision: cannot tell which commit of {repo} a re-run would load: {err}")
+        return
+    if now != commit:
+        changes.append(f"model revision: the run loaded commit {commit} of {repo} (revision '{revision}'); a re-run "
+                       f"would load {now} (pin it with --revision {commit})")
 
 
 def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Path | None) -> list[str]:
@@ -111,19 +134,6 @@ def _source_files(source: dict[str, Any]) -> list[tuple[str, Path, str]]:
         out += [(name, inside(source["root"], name, "source file"), digest) for name, digest in files.items()
                 if isinstance(digest, str)]
     return out
-
-
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    if not run_dir.is_dir():
-        raise EatkitError(f"run folder {run_dir} does not exist")
-    path = run_dir / "manifest.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EatkitError(f"run folder {run_dir} has no manifest.json (is it an eatkit run folder?)") from None
-    except (OSError, ValueError) as err:
-        raise EatkitError(f"cannot read {path}: {one_line(err)}") from None
-    return _mapping(data, "manifest.json")
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

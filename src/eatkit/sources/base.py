@@ -9,9 +9,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from eatkit.stimuli.types import StimulusSet
 
@@ -23,12 +24,15 @@ class Embedded:
     ``dropped`` lists stimuli that were left out on the user's explicit request (``oov="drop"``).
     ``checksums[i]`` is the SHA-256 of what was embedded for ``ids[i]`` where that is not the id itself
     (an image file's bytes); empty when the ids are the exact strings embedded (words, sentences).
+    ``files[i]`` is the path of the image file embedded for ``ids[i]`` where the source read one (image
+    sets of a model; empty otherwise).
     """
 
     vectors: np.ndarray
     ids: tuple[str, ...]
     dropped: tuple[str, ...] = ()
     checksums: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
 
 class EmbeddingSource(ABC):

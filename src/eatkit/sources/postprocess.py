@@ -11,7 +11,7 @@ The statistics (mu, u_i) are estimated once, on *reference* vectors: by default 
 every distinct stimulus the run will embed (:meth:`PostprocessedSource.fit` on its stimulus sets), so
 that a run's results depend on the set of tests it runs; the manifest records the method, ``D``, the
 number of reference vectors and their checksum. Cosine similarity then measures the directions that
-remain (see :mod:`eatkit.stats.anisotropy` for when that is needed).
+remain (see :mod:`eatkit.stats.isotropy` for when that is needed).
 """
 
 from __future__ import annotations

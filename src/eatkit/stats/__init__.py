@@ -13,64 +13,65 @@
 :func:`inter_class_distance`           :func:`compare_classes` and :func:`spearman_by_group` to compare them
 :func:`anisotropy`                     random-pair cosine baseline, first-PC share (anisotropy)
 :func:`cosine_diagnostic`              level-3 cells vs that baseline; the anisotropy warning rule
+:func:`stimulus_influence`             leave-one-out d and p of every stimulus (jackknife), the most influential
+:func:`stimulus_stability`             bootstrap over all four sets, subsampling, split-half and Cronbach's alpha
+:func:`minimum_detectable_effect`      power: the smallest d the permutation test detects; :func:`required_set_size`
+:func:`vector_set_diagnostics`         near-duplicate vectors and concentrated sets
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
+:func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
+:func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
 =====================================  ==========================================================================
 """
+from eatkit._lazy import attach
 
-from eatkit.stats.anisotropy import AnisotropyResult, CosineDiagnostic, anisotropy, cosine_diagnostic
-from eatkit.stats.bootstrap import BootstrapResult, bootstrap_effect_size
-from eatkit.stats.differential import EATResult, eat, sc_eat, sc_eats
-from eatkit.stats.effect_size import cohens_d
-from eatkit.stats.multilevel import PATTERNS, Level3, MLEATResult, eat_pattern, ml_eat
-from eatkit.stats.multitest import adjust_p_values
-from eatkit.stats.options import TestOptions
-from eatkit.stats.permutation import PermutationOutcome, group_permutation_test
-from eatkit.stats.grounded import GroundedResult, grounded_eat
-from eatkit.stats.false_positives import SpecificityResult, specificity
-from eatkit.stats.geometry import (
-    ClassComparison,
-    GeometryScore,
-    GeometryScores,
-    SpearmanResult,
-    compare_classes,
-    geometry_scores,
-    inter_class_distance,
-    intra_class_variation,
-    spearman_by_group,
-)
-
-__all__ = [
-    "AnisotropyResult",
-    "CosineDiagnostic",
-    "BootstrapResult",
-    "ClassComparison",
-    "EATResult",
-    "GeometryScore",
-    "GeometryScores",
-    "GroundedResult",
-    "Level3",
-    "MLEATResult",
-    "PATTERNS",
-    "PermutationOutcome",
-    "SpearmanResult",
-    "SpecificityResult",
-    "TestOptions",
-    "adjust_p_values",
-    "anisotropy",
-    "bootstrap_effect_size",
-    "cohens_d",
-    "compare_classes",
-    "cosine_diagnostic",
-    "eat",
-    "eat_pattern",
-    "geometry_scores",
-    "grounded_eat",
-    "group_permutation_test",
-    "inter_class_distance",
-    "intra_class_variation",
-    "ml_eat",
-    "sc_eat",
-    "sc_eats",
-    "spearman_by_group",
-    "specificity",
-]
+#: public name -> the module that defines it (loaded on first access)
+_NAMES: dict[str, str] = {
+    "AnisotropyResult": "eatkit.stats.isotropy",
+    "CosineDiagnostic": "eatkit.stats.isotropy",
+    "anisotropy": "eatkit.stats.isotropy",
+    "cosine_diagnostic": "eatkit.stats.isotropy",
+    "BootstrapResult": "eatkit.stats.bootstrap",
+    "bootstrap_effect_size": "eatkit.stats.bootstrap",
+    "ProfileClustering": "eatkit.stats.clustering",
+    "cluster_profiles": "eatkit.stats.clustering",
+    "profile_distances": "eatkit.stats.clustering",
+    "EATResult": "eatkit.stats.differential",
+    "eat": "eatkit.stats.differential",
+    "sc_eat": "eatkit.stats.differential",
+    "sc_eats": "eatkit.stats.differential",
+    "cohens_d": "eatkit.stats.effect_size",
+    "SpecificityResult": "eatkit.stats.false_positives",
+    "specificity": "eatkit.stats.false_positives",
+    "ClassComparison": "eatkit.stats.geometry",
+    "GeometryScore": "eatkit.stats.geometry",
+    "GeometryScores": "eatkit.stats.geometry",
+    "SpearmanResult": "eatkit.stats.geometry",
+    "compare_classes": "eatkit.stats.geometry",
+    "geometry_scores": "eatkit.stats.geometry",
+    "inter_class_distance": "eatkit.stats.geometry",
+    "intra_class_variation": "eatkit.stats.geometry",
+    "spearman_by_group": "eatkit.stats.geometry",
+    "GroundedResult": "eatkit.stats.grounded",
+    "grounded_eat": "eatkit.stats.grounded",
+    "Level3": "eatkit.stats.multilevel",
+    "MLEATResult": "eatkit.stats.multilevel",
+    "PATTERNS": "eatkit.stats.multilevel",
+    "eat_pattern": "eatkit.stats.multilevel",
+    "ml_eat": "eatkit.stats.multilevel",
+    "adjust_p_values": "eatkit.stats.multitest",
+    "TestOptions": "eatkit.stats.options",
+    "PermutationOutcome": "eatkit.stats.permutation",
+    "resolve_rng": "eatkit.stats._random",
+    "group_permutation_test": "eatkit.stats.permutation",
+    "StimulusInfluence": "eatkit.stats.influence",
+    "stimulus_influence": "eatkit.stats.influence",
+    "MinimumDetectableEffect": "eatkit.stats.power",
+    "minimum_detectable_effect": "eatkit.stats.power",
+    "required_set_size": "eatkit.stats.power",
+    "VectorSetDiagnostics": "eatkit.stats.set_diagnostics",
+    "vector_set_diagnostics": "eatkit.stats.set_diagnostics",
+    "Stability": "eatkit.stats.stability",
+    "stimulus_stability": "eatkit.stats.stability",
+}
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = attach(__name__, _NAMES)

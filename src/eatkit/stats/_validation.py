@@ -91,6 +91,17 @@ def check_count(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_share(name: str, value: Any) -> float:
+    """A number strictly between 0 and 1 (a level, a power, a fraction), or a precise error.
+
+    >>> check_share("alpha", 0.05)
+    0.05
+    """
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < value < 1:
+        raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
 def check_values(name: str, values: Any) -> np.ndarray:
     """Check a non-empty 1-D array of finite association values."""
     arr = _real(values, f"'{name}'")

@@ -97,6 +97,17 @@ class EATResult:
         check_choice("alternative", alternative)
         return dataclasses.replace(self, alternative=alternative, p_value=self.p_values[alternative])
 
+    def observed_side(self) -> "EATResult":
+        """The result reported for the one-sided alternative on the side of its effect size ("greater"
+        when d >= 0, else "less"): the ML-EAT authors' convention for starring levels 1 and 2.
+
+        >>> X, Y = [[0.0, 1.0], [0.1, 0.9]], [[1.0, 0.0], [0.9, 0.1]]
+        >>> r = eat(X, Y, [[1.0, 0.1], [0.9, 0.0]], [[0.1, 1.0], [0.0, 0.9]], permutations="exact")
+        >>> r.effect_size < 0, r.observed_side().alternative
+        (True, 'less')
+        """
+        return self.with_alternative("greater" if self.effect_size >= 0 else "less")
+
 
 def eat(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater", permutations: str | int = "auto",
         rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation") -> EATResult:

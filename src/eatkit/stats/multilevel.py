@@ -21,6 +21,7 @@ from eatkit.stats._validation import check_sets
 from eatkit.stats.association import cosine_matrix
 from eatkit.stats.differential import EATResult, eat, sc_eats
 from eatkit.stats._random import resolve_rng
+from eatkit.stats.options import OBSERVED, check_choice
 
 #: (association of X, association of Y) -> pattern name; None = associated with neither attribute
 PATTERNS: dict[tuple[str | None, str | None], str] = {
@@ -89,6 +90,10 @@ def ml_eat(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater", perm
            effect_threshold: float = 0.2, alpha: float = 0.05) -> MLEATResult:
     """Run the ML-EAT: level 1 (``alternative`` applies), level 2 for X and Y, level 3, the pattern.
 
+    ``alternative="observed"`` reports level 1's one-sided p on the side of its effect size, as level 2
+    always is (the authors star significant negative Level-1 values, e.g. GPT-2 Mental/Physical -1.20*);
+    ``level1.p_values`` keeps the p of all three alternatives whichever is reported.
+
     Level 1 and level 2 draw from independent streams spawned from one seed, recorded in ``seed``, so
     a run is repeated exactly by passing ``rng=result.seed`` (the levels' own ``seed`` fields are None:
     they draw from the spawned streams). The level-2 tests of X and Y share their random partitions
@@ -100,17 +105,21 @@ def ml_eat(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater", perm
     >>> A = [[1.0, 0.0], [0.8, 0.1], [0.9, 0.05]]; B = [[0.0, 1.0], [0.1, 0.8], [0.05, 0.9]]
     >>> ml_eat(X, Y, A, B, permutations="exact").pattern
     'Non-Directional'
+    >>> ml_eat(Y, X, A, B, permutations="exact", alternative="observed").level1.alternative
+    'less'
     """
+    observed = alternative == OBSERVED
+    if not observed:
+        check_choice("alternative", alternative)
     sets = check_sets(X=X, Y=Y, A=A, B=B)
     generator, seed = resolve_rng(rng)
     streams = generator.spawn(2)
     options = dict(permutations=permutations, ddof=ddof, sd=sd, p_method=p_method)
-    level1 = eat(sets["X"], sets["Y"], sets["A"], sets["B"], alternative=alternative, rng=streams[0], **options)
+    level1 = eat(sets["X"], sets["Y"], sets["A"], sets["B"], alternative="greater" if observed else alternative,
+                 rng=streams[0], **options)
+    level1 = level1.observed_side() if observed else level1
     # X and Y re-partition the same A ∪ B: one set of Monte Carlo draws serves both
-    level2 = [
-        r.with_alternative("greater" if r.effect_size >= 0 else "less")
-        for r in sc_eats([sets["X"], sets["Y"]], sets["A"], sets["B"], rng=streams[1], **options)
-    ]
+    level2 = [r.observed_side() for r in sc_eats([sets["X"], sets["Y"]], sets["A"], sets["B"], rng=streams[1], **options)]
     level3 = {}
     for t in ("X", "Y"):
         for a in ("A", "B"):

@@ -44,3 +44,16 @@ def adjust_p_values(p_values: Any, method: str = "bh") -> np.ndarray:
     out = np.empty(m)
     out[order] = adjusted
     return out
+
+
+def significant(p_value: float | None, alpha: float) -> bool:
+    """Whether a p- or q-value is below ``alpha`` (a missing or NaN value is not significant): the
+    decision the reports mark. With Benjamini-Hochberg q-values (:func:`adjust_p_values`), the tests with
+    q < alpha are those the step-up procedure rejects at FDR alpha (Benjamini & Hochberg 1995).
+
+    >>> significant(0.01, 0.05), significant(0.05, 0.05), significant(None, 0.05), significant(float("nan"), 0.05)
+    (True, False, False, False)
+    """
+    if not 0 < alpha < 1:
+        raise EatkitError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    return p_value is not None and bool(np.isfinite(p_value)) and p_value < alpha

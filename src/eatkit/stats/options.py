@@ -22,6 +22,9 @@ from typing import Any
 from eatkit.errors import EatkitError
 
 ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
+#: an alternative that :func:`~eatkit.stats.ml_eat` (and the runner's eat and sc-eat tests) also take: the
+#: one-sided tail on the side of the observed effect size (ML-EAT seed: its starred negative Level-1 values)
+OBSERVED = "observed"
 SD_METHODS: tuple[str, ...] = ("caliskan", "pooled")
 P_METHODS: tuple[str, ...] = ("permutation", "welch")
 #: the allowed values of each option with a fixed set of choices

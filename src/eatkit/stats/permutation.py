@@ -101,7 +101,6 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats import _kernels
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
 from eatkit.stats.options import check_permutations
@@ -183,7 +182,20 @@ def exact_cost(n: int, k: int) -> int:
 
 def compiled() -> bool:
     """True when the compiled kernels (numba, the ``fast`` extra) are installed and used."""
-    return _kernels.AVAILABLE
+    return _compiled_kernels().AVAILABLE
+
+
+def _compiled_kernels() -> Any:
+    """:mod:`eatkit.stats._kernels`, imported on first use (numba takes a while to load)."""
+    from eatkit.stats import _kernels
+
+    return _kernels
+
+
+#: tests of at most this many values are counted exactly by the numpy reference (at most a few tens of
+#: milliseconds), so that a process whose exact counts are all small never pays numba's start-up (about
+#: 0.25 s for its first compiled call, even with the kernels cached); the counts are the same either way
+NUMPY_FIRST_MAX = 40
 
 
 def check_exact_feasible(k: int, m: int) -> None:
@@ -199,9 +211,12 @@ def check_exact_feasible(k: int, m: int) -> None:
     """
     n = k + m
     cost = exact_cost(n, k)
+    if n <= NUMPY_FIRST_MAX:
+        return
     if compiled():
-        limit, seconds = EXACT_MAX_SUMS, cost * SECONDS_PER_SUM / _kernels.threads()
-        memory = 2 * 8 * 2 ** _base_size((n + 1) // 2) + _kernels.threads() * 64 * _kernels.SUB + 32e6
+        kernels = _compiled_kernels()
+        limit, seconds = EXACT_MAX_SUMS, cost * SECONDS_PER_SUM / kernels.threads()
+        memory = 2 * 8 * 2 ** _base_size((n + 1) // 2) + kernels.threads() * 64 * kernels.SUB + 32e6
         hint = ""
     else:
         limit, seconds = NUMPY_EXACT_MAX_SUMS, cost * NUMPY_SECONDS_PER_SUM
@@ -230,7 +245,7 @@ def check_monte_carlo_feasible(k: int, m: int, draws: int, columns: int = 1) -> 
     """
     steps = float(draws) * min(k, m) * (1 + columns)
     if compiled():
-        seconds = steps * MC_SECONDS_PER_STEP / _kernels.threads()
+        seconds = steps * MC_SECONDS_PER_STEP / _compiled_kernels().threads()
     else:
         seconds = steps * NUMPY_MC_SECONDS_PER_STEP
     if seconds > MC_MAX_SECONDS:
@@ -439,7 +454,7 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
     if tied is not None:
         below = np.concatenate([[0], np.cumsum(tied[1])])
         return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
-    counter = _count_below_compiled if compiled() else _count_below_numpy
+    counter = _count_below_compiled if n > NUMPY_FIRST_MAX and compiled() else _count_below_numpy
     result: dict[int, int] = {}
     for group in groups:
         ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
@@ -522,7 +537,7 @@ def _base_size(h: int) -> int:
 def _half(values: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A half's sorted base sums by size (sums, offsets) and its head subsets (sums, sizes) with size ≤ kmax."""
     split = values.size - _base_size(values.size)
-    base_sums, offsets = _kernels.subset_sums_by_size(np.ascontiguousarray(values[split:]), kmax)
+    base_sums, offsets = _compiled_kernels().subset_sums_by_size(np.ascontiguousarray(values[split:]), kmax)
     head_sums, head_sizes = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     for v in values[:split]:
         head_sums = np.concatenate([head_sums, head_sums + v])
@@ -554,6 +569,7 @@ def _count_below_compiled(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
     else:
         halves = [_half(q[:half], k), _half(q[half:], k)]
     (lbase, loff, lhead, lhsize), (rbase, roff, rhead, rhsize) = halves
+    _kernels = _compiled_kernels()
     strata = range(max(0, k - (q.size - half)), min(k, half) + 1)  # left subset sizes j
     lshift, lsize, lrun = _runs(lhead, lhsize, loff.size - 2, strata)
     rshift, rsize, rrun = _runs(rhead, rhsize, roff.size - 2, range(k - strata.start, k - strata.stop, -1))
@@ -696,7 +712,7 @@ def _monte_carlo_counts(
         counts = np.zeros((len(thresholds), 3), dtype=np.int64)
         for start in range(0, draws, chunk):
             shifted = (key + start * per + 2**63) % 2**64 - 2**63  # as int64: the kernel's uint64 wraps
-            counts += _kernels.monte_carlo(values, r, r != k, shifted, min(chunk, draws - start), MC_BATCH,
+            counts += _compiled_kernels().monte_carlo(values, r, r != k, shifted, min(chunk, draws - start), MC_BATCH,
                                            lower, upper)
     else:
         counts = _monte_carlo_numpy(values, r, r != k, key, draws, lower, upper)

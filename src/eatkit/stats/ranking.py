@@ -12,6 +12,10 @@
   table (e.g. state IAT means; the seed's Figure 2).
 * :func:`max_skew` and :func:`ndkl`: the ranking-fairness measures of Geyik, Ambler & Kenthapadi (KDD
   2019), used for vision-language retrieval by Berg et al. (2022).
+
+Per-region tables are :class:`RegionValues` (numbers, region names, column names); a table given as a
+pandas DataFrame (indexed by region) is read through its ``index``, ``columns`` and ``to_numpy`` without
+this module importing pandas (:func:`region_values`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
@@ -41,9 +44,74 @@ def _group_codes(groups: Sequence[Any], n: int) -> tuple[list[str], np.ndarray]:
     return [str(x) for x in names], codes
 
 
-def _similarity_table(similarities: Any) -> tuple[np.ndarray, list[Any]]:
-    """The similarities as a finite float (regions, images) array and the region names."""
-    index = list(similarities.index) if isinstance(similarities, pd.DataFrame) else None
+@dataclass(frozen=True)
+class RegionValues:
+    """Numbers per region and column: ``values[i, j]`` is region ``regions[i]``'s value in column
+    ``columns[j]`` (ranked shares per group, census shares, mean IAT scores, ...).
+
+    >>> t = RegionValues(np.array([[0.25, 0.75]]), ("Ohio",), ("a", "b"))
+    >>> t.row("Ohio"), t.column("b").tolist()
+    ({'a': 0.25, 'b': 0.75}, [0.75])
+    """
+
+    values: np.ndarray
+    regions: tuple[str, ...]
+    columns: tuple[str, ...]
+
+    def row(self, region: str) -> dict[str, float]:
+        """One region's values by column."""
+        return dict(zip(self.columns, map(float, self.values[self.regions.index(region)])))
+
+    def column(self, name: str) -> np.ndarray:
+        """One column's values, in the order of :attr:`regions`."""
+        return self.values[:, self.columns.index(name)]
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """Region -> column -> value."""
+        return {r: self.row(r) for r in self.regions}
+
+
+def region_values(table: Any, what: str = "table") -> RegionValues:
+    """``table`` as :class:`RegionValues`: itself, or a table with ``index`` (regions), ``columns`` and
+    ``to_numpy()`` (a pandas DataFrame). Names become strings; values must be finite numbers.
+
+    >>> region_values(RegionValues(np.ones((1, 1)), ("x",), ("a",))).regions
+    ('x',)
+    """
+    if isinstance(table, RegionValues):
+        return table
+    if not all(hasattr(table, a) for a in ("index", "columns", "to_numpy")):
+        raise EatkitError(f"the {what} must be RegionValues or a DataFrame indexed by region, got "
+                          f"{type(table).__name__}")
+    try:
+        values = np.asarray(table.to_numpy(dtype=np.float64), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EatkitError(f"the {what} has non-numeric values") from None
+    if values.ndim != 2:
+        raise EatkitError(f"the {what} must be a (regions, columns) table, got shape {values.shape}")
+    if not np.isfinite(values).all():
+        raise EatkitError(f"the {what} has missing or non-finite values")
+    return RegionValues(values, tuple(str(r) for r in table.index), tuple(str(c) for c in table.columns))
+
+
+@dataclass(frozen=True)
+class RankedShares(RegionValues):
+    """:func:`rank_shares`' regions x groups table (each row sums to 1) and how it was computed: ``k``
+    images kept per region and repeat, ``group_size`` (m) images drawn from every group, ``repeats``
+    balancings, the ``seed`` of the draws, and ``group_counts`` (images per group before balancing)."""
+
+    k: int
+    group_size: int
+    repeats: int
+    seed: int | None
+    group_counts: dict[str, int]
+
+
+def _similarity_table(similarities: Any, regions: Sequence[Any] | None) -> tuple[np.ndarray, list[str]]:
+    """The similarities as a finite float (regions, images) array and the region names (``regions``, a
+    DataFrame's index, or 0, 1, ...)."""
+    if regions is None and hasattr(similarities, "index") and hasattr(similarities, "to_numpy"):
+        regions = list(similarities.index)
     try:
         sims = np.asarray(similarities, dtype=np.float64)
     except (TypeError, ValueError):
@@ -54,11 +122,15 @@ def _similarity_table(similarities: Any) -> tuple[np.ndarray, list[Any]]:
         raise EatkitError(f"similarities must be a non-empty (regions, images) array, got shape {sims.shape}")
     if not np.isfinite(sims).all():
         raise EatkitError("similarities has non-finite values (NaN or inf)")
-    return sims, index if index is not None else list(range(sims.shape[0]))
+    names = [str(r) for r in (regions if regions is not None else range(sims.shape[0]))]
+    if len(names) != sims.shape[0]:
+        raise EatkitError(f"regions has {len(names)} names but the similarities have {sims.shape[0]} rows")
+    return sims, names
 
 
 def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, repeats: int = 1000,
-                rng: Any = None, *, group_size: int | None = None) -> pd.DataFrame:
+                rng: Any = None, *, group_size: int | None = None,
+                regions: Sequence[Any] | None = None) -> RankedShares:
     """Mean share of each group among the top-``k`` images of each region, over random balancings.
 
     Each repeat draws, for every group, ``m`` images without replacement (``m`` = the smallest group's
@@ -69,7 +141,7 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
 
     Parameters
     ----------
-    similarities : array_like or DataFrame, shape (regions, images)
+    similarities : array_like, shape (regions, images)
         Cosine similarity of each region's prompt with each image (a DataFrame's index names the regions).
     groups : sequence
         One group label per image (column).
@@ -82,21 +154,23 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
     group_size : int, optional
         Images drawn from every group per repeat (``m``); default the smallest group's size. A group
         with fewer images is an error.
+    regions : sequence, optional
+        The region names of the rows (default: a DataFrame's index, else 0, 1, ...).
 
     Returns
     -------
-    DataFrame
-        Regions x groups (sorted names); each row sums to 1. ``attrs`` records ``k``, ``group_size``
-        (m), ``repeats``, ``seed`` and ``group_counts`` (images per group before balancing).
+    RankedShares
+        Regions x groups (sorted names); each row sums to 1; with ``k``, ``group_size`` (m),
+        ``repeats``, ``seed`` and ``group_counts`` (images per group before balancing).
 
     Examples
     --------
     >>> sims = [[0.9, 0.8, 0.1, 0.2, 0.3], [0.1, 0.2, 0.9, 0.8, 0.7]]
-    >>> shares = rank_shares(sims, ["a", "a", "b", "b", "b"], repeats=50, rng=0)
-    >>> shares.round(3).values.tolist(), shares.attrs["k"]
-    ([[1.0, 0.0], [0.0, 1.0]], 2)
+    >>> shares = rank_shares(sims, ["a", "a", "b", "b", "b"], repeats=50, rng=0, regions=["x", "y"])
+    >>> shares.values.round(3).tolist(), shares.k, shares.row("y")
+    ([[1.0, 0.0], [0.0, 1.0]], 2, {'a': 0.0, 'b': 1.0})
     """
-    sims, regions = _similarity_table(similarities)
+    sims, regions = _similarity_table(similarities, regions)
     names, codes = _group_codes(groups, sims.shape[1])
     if not isinstance(repeats, numbers.Integral) or isinstance(repeats, bool) or repeats < 1:
         raise EatkitError(f"repeats must be a positive integer, got {repeats!r}")
@@ -137,11 +211,8 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
             totals[r] += np.bincount(codes[order[r]], weights=top.sum(axis=1), minlength=G)
         if tied.any():
             totals[tied] += _top_k_counts(sims[tied][:, picks], k, G, m).sum(axis=1)
-    shares = pd.DataFrame(totals / (repeats * k), index=pd.Index(regions, name="region"),
-                          columns=pd.Index(names, name="group"))
-    shares.attrs.update(k=int(k), group_size=m, repeats=int(repeats), seed=seed,
-                        group_counts={n: int(s) for n, s in zip(names, sizes)})
-    return shares
+    return RankedShares(totals / (repeats * k), tuple(regions), tuple(names), k=int(k), group_size=int(m),
+                        repeats=int(repeats), seed=seed, group_counts={n: int(s) for n, s in zip(names, sizes)})
 
 
 def _top_k_counts(values: np.ndarray, k: int, G: int, m: int) -> np.ndarray:
@@ -192,17 +263,19 @@ class ShareComparison:
                 "n_regions": self.n_regions}
 
 
-def check_same_regions(regions: Sequence[Any], table: pd.DataFrame, what: str) -> None:
-    """Refuse a per-region ``table`` whose regions (index) are not exactly ``regions``, naming the
-    missing and the extra ones.
+def check_same_regions(regions: Sequence[Any], table: Any, what: str) -> None:
+    """Refuse a per-region ``table`` (:func:`region_values`) whose regions are not exactly ``regions``,
+    naming the missing and the extra ones.
 
-    >>> check_same_regions(["a", "b"], pd.DataFrame({"v": [1, 2]}, index=["a", "c"]), "IAT table")
+    >>> check_same_regions(["a", "b"], RegionValues(np.ones((2, 1)), ("a", "c"), ("v",)), "IAT table")
     Traceback (most recent call last):
     eatkit.errors.EatkitError: the IAT table lacks 1 region(s) of the ranking: b; has 1 region(s) not ranked: c
     """
-    if table.index.duplicated().any():
-        raise EatkitError(f"the {what} lists region(s) twice: {_names(table.index[table.index.duplicated()])}")
-    have, want = {str(x) for x in table.index}, {str(x) for x in regions}
+    table = region_values(table, what)
+    twice = sorted({r for r in table.regions if table.regions.count(r) > 1})
+    if twice:
+        raise EatkitError(f"the {what} lists region(s) twice: {_names(twice)}")
+    have, want = set(table.regions), {str(x) for x in regions}
     if have != want:
         missing, extra = sorted(want - have), sorted(have - want)
         parts = ([f"lacks {len(missing)} region(s) of the ranking: {_names(missing)}"] if missing else []) + \
@@ -210,21 +283,15 @@ def check_same_regions(regions: Sequence[Any], table: pd.DataFrame, what: str) -
         raise EatkitError(f"the {what} {'; '.join(parts)}")
 
 
-def _aligned(shares: pd.DataFrame, table: pd.DataFrame, what: str) -> pd.DataFrame:
-    """``table`` reindexed to the regions of ``shares``; missing or extra regions are an error."""
-    if not isinstance(shares, pd.DataFrame) or not isinstance(table, pd.DataFrame):
-        raise EatkitError(f"shares and the {what} must be DataFrames indexed by region")
-    check_same_regions(shares.index, table, what)
-    out = table.set_axis([str(x) for x in table.index]).loc[[str(x) for x in shares.index]]
-    try:
-        values = out.to_numpy(dtype=np.float64)
-    except (TypeError, ValueError):
-        raise EatkitError(f"the {what} has non-numeric values") from None
-    if not np.isfinite(values).all():
-        raise EatkitError(f"the {what} has missing or non-finite values")
-    if len(out) < 3:
-        raise EatkitError(f"comparing across regions needs at least 3 regions, got {len(out)}")
-    return out
+def _aligned(shares: RegionValues, table: Any, what: str) -> RegionValues:
+    """``table`` with its rows in the order of the regions of ``shares``; missing or extra regions are
+    an error."""
+    table = region_values(table, what)
+    check_same_regions(shares.regions, table, what)
+    if len(shares.regions) < 3:
+        raise EatkitError(f"comparing across regions needs at least 3 regions, got {len(shares.regions)}")
+    order = [table.regions.index(r) for r in shares.regions]
+    return RegionValues(table.values[order], shares.regions, table.columns)
 
 
 def _names(items: Sequence[Any], limit: int = 5) -> str:
@@ -265,46 +332,46 @@ def _r_squared(design: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return r2, float(sps.f.sf(f, q, n - q - 1))
 
 
-def compare_shares(shares: pd.DataFrame, reference: pd.DataFrame,
-                   columns: Mapping[str, str] | None = None) -> ShareComparison:
+def compare_shares(shares: Any, reference: Any, columns: Mapping[str, str] | None = None) -> ShareComparison:
     """Compare ranked shares (regions x groups) with a reference table (regions x columns).
 
     Parameters
     ----------
-    shares : DataFrame
-        From :func:`rank_shares`, indexed by region name.
-    reference : DataFrame
-        Indexed by region name, the same regions (no more, no fewer).
+    shares : RankedShares, RegionValues or DataFrame
+        From :func:`rank_shares` (a DataFrame: indexed by region name).
+    reference : RegionValues or DataFrame
+        The same regions (no more, no fewer), in any order.
     columns : mapping, optional
         Group -> reference column (e.g. ``{"Latino": "Hispanic"}``); groups not named are matched to the
         column of the same name. Every group must have a column.
 
     Examples
     --------
-    >>> ref = pd.DataFrame({"a": [0.1, 0.5, 0.7, 0.2], "b": [0.9, 0.5, 0.3, 0.8]}, index=list("wxyz"))
+    >>> ref = RegionValues(np.array([[0.1, 0.9], [0.5, 0.5], [0.7, 0.3], [0.2, 0.8]]), tuple("wxyz"), ("a", "b"))
     >>> c = compare_shares(ref, ref)
     >>> round(c.r["a"], 6), round(c.r_squared, 6)
     (1.0, 1.0)
     """
+    shares = region_values(shares, "shares")
     columns = dict(columns or {})
-    unknown = sorted(set(columns) - {str(c) for c in getattr(shares, "columns", [])})
+    unknown = sorted(set(columns) - set(shares.columns))
     if unknown:
         raise EatkitError(f"column mapping names group(s) not in the shares: {_names(unknown)}")
     ref = _aligned(shares, reference, "reference table")
-    pairs = {str(g): columns.get(str(g), str(g)) for g in shares.columns}
-    absent = sorted(c for c in pairs.values() if c not in {str(x) for x in ref.columns})
+    pairs = {g: columns.get(g, g) for g in shares.columns}
+    absent = sorted(c for c in pairs.values() if c not in ref.columns)
     if absent:
         raise EatkitError(f"the reference table has no column {_names(absent)} (its columns: "
                           f"{_names(list(ref.columns), 10)}); map groups to columns explicitly")
-    ref = ref.set_axis([str(c) for c in ref.columns], axis=1)
-    x = shares.to_numpy(dtype=np.float64)
+    x = shares.values
     r, r_p, r2, r2_p = {}, {}, {}, {}
     for j, (group, column) in enumerate(pairs.items()):
-        y = ref[column].to_numpy(dtype=np.float64)
+        y = ref.column(column)
         r[group], r_p[group] = _pearson(x[:, j], y)
         r2[column], r2_p[column] = _r_squared(x, y)
     return ShareComparison(r=r, r_p_values=r_p, r_squared=float(np.mean(list(r2.values()))),
-                           r_squared_by_output=r2, r_squared_p_values=r2_p, columns=pairs, n_regions=len(ref))
+                           r_squared_by_output=r2, r_squared_p_values=r2_p, columns=pairs,
+                           n_regions=len(ref.regions))
 
 
 @dataclass(frozen=True)
@@ -319,24 +386,26 @@ class RegionCorrelations:
         return {"r": self.r, "p_values": self.p_values, "n_regions": self.n_regions}
 
 
-def correlate_regions(shares: pd.DataFrame, table: pd.DataFrame) -> RegionCorrelations:
+def correlate_regions(shares: Any, table: Any) -> RegionCorrelations:
     """Pearson r of every group's shares with every column of ``table`` across regions (e.g. mean IAT
-    scores per state; the seed's Figure 2: r = .64 for CLIP's Black shares and White IAT scores).
+    scores per state; the seed's Figure 2: r = .64 for CLIP's Black shares and White IAT scores); both
+    tables as in :func:`compare_shares`.
 
-    >>> s = pd.DataFrame({"a": [0.1, 0.4, 0.2]}, index=list("xyz"))
-    >>> t = pd.DataFrame({"iat": [1.0, 4.0, 2.0]}, index=list("zyx"))
+    >>> s = RegionValues(np.array([[0.1], [0.4], [0.2]]), tuple("xyz"), ("a",))
+    >>> t = RegionValues(np.array([[1.0], [4.0], [2.0]]), tuple("zyx"), ("iat",))
     >>> round(correlate_regions(s, t).r["a"]["iat"], 4)  # aligned by region: (.1, .4, .2) vs (2, 4, 1)
     0.7857
     """
+    shares = region_values(shares, "shares")
     aligned = _aligned(shares, table, "region table")
     r: dict[str, dict[str, float]] = {}
     p: dict[str, dict[str, float]] = {}
     for group in shares.columns:
-        x = shares[group].to_numpy(dtype=np.float64)
-        pairs = {str(c): _pearson(x, aligned[c].to_numpy(dtype=np.float64)) for c in aligned.columns}
-        r[str(group)] = {c: v[0] for c, v in pairs.items()}
-        p[str(group)] = {c: v[1] for c, v in pairs.items()}
-    return RegionCorrelations(r=r, p_values=p, n_regions=len(aligned))
+        x = shares.column(group)
+        pairs = {c: _pearson(x, aligned.column(c)) for c in aligned.columns}
+        r[group] = {c: v[0] for c, v in pairs.items()}
+        p[group] = {c: v[1] for c, v in pairs.items()}
+    return RegionCorrelations(r=r, p_values=p, n_regions=len(aligned.regions))
 
 
 # -- ranking fairness (Geyik, Ambler & Kenthapadi 2019) ---------------------------------------------

@@ -1,11 +1,17 @@
 """Caption lexicons (``eatkit.lexicon/1``): which captions mention race or ethnicity.
 
-A lexicon file is JSON with ``descriptors`` (words or phrases, e.g. ``"asian"``, ``"african american"``)
+A lexicon file is JSON with ``descriptors`` (words or phrases, e.g. ``"asian"``, ``"african-american"``)
 and ``nouns`` (``"person"``, ``"man"``, ``"woman"``): a caption *mentions* the lexicon when it contains
-``<descriptor> <noun>`` as whole words, case-insensitively (multi-word descriptors match across any run
-of spaces; the longest descriptor is preferred). The bundled ``race-ethnicity`` lexicon
-(``eatkit/stimuli/lexicons/race-ethnicity.json``) is the "American == White" study's rule; copy and
-edit it, and pass the copy's path, to change the rule.
+``<descriptor> <noun>``, case-insensitively, the longest descriptor preferred. ``match`` says how:
+
+- ``"substring"``: the lower-cased caption contains the text ``"<descriptor> <noun>"`` anywhere (the
+  authors' code of the "American == White" study: ``f'{desc} man' in caption``, so "black man" also
+  counts inside "a black manikin");
+- ``"words"`` (default): as whole words, multi-word descriptors across any run of spaces.
+
+The bundled ``race-ethnicity`` lexicon (``eatkit/stimuli/lexicons/race-ethnicity.json``) is the study's
+rule: the authors' descriptors (hyphenated forms such as "african-american" included) and "oriental",
+which the study reports BLIP using; copy and edit it, and pass the copy's path, to change the rule.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 from eatkit.errors import EatkitError, one_line
 
 BUNDLED = ("race-ethnicity",)
+MATCHES = ("words", "substring")
 
 
 @dataclass(frozen=True)
@@ -29,28 +36,32 @@ class Lexicon:
     descriptors: tuple[str, ...]
     nouns: tuple[str, ...]
     source: str = ""
+    match_mode: str = "words"
 
     @property
     def pattern(self) -> re.Pattern[str]:
+        gap = " " if self.match_mode == "substring" else r"\s+"
+
         def alternatives(words: tuple[str, ...]) -> str:
             ordered = sorted(words, key=len, reverse=True)  # the longest descriptor first
-            return "|".join(r"\s+".join(map(re.escape, w.split())) for w in ordered)
+            return "|".join(gap.join(map(re.escape, w.split())) for w in ordered)
 
-        return re.compile(rf"\b({alternatives(self.descriptors)})\s+({alternatives(self.nouns)})\b", re.IGNORECASE)
+        phrase = f"({alternatives(self.descriptors)}){gap}({alternatives(self.nouns)})"
+        return re.compile(phrase if self.match_mode == "substring" else rf"\b{phrase}\b", re.IGNORECASE)
 
     def match(self, caption: str) -> str | None:
         """The first descriptor a caption uses before a noun (lower case, single-spaced), or None.
 
         >>> lex = load_lexicon("race-ethnicity")
-        >>> lex.match("an African  American man in a grey shirt"), lex.match("a man wearing a white shirt")
-        ('african american', None)
+        >>> lex.match("an African-American man in a grey shirt"), lex.match("a man wearing a white shirt")
+        ('african-american', None)
         """
         found = self.pattern.search(caption)
         return " ".join(found.group(1).lower().split()) if found else None
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "descriptors": list(self.descriptors), "nouns": list(self.nouns),
-                "source": self.source}
+                "match": self.match_mode, "source": self.source}
 
 
 def load_lexicon(name_or_path: str | Path = "race-ethnicity") -> Lexicon:
@@ -78,4 +89,7 @@ def load_lexicon(name_or_path: str | Path = "race-ethnicity") -> Lexicon:
         if not isinstance(value, list) or not value or not all(isinstance(w, str) and w.strip() for w in value):
             raise EatkitError(f"lexicon {where}: '{key}' must be a non-empty list of non-empty strings")
         lists[key] = tuple(" ".join(w.lower().split()) for w in value)
-    return Lexicon(id=str(doc.get("id", Path(name).stem)), source=where, **lists)
+    match = doc.get("match", "words")
+    if match not in MATCHES:
+        raise EatkitError(f"lexicon {where}: 'match' must be one of {', '.join(MATCHES)}, got {match!r}")
+    return Lexicon(id=str(doc.get("id", Path(name).stem)), source=where, match_mode=match, **lists)

@@ -66,4 +66,4 @@ def _load_file(path: Path) -> Suite:
         raise EatkitError(f"suite file {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:
         raise EatkitError(f"suite file {path}: cannot read it ({err.strerror})") from None
-    return parse_suite(text, str(path), source=str(path.resolve()))
+    return parse_suite(text, str(path), source=str(path.resolve()), check_schema=True)

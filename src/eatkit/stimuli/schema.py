@@ -12,8 +12,11 @@ import re
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import check_json_schema
+from eatkit.stats.options import ALTERNATIVES
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
-from eatkit.stimuli.types import MODALITIES, TEST_KINDS, AssociationTest, StimulusSet, Suite
+from eatkit.kinds import KINDS, get_kind
+from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"
 
@@ -24,8 +27,10 @@ _SUITE_KEYS: dict[str, tuple[Any, bool]] = {
     "title": (str, True),
     "citation": (str, False),
     "description": (str, False),
+    "alternative": (str, False),
     "sets": (dict, False),
     "tests": (list, True),
+    "$schema": (str, False),  # where an editor finds the JSON Schema (suite_json_schema); ignored
 }
 _TEST_KEYS: dict[str, tuple[Any, bool]] = {
     "id": (str, True),
@@ -35,7 +40,7 @@ _TEST_KEYS: dict[str, tuple[Any, bool]] = {
     "notes": (str, False),
     "params": (dict, False),
 }
-_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (TEST_KINDS value None)
+_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (KindSpec.roles None)
 _SET_KEYS: dict[str, tuple[Any, bool]] = {
     "name": (str, True),
     "modality": (str, True),
@@ -66,8 +71,10 @@ _JSON_TYPES = (
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def parse_suite(text: str, label: str, source: str = "") -> Suite:
+def parse_suite(text: str, label: str, source: str = "", *, check_schema: bool = False) -> Suite:
     """Parse and validate the text of a suite file; errors are prefixed ``suite file <label>:``.
+    ``check_schema``: also check it against the shipped JSON Schema (:func:`suite_json_schema`; with
+    jsonschema installed), as the loader does for suite files (the bundled suites are checked by the tests).
 
     >>> text = '''{"schema": "eatkit.suite/1", "id": "s", "title": "S", "tests": [{"id": "t",
     ...   "title": "T", "X": {"name": "x", "modality": "word", "items": ["a"]}, "Y": "y", "A": "y",
@@ -91,7 +98,67 @@ def parse_suite(text: str, label: str, source: str = "") -> Suite:
         raise EatkitError(
             f"{where}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
         ) from None
-    return _suite(data, where, source)
+    suite = _suite(data, where, source)
+    if check_schema:  # after eatkit's own checks, whose messages are more precise; the kinds registered now
+        check_json_schema(data, suite_json_schema(), where)
+    return suite
+
+
+def suite_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of suite files, generated from this module's key tables and the kinds
+    of tests (their specs in :data:`eatkit.kinds.KINDS`: names, titles, roles); shipped as ``suite.schema.json``
+    (``tests/test_json_schemas.py`` checks that the shipped file is this), for editors and validation.
+
+    >>> sorted(suite_json_schema()["$defs"])
+    ['named-set', 'set', 'set-or-name', 'test']
+    """
+    def typed(kind: Any, required: bool) -> dict[str, Any]:
+        if kind is str:
+            return {"type": "string", **({"minLength": 1} if required else {})}
+        if kind is list:
+            return {"type": "array", "items": {"type": "string", "minLength": 1}, **({"minItems": 1} if required else {})}
+        return {"type": "object", **({"minProperties": 1} if required else {})}
+
+    def table(keys: dict[str, tuple[Any, bool]]) -> dict[str, Any]:
+        return {"properties": {k: typed(kind, req) for k, (kind, req) in keys.items()},
+                "required": [k for k, (_, req) in keys.items() if req]}
+
+    set_table = table(_SET_KEYS)
+    set_table["properties"]["modality"] = {"enum": list(MODALITIES)}
+    per_modality = [{"if": {"properties": {"modality": {"const": m}}, "required": ["modality"]},
+                     "then": {"required": [need], "properties": {
+                         **({need: {"minItems": 1}} if need in ("items", "captions") else {}),
+                         **{k: False for k in _SET_KEYS if k not in {"name", "modality"} | accepted}}}}
+                    for m, (need, accepted) in _MODALITY_KEYS.items()]
+    named = {**set_table, "required": [k for k in set_table["required"] if k != "name"]}
+    kinds = []
+    for kind in KINDS:
+        roles = get_kind(kind).roles
+        when = {"anyOf": [{"not": {"required": ["kind"]}}, {"properties": {"kind": {"const": kind}}}]} \
+            if kind == "eat" else {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
+        then = ({"patternProperties": {_ROLE.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}} if roles is None
+                else {"required": list(roles), "properties": {r: {"$ref": "#/$defs/set-or-name"} for r in roles}})
+        kinds.append({"if": when, "then": then, "description": f"{kind}: {get_kind(kind).title}"})
+    test = table(_TEST_KEYS)
+    test["properties"]["id"]["pattern"] = _ID.pattern.join("^$")
+    test["properties"]["kind"] = {"enum": list(KINDS), "default": "eat"}
+    suite = table(_SUITE_KEYS)
+    suite["properties"].update({"schema": {"const": SCHEMA_ID}, "id": {"type": "string", "pattern": _ID.pattern.join("^$")},
+                                "sets": {"type": "object", "additionalProperties": {"$ref": "#/$defs/named-set"}},
+                                "tests": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/test"}}})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://eatkit.invalid/schemas/suite.schema.json",
+        "title": f"eatkit suite file ({SCHEMA_ID})",
+        "description": "Generated by eatkit.stimuli.schema.suite_json_schema(); see docs/suite-schema.md.",
+        "type": "object", **suite, "additionalProperties": False,
+        "$defs": {
+            "set": {"type": "object", **set_table, "additionalProperties": False, "allOf": per_modality},
+            "named-set": {"type": "object", **named, "additionalProperties": False, "allOf": per_modality},
+            "set-or-name": {"oneOf": [{"$ref": "#/$defs/set"}, {"type": "string", "minLength": 1}]},
+            "test": {"type": "object", **test, "allOf": kinds, "unevaluatedProperties": False},
+        },
+    }
 
 
 def _suite(data: Any, where: str, source: str) -> Suite:
@@ -105,6 +172,9 @@ def _suite(data: Any, where: str, source: str) -> Suite:
         for key, value in data.get("sets", {}).items()
     }
     citation = data.get("citation", "")
+    alternative = data.get("alternative")
+    if alternative is not None and alternative not in ALTERNATIVES:
+        raise EatkitError(f"{where}: 'alternative' must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
     tests: list[AssociationTest] = []
     first_index: dict[str, int] = {}
     for number, test in enumerate(data["tests"], start=1):
@@ -122,6 +192,7 @@ def _suite(data: Any, where: str, source: str) -> Suite:
         citation=citation,
         description=data.get("description", ""),
         source=source,
+        alternative=alternative,
     )
 
 
@@ -131,9 +202,9 @@ def _test(
     if isinstance(data, dict) and isinstance(data.get("id"), str) and _ID.fullmatch(data["id"]):
         numbered = f"{where}: test '{data['id']}'"  # name the test by its id once the id is valid
     kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
-    if kind not in TEST_KINDS:
-        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(TEST_KINDS)})")
-    roles = TEST_KINDS[kind]
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    roles = get_kind(kind).roles  # the kind's spec (eatkit.kinds)
     if roles is None:  # any role names: every key that looks like a role
         roles = tuple(k for k in data if _ROLE.fullmatch(k) and k not in _TEST_KEYS)
         if len(roles) < 2:

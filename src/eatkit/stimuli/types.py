@@ -13,16 +13,6 @@ from typing import Any, Literal
 
 Modality = Literal["word", "sentence", "image", "image-caption"]
 MODALITIES: tuple[str, ...] = ("word", "sentence", "image", "image-caption")
-#: the kinds of test a suite may hold and the roles (stimulus sets) each kind has, in order; ``None``:
-#: any role names (e.g. the classes of a geometry analysis). Each kind has an analysis in eatkit.analyses.
-TEST_KINDS: dict[str, tuple[str, ...] | None] = {
-    "eat": ("X", "Y", "A", "B"),
-    "sc-eat": ("T", "A", "B"),
-    "grounded": ("X", "Y", "A_x", "A_y", "B_x", "B_y"),
-    # probes ("American == White"): one role per group of images (eatkit.run.probes builds these tests)
-    "ranking": None, "vqa": None, "caption": None, "generation": None,
-    "geometry": None,
-}
 
 
 @dataclass(frozen=True)
@@ -98,6 +88,8 @@ class Suite:
     citation: str = ""
     description: str = ""
     source: str = field(default="", compare=False)
+    #: the alternative hypothesis of its tests when a run names none (``--alternative`` replaces it)
+    alternative: str | None = None
 
     def test(self, test_id: str) -> AssociationTest:
         from eatkit.errors import EatkitError

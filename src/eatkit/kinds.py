@@ -1,0 +1,272 @@
+"""The kinds of test: one :class:`KindSpec` per kind, in one registry (:data:`KINDS`).
+
+A kind's spec says everything the rest of eatkit needs to know about it: its roles (the stimulus sets a
+suite test of that kind names), its typed parameters (:class:`Param`: name, type, default, choices or
+range, help), its analysis (``"module:Class"``, whose ``record_type`` is the kind's record type), and how
+its records are shown (:class:`Presentation`, or a renderer ``"module:Class"`` of the report layer). From
+the spec come the suite schema's roles check, the command-line flags of ``eatkit run`` and ``eatkit
+probe``, the validation of every parameter (:meth:`KindSpec.resolve`, the one place, at the boundary) and
+the report's dispatch.
+
+The registry maps a kind's name to ``"module:object"``, the spec, imported only when the kind is used (as
+lm-evaluation-harness registers its tasks), so importing eatkit stays light. A spec is plain data: it
+names its analysis and renderer by string, so this module imports nothing above eatkit's base modules
+and any layer may read a spec. Adding a kind is one module (spec, record, analysis) and one line in
+:data:`KINDS` (or :func:`register_kind` from outside eatkit); see ``docs/architecture.md``.
+
+>>> spec = get_kind("grounded")
+>>> spec.roles[:2], spec.param("experiment").choices
+(('X', 'Y'), (1, 2, 3, 'all'))
+>>> spec.resolve({"experiment": "5"})
+Traceback (most recent call last):
+...
+eatkit.errors.EatkitError: experiment must be one of 1, 2, 3, all, got '5'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from eatkit.errors import EatkitError
+from eatkit.io import load_object
+
+#: kind -> "module:object" of its :class:`KindSpec` (one line per kind; imported when the kind is used)
+KINDS: dict[str, str | KindSpec] = {
+    "eat": "eatkit.specs:EAT",
+    "sc-eat": "eatkit.specs:SC_EAT",
+    "grounded": "eatkit.specs:GROUNDED",
+    "ranking": "eatkit.specs:RANKING",
+    "vqa": "eatkit.specs:VQA",
+    "caption": "eatkit.specs:CAPTION",
+    "generation": "eatkit.specs:GENERATION",
+    "geometry": "eatkit.specs:GEOMETRY",
+}
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One typed parameter of a kind: a run option (``eatkit run --<name>`` / ``eatkit probe``, or
+    ``RunOptions.params``) that may also be set per test in a suite file's ``params``.
+
+    ``type`` is the type of one value; ``many`` makes it a list (``"list"``: given as a JSON list, on the
+    command line comma-separated when ``sep`` is set, else by repeating the flag) or a mapping of strings
+    (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
+    ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
+    means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
+    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program, never a flag.
+
+    >>> Param("iterations", int, 1000, low=1).convert("0")
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
+    >>> Param("top_p", float, [0.5], low=0, high=1, low_open=True, many="list", sep=",").convert("0.5,0.9")
+    [0.5, 0.9]
+    """
+
+    name: str
+    type: type = str
+    default: Any = None
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    many: Literal["list", "pairs"] | None = None
+    sep: str | None = None
+    length: int | None = None
+    flag: str | None = None
+    cli: bool = True
+    metavar: str | None = None
+
+    @property
+    def option(self) -> str:
+        """The command-line flag."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def convert(self, value: Any) -> Any:
+        """``value`` (a Python value, or the text of a command-line flag) checked and converted, or a
+        one-line :class:`EatkitError` naming the parameter, what it takes and the value received."""
+        if value is None:
+            return None
+        if self.many == "pairs":
+            return self._pairs(value)
+        if self.many == "list":
+            items = value.split(self.sep) if isinstance(value, str) and self.sep else value
+            if isinstance(items, str) or not isinstance(items, Sequence) or not items:
+                raise EatkitError(f"{self.name} must be a non-empty list of {self._what()}, got {value!r:.60}")
+            if self.length is not None and len(items) != self.length:
+                raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
+            out = [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
+            return out
+        return self._one(value)
+
+    def _pairs(self, value: Any) -> dict[str, str]:
+        if isinstance(value, Mapping):
+            pairs = list(value.items())
+        else:
+            pairs = []
+            for text in [value] if isinstance(value, str) else value:
+                key, sep, val = str(text).partition("=")
+                if not sep:
+                    raise EatkitError(f"{self.option} takes KEY=VALUE, got '{text}'")
+                pairs.append((key.strip(), val.strip()))
+        if not all(isinstance(k, str) and k and isinstance(v, str) and v for k, v in pairs):
+            raise EatkitError(f"{self.name} must map non-empty names to non-empty strings, got {value!r:.60}")
+        return dict(pairs)
+
+    def _what(self) -> str:
+        return _TYPE_NAMES.get(self.type, self.type.__name__) + ("s" if self.many else "")
+
+    def _one(self, value: Any) -> Any:
+        if self.choices is not None:
+            for choice in self.choices:  # a command line gives text: "2" is the choice 2
+                if value == choice and type(value) is type(choice) or str(value) == str(choice):
+                    return choice
+            raise EatkitError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        if isinstance(value, str) and self.type in (int, float):
+            try:
+                value = self.type(value)
+            except ValueError:
+                raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
+        ok = isinstance(value, self.type) and not isinstance(value, bool)
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if self.type is str and ok and not value.strip():
+            raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
+        if ok and self.type in (int, float):
+            ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
+                 (self.high is None or value <= self.high)
+        if not ok:
+            raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}")
+        return value
+
+    def _range(self) -> str:
+        what = _TYPE_NAMES.get(self.type, self.type.__name__)
+        if self.low is not None and self.high is not None:
+            return f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+        if self.low is not None:
+            return f"{what} {'>' if self.low_open else '>='} {self.low:g}"
+        return what if self.high is None else f"{what} <= {self.high:g}"
+
+    def argparse_kwargs(self) -> dict[str, Any]:
+        """The keywords of ``ArgumentParser.add_argument`` for this parameter: every value reaches
+        :meth:`convert` as text (``None`` when not given), so that a bad value is refused in one place."""
+        kwargs: dict[str, Any] = {"dest": self.name, "default": None, "help": self.describe()}
+        if self.many == "pairs" or (self.many == "list" and not self.sep):
+            kwargs["action"] = "append"
+        if self.choices is not None:
+            kwargs["metavar"] = "{" + ",".join(map(str, self.choices)) + "}"
+        elif self.metavar:
+            kwargs["metavar"] = self.metavar
+        return kwargs
+
+    def describe(self) -> str:
+        """The help text with the default."""
+        default = self.default
+        if isinstance(default, (list, tuple)):
+            default = (self.sep or ", ").join(map(str, default))
+        elif isinstance(default, Mapping):
+            default = ", ".join(f"{k}={v}" for k, v in default.items()) or None
+        shown = default not in (None, "") and "default" not in self.help
+        return self.help + (f" (default {default})" if shown else "")
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How a kind's records are shown when it has no renderer of its own: ``columns`` are the record
+    fields of its table (empty: every field), ``headline`` the field the multi-run heatmap shows (``None``:
+    the kind is not in it), ``formats`` a format spec per field (e.g. ``{"effect_size": ".2f"}``),
+    ``heading`` the table's heading and ``legend`` a line under it."""
+
+    columns: tuple[str, ...] = ()
+    headline: str | None = None
+    formats: Mapping[str, str] = field(default_factory=dict)
+    heading: str = ""
+    legend: str = ""
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """Everything eatkit knows about one kind of test (module docstring).
+
+    ``roles``: the role names, in order, of a suite test of this kind (``None``: any names starting with
+    a capital, at least two, e.g. the classes of a geometry test or the groups of a probe); ``params``:
+    its parameters; ``analysis``: ``"module:Class"`` of its :class:`eatkit.analyses.base.Analysis`;
+    ``renderer``: ``"module:Class"`` of a renderer of the report layer (``None``: the generic one, from
+    ``presentation``); ``probe``: the ``eatkit probe`` sub-command that runs it (``None``: suites run it);
+    ``title``: a one-line description (a probe's test title).
+    """
+
+    name: str
+    roles: tuple[str, ...] | None
+    analysis: str
+    params: tuple[Param, ...] = ()
+    renderer: str | None = None
+    presentation: Presentation = field(default_factory=Presentation)
+    probe: str | None = None
+    title: str = ""
+
+    def param(self, name: str) -> Param:
+        """The parameter ``name``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise EatkitError(f"{self.name} tests have no parameter {name!r}")
+
+    def check(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters ``given`` (run options), each checked and converted; a name the kind does not
+        take is an error."""
+        names = [p.name for p in self.params]
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            takes = f"(its options: {', '.join(names)})" if names else "(it takes none)"
+            raise EatkitError(f"{self.name} tests do not take the option {unknown[0]!r} {takes}")
+        return {p.name: p.convert(given[p.name]) for p in self.params if p.name in given}
+
+    def complete(self, checked: Mapping[str, Any], test_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Every parameter of the kind: ``checked`` (from :meth:`check`) over ``test_params`` (a suite test's
+        ``params``, checked here) over the defaults."""
+        suite = test_params or {}
+        return {p.name: checked[p.name] if p.name in checked else
+                p.convert(suite[p.name]) if p.name in suite else p.default for p in self.params}
+
+    def resolve(self, given: Mapping[str, Any], test_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """:meth:`check` then :meth:`complete`: every parameter of the kind, validated."""
+        return self.complete(self.check(given), test_params)
+
+    def load_analysis(self) -> Any:
+        """An instance of the kind's analysis."""
+        return load_object(self.analysis)()
+
+
+def register_kind(name: str, spec: str | KindSpec) -> None:
+    """Register a kind (``spec``: its :class:`KindSpec` or ``"module:object"`` naming it): the one line
+    that adds a kind from outside eatkit. Registering a known name replaces it.
+
+    >>> register_kind("eat", "eatkit.specs:EAT")
+    """
+    KINDS[name] = spec
+    get_kind.cache_clear()
+
+
+@cache
+def get_kind(name: str) -> KindSpec:
+    """The spec of a kind; an unknown kind is a one-line error listing the known ones."""
+    if not isinstance(name, str) or name not in KINDS:
+        raise EatkitError(f"unknown test kind {name!r} (known: {', '.join(KINDS)})")
+    found = KINDS[name]
+    spec = load_object(found) if isinstance(found, str) else found
+    if not isinstance(spec, KindSpec) or spec.name != name:
+        raise EatkitError(f"the registry entry of kind {name!r} ({found!r:.60}) is not its KindSpec")
+    return spec
+
+
+def probe_kinds() -> dict[str, KindSpec]:
+    """The kinds that ``eatkit probe`` runs, by sub-command."""
+    specs = [get_kind(name) for name in KINDS]
+    return {spec.probe: spec for spec in specs if spec.probe}

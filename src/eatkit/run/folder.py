@@ -1,0 +1,273 @@
+"""The run folder, written and read in one place: ``results.json``, ``results.csv``, ``similarities.npz``,
+``manifest.json`` and the files a kind adds (:meth:`eatkit.analyses.base.Analysis.files`, e.g. a caption
+probe's ``captions.csv`` or a generation probe's ``frames/``).
+
+:func:`write_run` writes a folder atomically, :func:`read_run` reads one back (records typed by their
+kind), :func:`read_manifest` reads its manifest (for :mod:`eatkit.run.verify`), and :func:`set_fingerprint`
+is the one SHA-256 over a stimulus set's items that the manifest records and ``eatkit verify`` checks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import secrets
+import shutil
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eatkit.errors import EatkitError, one_line
+from eatkit.io import checked_path, os_error, text_sha256
+from eatkit.records import Record, plain_json
+
+#: the files every run writes into its output folder
+RUN_FILES: tuple[str, ...] = ("results.json", "results.csv", "similarities.npz", "manifest.json")
+#: files made from an earlier run's results (``--report``, :func:`eatkit.report.tables.write_tables`), which
+#: a new run into the same folder removes, so that no file describes another run than the folder's
+DERIVED_FILES: tuple[str, ...] = ("report.html", "table.md", "table.csv", "table.tex")
+
+
+def set_fingerprint(items: Sequence[Sequence[str]]) -> str:
+    """The SHA-256 of a stimulus set: over its ``[id, sha256]`` items, one ``id<TAB>sha256`` line each.
+
+    >>> set_fingerprint([["a", "x"]]) == text_sha256("a\\tx")
+    True
+    """
+    return text_sha256("\n".join(f"{i}\t{h}" for i, h in items))
+
+
+def set_entry(name: str, modality: str | None, items: list[list[str]], dropped: Sequence[str] = ()) -> dict[str, Any]:
+    """What the manifest records of one set of a test: every stimulus with its SHA-256 and the set's
+    fingerprint (:func:`set_fingerprint`)."""
+    return {"name": name, "modality": modality, "n": len(items), "sha256": set_fingerprint(items),
+            "items": items, "dropped": list(dropped)}
+
+
+#: the parent of the new output folder of each run not given one (``eatkit run`` without ``-o``)
+DEFAULT_OUTPUT = Path("eatkit-results")
+
+
+def prepare_output(out_dir: str | Path | None) -> Path:
+    """Check, before any work is done, that the results can be written to ``out_dir``: a new folder whose
+    nearest existing parent is a writable folder, an empty one, or one that holds an earlier eatkit output
+    (:func:`is_eatkit_output`), whose own files only are replaced; a folder holding other files is refused
+    (eatkit never writes over, or deletes, a file it did not create). ``None``: a new folder under
+    :data:`DEFAULT_OUTPUT` named by the date and time (:func:`new_output_folder`), so that no run replaces
+    another. Nothing is created (:func:`write_run` creates the folder with the results in it).
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "notes.txt").write_text("mine")
+    >>> prepare_output(root)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: output folder ... holds files eatkit did not write (notes.txt): give a new or empty folder
+    """
+    out = new_output_folder() if out_dir is None else checked_path(out_dir, "output folder")
+    if out.exists() and not out.is_dir():
+        raise EatkitError(f"output folder {out} exists and is not a folder")
+    for name in (*RUN_FILES, *DERIVED_FILES):
+        if (out / name).is_dir():
+            raise EatkitError(f"cannot write {out / name}: it is a folder")
+    if out.is_dir() and not is_eatkit_output(out):
+        try:
+            names = sorted(p.name for p in out.iterdir())
+        except OSError as err:
+            raise os_error(err, "read the output folder") from None
+        if names:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise EatkitError(f"output folder {out} holds files eatkit did not write ({shown}): give a new or "
+                              "empty folder")
+    parent = next(p for p in (out, *out.absolute().parents) if p.exists())
+    if not parent.is_dir():
+        raise EatkitError(f"cannot create output folder {out}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        what = "output folder" if parent == out else f"folder {parent}, where the output folder {out} would go,"
+        raise EatkitError(f"{what} is not writable")
+    return out
+
+
+def is_eatkit_output(folder: Path) -> bool:
+    """Whether ``folder`` holds an earlier eatkit output: a run (a ``manifest.json`` with eatkit's version),
+    a series (``series.json`` of an ``eatkit.series`` schema) or a sweep (``cells.csv``, ``decoding.json``, or
+    a ``cells`` folder whose cells hold ``cell.json``). Only such a folder's own files are ever replaced.
+
+    >>> import tempfile; is_eatkit_output(Path(tempfile.mkdtemp()))
+    False
+    """
+    for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and key in data and (key != "schema" or str(data[key]).startswith("eatkit.")):
+            return True
+    cells = folder / "cells"
+    try:
+        if any((folder / name).is_file() for name in ("cells.csv", "decoding.json")):  # (a sweep's own files)
+            return True
+        return cells.is_dir() and any((c / "cell.json").exists() for c in cells.iterdir())
+    except OSError:
+        return False
+
+
+def new_output_folder(parent: Path = DEFAULT_OUTPUT) -> Path:
+    """A folder under ``parent`` that does not exist yet, named by the local date and time (``-2``, ``-3``...
+    appended when that name is taken).
+
+    >>> new_output_folder().parent.name
+    'eatkit-results'
+    """
+    from datetime import datetime
+
+    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    folder, n = parent / stamp, 2
+    while folder.exists():
+        folder, n = parent / f"{stamp}-{n}", n + 1
+    return folder
+
+
+def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's JSON with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``,
+    ``p_value_two_sided``...).
+
+    >>> flatten_record({"level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None, "warnings": []})
+    {'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None, 'warnings': ''}
+    >>> flatten_record({"p_values": {"greater": 0.9, "less": 0.1, "two-sided": 0.2}})
+    {'p_value_greater': 0.9, 'p_value_less': 0.1, 'p_value_two_sided': 0.2}
+    """
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if key == "level3":
+            for pair, stats in value.items():
+                for name, v in stats.items():
+                    flat[f"level3_{pair}_{name}"] = v
+        elif key == "p_values":  # the p of every alternative, one column each
+            flat |= {f"p_value_{alternative.replace('-', '_')}": v for alternative, v in value.items()}
+        elif key == "effect_size_ci":
+            flat["effect_size_ci_low"], flat["effect_size_ci_high"] = value or (None, None)
+        elif key == "warnings":
+            flat[key] = "; ".join(value)
+        elif isinstance(value, (dict, list)):
+            flat[key] = json.dumps(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def results_json(records: Sequence[Record]) -> str:
+    """``results.json``: the records as a JSON list."""
+    return json.dumps([r.to_json() for r in records], indent=2, allow_nan=False)
+
+
+def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[str, np.ndarray],
+              manifest: Mapping[str, Any], extra: Mapping[str, bytes] | None = None) -> Path:
+    """Write a run folder: the records, the ``arrays`` (``"<test>/<name>"``), the manifest and ``extra``
+    files (relative path -> bytes, e.g. ``"frames/a/x-step0010.png"``).
+
+    The files are written into a temporary folder beside ``out_dir`` first: a new folder is then
+    renamed into place whole; into an existing folder each file (each top-level folder of ``extra``) is
+    moved atomically, and the files made from an earlier run there (:data:`DERIVED_FILES`, e.g. its
+    ``report.html``) are removed. A failure leaves no new folder and no partial file."""
+    out = prepare_output(out_dir)
+    rows = [flatten_record(r.to_json()) for r in records]
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    files: dict[str, Callable[[Any], Any]] = {
+        "results.json": lambda fh: fh.write((results_json(records) + "\n").encode("utf-8")),
+        "results.csv": lambda fh: fh.write(table.getvalue().encode("utf-8")),
+        "similarities.npz": lambda fh: np.savez_compressed(fh, **arrays),
+        "manifest.json": lambda fh: fh.write(
+            (json.dumps(plain_json(manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
+    }
+    files |= {name: (lambda fh, data=data: fh.write(data)) for name, data in (extra or {}).items()}
+    staging: Path | None = None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = out.parent / f".{out.name[:32]}.{secrets.token_hex(4)}.partial"
+        staging.mkdir()  # (not mkdtemp, whose private mode the renamed folder would keep)
+        for name, write in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            with open(staging / name, "wb") as handle:
+                write(handle)
+        if not out.exists():
+            staging.rename(out)  # the whole folder appears at once
+            return out
+        for name in dict.fromkeys(Path(name).parts[0] for name in files):
+            if (out / name).is_dir() and name not in RUN_FILES:
+                shutil.rmtree(out / name)
+            os.replace(staging / name, out / name)
+        for name in DERIVED_FILES:
+            (out / name).unlink(missing_ok=True)
+    except OSError as err:
+        raise EatkitError(f"cannot write results to {out}: {one_line(err.strerror or err)}") from None
+    finally:
+        if staging is not None and staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return out
+
+
+def read_json(path: Path, run_dir: Path) -> Any:
+    """A JSON file of a run folder; a missing or malformed one is a one-line error naming it."""
+    if not path.is_file():
+        raise EatkitError(f"run folder {run_dir} has no {path.name} (is it an eatkit run folder?)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EatkitError(f"{path} is not valid JSON: {one_line(exc)}") from None
+    except OSError as exc:
+        raise EatkitError(f"cannot read {path}: {one_line(exc.strerror or exc)}") from None
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any]:
+    """The ``manifest.json`` of a run folder, a JSON object."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
+    manifest = read_json(run_dir / "manifest.json", run_dir)
+    if not isinstance(manifest, dict):
+        raise EatkitError(f"{run_dir / 'manifest.json'} must be a JSON object")
+    return manifest
+
+
+def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], dict[str, dict[str, np.ndarray]] | None]:
+    """The records (typed by kind; eatkit 0.1.0 and 0.2 folders load too), manifest and arrays (``None``
+    without ``similarities.npz``) of a run folder."""
+    from eatkit.analyses import record_from_json
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
+    records = read_json(run_dir / "results.json", run_dir)
+    manifest = read_manifest(run_dir)
+    where = str(run_dir / "results.json")
+    if not isinstance(records, list) or not records:
+        raise EatkitError(f"{where} must be a non-empty JSON list of results")
+    typed = tuple(record_from_json(record, where) for record in records)
+    seen: set[tuple[Any, ...]] = set()
+    for r in typed:  # a record's key: kind and test, and what tells apart the records of one test (grounded)
+        if r.key() in seen:
+            what = ", ".join(map(str, r.key()[2:]))
+            raise EatkitError(f"{where} holds test {r.test!r}{f' ({what})' if what else ''} more than once")
+        seen.add(r.key())
+    npz = run_dir / "similarities.npz"
+    return typed, manifest, _read_arrays(npz) if npz.exists() else None
+
+
+def _read_arrays(path: Path) -> dict[str, dict[str, np.ndarray]]:
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: np.asarray(npz[key], dtype=float).ravel() for key in npz.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise EatkitError(f"{path} is not a readable .npz file: {exc}") from exc
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for key, array in arrays.items():
+        test, _, name = key.rpartition("/")
+        out.setdefault(test, {})[name] = array
+    return out

