@@ -66,6 +66,8 @@ def start_pool(workers: int, method: str | None = None) -> ProcessPoolExecutor:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
                                initializer=_worker_start, initargs=(os.getpid(),))
+    if method == "fork":  # all the workers are forked at the first submission: make it one that holds Ctrl-C
+        submit(pool, int)
     return track(pool)
 
 
