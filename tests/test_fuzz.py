@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,7 @@ def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if p.is_file()}
 
 
+@pytest.mark.filterwarnings("error")  # a warning the CLI would print is a second line: it fails the case
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(suite=suite, text=good_vectors | vectors, flags=st.just([]) | options, raw_suite=st.booleans())
 def test_the_command_line_answers_generated_input_with_a_result_or_one_line(suite, text, flags, raw_suite) -> None:

@@ -43,6 +43,7 @@ import io
 import math
 import mmap
 import os
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -232,6 +233,7 @@ def load_word_vectors(
 
 
 _BOM = b"\xef\xbb\xbf"
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _open_bytes(path: Path) -> Any:
@@ -330,21 +332,21 @@ def _parse_values(path: Path, kept: list[tuple[int, bytes]], dim: int) -> np.nda
         chunk = kept[start : start + _CHUNK_ROWS]
         text = b"\n".join(values for _, values in chunk)
         try:
-            block = pd.read_csv(
-                io.BytesIO(text),
-                sep=" ",
-                header=None,
-                dtype=np.float32,
-                quoting=csv.QUOTE_NONE,
-                na_filter=False,
-                engine="c",
-            ).to_numpy()
+            with warnings.catch_warnings():  # a value beyond float32 overflows to inf: found below, line by line
+                warnings.simplefilter("ignore", RuntimeWarning)
+                block = _read_block(text)
         except (ValueError, pd.errors.ParserError):
             block = None
         if block is None or block.shape != (len(chunk), dim) or not np.isfinite(block).all():
             block = _parse_lines(path, chunk)
         blocks.append(block)
     return np.concatenate(blocks)
+
+
+def _read_block(text: bytes) -> np.ndarray:
+    """Space-separated float32 rows, parsed by pandas' C parser."""
+    return pd.read_csv(io.BytesIO(text), sep=" ", header=None, dtype=np.float32, quoting=csv.QUOTE_NONE,
+                       na_filter=False, engine="c").to_numpy()
 
 
 def _parse_lines(path: Path, rows: list[tuple[int, bytes]]) -> np.ndarray:
@@ -357,6 +359,9 @@ def _parse_lines(path: Path, rows: list[tuple[int, bytes]]) -> np.ndarray:
                 raise EatkitError(f"vectors file {path}: line {lineno} has a non-numeric value '{shown}'")
             if not math.isfinite(float(token)):
                 raise EatkitError(f"vectors file {path}: line {lineno} has a non-finite value '{shown}'")
+            if abs(float(token)) > _FLOAT32_MAX:  # it would become inf in float32, silently
+                raise EatkitError(f"vectors file {path}: line {lineno} has a value '{shown}' beyond the float32 "
+                                  "range (about 3.4e38)")
         parsed.append([float(token) for token in tokens])
     return np.array(parsed, dtype=np.float32)
 

@@ -98,7 +98,8 @@ def bootstrap_effect_size(
             groups.append(np.take_along_axis(s_all, idx, axis=1))
         out[start : start + b] = cohens_d(groups[0], groups[1], sd=sd, ddof=ddof, atol=atol)
     tail = (1 - confidence_level) / 2
-    low, high = np.quantile(out, [tail, 1 - tail])
+    with np.errstate(invalid="ignore"):  # resamples of zero variance give d = +-inf; between the two, no bound
+        low, high = np.quantile(out, [tail, 1 - tail])
     return BootstrapResult(low=float(low), high=float(high), confidence_level=confidence_level, n_resamples=out.size,
                            resampled=tuple(resample), seed=seed, distribution=out)
 
