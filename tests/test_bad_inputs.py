@@ -49,6 +49,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     files: dict[str, str | bytes] = {
         "suite.json": json.dumps(_suite()),
         "latin1.json": json.dumps(_suite(title="Café"), ensure_ascii=False).encode("latin-1"),
+        "unequal.json": json.dumps(_suite(Y={"name": "Y", "modality": "word", "items": ["ant", "bee", "nice"]})),
         "oov.json": json.dumps(_suite(X={"name": "X", "modality": "word", "items": ["rose", "gladiola"]})),
         "broken.json": '{"schema": "eatkit.suite/1", "id": ',
         "array.json": "[1, 2]",
@@ -255,6 +256,14 @@ CLI: list[tuple[list[str], str]] = [
     # the same input twice
     (["run", "{d}/suite.json", "--series", "{d}/v.txt", "{d}/./v.txt", "-q", "-o", "{o}"], "more than once"),
     (_run()[:-2] + ["-o", "{d}/user-folder"], "holds files eatkit did not write (report.html, table.md)"),
+    # the field's metrics and debiasing (issue 27)
+    (_run("--metrics", "rnd,weat"), "unknown metric(s) weat"),
+    (["run", "{d}/unequal.json", "--vectors", "{d}/v.txt", "--metrics", "ripa", "-q", "-o", "{o}"],
+     "test 't1:ripa': RIPA pairs the targets row by row: X has 2 stimuli and Y 3"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{o}"], "no definitional pair"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/broken.json", "-o", "{o}"],
+     "cannot read word lists"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "sideways"], "invalid choice: 'sideways'"),
     # datasets
     (["data", "get", "nosuch"], "unknown dataset 'nosuch'"),
     (["data", "get", "ieat", "--dest", "{d}/a-file"], "is a file, not a folder"),
@@ -303,6 +312,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.stimuli.loader import load_suite
     from eatkit.run.verify import verify_run
     from eatkit.analyses import record_from_json
+    import eatkit.metrics as metrics
 
     ok = np.eye(3)[:2] + 0.1
     tiny = WordVectors(VOCAB, np.ones((len(VOCAB), 2)))
@@ -343,6 +353,11 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: record_from_json({**_record(d), "bogus": 1}), EatkitError, "has unknown field(s) 'bogus'"),
         (lambda d: run_suite(load_suite(d / "suite.json"), load_word_vectors(d / "v.txt"), permutations=10,
                              n_bootstrap=0).save(f"{d}/a\x00b"), EatkitError, "contains a NUL byte"),
+        (lambda d: metrics.rnd([ok], [ok]), EatkitError, "RND takes 2 target set(s)"),
+        (lambda d: metrics.ect([ok, ok], [np.full((2, 3), np.nan)]), EatkitError, "NaN"),
+        (lambda d: metrics.mac([ok], [np.zeros((2, 3))]), EatkitError, "zero-norm"),
+        (lambda d: metrics.mac([["rose"]], [["good"]], model=object()), EatkitError, "key_to_index"),
+        (lambda d: metrics.rnsb([ok], [ok, ok], n_fits=0), EatkitError, "n_fits"),
         (lambda d: build_model("slip", checkpoint=d / "missing.pt"), EatkitError, "checkpoint {d}/missing.pt not found"),
         (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
         (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,

@@ -158,8 +158,8 @@ def test_every_registered_kind_is_consistent():
 
 
 def test_an_unknown_kind_is_one_line():
-    with pytest.raises(EatkitError, match=r"^unknown test kind 'rnd' \(known: eat, sc-eat, "):
-        get_kind("rnd")
+    with pytest.raises(EatkitError, match=r"^unknown test kind 'weat' \(known: eat, sc-eat, "):
+        get_kind("weat")
 
 
 def test_results_of_eatkit_0_2_load_with_the_base_fields_they_lacked(tmp_path):
@@ -201,3 +201,30 @@ def test_list_kinds_prints_the_registry(toy, capsys):
     assert code == 0 and list(lines) == list(KINDS)
     assert lines["toy-shift"].split()[1:3] == ["T,A", "suites"] and lines["toy-shift"].endswith("[--scale]")
     assert "eatkit probe generate" in lines["generation"]
+
+
+def test_the_facts_of_every_bundled_test_pass_their_kinds_checks():
+    """A suite test's params are checked like run options: every bundled suite's tests resolve."""
+    from eatkit.analyses.base import RunOptions, options_by_test
+    from eatkit.stimuli.loader import list_suites, load_suite
+
+    for suite in list_suites():
+        resolved = options_by_test(load_suite(suite.id).tests, RunOptions())
+        assert set(resolved) == {t.id for t in suite.tests}
+    weat8 = options_by_test([load_suite("grounded-concap").test("weat8")], RunOptions())["weat8"].params
+    assert weat8["contextual_words"] == [] and weat8["embeddings"]
+
+
+def test_a_sweep_setting_with_a_bad_parameter_is_refused_before_any_run(tmp_path):
+    from eatkit.kinds import check_params
+    from eatkit.run.sweep import load_sweep
+
+    with pytest.raises(EatkitError, match=r"^no kind of test takes the option 'nosuch'$"):
+        check_params({"nosuch": 1})
+    with pytest.raises(EatkitError, match=r"^params must map parameter names to values"):
+        check_params(["fold"])
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('models = [{name = "glove-6b-50d"}]\nsuites = ["weat"]\n'
+                     'settings = [{seed = 0, params = {fold = "thirds"}}]\n', encoding="utf-8")
+    with pytest.raises(EatkitError, match=r"setting 1: fold must be one of half, pair, centroid, got 'thirds'$"):
+        load_sweep(sweep)

@@ -183,6 +183,12 @@ def test_generation_probe_measures_region_brightness_per_group(clip_model, tmp_p
     assert r.brightness_mean["dark"][0] == pytest.approx(first, abs=0.6)  # frame 0 = the image, up to rounding
     assert r.brightness_mean["light"][0] > r.brightness_mean["dark"][0] and r.change_percent["dark"][0] == 0.0
     assert run.similarities["generation"]["brightness-dark"].shape == (2, 3)
+    # saved from Python, the run keeps every frame (written through the run folder, not the CLI)
+    out = run.save(tmp_path / "gen")
+    frames = sorted(p.relative_to(out / "frames").as_posix() for p in (out / "frames").rglob("*.png"))
+    assert len(frames) == 4 * 3 and frames[0].startswith("dark/") and frames[0].endswith("-step0000.png")
+    run.save(out)  # into the same folder again: the frames are replaced, not added to
+    assert len(list((out / "frames").rglob("*.png"))) == 4 * 3
 
 
 @pytest.mark.slow

@@ -11,8 +11,9 @@ the report's dispatch.
 The registry maps a kind's name to ``"module:object"``, the spec, imported only when the kind is used (as
 lm-evaluation-harness registers its tasks), so importing eatkit stays light. A spec is plain data: it
 names its analysis and renderer by string, so this module imports nothing above eatkit's base modules
-and any layer may read a spec. Adding a kind is one module (spec, record, analysis) and one line in
-:data:`KINDS` (or :func:`register_kind` from outside eatkit); see ``docs/architecture.md``.
+and any layer may read a spec. Adding a kind is its spec (eatkit's own kinds: in :mod:`eatkit.specs`),
+one line in :data:`KINDS` (or :func:`register_kind` from outside eatkit) and its analysis module; see
+``docs/architecture.md``.
 
 >>> spec = get_kind("grounded")
 >>> spec.roles[:2], spec.param("experiment").choices
@@ -43,9 +44,17 @@ KINDS: dict[str, str | KindSpec] = {
     "caption": "eatkit.specs:CAPTION",
     "generation": "eatkit.specs:GENERATION",
     "geometry": "eatkit.specs:GEOMETRY",
+    "rnd": "eatkit.specs:RND",
+    "ect": "eatkit.specs:ECT",
+    "ripa": "eatkit.specs:RIPA",
+    "mac": "eatkit.specs:MAC",
+    "rnsb": "eatkit.specs:RNSB",
+    "direct-bias": "eatkit.specs:DIRECT_BIAS",
+    "retrieval": "eatkit.specs:RETRIEVAL",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+_PLURALS = {int: "integers", float: "numbers", str: "strings", bool: "true/false values"}
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,8 @@ class Param:
     (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
     ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
     means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
-    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program, never a flag.
+    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
+    never a flag; ``empty``: a list may be empty.
 
     >>> Param("iterations", int, 1000, low=1).convert("0")
     Traceback (most recent call last):
@@ -66,6 +76,16 @@ class Param:
     eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
     >>> Param("top_p", float, [0.5], low=0, high=1, low_open=True, many="list", sep=",").convert("0.5,0.9")
     [0.5, 0.9]
+    >>> Param("questions", many="list").convert([])
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: questions must be a non-empty list of strings, got []
+    >>> Param("exact", bool).convert("true")
+    True
+    >>> Param("n", int).convert(True)
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: n must be an integer, got True
     """
 
     name: str
@@ -82,6 +102,7 @@ class Param:
     flag: str | None = None
     cli: bool = True
     metavar: str | None = None
+    empty: bool = False
 
     @property
     def option(self) -> str:
@@ -97,12 +118,12 @@ class Param:
             return self._pairs(value)
         if self.many == "list":
             items = value.split(self.sep) if isinstance(value, str) and self.sep else value
-            if isinstance(items, str) or not isinstance(items, Sequence) or not items:
-                raise EatkitError(f"{self.name} must be a non-empty list of {self._what()}, got {value!r:.60}")
+            if isinstance(items, str) or not isinstance(items, Sequence) or not (items or self.empty):
+                raise EatkitError(f"{self.name} must be a{'' if self.empty else ' non-empty'} list of "
+                                  f"{self._what()}, got {value!r:.60}")
             if self.length is not None and len(items) != self.length:
                 raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
-            out = [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
-            return out
+            return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
         return self._one(value)
 
     def _pairs(self, value: Any) -> dict[str, str]:
@@ -120,7 +141,7 @@ class Param:
         return dict(pairs)
 
     def _what(self) -> str:
-        return _TYPE_NAMES.get(self.type, self.type.__name__) + ("s" if self.many else "")
+        return _PLURALS.get(self.type, f"{self.type.__name__} values")
 
     def _one(self, value: Any) -> Any:
         if self.choices is not None:
@@ -133,7 +154,9 @@ class Param:
                 value = self.type(value)
             except ValueError:
                 raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
-        ok = isinstance(value, self.type) and not isinstance(value, bool)
+        if isinstance(value, str) and self.type is bool and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if self.type is str and ok and not value.strip():
@@ -264,6 +287,33 @@ def get_kind(name: str) -> KindSpec:
     if not isinstance(spec, KindSpec) or spec.name != name:
         raise EatkitError(f"the registry entry of kind {name!r} ({found!r:.60}) is not its KindSpec")
     return spec
+
+
+def param_owners(name: str) -> list[KindSpec]:
+    """The kinds that take the parameter ``name``; none is a one-line error.
+
+    >>> [spec.name for spec in param_owners("prompt")]
+    ['ranking', 'generation']
+    """
+    owners = [spec for spec in map(get_kind, KINDS) if any(p.name == name for p in spec.params)]
+    if not owners:
+        raise EatkitError(f"no kind of test takes the option {name!r}")
+    return owners
+
+
+def check_params(given: Mapping[str, Any]) -> None:
+    """Refuse, before any suite is loaded, a parameter that no kind takes or a value that the first kind
+    taking it refuses (e.g. a sweep file's settings; the runner checks them again against its tests' kinds).
+
+    >>> check_params({"iterations": 0})
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
+    """
+    if not isinstance(given, Mapping):
+        raise EatkitError(f"params must map parameter names to values, got {given!r:.60}")
+    for name, value in given.items():
+        param_owners(name)[0].check({name: value})
 
 
 def probe_kinds() -> dict[str, KindSpec]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+from collections.abc import Callable, Iterable
 from importlib import resources
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,21 @@ class ModelSpec:
     def option_names(self) -> set[str] | None:
         """The keyword options the model takes (``None``: its factory takes any)."""
         return _keyword_options(load_object(self.factory), dict(self.defaults))
+
+    def refuse_options(self, keys: Iterable[str], flag: Callable[[str], str] = repr, who: str = "") -> None:
+        """A one-line error for the first of ``keys`` the model does not take, before it is built: the one
+        check of model options that the command line, the runner and the compare models share (``flag``
+        names an option as the caller's user gave it, ``who`` the model).
+
+        >>> get_model("glove-6b-50d").refuse_options(["oov", "layer"], flag=lambda k: "--" + k)
+        Traceback (most recent call last):
+        ...
+        eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
+        """
+        accepted = self.option_names()
+        refused = [key for key in keys if accepted is not None and key not in accepted]
+        if refused:
+            raise EatkitError(f"{who or f'model {self.name!r}'} does not take the option {flag(refused[0])}")
 
 
 def _keyword_options(factory: Any, fixed: dict[str, Any]) -> set[str] | None:

@@ -34,6 +34,13 @@ GROUNDED = KindSpec(
               "(all: the kinds each test's captions support)"),
         Param("mask", choices=("language", "vision"),
               help="mask the contextual words or the person regions (experiment 2 on masked inputs)"),
+        # facts of each test (its suite file's params)
+        Param("embeddings", many="list", choices=("word", "sentence", "contextual"), default=[], cli=False,
+              help="the embedding kinds the test's captions support"),
+        Param("contextual_words", many="list", default=[], cli=False, empty=True,
+              help="the words whose embedding in context is the contextual embedding (--mask language masks them)"),
+        Param("family", cli=False, help="the bias test the test belongs to (default: the test id)"),
+        Param("dataset", default="", cli=False, help="the image dataset of the test"),
     ))
 GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
@@ -97,4 +104,38 @@ GENERATION = KindSpec(
               help="left,top,width,height of the measured region as fractions (default: a centred square of "
               "1/12 of the side)"),
         Param("max_images", int, low=1, help="at most N images per group"),
+    ))
+
+
+# the field's metrics (eatkit.analyses.metrics, docs/metrics.md): the EAT's roles, one renderer (one table)
+def _metric(name: str, analysis: str, title: str, params: tuple[Param, ...] = ()) -> KindSpec:
+    return KindSpec(name, ("X", "Y", "A", "B"), f"eatkit.analyses.metrics:{analysis}", params=params,
+                    renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
+                    title=title)
+
+
+RND = _metric("rnd", "RNDAnalysis", "Relative norm distance (Garg et al. 2018)", (
+    Param("distance", choices=("euclidean", "cosine"), default="euclidean",
+          help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
+ECT = _metric("ect", "ECTAnalysis", "Embedding coherence test (Dev & Phillips 2019)")
+RIPA = _metric("ripa", "RIPAAnalysis", "Relational inner product association (Ethayarajh et al. 2019)")
+MAC = _metric("mac", "MACAnalysis", "Mean average cosine distance (Manzini et al. 2019)")
+RNSB = _metric("rnsb", "RNSBAnalysis", "Relative negative sentiment bias (Sweeney & Najafian 2019)", (
+    Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+DIRECT_BIAS = _metric("direct-bias", "DirectBiasAnalysis", "Direct bias (Bolukbasi et al. 2016)", (
+    Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
+          help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+RETRIEVAL = KindSpec(
+    "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
+    title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
+    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "ndkl"),
+                              formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
+                              legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
+                              "2019; 0: each value in proportion to its share of the images); means over prompts"),
+    params=(
+        Param("concepts", many="list", sep=",", metavar="CONCEPTS",
+              default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
+              help="comma-separated concepts, each put into the template"),
+        Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
+        Param("k", int, low=1, help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
     ))

@@ -1,8 +1,9 @@
 """The analyses: one module per kind of test, found through the kind's spec (:mod:`eatkit.kinds`).
 
-Adding a kind is one module (its :class:`~eatkit.kinds.KindSpec`, :class:`~eatkit.records.Record` type and
-:class:`~eatkit.analyses.base.Analysis` subclass) plus one line in :data:`eatkit.kinds.KINDS`; see
-``docs/architecture.md``. Modules are imported only when their kind is used.
+Adding a kind is its :class:`~eatkit.kinds.KindSpec` (in :mod:`eatkit.specs`), one line in
+:data:`eatkit.kinds.KINDS` and one module here (its :class:`~eatkit.records.Record` type and
+:class:`~eatkit.analyses.base.Analysis` subclass); see ``docs/architecture.md``. Modules are imported only
+when their kind is used.
 
 >>> get_analysis("eat").kind
 'eat'
@@ -28,10 +29,10 @@ def record_from_json(data: Any, where: str = "record") -> Record:
     """A record loaded from its JSON object, typed by its ``kind`` (eatkit 0.1.0 records, which have none,
     are EAT records).
 
-    >>> record_from_json({"kind": "probe"})
+    >>> record_from_json({"kind": "probe"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ranking, vqa, caption, generation, geometry)
+    eatkit.errors.EatkitError: record: unknown test kind 'probe' (known: eat, sc-eat, grounded, ...)
     """
     if not isinstance(data, Mapping):
         raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")

@@ -1,7 +1,7 @@
 """The analysis interface: how the runner hands a test to the statistics and gets records back.
 
 A test's ``kind`` (``"eat"``, ``"sc-eat"``, ...) names an :class:`Analysis` (registered in
-:data:`eatkit.analyses.ANALYSES`). The runner calls, for every selected test,
+:data:`eatkit.kinds.KINDS`). The runner calls, for every selected test,
 
 1. :meth:`Analysis.check` before any model is loaded (options that cannot apply, malformed tests),
 2. :meth:`Analysis.embed` for all tests first (so a bad stimulus is reported before minutes of statistics),
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.kinds import KINDS, get_kind
+from eatkit.kinds import get_kind, param_owners
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.options import OBSERVED, TestOptions
@@ -126,11 +126,9 @@ def options_by_test(tests: Sequence[AssociationTest], options: RunOptions) -> di
     given = dict(options.params)
     for name in given:
         if not any(name in (p.name for p in spec.params) for spec in specs.values()):
-            takers = [k for k in KINDS if any(p.name == name for p in get_kind(k).params)]
-            if not takers:
-                raise EatkitError(f"no kind of test takes the option {name!r}")
-            flag = get_kind(takers[0]).param(name).option
-            raise EatkitError(f"{flag} applies to {', '.join(takers)} tests only")
+            owners = param_owners(name)
+            raise EatkitError(f"{owners[0].param(name).option} applies to "
+                              f"{', '.join(spec.name for spec in owners)} tests only")
     checked = {kind: spec.check({k: v for k, v in given.items() if k in {p.name for p in spec.params}})
                for kind, spec in specs.items()}
     out = {}

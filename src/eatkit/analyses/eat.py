@@ -41,12 +41,9 @@ class Level2(NamedTuple):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EATRecord(Record):
-    """One EAT: level 1 (X vs Y with A vs B), level 2 (X, resp. Y, with A vs B), level 3 (mean and SD of
-    the cosines of each target set with each attribute set), the EAT pattern, how each was computed, and
-    with ``RunOptions.validity`` the "how far to trust this" panel (``docs/validity.md``)."""
-
-    kind = "eat"
+class FourSetRecord(Record):
+    """The fields of every record of a test on the EAT's roles X, Y, A, B (the EAT, the metrics): each set's
+    name and size (the stimuli dropped from each are the base record's ``dropped``)."""
 
     x_name: str
     y_name: str
@@ -56,6 +53,20 @@ class EATRecord(Record):
     n_y: int
     n_a: int
     n_b: int
+
+    def names(self) -> dict[str, str]:
+        """The set names by role."""
+        return {"X": self.x_name, "Y": self.y_name, "A": self.a_name, "B": self.b_name}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EATRecord(FourSetRecord):
+    """One EAT: level 1 (X vs Y with A vs B), level 2 (X, resp. Y, with A vs B), level 3 (mean and SD of
+    the cosines of each target set with each attribute set), the EAT pattern, how each was computed, and
+    with ``RunOptions.validity`` the "how far to trust this" panel (``docs/validity.md``)."""
+
+    kind = "eat"
+
     effect_size: float
     effect_size_ci: list[float] | None = None
     statistic: float = math.nan
@@ -89,10 +100,6 @@ class EATRecord(Record):
     iat_d: float | None = None  # the human IAT's d the test replicates (suite params.iat_d), for comparison only
     specificity: dict[str, Any] | None = None  # --specificity N: false-positive rates on N random re-splits
     validity: dict[str, Any] | None = None
-
-    def names(self) -> dict[str, str]:
-        """The set names by role."""
-        return {"X": self.x_name, "Y": self.y_name, "A": self.a_name, "B": self.b_name}
 
     def level2(self, target: str) -> Level2:
         """The level-2 result of target ``"x"`` or ``"y"``."""

@@ -166,9 +166,5 @@ def _compare_source(spec: str, options: tuple[tuple[str, Any], ...]) -> Embeddin
     kwargs = dict(options)
     if at:
         kwargs["checkpoint"] = checkpoint
-    accepted = get_model(name).option_names()
-    if accepted is not None:
-        refused = sorted(k for k in kwargs if k not in accepted)
-        if refused:
-            raise EatkitError(f"the compare model '{name}' does not take the option(s) {', '.join(refused)}")
+    get_model(name).refuse_options(sorted(kwargs), who=f"the compare model '{name}'")
     return build_model(name, **kwargs)

@@ -80,14 +80,14 @@ class GroundedAnalysis(Analysis):
         if mask and embedding == "contextual":
             raise EatkitError(f"--mask {mask} cannot go with contextual embeddings: the masked contextual word's "
                               "embedding is that of the mask token (use word or sentence)")
-        supported = list(test.param("embeddings", []))
+        supported = options.params["embeddings"]
         kinds = [k for k in supported if embedding in (k, "all") and not (mask and k == "contextual")]
         experiments = list(EXPERIMENTS) if experiment == "all" else [experiment]
         return kinds, experiments, mask
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         kinds, _, mask = self.settings(test, options)
-        words = tuple(test.param("contextual_words", []))
+        words = tuple(options.params["contextual_words"])
         if "contextual" in kinds or mask == "language":
             for role, stimuli in test.sets().items():
                 bare = captions_without_words(stimuli, words)
@@ -99,7 +99,7 @@ class GroundedAnalysis(Analysis):
     def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
         """A view of each set per embedding kind, keyed ``kind/role``."""
         kinds, _, mask = self.settings(test, options)
-        words = tuple(test.param("contextual_words", []))
+        words = tuple(options.params["contextual_words"])
         return {f"{kind}/{role}": dataclasses.replace(stimuli, embedding="contextual" if kind == "contextual"
                                                       else "cls", contextual_words=words, mask=mask)
                 for kind in kinds for role, stimuli in test.sets().items()}
@@ -122,7 +122,7 @@ class GroundedAnalysis(Analysis):
                                  permutations=options.permutations, alternative=alternative, rng=seed)
                 record = GroundedRecord(
                     suite=suite, test=test.id, title=test.title, seed=seed, warnings=warnings,
-                    family=str(test.param("family", test.id)), dataset=str(test.param("dataset", "")),
+                    family=options.params["family"] or test.id, dataset=options.params["dataset"],
                     embedding=kind, mask=mask, experiment=experiment,
                     x_name=test.set("X").name, y_name=test.set("Y").name,
                     n={role: len(e.ids) for role, e in sets.items()},

@@ -16,7 +16,6 @@ from typing import Any
 
 from eatkit.cli import non_negative
 from eatkit.cli.run import add_kind_flags, given_params, show_run
-from eatkit.errors import EatkitError
 
 def register(sub: Any) -> None:
     from eatkit.kinds import probe_kinds
@@ -96,8 +95,5 @@ def _model(args: argparse.Namespace, kind: str) -> Any:
         options["device"] = args.device
     if getattr(args, "max_new_tokens", None) is not None:
         options["max_new_tokens"] = args.max_new_tokens
-    accepted = spec.option_names()
-    for key in options:
-        if accepted is not None and key not in accepted:
-            raise EatkitError(f"model '{spec.name}' does not take the option --{key.replace('_', '-')}")
+    spec.refuse_options(options, lambda key: "--" + key.replace("_", "-"))
     return spec.build(**options)

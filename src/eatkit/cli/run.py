@@ -64,6 +64,9 @@ def register(sub: Any) -> None:
                      help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
+    run.add_argument("--metrics", metavar="NAMES",
+                     help="also run every selected EAT test as these metrics (comma-separated: rnd, ect, ripa, mac, "
+                     "rnsb, direct-bias, or all), each with its permutation p and bootstrap CI (docs/metrics.md)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
@@ -125,8 +128,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # everything that can be checked is checked before a model is loaded or a test computed
     suite = load_suite(args.suite)
     tests = _split(args.tests)
-    params = given_params(args, suite_kinds()) | _geometry_params(args, suite, tests)
-    options = checked_options(select_tests(suite, tests), RunOptions(
+    if args.metrics is not None:
+        from eatkit.analyses.metrics import parse_metrics, with_metrics
+
+        select_tests(suite, tests)
+        suite, tests = with_metrics(suite, parse_metrics(args.metrics), tests)
+    selected = select_tests(suite, tests)
+    params = given_params(args, suite_kinds()) | _geometry_params(args, selected)
+    options = checked_options(selected, RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
         params=params,
@@ -139,7 +148,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
     points = _points(args, suite)
     if postprocess is not None:
-        sets = [s for t in select_tests(suite, tests) for s in t.sets().values()]
+        sets = [s for t in selected for s in t.sets().values()]
         points = [(label, PostprocessedSource(source, postprocess).fit(sets)) for label, source in points]
     if len(points) > 1 or args.series is not None:
         from eatkit.report.series import load_series, series_table
@@ -240,9 +249,7 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     from eatkit.run.runner import build_source
 
     if "prompt" in overrides and args.model:
-        accepted = get_model(args.model).option_names()
-        if accepted is not None and "prompt" not in accepted:
-            raise EatkitError(f"model '{args.model}' does not take the option --compare-prompts (it has no prompt)")
+        get_model(args.model).refuse_options(["prompt"], lambda _: "--compare-prompts (it has no prompt)")
     given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
              "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
     given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
@@ -250,12 +257,10 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
     return build_source(given, suite, overrides)
 
 
-def _geometry_params(args: argparse.Namespace, suite: Any, tests: list[str] | None) -> dict[str, Any]:
+def _geometry_params(args: argparse.Namespace, selected: Any) -> dict[str, Any]:
     """The parameters of geometry tests set by the program (only when the run has some): the run model's
     label and the model options that the compare models share (image folder, batch size, cache)."""
-    from eatkit.run.runner import select_tests
-
-    if not any(t.kind == "geometry" for t in select_tests(suite, tests)):
+    if not any(t.kind == "geometry" for t in selected):
         return {}
     if not args.model:
         raise EatkitError("geometry tests need --model (image features of a model)")

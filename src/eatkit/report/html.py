@@ -17,7 +17,7 @@ from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes, check_replaceable
 from eatkit.progress import warn
 from eatkit.report.formatting import STARS_NOTE, is_missing
-from eatkit.report.kinds import renderer
+from eatkit.report.kinds import by_renderer
 from eatkit.report.plots import effect_size_heatmap
 from eatkit.report.run import MODEL_KEYS, Run, load_run, run_labels
 from eatkit.report.series import Series, is_series, load_series, series_html
@@ -120,7 +120,7 @@ def _manifest_html(run: Run) -> str:
 
 def _run_section(index: int, run: Run, label: str) -> str:
     title = f"Run {index}: {run.suite_title} \u2014 {label}"
-    kinds = "".join(renderer(kind).html_section(run, records, label) for kind, records in run.by_kind().items())
+    kinds = "".join(shown.html_section(run, records, label) for shown, records in by_renderer(run.records))
     return (
         f'<section id="run-{index}"><h2>{escape(title)}</h2>'
         f'<p class="note">Folder: <code>{escape(str(run.path))}</code></p>'

@@ -8,14 +8,16 @@ which :class:`FieldTable` turns into the table; a kind that declares nothing sho
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
 from eatkit.io import load_object
-from eatkit.records import Record
 from eatkit.kinds import get_kind
+from eatkit.records import Record
 from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, fmt_value
+
 
 def renderer(kind: str) -> Any:
     """The renderer of a record kind: the one its spec names, else a :class:`FieldTable` of its presentation."""
@@ -24,11 +26,17 @@ def renderer(kind: str) -> Any:
 
 
 def console_tables(records: Sequence[Record]) -> str:
-    """The console tables of a run's records, one per kind, in order of first appearance."""
+    """The console tables of a run's records, one per renderer (:func:`by_renderer`)."""
+    return "\n\n".join(shown.console_table(group) for shown, group in by_renderer(records))
+
+
+def by_renderer(records: Sequence[Record]) -> list[tuple[Any, list[Record]]]:
+    """The records grouped by renderer, in order of first appearance: kinds that share one (the metrics)
+    make one table."""
     groups: dict[str, list[Record]] = {}
     for record in records:
-        groups.setdefault(record.kind, []).append(record)
-    return "\n\n".join(renderer(kind).console_table(group) for kind, group in groups.items())
+        groups.setdefault(get_kind(record.kind).renderer or record.kind, []).append(record)
+    return [(renderer(group[0].kind), group) for group in groups.values()]
 
 
 class Table:
@@ -73,6 +81,29 @@ def _marked(record: Any) -> str:
     return fmt_p(record.p_value) + ("†" if sampled else "")
 
 
+class MetricRenderer(Table):
+    """The field's metrics (RND, ECT, RIPA, MAC, RNSB, direct bias): value, bootstrap CI, permutation p."""
+
+    heading = "Bias metrics"
+    columns = (
+        ("test", lambda r: r.test), ("metric", lambda r: r.metric), ("X", lambda r: r.x_name),
+        ("Y", lambda r: r.y_name), ("A", lambda r: r.a_name), ("B", lambda r: r.b_name),
+        ("value", lambda r: _g4(r.value)),
+        ("CI", lambda r: f"[{_g4(r.ci[0])}, {_g4(r.ci[1])}]" if r.ci else "–"),
+        ("p", lambda r: (fmt_p(r.p_value) + ("" if r.p_value_exact else "†")) if r.p_value is not None else "–"),
+        ("q", lambda r: fmt_p(r.q_value)),
+        ("spread", lambda r: f"±{_g4(r.spread['sd'])} ({r.spread['n_fits']:g} fits)" if r.spread else ""),
+    )
+    legend = ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the stimuli; "
+              "p: permutation p (RND, ECT: X ∪ Y re-partitioned; RIPA: pair order flipped; † sampled, else exact; "
+              "– : the metric has no such null); q: Benjamini-Hochberg across the run; spread: RNSB's SD over fits")
+
+
+def _g4(value: float | None) -> str:
+    """A metric's value with four significant digits (metrics differ in scale, unlike Cohen's d)."""
+    return "n/a" if value is None else f"{value:.4g}"
+
+
 class FieldTable(Table):
     """The renderer of a kind without one of its own: a table of the fields its
     :class:`~eatkit.kinds.Presentation` lists (none listed: every field but the run's bookkeeping), each
@@ -97,8 +128,6 @@ _BOOKKEEPING = frozenset({"suite", "seed", "warnings", "dropped"})
 
 
 def _fields(spec: Any) -> tuple[str, ...]:
-    import dataclasses
-
     return tuple(f.name for f in dataclasses.fields(spec.load_analysis().record_type))
 
 

@@ -231,10 +231,7 @@ def build_source(
     from eatkit.registry import get_model
 
     spec = get_model(options["name"])
-    accepted = spec.option_names()
-    for key in model_options:
-        if accepted is not None and key not in accepted:
-            raise EatkitError(f"model '{spec.name}' does not take the option {model_flag(key)}")
+    spec.refuse_options(model_options, model_flag)
     return spec.build(**model_options, **(overrides or {}))
 
 

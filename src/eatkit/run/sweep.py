@@ -11,7 +11,8 @@ A sweep file (TOML, or YAML when PyYAML is installed) lists the three axes; ever
 - a **model** is a registered model name or a table with ``name`` (a registered model), ``vectors`` (a
   word-vector file) or ``embeddings`` (+ ``embeddings_model``) and its options, named as the flags of
   ``eatkit run`` (:data:`MODEL_KEYS`, :func:`eatkit.run.runner.build_source`; ``cache = false`` for ``--no-cache``);
-- a **suite** is a bundled suite id, a suite file, or a table with ``suite`` and optional ``tests``;
+- a **suite** is a bundled suite id, a suite file, or a table with ``suite`` and optional ``tests`` and
+  ``metrics`` (metric kinds each EAT test also runs as, as ``eatkit run --metrics``; docs/metrics.md);
 - a **setting** is a table of :class:`eatkit.run.runner.RunOptions` fields (and an optional ``label``).
 
 Relative paths are read from the sweep file's folder. An unknown key is an error naming it.
@@ -19,7 +20,9 @@ Relative paths are read from the sweep file's folder. An unknown key is an error
 Output: ``<output>/cells/<model>__<suite>__<setting>/`` holds one run folder per cell (``results.json``,
 ``manifest.json``, ...) and ``cell.json`` (its status and the hash of its configuration); ``results.csv``
 combines every finished cell's table (columns ``model``, ``suite``, ``setting`` first); ``cells.csv``
-lists every cell's status. ``eatkit sweep`` then writes ``report.html``, the HTML report of the finished
+lists every cell's status; with two or more models, ``rankings.csv`` ranks them by each measure (the EAT's
+|d|, each metric's bias magnitude, averaged over tests) and overall, and ``ranking-correlations.csv`` gives
+Spearman's rho between the measures' rankings (:func:`write_rankings`). ``eatkit sweep`` then writes ``report.html``, the HTML report of the finished
 cells (:attr:`SweepResult.finished`; a models x tests heatmap when there are several).
 
 **Resuming**: a cell whose ``cell.json`` says ``done`` under the same configuration hash (the cell's
@@ -70,7 +73,7 @@ MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embedd
                                *MODEL_OPTIONS, "slurm", *METADATA_KEYS)
 #: keys of a model entry that do not change its results, left out of a cell's configuration hash
 UNHASHED_KEYS: tuple[str, ...] = ("slurm", *METADATA_KEYS)
-SUITE_KEYS: tuple[str, ...] = ("label", "suite", "tests")
+SUITE_KEYS: tuple[str, ...] = ("label", "suite", "tests", "metrics")
 TOP_KEYS: tuple[str, ...] = ("output", "models", "suites", "settings", "slurm")
 EXECUTORS: tuple[str, ...] = ("local", "ray", "slurm")
 #: seconds to wait for a Ray cluster to answer
@@ -227,6 +230,13 @@ def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
     tests = entry.get("tests")
     if tests is not None and not (isinstance(tests, list) and all(isinstance(t, str) for t in tests)):
         raise EatkitError(f"{where}, suite {entry['suite']}: 'tests' must be a list of test ids")
+    metrics = entry.get("metrics")
+    if metrics is not None:
+        from eatkit.analyses.metrics import parse_metrics
+
+        if not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
+            raise EatkitError(f"{where}, suite {entry['suite']}: 'metrics' must be a list of metric names")
+        parse_metrics(",".join(metrics) or "''")
     name = entry["suite"]
     is_file = name.endswith(".json") or "/" in name
     suite = str((base / name).resolve()) if is_file else name
@@ -234,6 +244,7 @@ def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
 
 
 def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str, Any]:
+    from eatkit.kinds import check_params
     from eatkit.run.runner import RunOptions
 
     if not isinstance(entry, dict):
@@ -241,7 +252,8 @@ def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str,
     fields = tuple(f.name for f in dataclasses.fields(RunOptions))
     _check_keys(entry, ("label", *fields), f"{where}, setting {index + 1}")
     try:
-        RunOptions(**{k: v for k, v in entry.items() if k != "label"}).validated()
+        options = RunOptions(**{k: v for k, v in entry.items() if k != "label"}).validated()
+        check_params(options.params)  # the kinds' parameters, before any suite is loaded
     except EatkitError as err:
         raise EatkitError(f"{where}, setting {index + 1}: {err}") from None
     label = entry.get("label") or ("default" if count == 1 else f"s{index + 1}")
@@ -275,10 +287,14 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
 
     start = time.perf_counter()
     try:
-        suite = load_suite(cell.suite["suite"])
+        suite, tests = load_suite(cell.suite["suite"]), cell.suite.get("tests")
+        if cell.suite.get("metrics"):
+            from eatkit.analyses.metrics import parse_metrics, with_metrics
+
+            suite, tests = with_metrics(suite, parse_metrics(",".join(cell.suite["metrics"])), tests)
         options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
-        run = run_suite(suite, source, tests=cell.suite.get("tests"), options=options,
+        run = run_suite(suite, source, tests=tests, options=options,
                         command=f"eatkit sweep (cell {cell.id})")
     except EatkitError as err:
         return CellOutcome(cell, error=str(err), seconds=time.perf_counter() - start)
@@ -554,3 +570,48 @@ def _write_tables(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dic
         combined = pd.concat(frames, ignore_index=True)
         first = ["model", "suite", "setting"]
         combined[first + [c for c in combined.columns if c not in first]].to_csv(out / "results.csv", index=False)
+        write_rankings(out, combined)
+
+
+def model_measures(results: Any) -> Any:
+    """The bias magnitude (:func:`eatkit.stats.metrics.bias_magnitude`) of every model and measure: the EAT's
+    |d| and each metric kind's, averaged over the tests (and suites and settings) of a combined results
+    table; a models x measures DataFrame, models and measures in order of first appearance."""
+    import pandas as pd
+
+    from eatkit.stats.metrics import MAGNITUDES, bias_magnitude
+
+    rows = []
+    for kind, headline in (("eat", "effect_size"), *((k, "value") for k in ("rnd", "ect", "ripa", "mac", "rnsb",
+                                                                           "direct-bias"))):
+        if "kind" not in results or headline not in results:
+            continue
+        part = results[results["kind"] == kind]
+        measure = "d" if kind == "eat" else kind.replace("-", "_")
+        rows += [{"model": m, "measure": measure, "magnitude": float(v)}
+                 for m, v in zip(part["model"], bias_magnitude(measure, part[headline]))]
+    frame = pd.DataFrame(rows, columns=["model", "measure", "magnitude"])
+    table = frame.pivot_table(index="model", columns="measure", values="magnitude", aggfunc="mean", sort=False)
+    return table[[m for m in MAGNITUDES if m in table.columns]]
+
+
+def write_rankings(out: Path, results: Any) -> Path | None:
+    """``rankings.csv`` (each model's rank by each measure, its mean rank and overall rank; 1: least biased)
+    and ``ranking-correlations.csv`` (Spearman's rho between the measures' rankings, with p), from a combined
+    results table with at least two models; ``None`` (nothing written) otherwise."""
+    import pandas as pd
+
+    from eatkit.stats.metrics import rank_models
+
+    table = model_measures(results).dropna(axis=1)
+    if len(table) < 2 or table.shape[1] == 0:
+        return None
+    ranking = rank_models(table.to_numpy())
+    ranks = pd.DataFrame(ranking.ranks, index=table.index, columns=[f"rank_{m}" for m in table.columns])
+    ranks["mean_rank"], ranks["overall_rank"] = ranking.mean_rank, ranking.overall
+    pd.concat([table, ranks], axis=1).reset_index().to_csv(out / "rankings.csv", index=False)
+    pairs = [{"measure_1": a, "measure_2": b, "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j]}
+             for i, a in enumerate(table.columns) for j, b in enumerate(table.columns) if i < j]
+    pd.DataFrame(pairs, columns=["measure_1", "measure_2", "spearman", "p_value"]).to_csv(
+        out / "ranking-correlations.csv", index=False)
+    return out / "rankings.csv"

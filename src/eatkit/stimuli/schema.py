@@ -13,9 +13,9 @@ from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import check_json_schema
+from eatkit.kinds import KINDS, get_kind
 from eatkit.stats.options import ALTERNATIVES
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
-from eatkit.kinds import KINDS, get_kind
 from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
 
 SCHEMA_ID = "eatkit.suite/1"

@@ -1,0 +1,188 @@
+"""``eatkit debias``: debias static word vectors, write them with a manifest, and compare tests before/after.
+
+The math is :mod:`eatkit.stats.debias` (Hard Debias, Double-Hard Debias, Half-Sibling Regression,
+Repulsion-Attraction-Neutralisation with WEFE's defaults, its neighbours capped at the vocabulary). Here:
+the word lists (a JSON file in the ``eatkit.debias-words/1`` format; bundled: ``gender``, Bolukbasi et al.
+2016), the words they name looked up in the vectors (a pair or word the vectors lack is dropped and
+*recorded* in the manifest and the result, never silently), the debiased table written as word2vec text
+(17 significant digits: read back bit for bit), a manifest (inputs' SHA-256, method, options, the word
+lists used and dropped), and a before/after table: every selected test of a suite run on both tables
+(EAT d and, with ``metrics``, the metric kinds of :mod:`eatkit.analyses.metrics`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eatkit._version import __version__
+from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write, file_sha256
+from eatkit.kinds import get_kind
+from eatkit.records import plain_json
+from eatkit.sources.vectors import WordVectors
+from eatkit.stats import debias as sd
+
+BUNDLED = Path(__file__).resolve().parents[1] / "stimuli" / "debias"
+SCHEMA = "eatkit.debias-words/1"
+
+
+@dataclass(frozen=True)
+class WordLists:
+    """The word lists of a debiasing: definitional pairs (the bias direction), equality pairs, further
+    gender-specific words (kept as they are, like the pairs' words), and the two bias words (Double-Hard)."""
+
+    definitional: tuple[tuple[str, str], ...]
+    equalize: tuple[tuple[str, str], ...] = ()
+    specific: tuple[str, ...] = ()
+    bias_words: tuple[str, str] | None = None
+    file: str = ""
+    sha256: str = ""
+
+    def gender_words(self) -> set[str]:
+        """Every word of the lists (none of them is neutralised)."""
+        return {w for pairs in (self.definitional, self.equalize) for p in pairs for w in p} | set(self.specific)
+
+
+def load_word_lists(name_or_path: str | Path = "gender") -> WordLists:
+    """A bundled word-list file by name or a JSON file (``definitional`` pairs required)."""
+    path = BUNDLED / f"{name_or_path}.json" if (BUNDLED / f"{name_or_path}.json").is_file() else Path(name_or_path)
+    if not path.is_file():
+        raise EatkitError(f"word lists {name_or_path}: no such bundled list ({', '.join(p.stem for p in BUNDLED.glob('*.json'))}) or file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise EatkitError(f"cannot read word lists {path}: {one_line(err)}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise EatkitError(f"word lists {path}: expected a JSON object with \"schema\": \"{SCHEMA}\"")
+
+    def pairs(key: str, required: bool) -> tuple[tuple[str, str], ...]:
+        value = data.get(key, [] if not required else None)
+        if not isinstance(value, list) or (required and not value) or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w for w in p) for p in value):
+            raise EatkitError(f"word lists {path}: '{key}' must be a {'non-empty ' if required else ''}list of word pairs")
+        return tuple((a, b) for a, b in value)
+
+    specific = data.get("specific", [])
+    bias = data.get("bias_words")
+    if not isinstance(specific, list) or not all(isinstance(w, str) and w for w in specific):
+        raise EatkitError(f"word lists {path}: 'specific' must be a list of words")
+    if bias is not None and not (isinstance(bias, list) and len(bias) == 2 and all(isinstance(w, str) for w in bias)):
+        raise EatkitError(f"word lists {path}: 'bias_words' must be two words")
+    return WordLists(pairs("definitional", True), pairs("equalize", False), tuple(specific),
+                     tuple(bias) if bias else None, str(path), file_sha256(path))
+
+
+@dataclass(frozen=True)
+class DebiasResult:
+    """Debiased vectors, what was done (:class:`eatkit.stats.debias.DebiasInfo`), the words of the lists
+    the vectors lack (by list), and the number of neutral words."""
+
+    vectors: WordVectors
+    info: sd.DebiasInfo
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    neutral: int = 0
+
+
+def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int = 1000, n_components: int = 4,
+           alpha: float = 60.0, seed: int | None = None) -> DebiasResult:
+    """Debias every word of ``source`` with ``method`` (one of :data:`eatkit.stats.debias.METHODS`): the
+    words of ``lists`` are gender-specific, every other word is neutral."""
+    if method not in sd.METHODS:
+        raise EatkitError(f"unknown debiasing method {method!r} (known: {', '.join(sd.METHODS)})")
+    index = {w: i for i, w in reversed(list(enumerate(source.words)))}
+    dropped: dict[str, list[str]] = {}
+
+    def rows(name: str, pairs: tuple[tuple[str, str], ...]) -> np.ndarray:
+        kept = [(index[a], index[b]) for a, b in pairs if a in index and b in index]
+        lost = [f"{a}/{b}" for a, b in pairs if a not in index or b not in index]
+        if lost:
+            dropped[name] = lost
+        return np.array(kept, dtype=np.int64).reshape(-1, 2)
+
+    definitional, equalize = rows("definitional", lists.definitional), rows("equalize", lists.equalize)
+    if len(definitional) == 0:
+        raise EatkitError("the vectors have no definitional pair of the word lists (both words of at least one needed)")
+    lost = [w for w in lists.specific if w not in index]
+    if lost:
+        dropped["specific"] = lost
+    specific = lists.gender_words()
+    neutral = np.array([i for i, w in enumerate(source.words) if w not in specific and index[w] == i], dtype=np.int64)
+    table = np.asarray(source.vectors, dtype=np.float64)
+    if method == "hard":
+        out, info = sd.hard_debias(table, definitional, neutral, equalize)
+    elif method == "double-hard":
+        if lists.bias_words is None or any(w not in index for w in lists.bias_words):
+            raise EatkitError(f"double-hard debias needs the two bias words of the word lists in the vectors "
+                              f"(got {lists.bias_words})")
+        out, info = sd.double_hard_debias(table, definitional, neutral, equalize,
+                                          bias_words=tuple(index[w] for w in lists.bias_words),
+                                          n_words=min(n_words, len(neutral) // 2), n_components=n_components, rng=seed)
+    elif method == "ran":
+        out, info = sd.repulsion_attraction_neutralisation(table, definitional, neutral,
+                                                           n_neighbours=min(100, len(table) - 1))
+    else:
+        gender = np.array(sorted(index[w] for w in specific if w in index), dtype=np.int64)
+        out, info = sd.half_sibling_regression(table, gender, neutral, alpha=alpha)
+    debiased = WordVectors(list(source.words), out, cased=source.cased, oov=source.oov, id=f"{source.id}+{method}",
+                           origin={"kind": "debiased", "method": method, "from": source.id})
+    return DebiasResult(debiased, info, dropped, int(neutral.size))
+
+
+def write_vectors(path: Path, vectors: WordVectors) -> str:
+    """Write word2vec text (a header line, then a word and its values per line, 17 significant digits) and
+    return the file's SHA-256."""
+    def write(handle: Any) -> None:
+        handle.write(f"{len(vectors.words)} {vectors.dimension}\n".encode("utf-8"))
+        for word, row in zip(vectors.words, vectors.vectors):
+            handle.write((word + " " + " ".join(f"{v:.17g}" for v in row) + "\n").encode("utf-8"))
+
+    atomic_write(path, write)
+    return file_sha256(path)
+
+
+def before_after(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], before: WordVectors,
+                 after: WordVectors, seed: int | None) -> list[dict[str, Any]]:
+    """One row per selected test and measure: the EAT's d (``"d"``) and each metric's value, before and
+    after (no bootstrap; the same seed for both runs)."""
+    from eatkit.analyses.metrics import with_metrics
+    from eatkit.run.runner import run_suite
+
+    if metrics:
+        suite, tests = with_metrics(suite, metrics, tests)
+    runs = [run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0) for source in (before, after)]
+    rows = []
+    for first, second in zip(runs[0].records, runs[1].records):
+        headline = get_kind(first.kind).presentation.headline  # EAT: effect_size; a metric: value
+        rows.append({"test": first.test.split(":")[0], "measure": getattr(first, "metric", "d"),
+                     "before": getattr(first, headline), "after": getattr(second, headline),
+                     "p_before": first.p_value, "p_after": second.p_value})
+    return rows
+
+
+def manifest(*, command: str | None, method: str, options: dict[str, Any], source: WordVectors, lists: WordLists,
+             result: DebiasResult, output: dict[str, str], comparison: list[dict[str, Any]]) -> dict[str, Any]:
+    """The debiasing manifest: inputs with checksums, method and options, word lists used and dropped,
+    outputs with checksums, and the before/after rows."""
+    details = {k: v for k, v in result.info.details.items()}
+    return plain_json({
+        "eatkit_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "method": method,
+        "options": options,
+        "input": source.manifest(),
+        "word_lists": {"file": lists.file, "sha256": lists.sha256, "definitional": [list(p) for p in lists.definitional],
+                       "equalize": [list(p) for p in lists.equalize], "specific": list(lists.specific),
+                       "bias_words": list(lists.bias_words or []), "dropped": result.dropped},
+        "neutral_words": result.neutral,
+        "details": details,
+        "direction": None if result.info.direction is None else result.info.direction.tolist(),
+        "output": output,
+        "before_after": comparison,
+    })
