@@ -13,6 +13,7 @@ from eatkit.stimuli.analysis_sets import (
     coco_analysis_set,
     design,
     folder_analysis_set,
+    open_images_analysis_set,
 )
 from tiny_coco import write_coco
 
@@ -166,3 +167,72 @@ def test_folder_names_with_spaces_resolve(tmp_path):
     sets = suite.tests[0].sets()
     assert list(sets) == ["Car_man", "Stop_sign"] and sets["Stop_sign"].name == "stop sign"
     assert len(resolve_image_set(sets["Stop_sign"], tmp_path).items) == 2
+
+
+#: Open Images V6 box annotation columns (oidv6-*-annotations-bbox.csv)
+OI_COLUMNS = "ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,YMax,IsOccluded,IsTruncated,IsGroupOf,IsDepiction,IsInside"
+OI_LABELS = {"Car": "/m/0k4j", "Man": "/m/04yx4", "Woman": "/m/03bt1vf", "Girl": "/m/05r655", "Person": "/m/01g317",
+             "Stop sign": "/m/02pv19", "Dog": "/m/0bt9lr"}
+
+
+def write_open_images(root, images: dict[str, list[str]], *, header: bool = False):
+    """A tiny Open Images layout: class descriptions (V6: no header; V7: a header), box annotations and
+    ``<ImageID>.jpg`` files (their content does not matter here)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "class-descriptions-boxable.csv").write_text(
+        ("LabelName,DisplayName\n" if header else "") + "".join(f"{i},{n}\n" for n, i in OI_LABELS.items()))
+    rows = [f"{image},xclick,{OI_LABELS[n]},1,0.1,0.5,0.1,0.5,0,0,0,0,0" for image, ns in images.items() for n in ns]
+    (root / "boxes.csv").write_text(OI_COLUMNS + "\n" + "\n".join(rows) + "\n")
+    for image in images:
+        (root / f"{image}.jpg").write_bytes(b"jpg")
+    return root
+
+
+OI_IMAGES = {"c1": ["Car"], "c2": ["Car"], "cm1": ["Car", "Man"], "cm2": ["Car", "Man", "Dog"],
+             "cw1": ["Car", "Woman"], "cw2": ["Car", "Girl"], "m1": ["Man"], "m2": ["Man", "Person"],
+             "w1": ["Woman"], "w2": ["Woman", "Dog"], "s1": ["Stop sign"], "s2": ["Stop sign"],
+             "p1": ["Person"], "mw": ["Man", "Woman"], "d1": ["Dog"], "cs": ["Car", "Stop sign"]}
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_open_images_analysis_set_from_the_cli(tmp_path, capsys, header):
+    from eatkit.cli import main
+
+    root = write_open_images(tmp_path / "oi", OI_IMAGES, header=header)
+    out = tmp_path / "oi-set"
+    code = main(["analysis-set", "open-images", "--boxes", str(root / "boxes.csv"), "--class-descriptions",
+                 str(root / "class-descriptions-boxable.csv"), "--images", str(root), "--objects", "car", "-o",
+                 str(out)])
+    assert code == 0, capsys.readouterr().err
+    suite = json.loads((out / "suite.json").read_text())
+    classes = {name: sorted(p.rsplit("/", 1)[-1] for p in files)
+               for name, files in open_images_analysis_set(root / "boxes.csv", root / "class-descriptions-boxable.csv",
+                                                           root, ["Car"]).classes.items()}
+    assert classes["car+man"] == ["cm1.jpg", "cm2.jpg"] and classes["car+woman"] == ["cw1.jpg", "cw2.jpg"]
+    assert classes["man"] == ["m1.jpg", "m2.jpg"] and classes["woman"] == ["w1.jpg", "w2.jpg"]
+    assert classes["stop-sign"] == ["s1.jpg", "s2.jpg"] and classes["car"] == ["c1.jpg", "c2.jpg"]
+    # the random class samples the images in no class: no gender (p1), both genders (mw), nothing of
+    # interest (d1), two objects of interest (cs); as many as the largest class (2)
+    assert len(classes["random"]) == 2 and set(classes["random"]) <= {"d1.jpg", "mw.jpg", "p1.jpg", "cs.jpg"}
+    assert "random         2 images (4 available)" in capsys.readouterr().out
+    assert suite["tests"][0]["kind"] == "geometry"
+    with pytest.raises(EatkitError, match="class 'woman' has 1 image"):  # exclusive: w2 (with a dog) is out
+        open_images_analysis_set(root / "boxes.csv", root / "class-descriptions-boxable.csv", root, ["car"],
+                                 exclusive=True)
+
+
+def test_open_images_bad_inputs(tmp_path):
+    root = write_open_images(tmp_path / "oi", OI_IMAGES)
+    boxes, names = root / "boxes.csv", root / "class-descriptions-boxable.csv"
+    with pytest.raises(EatkitError, match=r"class 'boat' is not in .*\(it has 7 classes\)"):
+        open_images_analysis_set(boxes, names, root, ["boat"])
+    with pytest.raises(EatkitError, match="people .* cannot be objects of interest"):
+        open_images_analysis_set(boxes, names, root, ["Man"])
+    (root / "bad.csv").write_text("Image,Label\nc1,/m/0k4j\n")
+    with pytest.raises(EatkitError, match="need the columns ImageID and LabelName"):
+        open_images_analysis_set(root / "bad.csv", names, root, ["car"])
+    with pytest.raises(EatkitError, match="cannot read the box annotations"):
+        open_images_analysis_set(root / "nosuch.csv", names, root, ["car"])
+    (root / "three.csv").write_text("/m/0k4j,Car,x\n")
+    with pytest.raises(EatkitError, match="must be a CSV file of 2 columns per row"):
+        open_images_analysis_set(boxes, root / "three.csv", root, ["car"])

@@ -91,6 +91,9 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     np.savez(root / "nokeys.npz", words=np.array(["rose"]), values=np.ones((1, 2)))
     np.save(root / "e.npy", np.ones((2, 2)))
     (root / "folder").mkdir()
+    from tiny_vl import group_images
+
+    group_images(root / "groups", {"a": 1, "b": 1})
     (root / "emb").mkdir()
     (root / "emb" / "age_young_m.csv").write_text(",0,img\n0,1.0,a.jpg\n")
     # run folders: a good one made by a real run, and damaged copies of it
@@ -235,7 +238,15 @@ CLI: list[tuple[list[str], str]] = [
     (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
+    (["probe", "vqa", "--model", "glove-6b-50d", "--images", "{d}/groups", "--regions", "{d}/nosuch.csv", "-o", "{o}"],
+     "region table '{d}/nosuch.csv' is neither a bundled table"),
+    (["probe", "generate", "--model", "glove-6b-50d", "--images", "{d}/groups", "--preset", "wolfe", "-o", "{o}"],
+     "preset must be one of wolfe2022, got 'wolfe'"),
     (["analysis-set", "folders", "--images", "{d}/nosuch", "--output", "{o}"], "does not exist"),
+    (["analysis-set", "open-images", "--images", "{d}/folder", "--output", "{o}"],
+     "needs --boxes, --class-descriptions and --objects"),
+    (["analysis-set", "open-images", "--boxes", "{d}/nosuch.csv", "--class-descriptions", "{d}/nosuch.csv",
+      "--objects", "car", "--images", "{d}/folder", "--output", "{o}"], "cannot read the class descriptions"),
     (["analysis-set", "coco", "--instances", "{d}/broken.json", "--images", "{d}/folder", "--output", "{o}"],
      "needs --instances, --captions and --objects"),
     (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/broken.json", "--images", "{d}/folder",

@@ -160,3 +160,38 @@ def test_non_joint_model_and_bad_options(capsys, setup, tmp_path):
     code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--experiment", "1",
                            "-o", str(tmp_path / "o"))
     assert_one_line_error(code, err, "--experiment applies to grounded tests only")
+
+
+def test_bias_types_cover_the_google_families_as_table_7_counts_them():
+    from eatkit.report.grounded import BIAS_TYPES
+    from eatkit.stimuli.loader import load_suite
+
+    families = {t.param("family", t.id) for t in load_suite("grounded-google").tests}
+    assert families == set(BIAS_TYPES)
+    assert sorted(BIAS_TYPES.values()).count("gender") == 6 and sorted(BIAS_TYPES.values()).count("race") == 7
+
+
+def test_grounded_runs_side_by_side_and_significant_counts():
+    from types import SimpleNamespace
+
+    from eatkit.report.grounded import comparison_html, models_rows, significant_counts
+
+    def rec(family, embedding, experiment, p, mask=None):
+        return SimpleNamespace(family=family, embedding=embedding, mask=mask, experiment=experiment, effect_size=0.4,
+                               p_value=p, p_method="permutation", p_value_exact=True)
+
+    vilt = [rec("C6", "word", 1, 0.01), rec("C8", "word", 1, 0.03), rec("C3", "word", 1, 0.5),
+            rec("C6", "sentence", 2, 0.2)]
+    lxmert = [rec("C6", "word", 1, 0.2), rec("C3", "word", 1, 0.001), rec("C6", "sentence", 2, 0.01, mask="vision")]
+    labelled = [("vilt", vilt), ("lxmert", lxmert)]
+    header, rows = models_rows(labelled)
+    assert header == ["test", "level", "experiment", "vilt", "lxmert"]
+    assert [r[:3] for r in rows] == [["C6", "W", "1"], ["C6", "S", "2"], ["C6", "S (vision masked)", "2"],
+                                     ["C8", "W", "1"], ["C3", "W", "1"]]
+    assert rows[0][3].endswith("*") and not rows[0][4].endswith("*") and rows[3][4] == ""
+    counts = significant_counts(labelled)
+    assert counts["gender"][(1, "W")] == {"vilt": "2 / 2", "lxmert": "0 / 1"}
+    assert counts["gender"][(2, "S (vision masked)")] == {"lxmert": "1 / 1"}
+    assert counts["race"][(1, "W")] == {"vilt": "0 / 1", "lxmert": "1 / 1"}
+    html = comparison_html(labelled)
+    assert "Significant gender bias tests" in html and "Significant race bias tests" in html

@@ -293,6 +293,13 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     assert rankings["overall_rank"].tolist() == expected.overall.tolist()
     correlations = pd.read_csv(tmp_path / "out" / "ranking-correlations.csv")
     assert len(correlations) == 6 and correlations["spearman"].between(-1, 1).all()
+    # the sweep report shows both tables (run again: every cell finished before, the reports written)
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    page = (tmp_path / "out" / "audit.html").read_text(encoding="utf-8")
+    section = page[page.index("<h2>Rankings</h2>"):]
+    by_rank = rankings.sort_values("overall_rank").index
+    assert [section.index(f">{m}</th>") for m in by_rank] == sorted(section.index(f">{m}</th>") for m in by_rank)
+    assert section.count("</tr>") == 1 + 3 + 1 + 6  # heads and models; heads and measure pairs
 
 
 def test_a_sweep_with_an_unknown_metric_is_one_line(tmp_path, capsys):

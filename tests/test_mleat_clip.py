@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from html import escape
 
 import numpy as np
@@ -17,20 +16,12 @@ open_clip = pytest.importorskip("open_clip")
 Image = pytest.importorskip("PIL.Image")
 
 PROMPT = "a picture that brings to mind {x}"
-TINY = {"embed_dim": 16,
-        "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
-        "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
-
-
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     """``open_clip:eatkit-mleat-tiny/<weights>``: a random tiny CLIP (create_model with pretrained=None)."""
-    folder = tmp_path_factory.mktemp("tiny-open-clip-mleat")
-    (folder / "eatkit-mleat-tiny.json").write_text(json.dumps(TINY))
-    open_clip.add_model_config(folder / "eatkit-mleat-tiny.json")
-    torch.manual_seed(0)
-    torch.save(open_clip.create_model("eatkit-mleat-tiny", pretrained=None).state_dict(), folder / "w.pt")
-    return f"open_clip:eatkit-mleat-tiny/{folder / 'w.pt'}"
+    from tiny_vl import tiny_open_clip
+
+    return tiny_open_clip(tmp_path_factory.mktemp("tiny-open-clip-mleat"), "eatkit-mleat-tiny")
 
 
 @pytest.fixture(scope="module")

@@ -240,3 +240,90 @@ def test_probe_bad_input_is_one_line_and_exit_2(capsys, clip_model, tmp_path, ar
     code, _, err = run_cli(capsys, "probe", *[swap.get(a, a) for a in argv], "--images", str(faces),
                            "-o", str(tmp_path / "out"), "-q")
     assert_one_line_error(code, err, *fragments)
+
+
+# -- VQA answers that name a US state (the seed's Figure 4) ------------------------------------------------
+
+
+class _ScriptedVQA:
+    """A VQA model stand-in that gives scripted answers by image file name (the analysis, not a model, is tested)."""
+
+    ANSWERS = {"00.png": " Ohio ", "01.png": "china", "02.png": "washington dc"}
+
+    def answer(self, paths, question):
+        from pathlib import Path
+
+        return [self.ANSWERS.get(Path(p).name, "yes") if "state" in question else "yes" for p in paths]
+
+    def manifest(self):
+        return {"source": "scripted"}
+
+
+def test_vqa_counts_answers_that_name_a_us_state(tmp_path) -> None:
+    from eatkit.run.probes import run_probe
+
+    images = group_images(tmp_path / "faces", {"asian": 2, "white": 3})  # asian: Ohio, china; white: + washington dc
+    run = run_probe("vqa", _ScriptedVQA(), images, seed=0)
+    ask, state = run.records
+    assert ask.region_answers["counts"] == {"asian": 0, "white": 0} and ask.region_table == "us-states-2019"
+    assert state.region_answers["counts"] == {"asian": 1, "white": 2}
+    assert state.region_answers["rates"] == {"asian": 0.5, "white": pytest.approx(2 / 3)}
+    assert state.answers["white"] == {"ohio": 1, "china": 1, "washington dc": 1}
+    again = record_from_json(state.to_json())  # typed round trip
+    assert (again.region_table, again.region_answers) == ("us-states-2019", state.region_answers)
+    from eatkit.report import write_html_report
+
+    out = run.save(tmp_path / "out")
+    html = write_html_report([out], out / "report.html").read_text()
+    assert html.count("Answers naming a region") == 1 and "region answers per group" in html  # the state question
+    with pytest.raises(EatkitError, match="region table 'nowhere.csv' is neither"):
+        run_probe("vqa", _ScriptedVQA(), images, seed=0, params={"regions": "nowhere.csv"})
+
+
+def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
+    from eatkit.cli import build_parser
+    from eatkit.cli.run import given_params
+    from eatkit.run.probes import probe_params
+    from eatkit.specs import GENERATION
+
+    def params(*argv):
+        args = build_parser().parse_args(["probe", "generate", "--model", "M", "--images", "x", *argv])
+        return GENERATION.resolve(probe_params("generation", given_params(args, [args.kind])))
+
+    study = params("--preset", "wolfe2022")
+    assert (study["steps"], study["every"], study["size"], study["region"]) == (200, 10, 592, [0.45, 0.3, 0.085, 0.085])
+    assert round(study["region"][2] * 592) == round(study["region"][3] * 592) == 50  # the seed's 50 x 50 pixels
+    mine = params("--preset", "wolfe2022", "--steps", "3", "--region", "0.1,0.1,0.2,0.2")
+    assert (mine["steps"], mine["size"], mine["region"], mine["preset"]) == (3, 592, [0.1, 0.1, 0.2, 0.2], "wolfe2022")
+    assert (params()["steps"], params()["size"]) == (80, None)  # no preset: the defaults
+    with pytest.raises(EatkitError, match=r"unknown generation preset 'wolfe' \(known: wolfe2022\)"):
+        probe_params("generation", {"preset": "wolfe"})
+
+
+def test_tile_map_has_one_tile_per_state_and_shades_the_shares() -> None:
+    from types import SimpleNamespace
+
+    from eatkit.report.probes import US_TILES, tile_map
+    from eatkit.stimuli.regions import load_region_table
+
+    states = load_region_table("us-states-2019").regions
+    assert set(US_TILES) == set(states) and len(states) == 51
+    assert len({(row, col) for _, row, col in US_TILES.values()}) == 51  # no two states share a tile
+    assert len({code for code, _, _ in US_TILES.values()}) == 51
+    shares = {s: {"a": i / 100, "b": 1 - i / 100} for i, s in enumerate(states)}
+    fig = tile_map(SimpleNamespace(shares=shares, groups=["a", "b"], k=6))
+    tiles = [p for p in fig.axes[0].patches]
+    assert len(tiles) == 51 and tiles[0].get_facecolor() != tiles[-1].get_facecolor()
+    assert tile_map(SimpleNamespace(shares={"x": {"a": 1.0}}, groups=["a"], k=1)) is None  # not the US states
+
+
+def test_generation_from_the_text_alone_starts_at_seeded_noise(clip_model) -> None:
+    from eatkit.encoders.generation import CLIPGuidedGenerator
+
+    gen = CLIPGuidedGenerator(build_model(f"hf-clip:{clip_model}", cache=False), steps=3, every=3, lr=0.2, cutouts=0)
+    frames = gen.run(None, "an american person", seed=5)
+    noise = np.random.default_rng(5).integers(0, 256, (32, 32, 3))
+    assert frames.shape == (2, 32, 32, 3) and np.abs(frames[0].astype(int) - noise).max() <= 1  # the 1e-3 clamp
+    np.testing.assert_array_equal(frames, gen.run(None, "an american person", seed=5))
+    assert not np.array_equal(frames[0], gen.run(None, "an american person", seed=6)[0])
+    assert not np.array_equal(frames[0], frames[-1])  # the prompt moved it

@@ -165,6 +165,13 @@ def test_image_sets_get_image_diagnostics(tmp_path):
     write_html_report([out], tmp_path / "r.html")
     html = (tmp_path / "r.html").read_text()
     assert "image toy/x/x0.png \u2248 toy/x/x9-small.png" in html and "X-Y: brightness d" in html
+    # the most influential images as thumbnails (the files they came from are recorded with them)
+    top = result.records[0].validity["influence"]["most_influential"]
+    assert all(Path(row["file"]).name == Path(row["stimulus"]).name for row in top)
+    assert html.count('<img class="thumb"') == min(len(top), 3) > 0  # the report shows the top 3
+    (tmp_path / "toy").rename(tmp_path / "moved")  # files gone: the names alone, no error
+    write_html_report([out], tmp_path / "r2.html")
+    assert '<img class="thumb"' not in (tmp_path / "r2.html").read_text() and "toy/x/x0.png" in html
 
 
 def test_validity_option_is_a_boolean():

@@ -11,15 +11,16 @@ CATEGORIES = [{"id": 1, "name": "person", "supercategory": "person"},
               {"id": 3, "name": "car", "supercategory": "vehicle"},
               {"id": 13, "name": "stop sign", "supercategory": "outdoor"},
               {"id": 82, "name": "refrigerator", "supercategory": "appliance"}]
-IDS = {c["name"]: c["id"] for c in CATEGORIES}
 
 
 def write_coco(root: Path, images: dict[int, tuple[list[str], list[str]]], *, split: str = "train",
-               pixels: bool = True, size: int = 16) -> tuple[Path, Path, Path]:
+               pixels: bool = True, size: int = 16, categories: list[dict] = CATEGORIES) -> tuple[Path, Path, Path]:
     """Write ``root/{split}/<id>.png`` (when ``pixels``) and the two annotation files for ``images``
-    (image id -> (category names, captions)); returns (instances, captions, image folder).
+    (image id -> (category names, captions)) with ``categories`` (COCO's ids and names); returns
+    (instances, captions, image folder).
 
     Each category paints its own colour block, so a model can learn the labels."""
+    ids = {c["name"]: c["id"] for c in categories}
     folder = root / split
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
@@ -28,7 +29,7 @@ def write_coco(root: Path, images: dict[int, tuple[list[str], list[str]]], *, sp
         name = f"{image_id:06d}.png"
         entries.append({"id": image_id, "file_name": name, "width": size, "height": size})
         for cat in cats:
-            anns.append({"id": len(anns) + 1, "image_id": image_id, "category_id": IDS[cat],
+            anns.append({"id": len(anns) + 1, "image_id": image_id, "category_id": ids[cat],
                          "bbox": [0, 0, 4, 4], "area": 16, "iscrowd": 0})
         for text in captions:
             caps.append({"id": len(caps) + 1, "image_id": image_id, "caption": text})
@@ -42,7 +43,7 @@ def write_coco(root: Path, images: dict[int, tuple[list[str], list[str]]], *, sp
                 arr[size // 2:, size // 2:, 2] = 250
             Image.fromarray(arr).save(folder / name)
     instances = root / f"instances_{split}.json"
-    instances.write_text(json.dumps({"images": entries, "annotations": anns, "categories": CATEGORIES}))
+    instances.write_text(json.dumps({"images": entries, "annotations": anns, "categories": categories}))
     captions_file = root / f"captions_{split}.json"
     captions_file.write_text(json.dumps({"images": entries, "annotations": caps}))
     return instances, captions_file, folder

@@ -63,6 +63,27 @@ def tiny_clip(folder: Path, *, max_positions: int = 77, shortest_edge: int = 32)
     return str(folder)
 
 
+#: a tiny open_clip architecture (registered under a name of the caller's choice by :func:`tiny_open_clip`)
+TINY_OPEN_CLIP = {"embed_dim": 16,
+                  "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 16, "head_width": 16},
+                  "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
+
+
+def tiny_open_clip(folder: Path, name: str = "eatkit-tiny") -> str:
+    """``open_clip:<name>/<weights file>``: a random tiny open_clip CLIP (``create_model`` with
+    ``pretrained=None``) whose weights are saved in ``folder``."""
+    import json
+
+    import open_clip
+    import torch
+
+    (folder / f"{name}.json").write_text(json.dumps(TINY_OPEN_CLIP))
+    open_clip.add_model_config(folder / f"{name}.json")
+    torch.manual_seed(0)
+    torch.save(open_clip.create_model(name, pretrained=None).state_dict(), folder / "w.pt")
+    return f"open_clip:{name}/{folder / 'w.pt'}"
+
+
 def group_images(root: Path, groups: dict[str, int], seed: int = 0) -> Path:
     """A folder-per-group layout ``root/<group>/<i>.png`` of random 40 x 48 images; group g's images are
     brighter for later groups, so a model can tell them apart."""

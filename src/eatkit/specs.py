@@ -79,6 +79,8 @@ VQA = KindSpec(
               default=["Is this person an American?", "What state does this person live in?"],
               help="a question (repeatable)"),
         Param("yes", default="yes", help="the answer whose rate is reported"),
+        Param("regions", default="us-states-2019", help="region table (bundled or CSV) whose region names count as "
+              "a region answer (default: the US states and D.C.)"),
     ))
 CAPTION = KindSpec(
     "caption", None, "eatkit.analyses.rates:CaptionAnalysis", renderer="eatkit.report.probes:CaptionRenderer",
@@ -88,6 +90,12 @@ CAPTION = KindSpec(
               help="comma-separated nucleus sizes"),
         Param("lexicon", default="race-ethnicity", help="bundled lexicon or a lexicon JSON file"),
     ))
+#: named settings of a study (``eatkit probe generate --preset NAME``; options given beside it win).
+#: wolfe2022: seed 003 section 3.5, 200 iterations, 592 x 592 images, the brightness of a 50 x 50 square of
+#: the forehead just above the eyebrows and between the eyes (of a frontal, centred CFD face)
+GENERATION_PRESETS: dict[str, dict[str, object]] = {
+    "wolfe2022": {"steps": 200, "every": 10, "size": 592, "region": [0.45, 0.3, 0.085, 0.085]},
+}
 GENERATION = KindSpec(
     "generation", None, "eatkit.analyses.generation:GenerationAnalysis",
     renderer="eatkit.report.probes:GenerationRenderer", probe="generate",
@@ -104,6 +112,8 @@ GENERATION = KindSpec(
               help="left,top,width,height of the measured region as fractions (default: a centred square of "
               "1/12 of the side)"),
         Param("max_images", int, low=1, help="at most N images per group"),
+        Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
+              "the forehead region); options given beside it win"),
     ))
 
 

@@ -26,6 +26,19 @@ from eatkit.stats.summary import describe, percent_change
 from eatkit.stimuli.types import AssociationTest
 
 
+def preset(name: str) -> dict[str, Any]:
+    """The generation options of a named preset (:data:`eatkit.specs.GENERATION_PRESETS`).
+
+    >>> preset("wolfe2022")["steps"], preset("wolfe2022")["size"]
+    (200, 592)
+    """
+    from eatkit.specs import GENERATION_PRESETS
+
+    if name not in GENERATION_PRESETS:
+        raise EatkitError(f"unknown generation preset '{name}' (known: {', '.join(sorted(GENERATION_PRESETS))})")
+    return dict(GENERATION_PRESETS[name])
+
+
 @dataclass(frozen=True, kw_only=True)
 class GenerationRecord(Record):
     """Mean region brightness per group along the optimisation."""

@@ -3,7 +3,9 @@
 of independence across groups (:func:`eatkit.stats.proportions.group_rates`).
 
 - ``vqa`` (``hf-blip-vqa:<name>``): every question is put to every image; one record per question with
-  the tally of answers per group, the rate of the answer ``yes`` (param ``yes``) and every image's answer.
+  the tally of answers per group, the rate of the answer ``yes`` (param ``yes``), the share of answers
+  that name a region of a region table (param ``regions``, default the US states and D.C.: the seed's
+  Figure 4, "What state does this person live in?" answered with a state or not) and every image's answer.
 - ``caption`` (``hf-blip-caption:<name>``): one caption per image at each top-p (default .5 to .9),
   seeded; one record per top-p with the rate of captions matching the lexicon (``<descriptor>
   person|man|woman``), the descriptors used per group, and every caption.
@@ -24,6 +26,7 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.proportions import GroupRates, group_rates
 from eatkit.stimuli.lexicon import load_lexicon
+from eatkit.stimuli.regions import load_region_table
 from eatkit.stimuli.types import AssociationTest
 
 
@@ -61,6 +64,8 @@ class VQARecord(RateRecord):
     yes_answer: str
     answers: dict[str, dict[str, int]]  # group -> answer -> count
     answers_by_image: dict[str, str]
+    region_table: str = ""
+    region_answers: dict[str, Any] | None = None  # the rate fields of "the answer names a region"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +84,10 @@ class VQAAnalysis(ProbeAnalysis):
     kind = "vqa"
     record_type = VQARecord
 
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        super().check(test, options)
+        load_region_table(options.params["regions"])
+
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
         answer = require_capability(model, "answer", "vqa", "a visual question answering model (hf-blip-vqa:<name>)")
         files = group_files(test)
@@ -88,18 +97,39 @@ class VQAAnalysis(ProbeAnalysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Any], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         yes = options.params["yes"].strip().lower()
+        table = load_region_table(options.params["regions"])
+        names = region_answers(table.regions)
         files = embedded["files"]
         outcomes = []
         for i, (question, answers) in enumerate(embedded["answers"].items(), start=1):
             tallies = {g: dict(Counter(a.strip().lower() for a in answers[g]).most_common()) for g in files}
-            rates = group_rates({g: tallies[g].get(yes, 0) for g in files}, {g: len(answers[g]) for g in files},
-                                options.confidence_level)
+            totals = {g: len(answers[g]) for g in files}
+            rates = group_rates({g: tallies[g].get(yes, 0) for g in files}, totals, options.confidence_level)
+            in_table = group_rates({g: sum(n for a, n in tallies[g].items() if a in names) for g in files}, totals,
+                                   options.confidence_level)
             record = VQARecord(
                 suite=suite, test=f"{test.id}-{i}", title=f"VQA: {question}", seed=seed, question=question,
-                yes_answer=yes, answers=tallies, **_rate_fields(rates),
+                yes_answer=yes, answers=tallies, **_rate_fields(rates), region_table=table.id,
+                region_answers=_rate_fields(in_table),
                 answers_by_image={img: a for g, (_, ids) in files.items() for img, a in zip(ids, answers[g])})
             outcomes.append(Outcome(record, {}, rates))
         return outcomes
+
+
+#: other spellings of a region's name in answers (lower case)
+REGION_ALIASES: dict[str, tuple[str, ...]] = {
+    "district of columbia": ("washington dc", "washington d.c.", "washington, dc", "washington, d.c.", "dc", "d.c."),
+}
+
+
+def region_answers(regions: list[str]) -> frozenset[str]:
+    """The lower-case answers that name one of ``regions`` (with :data:`REGION_ALIASES`).
+
+    >>> sorted(region_answers(["Ohio", "District of Columbia"]))[:3]
+    ['d.c.', 'dc', 'district of columbia']
+    """
+    names = {r.strip().lower() for r in regions}
+    return frozenset(names | {a for r in names for a in REGION_ALIASES.get(r, ())})
 
 
 class CaptionAnalysis(ProbeAnalysis):

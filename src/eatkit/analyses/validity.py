@@ -55,8 +55,9 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
     sets = vector_set_diagnostics(**dict(zip(ROLES, vectors)))
 
     def stimulus(row: Influential) -> dict[str, Any]:
+        files = embedded[row.role].files  # an image's file: the report shows it as a thumbnail
         return {"role": row.role, "stimulus": embedded[row.role].ids[row.index], "effect_size": row.effect_size,
-                "change": row.change, "p_value": row.p_value}
+                "change": row.change, "p_value": row.p_value, **({"file": files[row.index]} if files else {})}
 
     panel = {
         "influence": {

@@ -13,13 +13,18 @@ from eatkit.errors import EatkitError
 def register(sub: Any) -> None:
     aset = sub.add_parser("analysis-set", help="build a geometry analysis set from COCO annotations or folders",
                           description="Build classes of images (man, woman, <object>, <object>+man, "
-                          "<object>+woman, random, stop-sign) from COCO-format annotations, or take DIR/<class>/* "
+                          "<object>+woman, random, stop-sign) from COCO-format annotations or Open Images box "
+                          "annotations, or take DIR/<class>/* "
                           "folders, and write a suite of one geometry test for 'eatkit run'.")
-    aset.add_argument("source", choices=("coco", "folders"))
+    aset.add_argument("source", choices=("coco", "open-images", "folders"))
     aset.add_argument("--instances", type=Path, help="coco: instances_*.json")
     aset.add_argument("--captions", type=Path, help="coco: captions_*.json (gender from caption words)")
-    aset.add_argument("--images", type=Path, required=True, help="coco: the image folder; folders: DIR")
-    aset.add_argument("--objects", help="coco: comma-separated object categories, e.g. car,refrigerator,surfboard")
+    aset.add_argument("--boxes", type=Path, help="open-images: the box annotations, *-annotations-bbox.csv")
+    aset.add_argument("--class-descriptions", type=Path,
+                      help="open-images: class-descriptions-boxable.csv (label id, display name)")
+    aset.add_argument("--images", type=Path, required=True,
+                      help="coco, open-images: the image folder (open-images: <ImageID>.jpg); folders: DIR")
+    aset.add_argument("--objects", help="coco, open-images: comma-separated object categories, e.g. car,refrigerator,surfboard")
     aset.add_argument("--classes", help="folders: comma-separated class folders (default: all)")
     aset.add_argument("--per-class", type=int, help="coco: at most this many images per class (seeded sample)")
     aset.add_argument("--seed", type=int, default=0, help="coco: seed of the sampling (default 0)")
@@ -40,6 +45,19 @@ def _cmd_analysis_set(args: argparse.Namespace) -> int:
         aset = folder_analysis_set(args.images, classes)
         args.output.write_text(json.dumps(aset.suite(), indent=1) + "\n", encoding="utf-8")
         suite, images = args.output, args.images
+    elif args.source == "open-images":
+        from eatkit.stimuli.analysis_sets import open_images_analysis_set
+
+        if not (args.boxes and args.class_descriptions and args.objects):
+            raise EatkitError("analysis-set open-images needs --boxes, --class-descriptions and --objects")
+        if args.lexicon:
+            raise EatkitError("--lexicon applies to coco (Open Images labels say the gender)")
+        aset = open_images_analysis_set(args.boxes, args.class_descriptions, args.images,
+                                        [o.strip() for o in args.objects.split(",") if o.strip()],
+                                        per_class=args.per_class, seed=args.seed, control=not args.no_control,
+                                        exclusive=args.exclusive)
+        suite = aset.write(args.output)
+        images = args.output / "images"
     else:
         if not (args.instances and args.captions and args.objects):
             raise EatkitError("analysis-set coco needs --instances, --captions and --objects")

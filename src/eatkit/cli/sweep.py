@@ -61,4 +61,4 @@ def _write_audit(config: Path, result: Any) -> None:
     from eatkit.run.sweep import METADATA_KEYS, load_sweep
 
     metadata = {c.model["label"]: {k: c.model[k] for k in METADATA_KEYS if k in c.model} for c in load_sweep(config).cells}
-    write_audit_report(result.finished, result.out / "audit.html", metadata)
+    write_audit_report(result.finished, result.out / "audit.html", metadata, rankings=result.out / "rankings.csv")

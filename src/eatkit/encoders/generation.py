@@ -65,8 +65,10 @@ class CLIPGuidedGenerator:
         """The steps at which frames are kept: 0, every, 2 every, ... (and the last step)."""
         return sorted({*range(0, self.steps + 1, self.every), self.steps})
 
-    def run(self, path: str, prompt: str, seed: int) -> np.ndarray:
-        """Frames of the optimisation from the image file ``path``: (frames, size, size, 3) uint8."""
+    def run(self, path: str | None, prompt: str, seed: int) -> np.ndarray:
+        """Frames of the optimisation from the image file ``path``: (frames, size, size, 3) uint8. With
+        ``path=None`` it starts from seeded uniform noise: generation from the text alone (the "American ==
+        White" study's appendix A.3, Figure 8)."""
         import torch
 
         enc = self.encoder
@@ -75,7 +77,11 @@ class CLIPGuidedGenerator:
         torch.manual_seed(seed)
         with torch.no_grad():
             text = enc.text_features(net, tokenizer, [prompt])
-        start = torch.from_numpy(np.asarray(self.initial.load(path), dtype=np.float32) / 255.0)
+        if path is None:  # the text alone: uniform noise drawn from the seed
+            pixels = np.random.default_rng(seed).integers(0, 256, (self.size, self.size, 3))
+        else:
+            pixels = np.asarray(self.initial.load(path))
+        start = torch.from_numpy(pixels.astype(np.float32) / 255.0)
         start = start.permute(2, 0, 1)[None].clamp(1e-3, 1 - 1e-3)
         logit = torch.log(start) - torch.log1p(-start)
         if self.parameterization == "fourier":

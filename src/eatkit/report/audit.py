@@ -6,11 +6,14 @@ data), one column per test grouped under its suite, each cell the effect size d 
 start in the order of :func:`eatkit.stats.cluster_profiles` (models with similar bias profiles side by side);
 a click on a column heading sorts by it (again: the other way), a text box filters the models, and a box per
 suite shows or hides its tests. Above the table, one small-multiples figure: a strip per test with a tick for
-every model's d. Plain HTML, CSS and a little inline script, no network: one self-contained file.
+every model's d. Below it, when the sweep ranked its models (``rankings.csv``, ``ranking-correlations.csv``:
+:func:`eatkit.run.sweep.write_rankings`), the ranking by each measure and overall, and the rank correlation
+between the measures. Plain HTML, CSS and a little inline script, no network: one self-contained file.
 """
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import math
@@ -120,8 +123,39 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def audit_html(table: AuditTable, title: str = "Audit: models x tests") -> str:
-    """The self-contained HTML page of ``table`` (module docstring)."""
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _rankings_html(rankings: Path | None) -> str:
+    """The sweep's model rankings (``rankings.csv``) and the Spearman correlations between the measures'
+    rankings (``ranking-correlations.csv`` beside it) as two tables; "" when the sweep wrote none."""
+    if rankings is None or not rankings.is_file():
+        return ""
+    rows = sorted(_csv_rows(rankings), key=lambda r: float(r["overall_rank"]))
+    measures = [c for c in rows[0] if c.startswith("rank_")] if rows else []
+    head = "".join(f"<th>{html.escape(c[5:])}</th>" for c in measures)
+    body = "".join(
+        f'<tr><td class="rank">{html.escape(r["overall_rank"])}</td><th class="model" scope="row">'
+        f'{html.escape(r["model"])}</th><td>{float(r["mean_rank"]):.2f}</td>'
+        + "".join(f"<td>{html.escape(r[c])}</td>" for c in measures) + "</tr>" for r in rows)
+    out = (f'<h2>Rankings</h2><p class="note">Models ranked by each measure (1: least biased, by |d| for the EAT '
+           f'and each metric\'s distance from no bias; docs/metrics.md), their mean rank and the overall rank by '
+           f'it (WEFE\'s rankings).</p><table class="rankings"><thead><tr><th>overall</th><th>model</th>'
+           f'<th>mean rank</th>{head}</tr></thead><tbody>{body}</tbody></table>')
+    pairs = rankings.with_name("ranking-correlations.csv")
+    if pairs.is_file() and (corr := _csv_rows(pairs)):
+        cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
+                        f"<td>{float(r['spearman']):.2f}</td><td>{float(r['p_value']):.3g}</td></tr>" for r in corr)
+        out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models.</p><table '
+                'class="rankings"><thead><tr><th>measure</th><th>measure</th><th>rho</th><th>p</th></tr></thead>'
+                f"<tbody>{cells}</tbody></table>")
+    return out
+
+
+def audit_html(table: AuditTable, title: str = "Audit: models x tests", rankings: Path | None = None) -> str:
+    """The self-contained HTML page of ``table`` and the sweep's ``rankings`` (module docstring)."""
     order, how = _order(table)
     suites = list(dict.fromkeys(s for s, _ in table.tests))
     meta = [(k, label) for k, label in METADATA_COLUMNS if any(k in m for m in table.metadata.values())]
@@ -189,6 +223,7 @@ aria-label="filter models"> <span>suites: {toggles}</span> <span id="shown"></sp
 <div class="wrap"><table id="audit"><thead><tr class="groups"><th colspan="{first}"></th>{group_row}</tr>
 <tr class="heads"><th class="sort" data-col="0" data-type="num">#</th><th class="sort" data-col="1" data-type="text">model</th>{heads}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
+{_rankings_html(rankings)}
 <script>
 (function () {{
   const table = document.getElementById('audit'), body = table.tBodies[0];
@@ -234,8 +269,9 @@ aria-label="filter models"> <span>suites: {toggles}</span> <span id="shown"></sp
 
 def write_audit_report(runs: Sequence[str | Path] | AuditTable, path: str | Path,
                        metadata: Mapping[str, Mapping[str, Any]] | None = None,
-                       title: str = "Audit: models x tests") -> Path:
-    """Write the audit page of sweep cell folders (or of an :class:`AuditTable`) to ``path``; return it.
+                       title: str = "Audit: models x tests", rankings: str | Path | None = None) -> Path:
+    """Write the audit page of sweep cell folders (or of an :class:`AuditTable`) to ``path``, with the
+    sweep's ``rankings.csv`` when given; return it.
 
     >>> t = AuditTable(("m1", "m2"), (("weat", "weat1"),), np.array([[0.5], [1.2]]), np.array([[0.01], [0.2]]))
     >>> import tempfile; write_audit_report(t, tempfile.mkdtemp() + "/audit.html").name
@@ -243,5 +279,5 @@ def write_audit_report(runs: Sequence[str | Path] | AuditTable, path: str | Path
     """
     table = runs if isinstance(runs, AuditTable) else audit_table(runs, metadata)
     path = Path(path)
-    path.write_text(audit_html(table, title), encoding="utf-8")
+    path.write_text(audit_html(table, title, Path(rankings) if rankings is not None else None), encoding="utf-8")
     return path

@@ -126,8 +126,9 @@ def score_bars(record: Any) -> Any:
         mine = {s["key"]: s for s in record.scores if s["model"] == model}
         xs = [k + (m - (len(record.models) - 1) / 2) * width for k in range(len(keys))]
         means = [mine[k]["mean"] for k in keys]
-        low = [mine[k]["mean"] - mine[k]["min"] for k in keys]
-        high = [mine[k]["max"] - mine[k]["mean"] for k in keys]
+        # a mean of equal values can differ from them in the last bit: bar lengths are never negative
+        low = [max(0.0, mine[k]["mean"] - mine[k]["min"]) for k in keys]
+        high = [max(0.0, mine[k]["max"] - mine[k]["mean"]) for k in keys]
         ax.errorbar(xs, means, yerr=[low, high], fmt="o", capsize=2, label=model, markersize=3)
     ax.set_xticks(range(len(keys)), keys, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel(f"{record.similarity} ({record.fold} folds)")

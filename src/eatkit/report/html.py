@@ -34,6 +34,7 @@ p.lead { color: #444; margin-top: 0; }
 .note { color: #444; font-size: .92rem; }
 nav ul { padding-left: 1.2rem; }
 .scroll { overflow-x: auto; }
+img.thumb { display: block; max-width: 64px; max-height: 64px; margin: 2px 0; }
 table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; }
 th, td { padding: .28rem .45rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #222; background: #f4f4f4; }
@@ -148,6 +149,14 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = (), failed: Mapp
                       "(columns); hatched n/a: the run lacks the test. " + escape(STARS_NOTE) + ".")
             + "</section>"
         )
+    grounded = [(label, [r for r in run.records if r.kind == "grounded"]) for run, label in zip(runs, labels)]
+    grounded = [(label, records) for label, records in grounded if records]
+    if len(grounded) > 1:
+        from eatkit.report.grounded import comparison_html
+
+        nav = '<li><a href="#grounded-comparison">Grounded-WEAT/SEAT by model</a></li>' + nav
+        comparison = ('<section id="grounded-comparison"><h2>Grounded-WEAT/SEAT by model</h2>'
+                      f"{comparison_html(grounded)}</section>") + comparison
     for k, one in enumerate(series, 1):
         what = "Prompts compared" if one.kind == "prompts" else "Series"
         nav = f'<li><a href="#series-{k}">{what}: {escape(", ".join(one.labels))}</a></li>' + nav

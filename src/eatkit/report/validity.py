@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from eatkit.report.formatting import fmt_d, fmt_number, fmt_p
+from eatkit.report.thumbnails import thumbnail_html
 
 #: most influential stimuli shown per test
 SHOWN = 3
@@ -27,7 +28,8 @@ _NOTE = (
 
 
 def _stimulus(row: Mapping[str, Any], value: str) -> str:
-    return f"{escape(str(row['stimulus']))} ({escape(str(row['role']))}) {value}"
+    thumb = thumbnail_html(row["file"]) if isinstance(row.get("file"), str) else ""
+    return f"{thumb}{escape(str(row['stimulus']))} ({escape(str(row['role']))}) {value}"
 
 
 def _influential(panel: Mapping[str, Any]) -> str:

@@ -59,7 +59,7 @@ def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str
         raise AssertionError(f"analysis of '{kind}' is not a probe")
     _, run_seed = resolve_rng(seed)
     options = options_by_test([test], RunOptions(seed=run_seed, n_bootstrap=0, confidence_level=confidence_level,
-                                                 params=dict(params or {})).validated())[test.id]
+                                                 params=probe_params(kind, params)).validated())[test.id]
     analysis.check(test, options)
     if isinstance(model, str):
         from eatkit.registry import build_model
@@ -69,6 +69,21 @@ def run_probe(kind: str, model: Any, images: str | Path, *, groups: Sequence[str
     outcomes = analysis.compute(test, observed, options, suite=suite.id, seed=run_seed)
     manifest = build_manifest(suite, model, options.manifest(), {test.id: _image_checksums(test)}, command)
     return RunResult(suite, outcomes, manifest)
+
+
+def probe_params(kind: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A probe's parameters as given, a generation ``preset`` expanded into its settings (the parameters
+    given beside it win; the preset's name stays, recorded in the manifest).
+
+    >>> probe_params("generation", {"preset": "wolfe2022", "steps": 3})["steps"], probe_params("vqa", None)
+    (3, {})
+    """
+    given = dict(params or {})
+    if kind == "generation" and given.get("preset") is not None:
+        from eatkit.analyses.generation import preset
+
+        given = {**preset(given["preset"]), **given}
+    return given
 
 
 def _image_checksums(test: AssociationTest) -> dict[str, Any]:

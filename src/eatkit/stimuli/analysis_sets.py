@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.errors import EatkitError
+from eatkit.errors import EatkitError, one_line
 from eatkit.stimuli.images import IMAGE_SUFFIXES
 
 #: Caption words that mark an image's person as a man or a woman (edit or replace as needed).
@@ -281,7 +281,7 @@ def coco_analysis_set(
                               f"e.g. {', '.join(sorted(known)[:5])})")
     if "person" in objects:
         raise EatkitError("'person' cannot be an object of interest: it is the gender classes' category")
-    files = {im["id"]: im["file_name"] for im in inst["images"]}
+    files = {im["id"]: str(Path(images) / im["file_name"]) for im in inst["images"]}
     present: dict[Any, set[str]] = {i: set() for i in files}
     for ann in inst["annotations"]:
         if ann["image_id"] in present and ann["category_id"] in names:
@@ -291,11 +291,25 @@ def coco_analysis_set(
         words.setdefault(ann["image_id"], set()).update(re.findall(r"[a-z]+", str(ann["caption"]).lower()))
 
     def gender(image: Any) -> str | None:
-        if "person" not in present[image]:
-            return None
         said = {g for g in GENDERS if words.get(image, set()) & lexicon[g]}
         return said.pop() if len(said) == 1 else None
 
+    from eatkit.io import file_sha256  # noqa: PLC0415
+
+    source = {"from": "coco", "instances": os.fspath(instances), "instances_sha256": file_sha256(instances),
+              "captions": os.fspath(captions), "captions_sha256": file_sha256(captions), "objects": objects,
+              "per_class": per_class, "seed": seed, "control": control, "exclusive": exclusive,
+              "lexicon": {g: sorted(w) for g, w in lexicon.items()}}
+    return _assign(files, present, gender, objects, per_class=per_class, seed=seed, control=control,
+                   exclusive=exclusive, where=str(instances), source=source)
+
+
+def _assign(files: Mapping[Any, str], present: Mapping[Any, set[str]], gender: Any, objects: list[str], *,
+            per_class: int | None, seed: int, control: bool, exclusive: bool, where: str,
+            source: dict[str, Any]) -> AnalysisSet:
+    """The classes of the module docstring from each image's file, categories (``"person"`` among them
+    for a person) and ``gender(image)`` (``"man"``, ``"woman"`` or ``None``; asked only of person images),
+    sampled; ``where`` names the annotations in errors."""
     focus = set(objects) | ({CONTROL} if control else set())
     members: dict[str, list[Any]] = {n: [] for n in [*GENDERS, *(f"{o}{s}" for o in objects
                                                                 for s in ("", "+man", "+woman"))]}
@@ -306,7 +320,7 @@ def coco_analysis_set(
         hits = cats & focus
         if len(hits) > 1:
             continue
-        g = gender(image)
+        g = gender(image) if "person" in cats else None
         if not hits:
             if g is not None and (not exclusive or cats == {"person"}):
                 members[g].append(image)
@@ -329,22 +343,108 @@ def coco_analysis_set(
     chosen: dict[str, tuple[str, ...]] = {}
     for name, ids in members.items():
         picked = _sample(ids, per_class, rng)
-        chosen[class_folder(name)] = _enough(name, tuple(str(Path(images) / files[i]) for i in picked),
-                                             str(instances))
+        chosen[class_folder(name)] = _enough(name, tuple(files[i] for i in picked), where)
     random_size = per_class or max(len(v) for v in chosen.values())
     picked = _sample(rest, random_size, rng)
-    chosen[REFERENCE] = _enough(REFERENCE, tuple(str(Path(images) / files[i]) for i in picked), str(instances))
+    chosen[REFERENCE] = _enough(REFERENCE, tuple(files[i] for i in picked), where)
     order = [*GENDERS, REFERENCE] + ([class_folder(CONTROL)] if control else []) + \
         [f"{o}{s}" for o in objects for s in ("", "+man", "+woman")]
     chosen = {class_folder(n): chosen[class_folder(n)] for n in order}
     pairs, groups = design(list(chosen))
+    return AnalysisSet(chosen, pairs, groups, {class_folder(k): v for k, v in available.items()}, source)
+
+
+#: Open Images labels (display names, lower case) of people, and the gender each one says
+OPEN_IMAGES_PEOPLE: dict[str, str | None] = {"person": None, "man": "man", "boy": "man", "woman": "woman",
+                                             "girl": "woman"}
+
+
+def open_images_analysis_set(
+    boxes: str | Path,
+    classes: str | Path,
+    images: str | Path,
+    objects: Sequence[str],
+    *,
+    per_class: int | None = None,
+    seed: int = 0,
+    control: bool = True,
+    exclusive: bool = False,
+) -> AnalysisSet:
+    r"""An analysis set for ``objects`` (Open Images display names, any case, e.g. ``car``) from the Open
+    Images V4-V7 box annotations (``*-annotations-bbox.csv``: a header row with ``ImageID`` and
+    ``LabelName``) and class descriptions (``class-descriptions-boxable.csv``: ``LabelName,DisplayName``
+    rows, with or without that header); image files are ``images/<ImageID>.jpg``. Open Images labels
+    people as Person, Man, Woman, Boy, Girl: any of them makes an image a person image and the last four
+    give its gender (:data:`OPEN_IMAGES_PEOPLE`; both genders: none), as captions do for COCO. The rules
+    and sampling are COCO's (module docstring); the control class is "Stop sign".
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "c.csv").write_text("/m/0k4j,Car\n/m/04yx4,Man\n/m/03bt1vf,Woman\n/m/01g317,Person\n")
+    >>> rows = [(i, "/m/0k4j") for i in "ab"] + [(i, lab) for i in "cd" for lab in ("/m/0k4j", "/m/04yx4")]
+    >>> rows += [(i, "/m/03bt1vf") for i in "efgh"] + [(i, "/m/0k4j") for i in "gh"] + [(i, "/m/04yx4") for i in "jk"]
+    >>> rows += [(i, "/m/01g317") for i in "il"]  # a person of no gender: the random class
+    >>> _ = (d / "b.csv").write_text("ImageID,Source,LabelName,Confidence\n" + "".join(f"{i},x,{l},1\n" for i, l in rows))
+    >>> s = open_images_analysis_set(d / "b.csv", d / "c.csv", d, ["Car"], control=False)
+    >>> s.sizes(), s.classes["car+man"][0].endswith("c.jpg")
+    ({'man': 2, 'woman': 2, 'random': 2, 'car': 2, 'car+man': 2, 'car+woman': 2}, True)
+    """
+    if per_class is not None and (not isinstance(per_class, int) or per_class < 2):
+        raise EatkitError(f"per_class must be an integer of at least 2, got {per_class!r}")
+    names = {label: name.lower() for label, name in _csv_rows(classes, 2, "class descriptions")
+             if (label, name) != ("LabelName", "DisplayName")}
+    header, *rows = _csv_rows(boxes, None, "box annotations")
+    if "ImageID" not in header or "LabelName" not in header:
+        raise EatkitError(f"box annotations {boxes} need the columns ImageID and LabelName (Open Images "
+                          f"*-annotations-bbox.csv), got {', '.join(header)}")
+    at_id, at_label = header.index("ImageID"), header.index("LabelName")
+    objects = list(dict.fromkeys(o.strip().lower() for o in objects))
+    if not objects:
+        raise EatkitError("name at least one object category")
+    known = set(names.values())
+    for name in [*objects] + ([CONTROL] if control else []):
+        if name not in known:
+            raise EatkitError(f"class '{name}' is not in {classes} (it has {len(known)} classes)")
+    if set(objects) & set(OPEN_IMAGES_PEOPLE):
+        raise EatkitError(f"people ({', '.join(OPEN_IMAGES_PEOPLE)}) cannot be objects of interest: they make the "
+                          "gender classes")
+    present: dict[str, set[str]] = {}
+    genders: dict[str, set[str]] = {}
+    for row in rows:
+        image, name = row[at_id], names.get(row[at_label])
+        cats = present.setdefault(image, set())
+        if name in OPEN_IMAGES_PEOPLE:
+            cats.add("person")
+            if OPEN_IMAGES_PEOPLE[name]:
+                genders.setdefault(image, set()).add(OPEN_IMAGES_PEOPLE[name])
+        elif name is not None:
+            cats.add(name)
+    files = {image: str(Path(images) / f"{image}.jpg") for image in present}
+
+    def gender(image: str) -> str | None:
+        said = genders.get(image, set())
+        return next(iter(said)) if len(said) == 1 else None
+
     from eatkit.io import file_sha256  # noqa: PLC0415
 
-    source = {"from": "coco", "instances": os.fspath(instances), "instances_sha256": file_sha256(instances),
-              "captions": os.fspath(captions), "captions_sha256": file_sha256(captions), "objects": objects,
-              "per_class": per_class, "seed": seed, "control": control, "exclusive": exclusive,
-              "lexicon": {g: sorted(w) for g, w in lexicon.items()}}
-    return AnalysisSet(chosen, pairs, groups, {class_folder(k): v for k, v in available.items()}, source)
+    source = {"from": "open-images", "boxes": os.fspath(boxes), "boxes_sha256": file_sha256(boxes),
+              "classes": os.fspath(classes), "classes_sha256": file_sha256(classes), "objects": objects,
+              "per_class": per_class, "seed": seed, "control": control, "exclusive": exclusive}
+    return _assign(files, present, gender, objects, per_class=per_class, seed=seed, control=control,
+                   exclusive=exclusive, where=str(boxes), source=source)
+
+
+def _csv_rows(path: str | Path, width: int | None, what: str) -> list[list[str]]:
+    """The rows of a CSV file (``width``: the number of columns every row must have)."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = [row for row in csv.reader(fh) if row]
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise EatkitError(f"cannot read the {what} {path}: {one_line(err)}") from None
+    if not rows or (width is not None and any(len(row) != width for row in rows)):
+        raise EatkitError(f"the {what} {path} must be a CSV file of {width or 'some'} columns per row, and not empty")
+    return rows
 
 
 def _sample(ids: list[Any], size: int | None, rng: np.random.Generator) -> list[Any]:

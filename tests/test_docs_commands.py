@@ -1,0 +1,670 @@
+"""Docs that run: every ``eatkit ...`` command line of README.md and docs/*.md, executed on tiny offline
+stand-ins.
+
+:func:`documented_commands` extracts each command (fenced ``bash`` or unlabelled blocks; ``\\``
+continuations joined; comments dropped; the ``eatkit`` part of ``a && eatkit ...`` lines). :data:`CASES`
+says, per command, how it runs offline: which names and paths are replaced by tiny stand-ins (a model
+built from a config and saved to a folder, generated images, fake data folders) and which options are
+added to keep it small. A documented command without a case fails :func:`test_every_documented_command_has_a_case`,
+so no example can be added untested; a case whose command left the docs fails it too.
+
+Every command runs in-process (``eatkit.cli.main``) in one working folder per module, whose ``~`` is a
+fake home, in document order; a command that reads what another wrote names it in ``after``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eatkit.cli import main
+from eatkit.stimuli.datasets import load_manifest as REAL_MANIFEST
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("open_clip")
+pytest.importorskip("timm")
+Image = pytest.importorskip("PIL.Image")
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def documented_commands(path: Path) -> list[str]:
+    """The ``eatkit`` command lines of one Markdown file, each normalised to its words joined by a space (quoted where needed)."""
+    commands, lines, language = [], [], None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fence = FENCE.match(line.strip())
+        if fence:
+            language = None if language is not None else fence.group(1)
+            continue
+        if language not in ("bash", ""):
+            continue
+        lines.append(line.rstrip())
+        if line.rstrip().endswith("\\"):
+            lines[-1] = lines[-1][:-1]
+            continue
+        joined, lines = " ".join(lines), []
+        for part in joined.split("&&"):
+            if part.split()[:1] == ["eatkit"]:  # output shown in unlabelled blocks is not a command
+                commands.append(" ".join(_quoted(w) for w in shlex.split(part, comments=True)))
+    return commands
+
+
+def _quoted(word: str) -> str:
+    """A word as a shell reads it back, quoted only where it must be (``~`` is left to expand)."""
+    return word if word and not re.search(r"[\s'\"$;&|<>()*?]", word) else shlex.quote(word)
+
+
+# -- the stand-ins ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """How one documented command runs offline: ``subs`` replaces its words (a key ending in ``/`` also
+    the start of a word: a folder; values may name the stand-ins of :class:`Workspace` as ``{name}``), ``extra`` words are appended, ``after`` commands
+    run first, ``builds`` names stand-ins to make before it runs, ``fresh`` paths are removed before it runs (the
+    output of another documented command with the same output folder), ``files`` must exist afterwards (relative to the working folder), ``stdout`` must be printed, each (file, text) of ``contains`` must hold."""
+
+    subs: dict[str, str] = field(default_factory=dict)
+    extra: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    builds: tuple[str, ...] = ()
+    fresh: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    stdout: str = ""
+    contains: tuple[tuple[str, str], ...] = ()  # (file, text it must contain)
+    slow: bool = False
+    ray: bool = False
+    covered_by: str = ""  # a test module that runs this page's commands itself (not run again here)
+
+
+CLIP = {"hf-clip:openai/clip-vit-base-patch32": "hf-clip:{clip}"}
+FACES = {"faces/": "{faces}", "~/data/cfd-groups": "{faces}"}
+GET_IEAT = "eatkit data get ieat"
+RUN_EFFNET = "eatkit run ieat --model efficientnet_lite0 --images ~/.local/share/eatkit/ieat -o results/effnet"
+RUN_IGPT = "eatkit run ieat --embeddings ieat/embeddings --embeddings-model igpt_l_32 -o results/igpt"
+COCO_SET = ("eatkit analysis-set coco --instances instances_val2017.json --captions captions_val2017.json "
+            "--images val2017 --objects car,refrigerator,surfboard --per-class 50 -o coco-set")
+FINETUNE = ("eatkit finetune --model efficientnet_lite0 --instances instances_train2017.json --images train2017 "
+            "-o ft.safetensors")
+GENDER_SET = "eatkit analysis-set folders --images ieat/images/gender -o gender-suite.json"
+EPOCHS_1 = {"15": "1"}  # the one word "15" of that command: --epochs 15 -> 1
+SMALL_GROUNDED_COCO = ("--tests", "occ_gender")  # 1 of 6 tests: 234 pairs instead of 5459
+GENERATE_SMALL = ("--max-images", "1", "--cutouts", "0")  # and 4 steps, a frame every 2 (the words 80, 10)
+RESULTS = ("results.json", "manifest.json")
+
+CASES: dict[str, Case] = {
+    # README.md
+    "eatkit run weat --model glove-6b-50d --oov drop": Case(
+        files=tuple(f"eatkit-results/{f}" for f in RESULTS), stdout="weat1"),
+    "eatkit list suites": Case(stdout="american-white"),
+    "eatkit list tests ieat": Case(stdout="weapon"),
+    "eatkit list models": Case(stdout="efficientnet_lite0"),
+    "eatkit list kinds": Case(stdout="direct-bias"),
+    "eatkit run weat --vectors glove.840B.300d.txt --tests weat6 --metrics all --seed 0 -o weat6-metrics": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, files=("weat6-metrics/results.json",), stdout="rnsb"),
+    "eatkit debias --vectors glove.840B.300d.txt --method hard --metrics rnd,direct-bias --seed 0 -o glove-hard":
+        Case(subs={"glove.840B.300d.txt": "{glove840}"}, files=("glove-hard/manifest.json",)),
+    "eatkit probe retrieval --model hf-clip:openai/clip-vit-base-patch32 --images fairface/gender --concepts "
+    "doctor,nurse,CEO -o retrieval-gender": Case(subs={**CLIP, "fairface/gender": "{faces}"},
+                                                 files=("retrieval-gender/results.json",)),
+    "eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, files=("results/weat/results.json",)),
+    RUN_IGPT: Case(subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt/results.json",)),
+    GET_IEAT: Case(stdout="ieat: 90 of 90 files verified in"),
+    RUN_EFFNET: Case(after=(GET_IEAT,), files=("results/effnet/results.json",), slow=True),
+    "eatkit run seat --model all-minilm-l6-v2": Case(extra=("--tests", "sent-weat9"), stdout="sent-weat9"),
+    "eatkit run grounded-coco --model hf-vilt:dandelin/vilt-b32-mlm --images ~/coco/val2014 --experiment all "
+    "--embedding all": Case(subs={"hf-vilt:dandelin/vilt-b32-mlm": "hf-vilt:{vilt}", "~/coco/val2014": "{coco_val2014}"},
+                            extra=SMALL_GROUNDED_COCO, stdout="experiment 3", slow=True),
+    "eatkit report results/igpt results/effnet --html report.html": Case(after=(RUN_IGPT, RUN_EFFNET),
+                                                                          files=("report.html",), slow=True),
+    COCO_SET: Case(builds=("coco",), fresh=("coco-set",), files=("coco-set/suite.json",)),
+    FINETUNE: Case(builds=("coco",), extra=("--epochs", "1"), files=("ft.safetensors",),
+                   slow=True),
+    "eatkit run coco-set/suite.json --images coco-set/images --model efficientnet_lite0 --compare-model "
+    "efficientnet_lite0@ft.safetensors --report": Case(after=(COCO_SET, FINETUNE),
+                                                       files=("eatkit-results/report.html",), slow=True),
+    "eatkit run american-white --model hf-clip:openai/clip-vit-base-patch32 --images faces/ --sd pooled "
+    "--p-method welch": Case(subs={**CLIP, **FACES}, stdout="patriotism"),
+    "eatkit probe ranking --model hf-clip:openai/clip-vit-base-patch32 --images faces/ --seed 0 --report": Case(
+        subs={**CLIP, **FACES}, files=("eatkit-results/report.html",)),
+    "eatkit probe vqa --model hf-blip-vqa:Salesforce/blip-vqa-base --images faces/": Case(
+        subs={"hf-blip-vqa:Salesforce/blip-vqa-base": "hf-blip-vqa:{blip_vqa}", **FACES}, files=("eatkit-results/results.json",)),
+    "eatkit probe caption --model hf-blip-caption:Salesforce/blip-image-captioning-base --images faces/ --seed 0":
+        Case(subs={"hf-blip-caption:Salesforce/blip-image-captioning-base": "hf-blip-caption:{blip_caption}", **FACES},
+             files=("eatkit-results/captions.csv",)),
+    "eatkit probe generate --model open_clip:ViT-B-32/openai --images faces/ --steps 80 --every 10": Case(
+        subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", "80": "4", "10": "2", **FACES},
+        extra=GENERATE_SMALL,
+        files=("eatkit-results/frames",)),
+    "eatkit run mleat-histwords --series histwords/sgns/ -o results/histwords --report": Case(
+        subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
+    "eatkit run mleat-clip --model open_clip:ViT-L-14-336/openai --images ~/.local/share/eatkit/ieat "
+    "--compare-prompts '' 'a picture that brings to mind {x}' -o results/clip-prompts": Case(
+        subs={"open_clip:ViT-L-14-336/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
+        files=("results/clip-prompts/series.json",)),
+    "eatkit run weat --model gpt2-mleat:gpt2 --postprocess center -o results/gpt2-centred": Case(
+        subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2-centred/results.json",)),
+    "eatkit verify results/effnet": Case(after=(RUN_EFFNET,), slow=True),
+    "eatkit sweep sweep.toml --executor ray --address auto": Case(builds=("sweep",), ray=True,
+                                                                  slow=True),
+    # docs/studies.md (the commands not also in README.md or another page)
+    "eatkit run ieat --embeddings ieat/embeddings --embeddings-model simclr_152_3x_sk1 -o results/simclr": Case(
+        subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/simclr/results.json",)),
+    "eatkit run ieat-intersectional --embeddings ieat/embeddings --embeddings-model igpt_l_32 -o results/igpt-x": Case(
+        subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt-x/results.json",)),
+    "eatkit run ieat --embeddings ieat/embeddings --embeddings-model igpt-logit_l_32 -o results/igpt-logit": Case(
+        subs={"ieat/embeddings": "{ieat_embeddings}"}, files=("results/igpt-logit/results.json",)),
+    "eatkit run grounded-google --model hf-lxmert:unc-nlp/lxmert-base-uncased --images ~/grounded-google --regions "
+    "~/grounded-google-regions --experiment all --embedding all -o results/lxmert-google": Case(
+        subs={"hf-lxmert:unc-nlp/lxmert-base-uncased": "hf-lxmert:{lxmert}",
+              "~/grounded-google-regions": "{google_regions}", "~/grounded-google": "{google_images}"},
+        extra=("--tests", "sent-weat8"), files=("results/lxmert-google/results.json",), slow=True),
+    "eatkit run grounded-google --model hf-visualbert:uclanlp/visualbert-vqa-coco-pre --images ~/grounded-google "
+    "--regions ~/grounded-google-regions --experiment all --embedding all -o results/visualbert-google": Case(
+        subs={"hf-visualbert:uclanlp/visualbert-vqa-coco-pre": "hf-visualbert:{visualbert}",
+              "~/grounded-google-regions": "{google_regions}", "~/grounded-google": "{google_images}"},
+        extra=("--tests", "sent-weat8"), files=("results/visualbert-google/results.json",), slow=True),
+    "eatkit report results/lxmert-google results/visualbert-google --html results/grounded-google.html": Case(
+        after=("eatkit run grounded-google --model hf-lxmert:unc-nlp/lxmert-base-uncased --images ~/grounded-google "
+               "--regions ~/grounded-google-regions --experiment all --embedding all -o results/lxmert-google",
+               "eatkit run grounded-google --model hf-visualbert:uclanlp/visualbert-vqa-coco-pre --images "
+               "~/grounded-google --regions ~/grounded-google-regions --experiment all --embedding all -o "
+               "results/visualbert-google"),
+        contains=(("results/grounded-google.html", "Significant gender bias tests"),), slow=True),
+    "eatkit report results/weat --html results/weat-eatmaps.html": Case(
+        after=("eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat",),
+        files=("results/weat-eatmaps.html",)),
+    "eatkit run weat --model gpt2-mleat:gpt2 -o results/gpt2": Case(
+        subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2/results.json",)),
+    "eatkit run weat --vectors GoogleNews-vectors-negative300.bin -o results/word2vec": Case(
+        subs={"GoogleNews-vectors-negative300.bin": "{word2vec}"}, files=("results/word2vec/results.json",)),
+    "eatkit run mleat-clip --model open_clip:ViT-B-32/openai --images ~/.local/share/eatkit/ieat -o results/clip-b32":
+        Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
+             files=("results/clip-b32/results.json",)),
+    # docs/datasets.md
+    "eatkit data list": Case(stdout="glove-6b"),
+    "eatkit data get seat": Case(stdout="seat: 46 of 46 files verified"),
+    "eatkit data get glove-6b --allow-unverified": Case(
+        stdout="glove.6B.zip: sha256", files=("home/.local/share/eatkit/glove-6b/glove.6B.50d.txt",)),
+    "eatkit data get ieat --dest ~/ieat": Case(stdout="verified in"),
+    "eatkit run ieat --model efficientnet_lite0 --images ~/ieat": Case(after=("eatkit data get ieat --dest ~/ieat",),
+                                                                     slow=True),
+    "eatkit run grounded-coco --model hf-vilt:dandelin/vilt-b32-mlm --images ~/coco/val2014 --seed 0": Case(
+        subs={"hf-vilt:dandelin/vilt-b32-mlm": "hf-vilt:{vilt}", "~/coco/val2014": "{coco_val2014}"}, extra=SMALL_GROUNDED_COCO,
+        slow=True),
+    "eatkit run grounded-google --model hf-lxmert:unc-nlp/lxmert-base-uncased --images ~/grounded-google --regions "
+    "~/grounded-google-regions --experiment 2 --embedding sentence --mask vision": Case(
+        subs={"hf-lxmert:unc-nlp/lxmert-base-uncased": "hf-lxmert:{lxmert}", "~/grounded-google-regions": "{google_regions}",
+              "~/grounded-google": "{google_images}"}, extra=("--tests", "sent-weat8"), slow=True),
+    # docs/geometry.md
+    "eatkit analysis-set coco --instances annotations/instances_val2017.json --captions "
+    "annotations/captions_val2017.json --images val2017 --objects car,refrigerator,surfboard --per-class 50 "
+    "--seed 0 -o coco-set": Case(builds=("coco",), fresh=("coco-set",),
+                                 files=("coco-set/suite.json",)),
+    "eatkit analysis-set folders --images /path/to/classes -o classes.json": Case(
+        subs={"/path/to/classes": "{classes}"}, files=("classes.json",)),
+    "eatkit run coco-set/suite.json --images coco-set/images --model efficientnet_lite0 --compare-model "
+    "efficientnet_lite0@ft.safetensors --seed 0 --report": Case(after=(COCO_SET, FINETUNE),
+                                                                files=("eatkit-results/report.html",), slow=True),
+    "eatkit finetune --model efficientnet_lite0 --instances instances_train2017.json --images train2017 "
+    "--val-instances instances_val2017.json --val-images val2017 --epochs 15 --lr 0.001 -o ft.safetensors": Case(
+        subs=EPOCHS_1, builds=("coco",), files=("ft.safetensors",),
+        slow=True),
+    GENDER_SET: Case(subs={"ieat/images/gender": "{gender}"}, files=("gender-suite.json",)),
+    "eatkit run gender-suite.json --model efficientnet_lite0 --compare-model efficientnet_lite1 --compare-model "
+    "efficientnet_lite2 --images ieat/images/gender --seed 2026 -o gender-geometry --report": Case(
+        subs={"ieat/images/gender": "{gender}"}, after=(GENDER_SET,), files=("gender-geometry/report.html",),
+        stdout="career vs family", slow=True),
+    "eatkit analysis-set open-images --boxes oidv6-train-annotations-bbox.csv --class-descriptions "
+    "class-descriptions-boxable.csv --images train --objects car,dog --per-class 150 --seed 0 -o open-images-set":
+        Case(builds=("open_images",), fresh=("open-images-set",), files=("open-images-set/suite.json",),
+             stdout="dog+woman"),
+    # docs/mleat-studies.md
+    "eatkit run mleat-histwords --series histwords/sgns/ --decades 1810-1990 --seed 0 -o results/histwords --report":
+        Case(subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
+    "eatkit run mleat-histwords --series histwords/sgns/ --seed 0 -o results/histwords --report": Case(
+        subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
+    "eatkit run mleat-clip --model open_clip:ViT-L-14-336/openai --images ~/.local/share/eatkit/ieat "
+    "--compare-prompts '' 'a picture that brings to mind {x}' -o results/clip-prompts --report": Case(
+        subs={"open_clip:ViT-L-14-336/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
+        files=("results/clip-prompts/report.html",)),
+    # docs/probes.md
+    "eatkit run american-white --model hf-clip:openai/clip-vit-base-patch32 --images ~/data/cfd-groups --sd pooled "
+    "--p-method welch --ddof 0 --seed 0": Case(subs={**CLIP, **FACES}, stdout="patriotism"),
+    "eatkit probe ranking --model hf-clip:openai/clip-vit-base-patch32 --images ~/data/cfd-groups --prompt "
+    "lives-in-state --reference us-states-2019 --repeats 1000 --seed 0 --report": Case(
+        subs={**CLIP, **FACES}, contains=(("eatkit-results/report.html", "Ranked shares by state"),)),
+    "eatkit probe vqa --model hf-blip-vqa:Salesforce/blip-vqa-base --images ~/data/cfd-groups --report": Case(
+        subs={"hf-blip-vqa:Salesforce/blip-vqa-base": "hf-blip-vqa:{blip_vqa}", **FACES}, files=("eatkit-results/report.html",)),
+    "eatkit probe caption --model hf-blip-caption:Salesforce/blip-image-captioning-base --images ~/data/cfd-groups "
+    "--top-p 0.5,0.6,0.7,0.8,0.9 --seed 0": Case(
+        subs={"hf-blip-caption:Salesforce/blip-image-captioning-base": "hf-blip-caption:{blip_caption}", **FACES},
+        files=("eatkit-results/captions.csv",)),
+    "eatkit probe generate --model open_clip:ViT-B-32/openai --images ~/data/cfd-groups --prompt 'an American "
+    "person' --steps 80 --every 10 --region 0.45,0.3,0.085,0.085 --seed 0": Case(
+        subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", "80": "4", "10": "2", **FACES},
+        extra=GENERATE_SMALL,
+        files=("eatkit-results/frames",)),
+    "eatkit probe ranking --model hf-clip:openai/clip-vit-base-patch32 --images ~/data/cfd-groups --prompt "
+    "lives-in-state --repeats 1000 --seed 0 --table state-iat.csv": Case(
+        subs={**CLIP, **FACES}, builds=("state_iat",), stdout="state-iat.csv: asian~iat"),
+    "eatkit probe generate --model open_clip:ViT-B-32/openai --images ~/data/cfd-groups --preset wolfe2022 --seed 0":
+        Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}", **FACES},
+             extra=("--steps", "2", "--size", "64", *GENERATE_SMALL), files=("eatkit-results/frames",)),
+    # docs/models.md and docs/validity.md: their own tests run them (tiny published checkpoints; the shared
+    # GloVe 840B items, whose numbers that test checks)
+    **{command: Case(covered_by="tests/test_docs_models.py") for command in (
+        "eatkit run ieat --tests insect-flower --images ieat-images --model simclrv2 --weights r152_3x_sk1.pth -o simclr",
+        "eatkit run ieat --tests insect-flower --images ieat-images --model moco-v2-resnet50 --weights "
+        "moco_v2_800ep_pretrain.pth.tar -o moco",
+        "eatkit run ieat --tests insect-flower --images ieat-images --model slip --weights slip_base_100ep.pt -o slip",
+        "eatkit finetune --model hf-clip-image:clip-vit-base-patch32 --instances instances_train2017.json --images "
+        "train2017 --epochs 1 -o clip-coco.safetensors",
+        "eatkit run ieat --tests insect-flower --images ieat-images --model hf-clip-image:clip-vit-base-patch32 "
+        "--weights clip-coco.safetensors -o clip-coco")},
+    "eatkit run weat --vectors ../shared/data/glove840b-weat/glove.840B.300d.weat-items.txt --validity --seed 1 -o "
+    "weat-validity --report": Case(covered_by="tests/test_validity_run.py"),
+    # docs/scale.md (SLURM: sbatch needs a cluster; tests/test_sweep_slurm.py runs the example with --cluster local)
+    **{command: Case(covered_by="tests/test_sweep_slurm.py") for command in (
+        "eatkit sweep sweep.toml --executor slurm", "eatkit sweep slurm-sweep.toml --executor slurm --cluster local",
+        "eatkit sweep slurm-sweep.toml --executor slurm")},
+    "eatkit sweep sweep.toml": Case(builds=("sweep",), files=("results/sweep/results.csv",)),
+    "eatkit sweep sweep.toml --executor ray --address HEAD:6379": Case(builds=("sweep",), ray=True,
+                                                                       slow=True),
+}
+
+
+class Workspace:
+    """The working folder of the documented commands and its stand-ins, each built on first use."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.home = root, root / "home"
+        self.home.mkdir(parents=True)
+        self.done: set[str] = set()
+        self._built: dict[str, str] = {}
+        self._manifests: dict[str, dict] = {}
+
+    def __getitem__(self, name: str) -> str:  # str.format_map looks stand-ins up by name
+        if name not in self._built:
+            self._built[name] = str(getattr(self, f"_{name}")())
+        return self._built[name]
+
+    def folder(self, name: str) -> Path:
+        path = self.root / "stand-ins" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # models built from configs, saved as local folders
+    def _clip(self) -> str:
+        from tiny_vl import tiny_clip
+
+        return tiny_clip(self.folder("clip"))
+
+    def _open_clip(self) -> str:
+        from tiny_vl import tiny_open_clip
+
+        return tiny_open_clip(self.folder("open-clip"), "eatkit-docs-tiny").removeprefix("open_clip:")
+
+
+    def _blip_vqa(self) -> str:
+        from tiny_vl import tiny_blip
+
+        return tiny_blip(self.folder("blip-vqa"), "BlipForQuestionAnswering")
+
+    def _blip_caption(self) -> str:
+        from tiny_vl import tiny_blip
+
+        return tiny_blip(self.folder("blip-caption"), "BlipForConditionalGeneration")
+
+    def _joint(self, family: str) -> str:
+        from test_encoders_joint import TOWER, VOCAB
+
+        torch.manual_seed(0)
+        folder = self.folder(family)
+        if family == "vilt":
+            transformers.ViltModel(transformers.ViltConfig(
+                **TOWER, vocab_size=len(VOCAB), max_position_embeddings=40, image_size=32, patch_size=16,
+                max_image_length=-1)).save_pretrained(folder)
+            transformers.ViltImageProcessor(size={"shortest_edge": 32}, size_divisor=16).save_pretrained(folder)
+        elif family == "visualbert":
+            transformers.VisualBertModel(transformers.VisualBertConfig(
+                **TOWER, vocab_size=len(VOCAB), max_position_embeddings=40, visual_embedding_dim=12)
+            ).save_pretrained(folder)
+        else:
+            transformers.LxmertModel(transformers.LxmertConfig(
+                vocab_size=len(VOCAB), hidden_size=32, num_attention_heads=2, intermediate_size=37, l_layers=1,
+                x_layers=1, r_layers=1, visual_feat_dim=12, num_qa_labels=2, num_object_labels=3, num_attr_labels=3,
+                max_position_embeddings=40)).save_pretrained(folder)
+        transformers.BertTokenizerFast(vocab={w: i for i, w in enumerate(VOCAB)}).save_pretrained(folder)
+        return str(folder)
+
+    def _vilt(self) -> str:
+        return self._joint("vilt")
+
+    def _lxmert(self) -> str:
+        return self._joint("lxmert")
+
+    def _visualbert(self) -> str:
+        return self._joint("visualbert")
+
+    def _gpt2(self) -> str:
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+        folder = self.folder("gpt2")
+        bpe = Tokenizer(models.BPE())
+        bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        bpe.decoder = decoders.ByteLevel()
+        bpe.train_from_iterator(["This is a rose."] * 5, trainers.BpeTrainer(
+            vocab_size=300, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>").save_pretrained(folder)
+        torch.manual_seed(0)
+        transformers.GPT2Model(transformers.GPT2Config(vocab_size=300, n_embd=16, n_layer=2, n_head=2,
+                                                       n_positions=64)).save_pretrained(folder)
+        return str(folder)
+
+    # data
+    @functools.cached_property
+    def weat_vectors(self) -> dict[str, np.ndarray]:
+        """Random 8-d vectors of every WEAT word."""
+        from eatkit.stimuli.loader import load_suite
+
+        words = sorted({w for t in load_suite("weat").tests for s in t.sets().values() for w in s.items})
+        rng = np.random.default_rng(0)
+        return {w: rng.normal(size=8) for w in words}
+
+    def _glove840(self) -> Path:
+        """A word-vector text file (GloVe format) with every WEAT word."""
+        path = self.folder("vectors") / "glove.txt"
+        path.write_text("".join(f"{w} {' '.join(f'{v:.4f}' for v in x)}\n" for w, x in self.weat_vectors.items()))
+        return path
+
+    def _word2vec(self) -> Path:
+        """A word2vec binary file with every WEAT word."""
+        from test_sources import write_word2vec_binary
+
+        return write_word2vec_binary(self.folder("vectors") / "w2v.bin", self.weat_vectors)
+
+    def _ieat_embeddings(self) -> Path:
+        """The iEAT layout of published embeddings, ``{test}_{category}_{model}.csv`` with 4 images each,
+        for the authors' three models and every category of ieat and ieat-intersectional."""
+        folder, rng = self.folder("ieat-embeddings"), np.random.default_rng(1)
+        for model in ("igpt_l_32", "simclr_152_3x_sk1", "igpt-logit_l_32"):
+            for category in _categories("ieat", "ieat-intersectional"):
+                rows = [",".join([str(i), *(f"{v:.5f}" for v in rng.normal(size=6)), f"{i}.jpg"]) for i in range(4)]
+                (folder / f"{category.replace('/', '_')}_{model}.csv").write_text(
+                    ",0,1,2,3,4,5,img\n" + "\n".join(rows) + "\n")
+        return folder
+
+    def dataset_manifest(self, name: str) -> dict:
+        """Stands in for ``load_manifest``: a file:// mirror of dataset ``name`` in its real layout, with
+        stand-in files (iEAT: 2 images per category of the ieat suite; glove-6b: a zip of a tiny vector
+        file; others: small text files), and their checksums (none where eatkit knows none)."""
+        if name not in self._manifests:
+            from eatkit.stimuli.datasets import checksum_manifest
+
+            real = REAL_MANIFEST(name)
+            mirror = self.folder(f"mirror-{name}")
+            tree = mirror / real.get("prefix", "")
+            if name == "ieat":
+                _images(tree, _categories("ieat"), 2)
+            elif name == "glove-6b":
+                import zipfile
+
+                with zipfile.ZipFile(tree / "glove.6B.zip", "w") as zf:
+                    zf.writestr("glove.6B.50d.txt", "the 0.1 0.2\nrose 0.3 0.4\n")
+            else:
+                for rel in real["files"]:
+                    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (tree / rel).write_text(f"stand-in of {rel}\n")
+            fields = {k: v for k, v in real.items() if k not in ("files", "known_missing")}
+            manifest = checksum_manifest(tree, **{**fields, "base_url": mirror.as_uri()})
+            for rel, entry in real["files"].items():
+                if not entry.get("sha256"):
+                    manifest["files"][rel]["sha256"] = None
+            self._manifests[name] = manifest
+        return self._manifests[name]
+
+    def _faces(self) -> Path:
+        from tiny_vl import group_images
+
+        return group_images(self.folder("faces"), {"asian": 3, "black": 3, "latino": 3, "white": 3})
+
+    def _coco(self) -> Path:
+        """A tiny COCO data set in the working folder, as the documented commands name its files
+        (``instances_val2017.json``, ``val2017/``, ``annotations/...``, the same for train2017), with every
+        class of the analysis set (2 images or more each)."""
+        from tiny_coco import CATEGORIES, write_coco
+
+        root = self.root
+        images: dict[int, tuple[list[str], list[str]]] = {}
+        for obj in ("car", "refrigerator", "surfboard"):
+            for cats, caption in (([obj], f"a {obj}"), ([obj, "person"], f"a man and a {obj}"),
+                                  ([obj, "person"], f"a woman and a {obj}")):
+                for _ in range(2):
+                    images[len(images) + 1] = (cats, [caption])
+        for cats, caption in ((["person"], "a man"), (["person"], "a woman"), (["stop sign"], "a stop sign"),
+                              ([], "a street"), ([], "a field")):
+            for _ in range(2):
+                images[len(images) + 1] = (cats, [caption])
+        surfboard = {"id": 42, "name": "surfboard", "supercategory": "sports"}
+        for split in ("val2017", "train2017"):
+            write_coco(root, images, split=split, categories=[*CATEGORIES, surfboard])
+        (root / "annotations").mkdir(exist_ok=True)
+        for name in ("instances_val2017.json", "captions_val2017.json"):
+            (root / "annotations" / name).write_bytes((root / name).read_bytes())
+        return root
+
+    def _coco_val2014(self) -> Path:
+        """Every image that the chosen grounded-coco test names, as a tiny PNG."""
+        return _named_images(self.folder("coco-val2014"), "grounded-coco", SMALL_GROUNDED_COCO[1])
+
+    def _google_images(self) -> Path:
+        return _named_images(self.folder("grounded-google"), "grounded-google", "sent-weat8")
+
+    def _google_regions(self) -> Path:
+        """One .npz of region features per image (3 regions of 12-d features, one a person)."""
+        folder, rng = self.folder("grounded-google-regions"), np.random.default_rng(2)
+        for image in Path(self["google_images"]).iterdir():
+            np.savez(folder / f"{image.stem}.npz", features=rng.normal(size=(3, 12)),
+                     boxes=np.array([[0, 0, 4, 4], [2, 2, 8, 8], [1, 1, 6, 6]], dtype=float),
+                     labels=np.array(["person", "dog", "tie"]), image_size=np.array([8, 8]))
+        return folder
+
+    def _classes(self) -> Path:
+        return _images(self.folder("classes"), ["cat", "dog"], 3)
+
+    def _gender(self) -> Path:
+        return _images(self.folder("gender"), [c.split("/")[1] for c in _categories("ieat") if c.startswith("gender/")],
+                       3)
+
+    def _histwords(self) -> Path:
+        from test_histwords import write_series
+
+        folder = self.folder("histwords")
+        write_series(folder)
+        return folder
+
+    def _open_images(self) -> Path:
+        """A tiny Open Images layout in the working folder, as the documented command names its files."""
+        from test_analysis_sets import write_open_images
+
+        images = {f"{obj}{who}{i}": [obj.capitalize().replace("Stop", "Stop sign"), *people]
+                  for obj in ("car", "dog", "stop") for who, people in (("", []), ("m", ["Man"]), ("w", ["Woman"]))
+                  for i in range(2) if obj != "stop" or not people}
+        images |= {f"{who}{i}": [who.capitalize()] for who in ("man", "woman", "person") for i in range(2)}
+        write_open_images(self.root / "train", images)
+        (self.root / "train" / "boxes.csv").rename(self.root / "oidv6-train-annotations-bbox.csv")
+        (self.root / "train" / "class-descriptions-boxable.csv").rename(self.root / "class-descriptions-boxable.csv")
+        return self.root / "train"
+
+    def _state_iat(self) -> Path:
+        """state-iat.csv in the working folder: a number per US state and D.C."""
+        from eatkit.stimuli.regions import load_region_table
+
+        rng = np.random.default_rng(5)
+        path = self.root / "state-iat.csv"
+        path.write_text("state,iat\n" + "".join(f"{r},{rng.normal():.3f}\n"
+                                                 for r in load_region_table("us-states-2019").regions))
+        return path
+
+    def _sweep(self) -> Path:
+        """sweep.toml in the working folder (the models of the documented one need weights or a GPU)."""
+        path = self.root / "sweep.toml"
+        path.write_text('output = "results/sweep"\nmodels = [{ name = "glove-6b-50d", oov = "drop" }]\n'
+                        'suites = [{ suite = "weat", tests = ["weat1", "weat2"] }]\nsettings = [{ seed = 0 }]\n')
+        return path
+
+
+def _categories(*suites: str) -> list[str]:
+    from eatkit.stimuli.loader import load_suite
+
+    return sorted({s.category for suite in suites for t in load_suite(suite).tests for s in t.sets().values()
+                   if s.category})
+
+
+def _images(root: Path, categories: list[str], n: int) -> Path:
+    rng = np.random.default_rng(3)
+    for category in categories:
+        (root / category).mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 256, (24, 24, 3), dtype=np.uint8)).save(root / category / f"{i}.png")
+    return root
+
+
+def _named_images(root: Path, suite: str, test: str) -> Path:
+    from eatkit.stimuli.loader import load_suite
+
+    (case,) = [t for t in load_suite(suite).tests if t.id == test]
+    rng = np.random.default_rng(4)
+    for name in {i for s in case.sets().values() for i in (getattr(s, "images", ()) or ())}:
+        Image.fromarray(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)).save(root / name)
+    return root
+
+
+# -- the tests ---------------------------------------------------------------------------------------
+
+
+def _all_documented() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in DOCS:
+        for command in documented_commands(path):
+            found.setdefault(command, []).append(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_every_documented_command_has_a_case() -> None:
+    documented = _all_documented()
+    untested = [f"{', '.join(where)}: {c}" for c, where in documented.items() if c not in CASES]
+    assert not untested, "documented commands with no stand-in in CASES:\n" + "\n".join(untested)
+    assert not set(CASES) - set(documented), f"cases of commands no longer documented: {set(CASES) - set(documented)}"
+    for command, case in CASES.items():  # a page whose own test runs its commands: that test reads the page
+        if case.covered_by:
+            pages = {Path(page).name for page in documented[command]}
+            assert any(page in (ROOT / case.covered_by).read_text(encoding="utf-8") for page in pages), command
+    assert len(documented) >= 40
+
+
+def test_extraction_joins_continuations_and_drops_comments(tmp_path) -> None:
+    doc = tmp_path / "d.md"
+    doc.write_text('text\n```bash\npip x && eatkit run weat \\\n    --seed 1   # note\neatkit list "a b"\n```\n'
+                   "```python\neatkit.eat()\n```\n```\neatkit list models\n```\n```json\n{}\n```\n")
+    assert documented_commands(doc) == ["eatkit run weat --seed 1", "eatkit list 'a b'", "eatkit list models"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models run fastest on one thread (on a shared machine, many threads each wait for a core)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    return Workspace(tmp_path_factory.mktemp("docs-commands"))
+
+
+@pytest.fixture(scope="module")
+def ray_session(workspace: Workspace):
+    ray = pytest.importorskip("ray")
+    src = str(ROOT / "src")
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p),
+           "EATKIT_CACHE_DIR": str(workspace.root / "cache"), "HF_HUB_OFFLINE": "1"}
+    ray.init(num_cpus=1, include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="ERROR",
+             log_to_driver=False, runtime_env={"env_vars": env})
+    yield ray
+    ray.shutdown()
+
+
+def stand_in(command: str, ws: Workspace) -> list[str]:
+    """The command's words with the stand-ins of its case, ``~`` expanded to the fake home."""
+    case, words = CASES[command], []
+    for word in shlex.split(command)[1:]:
+        prefix = next((old for old in case.subs if old.endswith("/") and word.startswith(old)), None)
+        if word in case.subs:
+            word = case.subs[word].format_map(ws)
+        elif prefix is not None:  # a folder: the files under it
+            word = case.subs[prefix].format_map(ws) + word[len(prefix):]
+        words.append(str(ws.home) + word[1:] if word.startswith("~") else word)
+    return words + list(case.extra)
+
+
+def run_documented(command: str, ws: Workspace, capsys: pytest.CaptureFixture[str],
+                   monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a documented command (and first the commands it needs), once per module; its standard output."""
+    for needed in CASES[command].after:
+        if needed not in ws.done:
+            run_documented(needed, ws, capsys, monkeypatch)
+    monkeypatch.chdir(ws.root)
+    monkeypatch.setenv("HOME", str(ws.home))
+    monkeypatch.setenv("EATKIT_DATA_DIR", str(ws.home / ".local" / "share" / "eatkit"))
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(ws.root / "cache"))
+    if command.startswith("eatkit data get"):  # the network: a file:// mirror of a reduced manifest
+        import eatkit.stimuli.datasets as datasets
+
+        monkeypatch.setattr(datasets, "load_manifest", ws.dataset_manifest)
+    for name in CASES[command].builds:
+        ws[name]
+    for name in CASES[command].fresh:
+        shutil.rmtree(ws.root / name, ignore_errors=True)
+    argv = stand_in(command, ws)
+    torch.set_num_threads(1)  # image runs leave torch's default at the core count (see _one_torch_thread)
+    shutil.rmtree(ws.root / "eatkit-results", ignore_errors=True)  # the default output folder: this command's
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert code == 0, f"{command}\n  ran as: eatkit {shlex.join(argv)}\n{err}"
+    ws.done.add(command)
+    return out
+
+
+@pytest.mark.parametrize("command", [pytest.param(c, marks=[pytest.mark.slow] if CASES[c].slow else [],
+                                                  id=re.sub(r"\W+", "-", c)[:90])
+                                     for c in _all_documented() if c in CASES and not CASES[c].covered_by])
+def test_documented_command_runs(command: str, workspace: Workspace, capsys, monkeypatch, request) -> None:
+    case = CASES[command]
+    if case.ray:
+        request.getfixturevalue("ray_session")
+    out = run_documented(command, workspace, capsys, monkeypatch)
+    assert case.stdout in out
+    for name in case.files:
+        assert (workspace.root / name).exists(), f"{command}: {name} not written"
+    for name, text in case.contains:
+        assert text in (workspace.root / name).read_text(encoding="utf-8"), f"{command}: {name} lacks {text!r}"
