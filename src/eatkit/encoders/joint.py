@@ -47,7 +47,8 @@ import numpy as np
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.encoders.images import load_image
-from eatkit.encoders.regions import TABLE_FEATURE_CAP, TABLE_SUFFIXES, FasterRCNNRegions, Regions, RegionTable, load_regions
+from eatkit.encoders.regions import (TABLE_FEATURE_CAP, TABLE_SUFFIXES, FasterRCNNRegions, Regions, RegionTable,
+                                    load_regions)
 from eatkit.encoders.text import first_token_of_span
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import ensure_installed, text_sha256

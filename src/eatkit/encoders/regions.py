@@ -168,8 +168,9 @@ class RegionTable:
         where = f"region file {self.path}, image {key!r}"
         value = self._data[key]
         if not isinstance(value, (tuple, list)) or len(value) != 3:
+            length = f" of {len(value)}" if isinstance(value, (tuple, list)) else ""
             raise EatkitError(f"{where}: expected a tuple (features, boxes, confidence), got "
-                              f"{type(value).__name__}{f' of {len(value)}' if isinstance(value, (tuple, list)) else ''}")
+                              f"{type(value).__name__}{length}")
         try:
             features, boxes, confidence = (np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in value)
         except Exception as exc:  # noqa: BLE001 -- a tensor or array of an unreadable type
