@@ -253,7 +253,7 @@ def _region_table(tmp_path, data):
         np.savez(npz / f"{stem}.npz", features=features[:144], boxes=boxes[:144],
                  labels=np.array(["dog"] * min(n, 144)), image_size=np.array([h, w]))
     torch.save(table, tmp_path / "regions.th")
-    return tmp_path / "regions.th", npz
+    return tmp_path / "regions.th", npz, table
 
 
 @pytest.mark.parametrize("family", ["hf-visualbert", "hf-lxmert"])
@@ -263,7 +263,7 @@ def test_region_table_equals_the_same_regions_as_npz_files(tiny, data, tmp_path,
     import hashlib
 
     images, _ = data
-    th, npz = _region_table(tmp_path, data)
+    th, npz, table = _region_table(tmp_path, data)
     from_th = build_model(f"{family}:{tiny[family]}", images=images, regions=th, cache=False)
     from_npz = build_model(f"{family}:{tiny[family]}", images=images, regions=npz, cache=False)
     for embedding in ("cls", "contextual"):
@@ -276,14 +276,13 @@ def test_region_table_equals_the_same_regions_as_npz_files(tiny, data, tmp_path,
     assert from_th.config()["regions"]["regions_per_image"] == "the first 144"
     # each pair's checksum covers the table's hash and the image's key in it (the cache key)
     assert from_th._contents_seen[2].count(f"{sha}|w1.jpg.npz") == 1
-    torch.save({**torch.load(th, weights_only=False), "m1": (torch.ones(1, 12), torch.tensor([[0.0, 0, 5, 5]]),
-                                                            torch.ones(1))}, th)
+    torch.save({**table, "m1": (torch.ones(1, 12), torch.tensor([[0.0, 0, 5, 5]]), torch.ones(1))}, th)
     changed = build_model(f"{family}:{tiny[family]}", images=images, regions=th, cache=False).embed(sentences())
     assert changed.checksums != out.checksums
 
 
 def test_region_table_errors_name_the_image_and_refuse_vision_masking(tiny, data, tmp_path):
-    th, _ = _region_table(tmp_path, data)
+    th, _, _ = _region_table(tmp_path, data)
     lxmert = build_model(f"hf-lxmert:{tiny['hf-lxmert']}", images=data[0], regions=th, cache=False)
     with pytest.raises(EatkitError, match=r"^1 of 1 images of set 'Lawyers' are missing from region file .*regions\.th "
                                           r"\(first: nobody\.png\); pass --missing drop"):

@@ -122,15 +122,10 @@ def table_key(name: str) -> str:
 def _numpy_globals() -> list[Any]:
     """What ``torch.load(weights_only=True)`` needs to rebuild numeric numpy arrays (object arrays stay
     refused), under numpy 2's and numpy 1's module names."""
-    try:
-        from numpy._core import multiarray
-    except ImportError:  # numpy 1
-        from numpy.core import multiarray  # type: ignore[no-redef]
-
+    reconstruct, scalar = np.ones(1).__reduce__()[0], np.float32(1).__reduce__()[0]  # numpy's own rebuilders
     dtypes = [type(np.dtype(t)) for t in ("f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "?")]
-    return [np.ndarray, np.dtype, *dtypes, multiarray._reconstruct, multiarray.scalar,
-            (multiarray._reconstruct, "numpy.core.multiarray._reconstruct"),
-            (multiarray.scalar, "numpy.core.multiarray.scalar")]
+    return [np.ndarray, np.dtype, *dtypes, reconstruct, scalar, (reconstruct, "numpy.core.multiarray._reconstruct"),
+            (scalar, "numpy.core.multiarray.scalar")]
 
 
 class RegionTable:
