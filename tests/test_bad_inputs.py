@@ -238,6 +238,8 @@ CLI: list[tuple[list[str], str]] = [
     (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
+    (["run", "grounded-coco", "--model", "hf-lxmert:x", "--regions", "{d}/nosuch.th", "-q", "-o", "{o}"],
+     "region file {d}/nosuch.th does not exist"),
     (["probe", "vqa", "--model", "glove-6b-50d", "--images", "{d}/groups", "--regions", "{d}/nosuch.csv", "-o", "{o}"],
      "region table '{d}/nosuch.csv' is neither a bundled table"),
     (["probe", "generate", "--model", "glove-6b-50d", "--images", "{d}/groups", "--preset", "wolfe", "-o", "{o}"],
@@ -312,8 +314,22 @@ def test_cli_bad_input_is_one_line_and_exit_2(d: Path, tmp_path: Path, capsys: p
     assert not out_dir.exists()  # a failed run creates no output folder
 
 
+def _th(d: Path, name: str, content: Any) -> Path:
+    """A region table (the Grounded-WEAT authors' ``.th`` format) written by ``torch.save``."""
+    torch = pytest.importorskip("torch")
+    torch.save(content, d / name)
+    return d / name
+
+
+def _table_regions(d: Path, features: Any, boxes: Any, confidence: Any) -> Any:
+    from eatkit.encoders.regions import RegionTable
+
+    return RegionTable(_th(d, "one.th", {"a.jpg": (features, boxes, confidence)})).regions("a.jpg", (8, 8))
+
+
 def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit import adjust_p_values, eat, sc_eat
+    from eatkit.encoders.regions import RegionTable
     from eatkit.registry import build_model
     from eatkit.io import inside, load_pickle, load_torch_weights
     from eatkit.sources.precomputed import PrecomputedEmbeddings
@@ -373,6 +389,23 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
         (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,
          "refusing weights file {d}/a-file"),
+        # --regions FILE.th: the Grounded-WEAT authors' region table
+        (lambda d: build_model("hf-visualbert:x", regions=d / "nosuch.th"), EatkitError,
+         "region file {d}/nosuch.th does not exist"),
+        (lambda d: RegionTable(_th(d, "list.th", [1, 2])), EatkitError, "must hold a non-empty dict from image"),
+        (lambda d: RegionTable(_th(d, "evil.th", {"a.jpg": _Evil()})), EatkitError,
+         "refusing region file {d}/evil.th (only tensors and plain containers are loaded)"),
+        (lambda d: RegionTable(_th(d, "twice.th", {"a.jpg": 1, "a.npz": 1})), EatkitError,
+         "holds the image a twice ('a.jpg', 'a.npz')"),
+        (lambda d: RegionTable(_th(d, "pair.th", {"a": (1, 2)})).regions("a", (8, 8)), EatkitError,
+         "image 'a': expected a tuple (features, boxes, confidence), got tuple of 2"),
+        (lambda d: _table_regions(d, np.ones((2, 4)), np.ones((3, 4)), np.ones(2)), EatkitError,
+         "expected numeric features (N, D), boxes (N, 4) and confidence (N,) with N >= 1, got (2, 4), (3, 4)"),
+        (lambda d: _table_regions(d, np.full((1, 4), np.nan), [[0, 0, 2, 2]], [1.0]), EatkitError,
+         "image 'a.jpg' has non-finite features or boxes"),
+        (lambda d: _table_regions(d, np.ones((1, 4)), [[0, 0, 2, 2]], [np.inf]), EatkitError,
+         "has non-finite confidence values"),
+        (lambda d: _table_regions(d, np.ones((1, 4)), [[2, 0, 1, 2]], [1.0]), EatkitError, "every box x1 < x2"),
     ]
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from eatkit.analyses import record_from_json
 from eatkit.cli import main
+from eatkit.errors import EatkitError
 from eatkit.run.runner import run_suite
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import geometry_scores, spearman_by_group
@@ -77,6 +78,28 @@ def test_run_suite_geometry_records(tmp_path):
     out = run.save(tmp_path / "out")
     (data,) = json.loads((out / "results.json").read_text())
     assert record_from_json(data) == record
+    assert "p_t" not in comp["car"]  # the thesis's one-sample t-test only when asked for
+
+
+def test_one_sample_t_test_beside_the_permutation_test(tmp_path, capsys):
+    from scipy import stats as sps
+
+    names = ["car", "man", "random", "woman"]
+    suite, _ = _suite(tmp_path, names)
+    spread = {"car": 0.3, "man": 0.4, "random": 3.0, "woman": 0.6}
+    run = run_suite(suite, Planted(spread), seed=3, permutations=200,
+                    params={"iterations": 50, "label": "p", "t_test": "one-sample"})
+    (record,) = run.records
+    arrays = run.similarities["geometry"]
+    for c in record.comparisons:
+        name = c["classes"][0]
+        values, mu = arrays[f"p|{name}"], np.mean(arrays["p|random"])
+        # t = (mean - mu0) / (s / sqrt(n)), s with ddof 1, Student's t with n - 1 df
+        t = (values.mean() - mu) / (values.std(ddof=1) / np.sqrt(values.size))
+        assert c["t_one_sample"] == pytest.approx(t, rel=1e-10) and c["df_one_sample"] == 49
+        assert c["p_t"] == pytest.approx(2 * sps.t.sf(abs(t), 49), rel=1e-9)
+    with pytest.raises(EatkitError, match="t_test must be one of off, one-sample, got 'sometimes'"):
+        run_suite(suite, Planted(spread), seed=3, params={"t_test": "sometimes"})
 
 
 def test_spearman_between_models_and_report(tmp_path, monkeypatch):

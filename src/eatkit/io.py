@@ -274,10 +274,12 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: 
         raise EatkitError(f"refusing {what} {path}: {one_line(err)}") from None
 
 
-def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = ()) -> Any:
+def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = (), what: str = "weights file") -> Any:
     """A PyTorch checkpoint's tensors without running code: a ``.safetensors`` file through safetensors,
     any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers, and the
-    plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in).
+    plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in,
+    or ``(object, "module.name")`` pairs, as ``torch.serialization.safe_globals`` takes them). ``what``
+    names the file in errors.
 
     A checkpoint holding anything else (a pickled class or function) is an :class:`EatkitError`.
 
@@ -287,7 +289,7 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = (
     """
     path = Path(path)
     if not path.is_file():
-        raise EatkitError(f"weights file {path} does not exist")
+        raise EatkitError(f"{what} {path} does not exist")
     try:
         if path.suffix == ".safetensors":
             try:
@@ -304,7 +306,7 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = (
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file
-        raise EatkitError(f"refusing weights file {path} (only tensors and plain containers are loaded): "
+        raise EatkitError(f"refusing {what} {path} (only tensors and plain containers are loaded): "
                           f"{one_line(err)}") from None
 
 

@@ -49,6 +49,9 @@ GEOMETRY = KindSpec(
         Param("iterations", int, 1000, low=1, help="random fold draws per score"),
         Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
         Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
+        Param("t_test", choices=("off", "one-sample"), default="off",
+              help="also the thesis's one-sample t-test of each class's iteration scores against the reference "
+              "class's mean score (p_t), beside the permutation test"),
         Param("compare", many="list", default=[], flag="--compare-model", metavar="MODEL[@CHECKPOINT]",
               help="also score the classes with this model (repeatable), e.g. the same model fine-tuned; "
               "Spearman's rho between every two models"),

@@ -28,6 +28,7 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values, compare_classes, geometry_scores, spearman_by_group
+from eatkit.stats.geometry import one_sample_t
 from eatkit.stimuli.analysis_sets import REFERENCE, design, pair_key
 from eatkit.stimuli.types import AssociationTest
 
@@ -123,7 +124,12 @@ class GeometryAnalysis(Analysis):
                                         permutations=_permutations(options.permutations, len(classes[name]),
                                                                    len(classes[reference])),
                                         rng=seed, names=(name, reference))
-                    comparisons.append({"model": model, **c.to_dict()})
+                    extra = {}
+                    if params["t_test"] == "one-sample":
+                        t = one_sample_t(result.intra[name].values, result.intra[reference].mean,
+                                         alternative=options.alternative)
+                        extra = {"t_one_sample": t.t, "df_one_sample": t.df, "p_t": t.p_value}
+                    comparisons.append({"model": model, **c.to_dict(), **extra})
         if comparisons:
             q = adjust_p_values([c["p_permutation"] for c in comparisons], method="bh")
             for c, value in zip(comparisons, q):

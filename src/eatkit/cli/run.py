@@ -109,8 +109,9 @@ def register(sub: Any) -> None:
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
-    joint.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
-                       "'fasterrcnn' (torchvision's detector)")
+    joint.add_argument("--regions", help="region features: a folder of .npz files (one per image), the "
+                       "Grounded-WEAT authors' .th file (torch.save dict, read safely) or 'fasterrcnn' "
+                       "(torchvision's detector)")
     joint.add_argument("--missing", choices=("error", "drop"),
                        help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")

@@ -20,7 +20,9 @@ SCORE_LEGEND = ("score: mean over the iterations of the similarity between rando
 COMPARISON_LEGEND = ("diff: intra-class score of the class minus the reference class's (all pairs of distinct "
                      "images); d: Cohen's d of the per-image scores (pooled SD); p: permutation test re-labelling "
                      "the pooled images († sampled); p_W: Welch's t-test of the per-image scores (approximate: "
-                     "they share images); q: Benjamini-Hochberg within the record")
+                     "they share images); q: Benjamini-Hochberg within the record; p_t (t_test one-sample): the "
+                     "thesis's one-sample t-test of the class's iteration scores against the reference's mean score "
+                     "(approximate: the iterations share images)")
 
 
 def score_rows(record: Any) -> list[list[str]]:
@@ -78,11 +80,13 @@ class GeometryRenderer:
             parts.append(f"{r.test}: {r.title} ({r.iterations} iterations, {r.fold} folds, {r.similarity})")
             parts.append(aligned([["score", *r.models], *score_rows(r)], numeric=range(1, len(r.models) + 1)))
             if r.comparisons:
-                rows = [["model", "class", f"vs {r.reference}", "diff", "d", "p", "p_W", "q"]]
+                t_test = ["p_t"] if "p_t" in r.comparisons[0] else []
+                rows = [["model", "class", f"vs {r.reference}", "diff", "d", "p", "p_W", "q", *t_test]]
                 rows += [[c["model"], c["classes"][0], c["classes"][1], fmt_number(c["difference"], 4),
                           fmt_number(c["effect_size"], 2), fmt_p(c["p_permutation"]) + ("" if c["exact"] else "†"),
-                          fmt_p(c["p_welch"]), fmt_p(c.get("q_value"))] for c in r.comparisons]
-                parts.append(aligned(rows, numeric=range(3, 8)))
+                          fmt_p(c["p_welch"]), fmt_p(c.get("q_value")), *[fmt_p(c["p_t"]) for _ in t_test]]
+                         for c in r.comparisons]
+                parts.append(aligned(rows, numeric=range(3, 8 + len(t_test))))
             if r.spearman:
                 rows = [["first", "second", "group", "n", "rho", "p"]]
                 rows += [[s["first"], s["second"], s["group"], str(s["n"]), fmt_number(s["rho"], 3),

@@ -474,6 +474,46 @@ def compare_classes(
     )
 
 
+@dataclass(frozen=True)
+class OneSampleT:
+    """A one-sample t-test of a class's per-iteration scores against ``popmean`` (e.g. the reference
+    class's mean score): ``t`` with ``df`` = n - 1 degrees of freedom and its ``p_value`` under
+    ``alternative``; ``mean`` and ``n`` of the scores tested."""
+
+    t: float
+    df: int
+    p_value: float
+    mean: float
+    popmean: float
+    n: int
+    alternative: str
+
+
+def one_sample_t(scores: Any, popmean: float, *, alternative: str = "two-sided") -> OneSampleT:
+    """The thesis's one-sample t-test (seed 004, §2.2: "we also compute a one-sample t-significance test" of
+    the T iteration values of a class): t = (mean - popmean) / (SD / sqrt(T)), SD with ddof 1.
+
+    The T values are random folds of the same images, not independent samples, so the p-value is smaller
+    than an independent-sample test of the same size would give; :func:`compare_classes`' permutation test
+    re-labels images and is the test to rely on. Offered so that the thesis's analysis can be repeated.
+
+    >>> r = one_sample_t([0.9, 1.1, 1.0, 1.2, 0.8], popmean=0.5)
+    >>> round(r.t, 4), r.df, round(r.p_value, 5)
+    (7.0711, 4, 0.00211)
+    """
+    check_choice("alternative", alternative)
+    values = check_values("scores", scores)
+    if values.size < 2 or np.ptp(values) == 0:
+        raise EatkitError(f"a one-sample t-test needs at least 2 scores that are not all equal, got {values.size} "
+                          f"score(s) from {values.min():.6g} to {values.max():.6g}")
+    if not math.isfinite(popmean):
+        raise EatkitError(f"popmean must be a finite number, got {popmean!r}")
+    # t = (mean - mu0) / (s / sqrt(n)), df = n - 1 (Student)
+    result = sps.ttest_1samp(values, popmean, alternative=alternative)
+    return OneSampleT(t=float(result.statistic), df=int(values.size - 1), p_value=float(result.pvalue),
+                      mean=float(values.mean()), popmean=float(popmean), n=int(values.size), alternative=alternative)
+
+
 def _relabelled_differences(K: np.ndarray, chosen: np.ndarray, k: int, m: int) -> np.ndarray:
     """W(S) - W(complement) for each row of ``chosen`` (the k indices of S), where W is the mean of K over
     pairs of distinct members: the quadratic form of S's indicator, and the complement's from
