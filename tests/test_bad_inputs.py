@@ -66,6 +66,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
         "nonnumeric.txt": "rose 1 2 3\ntulip 1 x 3\n",
         "nan.txt": "rose 1 2 3\ntulip 1 nan 3\n",
+        "huge.txt": "rose 1 2 3\ntulip 1 1e300 3\n",
         "header.txt": "5 3\nrose 1 2 3\n",
         "truncated.bin": b"2 3\nrose " + struct.pack("<3f", 1, 2, 3) + b"tulip " + b"\x00\x00",
         "corrupt.txt.gz": gzip.compress(_vectors().encode())[:40],
@@ -116,6 +117,9 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "run-badjson").mkdir()
     (root / "run-badjson" / "results.json").write_text("[{")
     (root / "run-empty").mkdir()
+    (root / "user-folder").mkdir()
+    (root / "user-folder" / "report.html").write_text("<p>my own report</p>")
+    (root / "user-folder" / "table.md").write_text("| my | table |")
     return root
 
 
@@ -158,6 +162,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run()[:2] + ["--vectors", "{d}/ragged.txt"], "line 2 has 2 values, expected 3"),
     (_run()[:2] + ["--vectors", "{d}/nonnumeric.txt"], "non-numeric value 'x'"),
     (_run()[:2] + ["--vectors", "{d}/nan.txt"], "non-finite value 'nan'"),
+    (_run()[:2] + ["--vectors", "{d}/huge.txt"], "line 2 has a value '1e300' beyond the float32 range"),
     (_run()[:2] + ["--vectors", "{d}/header.txt"], "declares 5 words"),
     (_run()[:2] + ["--vectors", "{d}/truncated.bin"], "truncated"),
     (_run()[:2] + ["--vectors", "{d}/corrupt.txt.gz"], "corrupt.txt.gz"),
@@ -185,6 +190,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--seed", "-3"), "--seed"),
     (_run("--seed", "x"), "--seed"),
     (_run("--bootstrap", "-1"), "--bootstrap"),
+    (_run("--bootstrap", "1000000000000"), "bootstrap resamples is more than eatkit takes"),
     (_run("--validity"), "test 't1': validity (--validity) needs at least 3 stimuli in X, which has 2"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
@@ -232,6 +238,8 @@ CLI: list[tuple[list[str], str]] = [
     (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
+    (["run", "grounded-coco", "--model", "hf-lxmert:x", "--regions", "{d}/nosuch.th", "-q", "-o", "{o}"],
+     "region file {d}/nosuch.th does not exist"),
     (["probe", "vqa", "--model", "glove-6b-50d", "--images", "{d}/groups", "--regions", "{d}/nosuch.csv", "-o", "{o}"],
      "region table '{d}/nosuch.csv' is neither a bundled table"),
     (["probe", "generate", "--model", "glove-6b-50d", "--images", "{d}/groups", "--preset", "wolfe", "-o", "{o}"],
@@ -254,6 +262,22 @@ CLI: list[tuple[list[str], str]] = [
      "needs --instances, --captions and --objects"),
     (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/broken.json", "--images", "{d}/folder",
       "-o", "{o}/ft.safetensors"], "is not readable JSON"),
+    # paths no file system can hold (issue 26 #8): one line, whichever option names them
+    (_run()[:-2] + ["-o", "{d}/" + "x" * 300], "has a name of 300 bytes, longer than the file system allows"),
+    (_run()[:-2] + ["-o", "{d}/a\x00b"], "contains a NUL byte"),
+    (_run()[:2] + ["--vectors", "{d}/" + "x" * 300], "longer than the file system allows"),
+    (_run()[:2] + ["--vectors", "{d}/a\x00b"], "NUL byte"),
+    (["report", "{d}/run", "--html", "{d}/" + "x" * 300 + ".html"], "longer than the file system allows"),
+    (["report", "{d}/" + "x" * 300, "--html", "{d}/r.html"], "File name too long"),
+    (["verify", "{d}/" + "x" * 300], "File name too long"),
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--images", "{d}/" + "x" * 300, "-o", "{o}"],
+     "longer than the file system allows"),
+    # outputs over files eatkit did not write (issue 26 #3, #4)
+    (["report", "{d}/run", "--html", "{d}/run/results.json"], "is not an eatkit html file"),
+    (["report", "{d}/run", "--html", "{d}/run/similarities.npz"], "is not an eatkit html file"),
+    # the same input twice
+    (["run", "{d}/suite.json", "--series", "{d}/v.txt", "{d}/./v.txt", "-q", "-o", "{o}"], "more than once"),
+    (_run()[:-2] + ["-o", "{d}/user-folder"], "holds files eatkit did not write (report.html, table.md)"),
     # the field's metrics and debiasing (issue 27)
     (_run("--metrics", "rnd,weat"), "unknown metric(s) weat"),
     (["run", "{d}/unequal.json", "--vectors", "{d}/v.txt", "--metrics", "ripa", "-q", "-o", "{o}"],
@@ -299,8 +323,22 @@ def test_cli_bad_input_is_one_line_and_exit_2(d: Path, tmp_path: Path, capsys: p
     assert not out_dir.exists()  # a failed run creates no output folder
 
 
+def _th(d: Path, name: str, content: Any) -> Path:
+    """A region table (the Grounded-WEAT authors' ``.th`` format) written by ``torch.save``."""
+    torch = pytest.importorskip("torch")
+    torch.save(content, d / name)
+    return d / name
+
+
+def _table_regions(d: Path, features: Any, boxes: Any, confidence: Any) -> Any:
+    from eatkit.encoders.regions import RegionTable
+
+    return RegionTable(_th(d, "one.th", {"a.jpg": (features, boxes, confidence)})).regions("a.jpg", (8, 8))
+
+
 def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit import adjust_p_values, eat, sc_eat
+    from eatkit.encoders.regions import RegionTable
     from eatkit.registry import build_model
     from eatkit.io import inside, load_pickle, load_torch_weights
     from eatkit.sources.precomputed import PrecomputedEmbeddings
@@ -309,6 +347,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import load_suite
     from eatkit.run.verify import verify_run
+    from eatkit.analyses import record_from_json
     import eatkit.metrics as metrics
 
     ok = np.eye(3)[:2] + 0.1
@@ -345,6 +384,11 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: run_suite("weat", tiny, permutations=0), EatkitError, "permutations"),
         (lambda d: run_suite("weat", tiny, p_method="welch", permutations=100), EatkitError, "cannot apply"),
         (lambda d: verify_run(d / "nosuch"), EatkitError, "does not exist"),
+        (lambda d: record_from_json({**_record(d), "schema_version": 99}), EatkitError,
+         "has schema_version 99; this eatkit reads versions 1 to"),
+        (lambda d: record_from_json({**_record(d), "bogus": 1}), EatkitError, "has unknown field(s) 'bogus'"),
+        (lambda d: run_suite(load_suite(d / "suite.json"), load_word_vectors(d / "v.txt"), permutations=10,
+                             n_bootstrap=0).save(f"{d}/a\x00b"), EatkitError, "contains a NUL byte"),
         (lambda d: metrics.rnd([ok], [ok]), EatkitError, "RND takes 2 target set(s)"),
         (lambda d: metrics.ect([ok, ok], [np.full((2, 3), np.nan)]), EatkitError, "NaN"),
         (lambda d: metrics.mac([ok], [np.zeros((2, 3))]), EatkitError, "zero-norm"),
@@ -354,7 +398,29 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: build_model("moco-v3-resnet50"), EatkitError, "moco-v3-resnet50 needs its checkpoint file"),
         (lambda d: build_model("simclrv2", checkpoint=d / "a-file")._load(), EatkitError,
          "refusing weights file {d}/a-file"),
+        # --regions FILE.th: the Grounded-WEAT authors' region table
+        (lambda d: build_model("hf-visualbert:x", regions=d / "nosuch.th"), EatkitError,
+         "region file {d}/nosuch.th does not exist"),
+        (lambda d: RegionTable(_th(d, "list.th", [1, 2])), EatkitError, "must hold a non-empty dict from image"),
+        (lambda d: RegionTable(_th(d, "evil.th", {"a.jpg": _Evil()})), EatkitError,
+         "refusing region file {d}/evil.th (only tensors and plain containers are loaded)"),
+        (lambda d: RegionTable(_th(d, "twice.th", {"a.jpg": 1, "a.npz": 1})), EatkitError,
+         "holds the image a twice ('a.jpg', 'a.npz')"),
+        (lambda d: RegionTable(_th(d, "pair.th", {"a": (1, 2)})).regions("a", (8, 8)), EatkitError,
+         "image 'a': expected a tuple (features, boxes, confidence), got tuple of 2"),
+        (lambda d: _table_regions(d, np.ones((2, 4)), np.ones((3, 4)), np.ones(2)), EatkitError,
+         "expected numeric features (N, D), boxes (N, 4) and confidence (N,) with N >= 1, got (2, 4), (3, 4)"),
+        (lambda d: _table_regions(d, np.full((1, 4), np.nan), [[0, 0, 2, 2]], [1.0]), EatkitError,
+         "image 'a.jpg' has non-finite features or boxes"),
+        (lambda d: _table_regions(d, np.ones((1, 4)), [[0, 0, 2, 2]], [np.inf]), EatkitError,
+         "has non-finite confidence values"),
+        (lambda d: _table_regions(d, np.ones((1, 4)), [[2, 0, 1, 2]], [1.0]), EatkitError, "every box x1 < x2"),
     ]
+
+
+def _record(d: Path) -> dict[str, Any]:
+    """The first record of the good run folder."""
+    return json.loads((d / "run" / "results.json").read_text())[0]
 
 
 API = _api()

@@ -236,6 +236,81 @@ def test_region_file_format_errors(tmp_path):
         load_regions(tmp_path / "b.npz")
 
 
+def _region_table(tmp_path, data):
+    """The same random regions as a .th region table (keys in the authors' two spellings; m1 with 150
+    regions, of which the first 144 are read) and as .npz files of the first 144 (labels not person)."""
+    images, _ = data
+    rng = np.random.default_rng(7)
+    table, npz = {}, tmp_path / "npz"
+    npz.mkdir()
+    for key, stem, (w, h), n in (("m1", "m1", (64, 48), 150), ("w1.jpg.npz", "w1", (40, 56), 5)):
+        corner = rng.uniform(0, [w / 2, h / 2], size=(n, 2))
+        boxes = np.hstack([corner, corner + rng.uniform(1, [w / 2, h / 2], size=(n, 2))])
+        features = rng.normal(size=(n, 12)).astype(np.float32)
+        confidence = rng.uniform(size=n)
+        table[key] = (torch.from_numpy(features), torch.from_numpy(boxes), torch.from_numpy(confidence)) \
+            if stem == "m1" else (features, boxes, confidence)  # tensors or numpy arrays, as torch.save keeps them
+        np.savez(npz / f"{stem}.npz", features=features[:144], boxes=boxes[:144],
+                 labels=np.array(["dog"] * min(n, 144)), image_size=np.array([h, w]))
+    torch.save(table, tmp_path / "regions.th")
+    return tmp_path / "regions.th", npz, table
+
+
+@pytest.mark.parametrize("family", ["hf-visualbert", "hf-lxmert"])
+def test_region_table_equals_the_same_regions_as_npz_files(tiny, data, tmp_path, family):
+    """--regions FILE.th (the Grounded-WEAT authors' torch.save dict) gives, to the digit, the embeddings of
+    the same regions given as .npz files; its hash is recorded, and the cap of 144 regions applies."""
+    import hashlib
+
+    images, _ = data
+    th, npz, table = _region_table(tmp_path, data)
+    from_th = build_model(f"{family}:{tiny[family]}", images=images, regions=th, cache=False)
+    from_npz = build_model(f"{family}:{tiny[family]}", images=images, regions=npz, cache=False)
+    for embedding in ("cls", "contextual"):
+        out = from_th.embed(sentences(embedding=embedding))
+        np.testing.assert_array_equal(out.vectors, from_npz.embed(sentences(embedding=embedding)).vectors)
+        assert np.linalg.norm(out.vectors - encoder(tiny, data, family).embed(sentences(embedding=embedding)).vectors,
+                              axis=1).min() > 1e-3  # other regions, other vectors
+    sha = hashlib.sha256(th.read_bytes()).hexdigest()
+    assert from_th.manifest()["region_file"] == str(th) and from_th.manifest()["region_file_sha256"] == sha
+    assert from_th.config()["regions"]["regions_per_image"] == "the first 144"
+    # each pair's checksum covers the table's hash and the image's key in it (the cache key)
+    assert from_th._contents_seen[2].count(f"{sha}|w1.jpg.npz") == 1
+    torch.save({**table, "m1": (torch.ones(1, 12), torch.tensor([[0.0, 0, 5, 5]]), torch.ones(1))}, th)
+    changed = build_model(f"{family}:{tiny[family]}", images=images, regions=th, cache=False).embed(sentences())
+    assert changed.checksums != out.checksums
+
+
+def test_region_table_errors_name_the_image_and_refuse_vision_masking(tiny, data, tmp_path):
+    th, _, _ = _region_table(tmp_path, data)
+    lxmert = build_model(f"hf-lxmert:{tiny['hf-lxmert']}", images=data[0], regions=th, cache=False)
+    with pytest.raises(EatkitError, match=r"^1 of 1 images of set 'Lawyers' are missing from region file .*regions\.th "
+                                          r"\(first: nobody\.png\); pass --missing drop"):
+        lxmert.embed(sentences(items=("Lawyer",), images=("nobody.png",)))
+    with pytest.raises(EatkitError, match=r"^--mask vision needs person labels, which region file .*regions\.th does "
+                                          r"not hold: pass --regions DIR"):
+        lxmert.embed(sentences(mask="vision"))
+    dropped = build_model(f"hf-lxmert:{tiny['hf-lxmert']}", images=data[0], regions=th, cache=False,
+                          missing="drop").embed(sentences(items=("Lawyer", "Lawyer"), images=("nobody.png", "m1.png")))
+    assert dropped.dropped == ("nobody.png|Lawyer",) and dropped.ids == ("m1.png|Lawyer",)
+    with pytest.raises(EatkitError, match=r"^set 'Lawyers' holds \(image, caption\) pairs: pass --images DIR"):
+        build_model(f"hf-visualbert:{tiny['hf-visualbert']}", regions=th, cache=False).embed(sentences())
+
+
+class _Code:
+    def __reduce__(self):
+        return (print, ("this ran",))
+
+
+def test_a_region_table_with_pickled_code_is_refused(tiny, data, tmp_path, capsys):
+    torch.save({"m1": _Code()}, tmp_path / "code.th")
+    enc = build_model(f"hf-visualbert:{tiny['hf-visualbert']}", images=data[0], regions=tmp_path / "code.th",
+                      cache=False)
+    with pytest.raises(EatkitError, match=r"^refusing region file .*code\.th \(only tensors and plain containers"):
+        enc.embed(sentences())
+    assert "this ran" not in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_faster_rcnn_regions_feed_visualbert(tiny, data):
     """--regions fasterrcnn: torchvision's detector (random weights here) gives 2048-d stage-5 features of

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from eatkit.stats import eat, group_permutation_test, sc_eat
+from eatkit.errors import EatkitError
+from eatkit.stats._validation import _same_rows
 
 # the autouse cache fixture of conftest.py is function-scoped but irrelevant to these pure functions
 SETTINGS = settings(
@@ -37,6 +39,7 @@ def eat_inputs(draw, max_targets: int = 6) -> tuple[np.ndarray, ...]:
     Y = draw(embedding_set(dim, max_targets))
     A = draw(embedding_set(dim, 4))
     B = draw(embedding_set(dim, 4))
+    assume(not _same_rows(X, Y) and not _same_rows(A, B))  # a set compared with itself is an error
     return X, Y, A, B
 
 
@@ -86,9 +89,9 @@ def test_scaling_keeps_ties_between_rounding_noise() -> None:
     X = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 2.0]])
     Y = np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -3.0]])
     A = np.array([[0.0, 1.0, 1.0]])
-    before = eat(X, Y, A, A, permutations="exact")
+    with pytest.raises(EatkitError, match="sets 'A' and 'B' hold the same vectors"):
+        eat(X, Y, A, A, permutations="exact")  # the same set twice is refused (issue 26)
     after = eat(X, Y, 1.5 * A, A, permutations="exact")
-    assert (before.effect_size, before.p_values["greater"]) == (0.0, 1.0)
     assert (after.effect_size, after.p_values["greater"]) == (0.0, 1.0)
 
 
@@ -128,7 +131,10 @@ def test_same_seed_same_monte_carlo_result(sets, seed: int, draws: int) -> None:
     c = eat(X, Y, A, B, permutations=draws, rng=np.random.default_rng(seed))
     assert a.p_values == b.p_values == c.p_values
     assert a.standard_errors == b.standard_errors
-    assert (a.seed, c.seed, a.n_permutations, a.exact) == (seed, None, draws, False)
+    if draws < a.n_partitions:
+        assert (a.seed, c.seed, a.n_permutations, a.exact) == (seed, None, draws, False)
+    else:  # as many draws as partitions, or more: every partition is counted instead
+        assert (a.n_permutations, a.exact) == (a.n_partitions, True)
 
 
 @SETTINGS

@@ -118,7 +118,7 @@ def test_ray_sweep_equals_local_sweep_and_plain_runs(ray_session, sweep_files, l
     assert _results(tmp_path / "ray") == _results(local_sweep) == plain_runs
     assert result.finished == [tmp_path / "ray" / "cells" / c for c in CELLS]
     again = run_sweep(sweep_files / "sweep.toml", tmp_path / "ray", executor="ray")
-    assert again.computed == [] and set(again.statuses.values()) == {"skipped"}
+    assert again.computed == [] and set(again.statuses.values()) == {"finished before"}
 
 
 KILL_SWEEP = """models = [{{ name = "glove-6b-50d", oov = "drop" }}]
@@ -153,8 +153,8 @@ def test_a_killed_sweep_reruns_only_the_missing_cells(sweep_files, tmp_path):
     config.write_text(KILL_SWEEP.format(mini=sweep_files / "mini.json", slow=99))
     result = run_sweep(config, tmp_path / "out", jobs=0)
     assert result.computed == ["glove-6b-50d__weat__slow", "glove-6b-50d__mini__fast", "glove-6b-50d__mini__slow"]
-    assert result.statuses["glove-6b-50d__weat__fast"] == "skipped" and first.stat().st_mtime_ns == stamp
-    assert set(result.statuses.values()) == {"skipped", "done"}
+    assert result.statuses["glove-6b-50d__weat__fast"] == "finished before" and first.stat().st_mtime_ns == stamp
+    assert set(result.statuses.values()) == {"finished before", "done"}
 
 
 def test_a_cell_whose_model_fails_is_reported_and_the_sweep_goes_on(capsys, sweep_files, tmp_path):

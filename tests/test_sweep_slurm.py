@@ -71,22 +71,23 @@ def test_slurm_sweep_on_submitits_local_cluster_equals_the_local_executor(files,
     logs = sorted((tmp_path / "slurm" / "slurm").glob("*/*_submitted.pkl"))
     assert len(logs) == 6
     again = run_sweep(files / "sweep.toml", tmp_path / "slurm", executor="slurm", cluster="local")
-    assert again.computed == [] and set(again.statuses.values()) == {"skipped"}
+    assert again.computed == [] and set(again.statuses.values()) == {"finished before"}
 
 
 KILL_SWEEP = """models = [{{ name = "glove-6b-50d", oov = "drop" }}]
 suites = [{{ suite = "weat", tests = ["weat1"] }}, {{ suite = "{mini}", tests = ["weat7"] }}]
 settings = [{{ label = "fast", seed = 3, n_bootstrap = 0, permutations = 99 }},
-            {{ label = "slow", seed = 3, n_bootstrap = 0, permutations = {slow} }}]
+            {{ label = "slow", seed = 3, n_bootstrap = {slow}, permutations = 99 }}]
 """
 
 
 @pytest.mark.slow
 def test_a_killed_slurm_sweep_reruns_only_the_missing_cells(files, tmp_path):
-    """The slow cells draw 10^9 permutations: the driver and its local jobs are killed once the fast cells
+    """The slow cells draw 10^7 bootstrap resamples (10^9 permutations of these small tests would be counted
+    exactly, in no time): the driver and its local jobs are killed once the fast cells
     are written; the sweep run again (the slow setting made quick) computes only the two slow cells."""
     config = tmp_path / "sweep.toml"
-    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=10**9))
+    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=10**7))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p)}
     command = [sys.executable, "-m", "eatkit.cli", "sweep", str(config), "-o", str(tmp_path / "out"),
                "--executor", "slurm", "--cluster", "local", "--quiet"]
@@ -107,7 +108,7 @@ def test_a_killed_slurm_sweep_reruns_only_the_missing_cells(files, tmp_path):
     result = run_sweep(config, tmp_path / "out", executor="slurm", cluster="local")
     assert sorted(result.computed) == ["glove-6b-50d__mini__slow", "glove-6b-50d__weat__slow"]
     assert [f.stat().st_mtime_ns for f in fast] == stamps
-    assert [result.statuses[c] for c in sorted(result.statuses)] == ["skipped", "done", "skipped", "done"]
+    assert [result.statuses[c] for c in sorted(result.statuses)] == ["finished before", "done", "finished before", "done"]
 
 
 def test_a_requeued_task_of_a_finished_cell_does_nothing(files, tmp_path):

@@ -79,6 +79,11 @@ def test_changing_one_image_changes_its_sets_hash_and_verify_names_it(image_run,
     assert [after[r]["sha256"] for r in "XYB"] == [before[r]["sha256"] for r in "XYB"]
     changed.unlink()
     assert any("t/pleasant/1.png is missing" in c for c in verify_run(out).changes)
+    # a file added to a category folder is a change too (issue 26): a re-run would embed it
+    (images / "t" / "insects" / "9.png").write_bytes(b"\x09\x08\x07\x06")
+    (images / "t" / "insects" / "copy.png").write_bytes((images / "t" / "insects" / "0.png").read_bytes())
+    added = [c for c in verify_run(out).changes if "added" in c]
+    assert added == [f"test 't' set Y (Y): t/insects/9.png was added to {images.resolve()} (a re-run would embed it)"]
 
 
 def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, capsys) -> None:

@@ -73,23 +73,108 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: the mode of every file eatkit writes: 0644 under the usual umask (a temporary file's 0600 would stay)
+FILE_MODE = 0o666 & ~_umask()
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[object], None], *, suffix: str = ".tmp") -> None:
     """Create ``path`` whole or not at all: ``write(handle)`` fills a temporary binary file beside it, which
-    :func:`os.replace` then moves into place (a reader never sees a partial file). ``OSError`` propagates,
-    after the temporary file is removed; callers turn it into a one-line :class:`~eatkit.errors.EatkitError`.
+    :func:`os.replace` then moves into place (a reader never sees a partial file), with the mode of a
+    newly created file (:data:`FILE_MODE`). ``OSError`` propagates, after the temporary file is removed;
+    callers turn it into a one-line :class:`~eatkit.errors.EatkitError` (:func:`os_error`).
 
     >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
-    >>> atomic_write(p, lambda fh: fh.write(b"hi")); p.read_bytes()
-    b'hi'
+    >>> atomic_write(p, lambda fh: fh.write(b"hi")); p.read_bytes(), oct(p.stat().st_mode & 0o777) == oct(FILE_MODE)
+    (b'hi', True)
     """
-    target = Path(path)
+    target = checked_path(path, "file")
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:16]}.", suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
+            os.fchmod(handle.fileno(), FILE_MODE)
         os.replace(tmp, target)
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def checked_path(path: str | os.PathLike[str], what: str = "path") -> Path:
+    """``path`` as a :class:`Path`, or a one-line :class:`EatkitError` when no file system can hold it:
+    a NUL byte, a name longer than the folder's limit (255 bytes on most), or a path longer than
+    ``PATH_MAX``. Every path eatkit writes to, and every path a user names, passes through here (or
+    through :func:`os_error`, for what only the file system itself can say).
+
+    >>> checked_path("results/run1")
+    PosixPath('results/run1')
+    >>> checked_path("x" * 300, "output folder")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: output folder xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... has a name of 300 bytes, longer than the file system allows (255)
+    """
+    text = os.fspath(path)
+    shown = text if len(text) <= 60 else text[:40] + "..."
+    if "\x00" in text:
+        raise EatkitError(f"{what} {shown!r} contains a NUL byte, which no file name can hold")
+    for part in Path(text).parts:
+        size = len(os.fsencode(part))
+        if size > _NAME_MAX:
+            raise EatkitError(f"{what} {shown} has a name of {size} bytes, longer than the file system allows "
+                              f"({_NAME_MAX})")
+    if len(os.fsencode(text)) >= _PATH_MAX:
+        raise EatkitError(f"{what} {shown} is longer than the file system allows ({_PATH_MAX} bytes)")
+    return Path(text)
+
+
+_NAME_MAX, _PATH_MAX = 255, 4096
+
+
+def os_error(err: OSError, doing: str) -> EatkitError:
+    """An :class:`OSError` as a one-line :class:`EatkitError`: what eatkit was ``doing`` (e.g. "write the
+    report"), the file, and the system's reason (permissions, a full disk, a name too long...).
+
+    >>> str(os_error(PermissionError(13, "Permission denied", "/data/x"), "read the image folder"))
+    'cannot read the image folder /data/x: Permission denied'
+    """
+    name = "" if err.filename is None else f" {err.filename}"
+    name = name if len(name) <= 80 else name[:60] + "..."
+    return EatkitError(f"cannot {doing}{name}: {one_line(err.strerror or err)}")
+
+
+#: what marks a file as written by eatkit (:func:`check_replaceable`), per kind of file
+OWN_MARKERS: dict[str, tuple[bytes, ...]] = {
+    "html": (b'<meta name="generator" content="eatkit', b"<h1>eatkit report</h1>"),
+}
+
+
+def check_replaceable(path: str | os.PathLike[str], kind: str, what: str) -> Path:
+    """``path``, checked before any work: a new file, or an existing one that eatkit wrote (its start
+    holds a marker of :data:`OWN_MARKERS`). eatkit never writes over a file it did not create, such as a
+    run folder's ``results.json`` given as the report's name.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "results.json"
+    >>> _ = p.write_text("[]"); check_replaceable(p, "html", "report")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: report .../results.json exists and is not an eatkit html file: eatkit does not write over it (give a new file name)
+    """
+    target = checked_path(path, what)
+    if target.is_dir():
+        raise EatkitError(f"{what} {target} is a folder; give a file name such as {target / ('report.' + kind)}")
+    if not target.exists():
+        return target
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError as err:
+        raise os_error(err, f"read the existing {what}") from None
+    if not any(marker in head for marker in OWN_MARKERS[kind]):
+        raise EatkitError(f"{what} {target} exists and is not an eatkit {kind} file: eatkit does not write over "
+                          "it (give a new file name)")
+    return target
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -189,10 +274,12 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: 
         raise EatkitError(f"refusing {what} {path}: {one_line(err)}") from None
 
 
-def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = ()) -> Any:
+def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = (), what: str = "weights file") -> Any:
     """A PyTorch checkpoint's tensors without running code: a ``.safetensors`` file through safetensors,
     any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers, and the
-    plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in).
+    plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in,
+    or ``(object, "module.name")`` pairs, as ``torch.serialization.safe_globals`` takes them). ``what``
+    names the file in errors.
 
     A checkpoint holding anything else (a pickled class or function) is an :class:`EatkitError`.
 
@@ -202,7 +289,7 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = (
     """
     path = Path(path)
     if not path.is_file():
-        raise EatkitError(f"weights file {path} does not exist")
+        raise EatkitError(f"{what} {path} does not exist")
     try:
         if path.suffix == ".safetensors":
             try:
@@ -219,7 +306,7 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[type, ...] = (
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file
-        raise EatkitError(f"refusing weights file {path} (only tensors and plain containers are loaded): "
+        raise EatkitError(f"refusing {what} {path} (only tensors and plain containers are loaded): "
                           f"{one_line(err)}") from None
 
 

@@ -19,6 +19,15 @@ _ENABLED = True  # switched off by the CLI's --quiet through set_enabled()
 _SPINNER = "|/-\\"
 
 
+def warn(message: str) -> None:
+    """Print ``eatkit: warning: <message>`` on stderr: something the user should know that does not stop
+    the run (printed also with ``--quiet``, which silences progress, not warnings).
+
+    >>> warn("demo")   # doctest: +SKIP
+    """
+    print(f"eatkit: warning: {message}", file=sys.stderr)
+
+
 def set_enabled(enabled: bool) -> None:
     """Turn progress output on or off for this process (the CLI's ``--quiet``)."""
     global _ENABLED

@@ -85,6 +85,14 @@ class Record:
         if not isinstance(data, Mapping):
             raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
         who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
+        version = data.get("schema_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
+            raise EatkitError(f"{who} has schema_version {version!r}; this eatkit reads versions 1 to "
+                              f"{SCHEMA_VERSION} (a newer eatkit wrote it? upgrade eatkit)")
+        unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)} - {"kind", "schema_version"})
+        if unknown:  # a field this eatkit does not know would be dropped silently
+            raise EatkitError(f"{who} has unknown field(s) {', '.join(repr(k) for k in unknown[:5])} (written by "
+                              "another eatkit version, or edited?)")
         hints = typing.get_type_hints(cls)
         values: dict[str, Any] = {}
         missing = []

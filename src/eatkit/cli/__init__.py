@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from eatkit.errors import EatkitError
+from eatkit.io import os_error
 
 EXIT_BAD_INPUT = 2
 #: the command modules, in the order ``eatkit --help`` lists them
@@ -28,14 +30,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     from eatkit import progress
 
     progress.set_enabled(not getattr(args, "quiet", False))
+    # multiprocessing's resource tracker (a helper process, started with these options) removes what a
+    # worker stopped on Ctrl-C left; it need not say so on the terminal after 'eatkit: interrupted'
+    if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
+        sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
         return args.func(args) or 0
     except EatkitError as err:
         print(f"eatkit: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:  # what only the file system can say (permissions, a full disk, a name too long)
+        print(f"eatkit: error: {os_error(err, 'use')}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        print("eatkit: error: out of memory (ask for fewer permutations, resamples or stimuli, or a smaller "
+              "--batch-size)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as err:
+        if "null byte" not in str(err):  # a path with a NUL byte (os functions raise ValueError); else a bug
+            raise
+        print("eatkit: error: a path contains a NUL byte, which no file name can hold", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("eatkit: interrupted", file=sys.stderr)
-        return 130
+        _stop_workers()
+    print("eatkit: interrupted", file=sys.stderr)
+    if argv is None:
+        # the process's own command line: leave now, not after the threads still finishing a batch and
+        # the interpreter's clean-up (seconds with torch loaded); every output and cache entry is written
+        # whole by a rename, or not at all
+        if "multiprocessing.util" in sys.modules:  # its exit clean-up (semaphores of the stopped pools)
+            sys.modules["multiprocessing.util"]._exit_function()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
+def _stop_workers() -> None:
+    """After Ctrl-C: terminate the worker processes still running (decoding, sweep cells), so that the
+    exit does not wait for their tasks, and ignore a second Ctrl-C while doing so."""
+    import signal
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        if "eatkit.encoders.workers" in sys.modules:
+            sys.modules["eatkit.encoders.workers"].stop_all_pools()
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 class Parser(argparse.ArgumentParser):

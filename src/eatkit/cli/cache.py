@@ -1,4 +1,4 @@
-"""``eatkit cache``: show or clear the embedding cache."""
+"""``eatkit cache``: describe (``info``) or clear the embedding cache."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    cache = sub.add_parser("cache", help="show or clear the embedding cache")
+    cache = sub.add_parser("cache", help="info about, or clear, the embedding cache")
     cache.add_argument("action", choices=("info", "clear"))
     cache.set_defaults(func=_cmd_cache)
 
@@ -16,8 +16,22 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     from eatkit.encoders.cache import cache_info, clear_cache
 
     if args.action == "info":
-        for key, value in cache_info().items():
-            print(f"{key}: {value}")
+        info = cache_info()
+        print(f"path: {info['path']}\nentries: {info['entries']}\nsize: {human_size(info['bytes'])}")
     else:
         print(f"removed {clear_cache()} cache entries")
     return 0
+
+
+def human_size(nbytes: int) -> str:
+    """A size in bytes as people read it.
+
+    >>> human_size(0), human_size(1536), human_size(3 * 10**9)
+    ('0 bytes', '1.5 KiB', '2.8 GiB')
+    """
+    size, unit = float(nbytes), "bytes"
+    for bigger in ("KiB", "MiB", "GiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, bigger
+    return f"{size:.0f} bytes" if unit == "bytes" else f"{size:.1f} {unit}"

@@ -20,7 +20,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         from eatkit.stimuli.loader import list_suites
 
         for s in list_suites():
-            print(f"{s.id:24s} {len(s.tests):3d} tests  {s.title}")
+            print(f"{s.id:24s} {len(s.tests):3d} {'test ' if len(s.tests) == 1 else 'tests'}  {s.title}")
     elif args.what == "tests":
         from eatkit.stimuli.loader import load_suite
 

@@ -46,7 +46,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.add_argument("--max-new-tokens", type=int, help="longest answer or caption in tokens (models that generate "
                    "text; default 20)")
-    p.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
+    p.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     p.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
 

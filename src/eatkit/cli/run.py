@@ -109,11 +109,12 @@ def register(sub: Any) -> None:
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
-    joint.add_argument("--regions", help="region features: a folder of .npz files (one per image) or "
-                       "'fasterrcnn' (torchvision's detector)")
+    joint.add_argument("--regions", help="region features: a folder of .npz files (one per image), the "
+                       "Grounded-WEAT authors' .th file (torch.save dict, read safely) or 'fasterrcnn' "
+                       "(torchvision's detector)")
     joint.add_argument("--missing", choices=("error", "drop"),
                        help="images not found under --images: fail (default) or drop their pairs and record it")
-    run.add_argument("--output", "-o", type=Path, default=Path("eatkit-results"), help="output folder")
+    run.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
     run.set_defaults(func=_cmd_run)
@@ -141,7 +142,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         params=params,
     ).validated())
     run_warnings = options.warnings()
-    prepare_output(args.output)
+    args.output = prepare_output(args.output)  # (a new folder when not given)
     from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
 
     postprocess = Postprocessing.parse(args.postprocess) if args.postprocess is not None else None
@@ -167,10 +168,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         warned = [f"warning: {r.test}: {w}" for r in records for w in r.warnings if w not in run_warnings]
         table = "\n".join([console_tables(records), *([""] + warned if warned else [])])
         written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json"
-    for r in records:
+    notices: dict[tuple[str, str], list[str]] = {}  # one notice per set and drop, naming its tests (not with -q:
+    for r in records:                                # every drop is recorded in results.json and the manifest)
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
-            print(f"{r.test}: dropped from {role} ({names[role.upper()]}): {', '.join(words)}", file=sys.stderr)
+            tests = notices.setdefault((f"{role} ({names[role.upper()]})", ", ".join(words)), [])
+            tests += [] if r.test in tests else [r.test]
+    for (where, words), tests in notices.items() if not args.quiet else ():
+        print(f"{', '.join(tests)}: dropped from {where}: {words}", file=sys.stderr)
     for warning in run_warnings:  # recorded in every record and the manifest; printed once, even with -q
         print(f"eatkit: warning: {warning}", file=sys.stderr)
     return show_run(table, written, out, args)
@@ -203,6 +208,9 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
         from eatkit.run.runner import refuse_model_options
 
         refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
+        twice = [str(p) for k, p in enumerate(args.series) if p.resolve() in {q.resolve() for q in args.series[:k]}]
+        if twice:  # the same input twice: a series of a point with itself
+            raise EatkitError(f"--series names {twice[0]} more than once: give each file once")
         if args.embeddings_model:
             raise EatkitError("--embeddings-model does not apply to --series")
         if len(args.series) == 1:

@@ -38,19 +38,19 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.no_report and result.finished:
         from eatkit.report import write_html_report
 
-        write_html_report(result.finished, result.out / "report.html")
+        write_html_report(result.finished, result.out / "report.html", {c: result.errors[c] for c in result.failed})
         _write_audit(args.config, result)
     for cell in result.failed:
         print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
     if not args.quiet:
-        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "skipped", "failed")}
+        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed")}
         rankings = result.out / "rankings.csv"
-        if rankings.exists():
-            print(rankings.read_text(encoding="utf-8").rstrip())
         written = "results.csv, cells.csv" + (", rankings.csv" if rankings.exists() else "") + (
             ", report.html, audit.html" if (result.out / "report.html").exists() else "")
-        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['skipped']} finished before, "
+        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
               f"{counts['failed']} failed; wrote {written} in {result.out}")
+        if rankings.exists():
+            print(rankings.read_text(encoding="utf-8").rstrip())
     return 1 if result.failed else 0
 
 

@@ -48,6 +48,7 @@ from eatkit.encoders.device import (
     check_precision,
     default_batch_size,
     default_workers,
+    usable_cores,
     device_kind,
     device_name,
     inference,
@@ -56,10 +57,10 @@ from eatkit.encoders.device import (
 from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
-from eatkit.encoders.workers import Prefetcher, start_pool
+from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256_many, installed_version
-from eatkit.progress import progress
+from eatkit.progress import progress, warn
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
 from eatkit.stimuli.images import image_ids, resolve_image_set
@@ -141,6 +142,10 @@ class NeuralEncoder(EmbeddingSource):
             raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
             raise EatkitError(f"workers must be a non-negative integer, got {workers!r}")
+        most = max(usable_cores(), default_workers(self.device_kind))
+        if workers > most:  # more processes than cores only compete for them (1000 ran 6 times slower)
+            warn(f"workers={workers} is more than the {usable_cores()} usable cores: using {most}")
+            workers = most
         self.batch_size = batch_size
         self.workers = workers
         self.device, self.precision = device, check_precision(precision)
@@ -362,7 +367,7 @@ class NeuralEncoder(EmbeddingSource):
             import torch
 
             self._streams = BatchStreams(torch, torch.get_num_threads())
-            weakref.finalize(self, self._streams.close)
+            weakref.finalize(self, self._streams.close, False)
             self._threads_note = f"one thread each, up to {self._streams.size} at once"
         return self._streams
 
@@ -390,7 +395,7 @@ class NeuralEncoder(EmbeddingSource):
         """Stop the image-decoding worker processes and the batch threads (also done when the encoder is
         garbage-collected)."""
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            stop_pool(self._pool)
             self._pool = None
         if self._streams is not None:
             self._streams.close()
@@ -435,7 +440,7 @@ class NeuralEncoder(EmbeddingSource):
             return
         if self._pool is None:
             self._pool = start_pool(self.workers)
-            weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
+            weakref.finalize(self, stop_pool, self._pool)
         prefetcher = Prefetcher(self._pool, self.workers, self._image_transform())
         images_only = [items for modality, items in batches if modality == "image"]
         with contextlib.closing(prefetcher.run(images_only)) as images:

@@ -40,6 +40,7 @@ import numpy as np
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes, file_sha256_many
 from eatkit.paths import user_dir
+from eatkit.progress import warn
 
 _ENTRIES = "embeddings-v1"
 _FILE_HASHES = "file-sha256-v1.json"
@@ -83,6 +84,7 @@ class EmbeddingCache:
 
     def __init__(self, root: str | os.PathLike[str] | None = None, entries: str = _ENTRIES) -> None:
         self.root = Path(root) if root is not None else cache_dir()
+        self.writable = True  # until a write fails (see _write_atomic)
         self.entries = entries  # the folder of the entries (another one holds shared pixels: encoders.pixels)
 
     @property
@@ -96,7 +98,7 @@ class EmbeddingCache:
         """SHA-256 of each file, from the remembered hashes when the file is unchanged (module docstring).
 
         A file that cannot be read raises :class:`OSError` (its ``filename`` names it); a cache that
-        cannot be written, :class:`EatkitError`.
+        cannot be written is a warning.
         """
         memo_path = self.root / _FILE_HASHES
         try:
@@ -140,7 +142,7 @@ class EmbeddingCache:
 
     def put(self, key: str, vector: np.ndarray) -> None:
         """Store ``vector`` under ``key`` atomically (temporary file, then :func:`os.replace`); a cache that
-        cannot be written is an :class:`EatkitError`."""
+        cannot be written is a warning (:meth:`_write_atomic`)."""
         buffer = io.BytesIO()
         np.save(buffer, np.ascontiguousarray(vector), allow_pickle=False)
         payload = buffer.getvalue()
@@ -148,12 +150,17 @@ class EmbeddingCache:
         self._write_atomic(self._path(key), payload + digest)
 
     def _write_atomic(self, path: Path, data: bytes) -> None:
-        """:func:`eatkit.io.atomic_write_bytes`; a failure is an :class:`EatkitError` naming the cache."""
+        """:func:`eatkit.io.atomic_write_bytes`. A cache that cannot be written (read-only, full, not a
+        folder) costs no result: the first failure is a warning naming the cache and the reason, and the
+        run goes on without writing to it (what it holds is still read)."""
+        if not self.writable:
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(path, data)
         except OSError as exc:
-            raise self._write_error(exc) from None
+            self.writable = False
+            warn(f"{self._write_error(exc)}; running without writing to it")
 
     def _write_error(self, exc: OSError) -> EatkitError:
         not_a_folder = self.root.exists() and not self.root.is_dir()

@@ -121,8 +121,16 @@ def default_workers(kind: str) -> int:
     """
     if kind == "cpu":
         return 2
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
-    return max(2, min(32, cores - 1))
+    return max(2, min(32, usable_cores() - 1))
+
+
+def usable_cores() -> int:
+    """The cores this process may run on.
+
+    >>> usable_cores() >= 1
+    True
+    """
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _absent(device: str) -> EatkitError:

@@ -16,7 +16,8 @@ sub-token of the first contextual word in the caption (``"contextual"``, Tan & C
 ==================  ============================  =====================================================
 
 Region features (VisualBERT, LXMERT; person boxes for ViLT's vision masking) come from a folder of
-``.npz`` files or torchvision's Faster R-CNN: :mod:`eatkit.encoders.regions`.
+``.npz`` files, the Grounded-WEAT authors' one ``.th`` file (no person labels: not for vision masking)
+or torchvision's Faster R-CNN: :mod:`eatkit.encoders.regions`.
 
 Masking (seed 001 §4.3, the second variant of experiment 3): ``"language"`` replaces every sub-token of
 every contextual word in the caption by the mask token; ``"vision"`` masks the regions labelled person:
@@ -46,7 +47,8 @@ import numpy as np
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.hf import hf_json, hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.encoders.images import load_image
-from eatkit.encoders.regions import FasterRCNNRegions, Regions, load_regions
+from eatkit.encoders.regions import (TABLE_FEATURE_CAP, TABLE_SUFFIXES, FasterRCNNRegions, Regions, RegionTable,
+                                    load_regions)
 from eatkit.encoders.text import first_token_of_span
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import ensure_installed, text_sha256
@@ -91,6 +93,7 @@ class Pair:
     regions: Path | None  # a region file (None: Faster R-CNN, or no regions needed)
     focus: tuple[int, int] | None  # character span of the contextual word (None: [CLS])
     masked: tuple[tuple[int, int], ...]  # character spans of the words masked (language masking)
+    region_key: str | None = None  # the image's key in a region table (``regions`` is then the .th file)
 
 
 @dataclass
@@ -129,17 +132,23 @@ class GroundedEncoder(NeuralEncoder):
             raise EatkitError(f"missing must be 'error' or 'drop', got {missing!r}")
         self.missing = missing
         self.detector = FasterRCNNRegions() if regions == "fasterrcnn" else None
-        self.region_dir = Path(regions) if regions is not None and regions != "fasterrcnn" else None
+        given = Path(regions) if regions is not None and regions != "fasterrcnn" else None
+        self.region_file = given if given is not None and given.suffix.lower() in TABLE_SUFFIXES else None
+        self.region_dir = given if self.region_file is None else None
+        if self.region_file is not None and not self.region_file.is_file():
+            raise EatkitError(f"region file {self.region_file} does not exist")
         if self.region_dir is not None and not self.region_dir.is_dir():
-            raise EatkitError(f"region folder {self.region_dir} does not exist (or pass --regions fasterrcnn)")
+            raise EatkitError(f"region folder {self.region_dir} does not exist (--regions takes a folder of .npz "
+                              f"files, a {'/'.join(TABLE_SUFFIXES)} file or 'fasterrcnn')")
         if self.region_features and regions is None:
             raise EatkitError(f"model '{self.id}' reads region features: pass --regions DIR (a folder of .npz "
-                              "files) or --regions fasterrcnn")
+                              "files), --regions FILE.th or --regions fasterrcnn")
         self.weights = self._weights_identity(name, revision)
         self._indexes: dict[str, dict[str, list[Path]]] = {}
         self._dropped: tuple[str, ...] = ()
         self._mask: str | None = None
         self._contents_seen: list[str] = []
+        self._table: RegionTable | None = None
 
     # -- configuration ---------------------------------------------------------------------------
 
@@ -150,6 +159,10 @@ class GroundedEncoder(NeuralEncoder):
     def region_source(self) -> dict[str, Any] | None:
         if self.detector is not None:
             return self.detector.config()
+        if self.region_file is not None:
+            return {"source": "one region file (torch.save dict: image -> (features, boxes, confidence)), "
+                              "hashed with each stimulus", "regions_per_image": f"the first {TABLE_FEATURE_CAP}",
+                    "image_size": "of the image file"}
         return {"source": "region files (.npz), hashed per stimulus"} if self.region_dir is not None else None
 
     def config(self) -> dict[str, Any]:
@@ -157,7 +170,9 @@ class GroundedEncoder(NeuralEncoder):
                 "regions": self.region_source(), "dtype": "float32"}
 
     def manifest(self) -> dict[str, Any]:
+        table = str(self.region_file) if self.region_file else None
         return {**super().manifest(), "region_folder": str(self.region_dir) if self.region_dir else None,
+                "region_file": table, "region_file_sha256": self.file_hashes([table])[0] if table else None,
                 "image_folder": str(self.images) if self.images else None, "missing": self.missing}
 
     # -- stimuli ---------------------------------------------------------------------------------
@@ -185,32 +200,43 @@ class GroundedEncoder(NeuralEncoder):
         mask = stimuli.mask
         if mask is not None and self.mask_refusals[mask] is not None:
             raise EatkitError(f"model '{self.id}' cannot take --mask {mask}: {self.mask_refusals[mask]}")
+        if mask == "vision" and self.region_file is not None:
+            raise EatkitError(f"--mask vision needs person labels, which region file {self.region_file} does not "
+                              "hold: pass --regions DIR (.npz files with labels) or --regions fasterrcnn")
         if mask == "vision" and self.detector is None and self.region_dir is None:
             raise EatkitError(f"--mask vision with model '{self.id}' needs person boxes: pass --regions DIR "
                               "or --regions fasterrcnn")
-        needs_image = self.pixels or self.detector is not None
+        table = self._region_table() if self.region_file is not None and self.region_features else None
+        needs_image = self.pixels or self.detector is not None or table is not None  # a table has no image size
         region_files = self.region_dir is not None and (self.region_features or mask == "vision")
         if needs_image and self.images is None:
             raise EatkitError(f"set '{stimuli.name}' holds (image, caption) pairs: pass --images DIR "
                               "(images are found by file name anywhere under it)")
         images = self._index(self.images, IMAGE_SUFFIXES) if needs_image else {}
         npz = self._index(self.region_dir, (".npz",)) if region_files else {}
-        pairs, ids, missing = [], [], []
+        pairs, ids = [], []
+        missing: dict[tuple[str, str], list[str]] = {}  # (what, where) -> images
         for image, caption, pair_id in zip(stimuli.images, stimuli.items, stimuli.pair_ids()):
             image_path = _one(images, image, self.images) if needs_image else None
             region_path = _one(npz, Path(image).stem + ".npz", self.region_dir) if region_files else None
-            if (needs_image and image_path is None) or (region_files and region_path is None):
-                missing.append(image)
+            key = table.key(image) if table is not None else None
+            lost = [reason for reason, gone in (
+                (("images", f"missing under {self.images}"), needs_image and image_path is None),
+                (("region files of images", f"missing under {self.region_dir}"), region_files and region_path is None),
+                (("images", f"missing from region file {self.region_file}"), table is not None and key is None))
+                if gone]
+            if lost:
+                missing.setdefault(lost[0], []).append(image)
                 continue
             spans = word_spans(caption, stimuli.contextual_words)
             if (stimuli.embedding == "contextual" or mask == "language") and not spans:
                 raise EatkitError(f"caption {caption!r} of set '{stimuli.name}' contains none of the test's "
                                   "contextual words")
-            pairs.append(Pair(caption, image_path, region_path,
+            pairs.append(Pair(caption, image_path, self.region_file if key is not None else region_path,
                               spans[0] if stimuli.embedding == "contextual" else None,
-                              tuple(spans) if mask == "language" else ()))
+                              tuple(spans) if mask == "language" else (), key))
             ids.append(pair_id)
-        self._check_missing(stimuli, missing, needs_image)
+        self._check_missing(stimuli, missing)
         kept = set(ids)
         self._dropped = tuple(pid for pid in stimuli.pair_ids() if pid not in kept)
         self._mask = mask
@@ -218,29 +244,42 @@ class GroundedEncoder(NeuralEncoder):
             raise EatkitError(f"set '{stimuli.name}' has no (image, caption) pair left")
         return pairs, tuple(ids)
 
-    def _check_missing(self, stimuli: CaptionedImages, missing: list[str], needs_image: bool) -> None:
+    def _check_missing(self, stimuli: CaptionedImages, missing: dict[tuple[str, str], list[str]]) -> None:
         if not missing or self.missing == "drop":
             return
-        distinct = list(dict.fromkeys(missing))
-        what, where = ("images", self.images) if needs_image else ("region files of images", self.region_dir)
+        (what, where), images = next(iter(missing.items()))
+        distinct = list(dict.fromkeys(images))
         raise EatkitError(f"{len(distinct)} of {len(set(stimuli.images))} {what} of set '{stimuli.name}' are "
-                          f"missing under {where} (first: {', '.join(distinct[:3])}); pass --missing drop to "
-                          "leave their pairs out")
+                          f"{where} (first: {', '.join(distinct[:3])}); pass --missing drop to leave their "
+                          "pairs out")
+
+    def _region_table(self) -> RegionTable:
+        """The ``--regions FILE.th`` table, read once."""
+        if self._table is None:
+            self._table = RegionTable(self.region_file)
+        return self._table
 
     def _contents(self, modality: str, items: list[Pair]) -> list[str]:
         images = [str(p.image) for p in items if p.image is not None]
-        regions = [str(p.regions) for p in items if p.regions is not None]
+        regions = sorted({str(p.regions) for p in items if p.regions is not None})  # a .th file: hashed once
         image_hashes = iter(self.file_hashes(images)) if images else iter(())
-        region_hashes = iter(self.file_hashes(regions)) if regions else iter(())
-        self._contents_seen = [json.dumps([p.caption, next(image_hashes) if p.image else None,
-                                           next(region_hashes) if p.regions else None, p.focus, list(p.masked),
-                                           self._mask]) for p in items]
+        region_hash = dict(zip(regions, self.file_hashes(regions))) if regions else {}
+
+        def region(p: Pair) -> str | None:  # a table's hash names the image's key in it too
+            if p.regions is None:
+                return None
+            return region_hash[str(p.regions)] + (f"|{p.region_key}" if p.region_key is not None else "")
+
+        self._contents_seen = [json.dumps([p.caption, next(image_hashes) if p.image else None, region(p), p.focus,
+                                           list(p.masked), self._mask]) for p in items]
         return self._contents_seen
 
     def _prepare(self, modality: str, item: Pair) -> Prepared:
         prepared = Prepared(item)
         image = load_image(item.image) if item.image is not None else None
-        if item.regions is not None:
+        if item.region_key is not None:
+            prepared.regions = self._region_table().regions(item.region_key, (image.height, image.width))
+        elif item.regions is not None:
             prepared.regions = load_regions(item.regions)
         elif self.detector is not None and (self.region_features or self._mask == "vision"):
             prepared.regions = self.detector(image)

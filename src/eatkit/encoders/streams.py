@@ -20,6 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from eatkit.encoders.workers import track
+
 
 class BatchStreams:
     """``size`` threads, each running torch on a single thread (``torch.set_num_threads(1)`` in that thread).
@@ -39,7 +41,7 @@ class BatchStreams:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         self.size = size
-        self._pool = ThreadPoolExecutor(size, thread_name_prefix="eatkit-batch")
+        self._pool = track(ThreadPoolExecutor(size, thread_name_prefix="eatkit-batch"))  # stopped on Ctrl-C
         everyone = threading.Barrier(size)  # each set-up task waits for the others: one task per thread
 
         def single_threaded() -> None:
@@ -56,8 +58,10 @@ class BatchStreams:
         """Run ``function(*args)`` on one of the threads."""
         return self._pool.submit(function, *args)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, wait: bool = True) -> None:
+        """Stop the threads (``wait``: after the batch each runs; a finalizer, which may run on one of
+        them, must not wait)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def done(value: Any) -> Future:

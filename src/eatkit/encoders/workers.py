@@ -25,14 +25,17 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import multiprocessing.util
 import os
 import shutil
+import signal
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import shared_memory
@@ -54,13 +57,63 @@ _SHM_SHARE = 0.5
 _SHM = Path("/dev/shm")
 
 
-def start_pool(workers: int) -> ProcessPoolExecutor:
+def start_pool(workers: int, method: str | None = None) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes: forked where the platform allows it (Linux; the workers run only
     Pillow and numpy, never torch), else spawned (then a script that embeds images needs the usual
-    ``if __name__ == "__main__":`` guard, or ``workers=0``). Each worker exits when its parent is gone."""
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
-                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+    ``if __name__ == "__main__":`` guard, or ``workers=0``); ``method`` chooses. Each worker ignores
+    Ctrl-C (the parent stops the pool: :func:`stop_pool`) and exits when its parent is gone."""
+    if method is None:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform == "linux" else "spawn"
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
+                               initializer=_worker_start, initargs=(os.getpid(),))
+    if method == "fork":  # all the workers are forked at the first submission: make it one that holds Ctrl-C
+        submit(pool, int)
+    return track(pool)
+
+
+#: the pools started by :func:`start_pool` or given to :func:`track`, not yet collected (:func:`stop_all_pools`)
+_POOLS: "weakref.WeakSet[Executor]" = weakref.WeakSet()
+_RINGS: "weakref.WeakSet[_Ring]" = weakref.WeakSet()
+
+
+def stop_all_pools() -> None:
+    """Stop every worker pool of this process and remove its shared-memory rings (the command line does
+    this on Ctrl-C, so that the interpreter's exit does not wait for the workers' tasks).
+
+    >>> stop_all_pools()
+    """
+    for pool in list(_POOLS):
+        stop_pool(pool)
+    for ring in list(_RINGS):
+        ring.close()
+
+
+def track(pool: Executor) -> Executor:
+    """Register ``pool`` (processes or threads) with :func:`stop_all_pools`; returns it."""
+    if not _POOLS:
+        # a process that is itself a pool's worker (a sweep cell) joins its children when it exits,
+        # before the interpreter's own clean-up: stop the pools first, or it waits for idle workers forever
+        multiprocessing.util.Finalize(None, stop_all_pools, exitpriority=100)
+    _POOLS.add(pool)
+    return pool
+
+
+def stop_pool(pool: Executor) -> None:
+    """Stop ``pool`` now: queued tasks cancelled, worker processes terminated (a thread finishes the task it
+    runs), nothing waited for (so it is safe after Ctrl-C, from a finalizer, and from any thread: no
+    'cannot join current thread').
+
+    >>> pool = start_pool(1); pool.submit(abs, -1).result()
+    1
+    >>> stop_pool(pool)
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=1.0)
 
 
 @dataclass(frozen=True)
@@ -83,6 +136,7 @@ class _Ring:
         memory.close()  # the name stays (and the tracker's record of it); mapped below as a memmap
         self.name, self.memory = memory.name, memory
         self.array: np.ndarray | None = np.memmap(_SHM / self.name, np.uint8, "r+", shape=(nbytes * slots,))
+        _RINGS.add(self)  # (closed by stop_all_pools on Ctrl-C, should its stream not be closed first)
 
     @staticmethod
     def fits(nbytes: int, slots: int) -> bool:
@@ -99,8 +153,9 @@ class _Ring:
 
     def close(self) -> None:
         """Remove the name (the memory goes when the last mapping, worker's or view's, does)."""
-        self.array = None
-        self.memory.unlink()
+        if self.array is not None:
+            self.array = None
+            self.memory.unlink()
 
 
 class Prefetcher:
@@ -159,7 +214,7 @@ class Prefetcher:
             if self.ring is not None:
                 first_slot = (index % (self.depth + 1)) * capacity + start
                 where = (self.ring.name, self.ring.nbytes, first_slot)
-            futures.append(self.pool.submit(_prepare_chunk, self.transform, items[start : start + size], where))
+            futures.append(submit(self.pool, _prepare_chunk, self.transform, items[start : start + size], where))
         return futures
 
 
@@ -194,6 +249,40 @@ def _attach(name: str) -> np.ndarray:
         _ATTACHED.clear()
         memory = _ATTACHED[name] = np.memmap(_SHM / name, np.uint8, "r+")
     return memory
+
+
+def submit(pool: Executor, function: Callable[..., Any], *args: Any) -> Future:
+    """``pool.submit(function, *args)`` with Ctrl-C held back meanwhile (it is raised right after): a
+    submission may start the pool's worker processes, and a Ctrl-C while one is being forked would leave
+    the pool half made (and the new worker printing a traceback before it learns to ignore Ctrl-C).
+
+    >>> pool = start_pool(1); submit(pool, abs, -2).result()
+    2
+    >>> stop_pool(pool)
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return pool.submit(function, *args)
+    # blocked in this thread: a process it starts inherits the mask (until _worker_start); and recorded,
+    # not raised, should another thread of the process receive it
+    held: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return pool.submit(function, *args)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, handler)
+        if held and callable(handler):
+            handler(signal.SIGINT, None)  # (the default handler raises KeyboardInterrupt)
+
+
+def _worker_start(parent: int) -> None:
+    """In a worker: ignore Ctrl-C (the terminal sends it to the whole process group; the parent stops the
+    pool, and a worker would only print a traceback) and exit with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held back by submit() in the parent
+    _exit_with_parent(parent)
 
 
 def _exit_with_parent(parent: int) -> None:

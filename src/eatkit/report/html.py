@@ -14,7 +14,8 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write_bytes
+from eatkit.io import atomic_write_bytes, check_replaceable
+from eatkit.progress import warn
 from eatkit.report.formatting import STARS_NOTE, is_missing
 from eatkit.report.kinds import by_renderer
 from eatkit.report.plots import effect_size_heatmap
@@ -128,9 +129,10 @@ def _run_section(index: int, run: Run, label: str) -> str:
     )
 
 
-def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
+def render_html(runs: Sequence[Run], series: Sequence[Series] = (), failed: Mapping[str, str] | None = None) -> str:
     """The report of ``runs`` as one HTML document (see :func:`write_html_report`); each of ``series``
-    (whose runs are among ``runs``) opens with its own section."""
+    (whose runs are among ``runs``) opens with its own section; ``failed`` (name: one-line error, e.g. a
+    sweep's failed cells) is listed first, so that nothing asked for is silently missing."""
     if not runs:
         raise EatkitError("the HTML report needs at least one run folder")
     labels = run_labels(runs)
@@ -161,9 +163,15 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
         comparison = (f'<section id="series-{k}"><h2>{what}: {escape(one.runs[0].suite_title)}</h2>'
                       f"{series_html(one)}</section>") + comparison
     sections = "".join(_run_section(i, run, label) for i, (run, label) in enumerate(zip(runs, labels), 1))
+    if failed:
+        nav = f'<li><a href="#failed">Failed: {len(failed)}</a></li>' + nav
+        items = "".join(f"<li><b>{escape(name)}</b>: {escape(error)}</li>" for name, error in failed.items())
+        comparison = (f'<section id="failed"><h2>Not in this report: {len(failed)} failed</h2><ul>{items}</ul>'
+                      "</section>") + comparison
     heading = f"{'; '.join(suites)} \u2014 {', '.join(labels)}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="eatkit {escape(__version__)}">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>eatkit report: {escape(heading)}</title><style>{_CSS}</style></head>\n"
@@ -174,8 +182,9 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = ()) -> str:
     )
 
 
-def write_html_report(run_dirs: Sequence[str | Path], out: str | Path) -> Path:
-    """Write one self-contained HTML report of the run folders to ``out`` and return its path.
+def write_html_report(run_dirs: Sequence[str | Path], out: str | Path, failed: Mapping[str, str] | None = None) -> Path:
+    """Write one self-contained HTML report of the run folders to ``out`` and return its path (``failed``:
+    what could not be run, by name, with its error; see :func:`render_html`).
 
     With two or more folders the report opens with a models x tests heatmap of effect sizes. A series
     folder (``series.json``, :mod:`eatkit.report.series`) adds its section and all of its runs.
@@ -183,13 +192,17 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path) -> Path:
     >>> write_html_report(["out/igpt", "out/simclr"], "report.html")   # doctest: +SKIP
     PosixPath('report.html')
     """
-    out = Path(out)
-    if out.is_dir():
-        raise EatkitError(f"report path {out} is a folder; give a file name such as {out / 'report.html'}")
+    out = check_replaceable(out, "html", "report path")  # never over a file eatkit did not write
+    seen: dict[Path, str] = {}
+    for folder in map(str, run_dirs):  # the same folder twice is reported once, with a word
+        first = seen.setdefault(Path(folder).resolve(), folder)
+        if first is not folder:
+            warn(f"run folder {folder} is given twice (also as {first}): it is reported once")
+    run_dirs = list(seen.values())
     loaded = [load_series(d) if is_series(d) else load_run(d) for d in run_dirs]
     series = [one for one in loaded if isinstance(one, Series)]
     runs = [run for one in loaded for run in (one.runs if isinstance(one, Series) else [one])]
-    document = render_html(runs, series)
+    document = render_html(runs, series, failed)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(out, document.encode("utf-8"))

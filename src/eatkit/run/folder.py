@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import text_sha256
+from eatkit.io import checked_path, os_error, text_sha256
 from eatkit.records import Record, plain_json
 
 #: the files every run writes into its output folder
@@ -49,16 +49,38 @@ def set_entry(name: str, modality: str | None, items: list[list[str]], dropped: 
             "items": items, "dropped": list(dropped)}
 
 
-def prepare_output(out_dir: str | Path) -> Path:
-    """Check, before any work is done, that the results can be written to ``out_dir``: an existing,
-    writable folder, or a new one whose nearest existing parent is a writable folder. Nothing is created
-    (:func:`write_run` creates the folder with the results in it)."""
-    out = Path(out_dir)
+#: the parent of the new output folder of each run not given one (``eatkit run`` without ``-o``)
+DEFAULT_OUTPUT = Path("eatkit-results")
+
+
+def prepare_output(out_dir: str | Path | None) -> Path:
+    """Check, before any work is done, that the results can be written to ``out_dir``: a new folder whose
+    nearest existing parent is a writable folder, an empty one, or one that holds an earlier eatkit output
+    (:func:`is_eatkit_output`), whose own files only are replaced; a folder holding other files is refused
+    (eatkit never writes over, or deletes, a file it did not create). ``None``: a new folder under
+    :data:`DEFAULT_OUTPUT` named by the date and time (:func:`new_output_folder`), so that no run replaces
+    another. Nothing is created (:func:`write_run` creates the folder with the results in it).
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "notes.txt").write_text("mine")
+    >>> prepare_output(root)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: output folder ... holds files eatkit did not write (notes.txt): give a new or empty folder
+    """
+    out = new_output_folder() if out_dir is None else checked_path(out_dir, "output folder")
     if out.exists() and not out.is_dir():
         raise EatkitError(f"output folder {out} exists and is not a folder")
     for name in (*RUN_FILES, *DERIVED_FILES):
         if (out / name).is_dir():
             raise EatkitError(f"cannot write {out / name}: it is a folder")
+    if out.is_dir() and not is_eatkit_output(out):
+        try:
+            names = sorted(p.name for p in out.iterdir())
+        except OSError as err:
+            raise os_error(err, "read the output folder") from None
+        if names:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise EatkitError(f"output folder {out} holds files eatkit did not write ({shown}): give a new or "
+                              "empty folder")
     parent = next(p for p in (out, *out.absolute().parents) if p.exists())
     if not parent.is_dir():
         raise EatkitError(f"cannot create output folder {out}: {parent} is not a folder")
@@ -66,6 +88,46 @@ def prepare_output(out_dir: str | Path) -> Path:
         what = "output folder" if parent == out else f"folder {parent}, where the output folder {out} would go,"
         raise EatkitError(f"{what} is not writable")
     return out
+
+
+def is_eatkit_output(folder: Path) -> bool:
+    """Whether ``folder`` holds an earlier eatkit output: a run (a ``manifest.json`` with eatkit's version),
+    a series (``series.json`` of an ``eatkit.series`` schema) or a sweep (``cells.csv``, ``decoding.json``, or
+    a ``cells`` folder whose cells hold ``cell.json``). Only such a folder's own files are ever replaced.
+
+    >>> import tempfile; is_eatkit_output(Path(tempfile.mkdtemp()))
+    False
+    """
+    for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and key in data and (key != "schema" or str(data[key]).startswith("eatkit.")):
+            return True
+    cells = folder / "cells"
+    try:
+        if any((folder / name).is_file() for name in ("cells.csv", "decoding.json")):  # (a sweep's own files)
+            return True
+        return cells.is_dir() and any((c / "cell.json").exists() for c in cells.iterdir())
+    except OSError:
+        return False
+
+
+def new_output_folder(parent: Path = DEFAULT_OUTPUT) -> Path:
+    """A folder under ``parent`` that does not exist yet, named by the local date and time (``-2``, ``-3``...
+    appended when that name is taken).
+
+    >>> new_output_folder().parent.name
+    'eatkit-results'
+    """
+    from datetime import datetime
+
+    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    folder, n = parent / stamp, 2
+    while folder.exists():
+        folder, n = parent / f"{stamp}-{n}", n + 1
+    return folder
 
 
 def flatten_record(record: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ computes a statistic itself but the run's Benjamini-Hochberg q-values.
 from __future__ import annotations
 
 import dataclasses
+import os
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import numpy as np
 from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
 from eatkit.errors import EatkitError
-from eatkit.io import text_sha256
+from eatkit.io import checked_path, text_sha256
 from eatkit.progress import progress
 from eatkit.records import Record
 from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
@@ -202,6 +203,9 @@ def build_source(
     eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
     """
     options = {k: v for k, v in given.items() if v is not None}
+    for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
+        if isinstance(options.get(key), (str, os.PathLike)):
+            checked_path(options[key], model_flag(key))
     models = [k for k in ("name", "vectors", "embeddings") if k in options]
     if len(models) != 1:
         raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
@@ -275,6 +279,8 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
         stimuli = sets.get(role)
         out[role] = set_entry(stimuli.name if stimuli else role, stimuli.modality if stimuli else None, items,
                               emb.dropped)
+        if stimuli is not None and stimuli.modality == "image" and stimuli.category and not stimuli.items:
+            out[role]["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
     return out
 
 

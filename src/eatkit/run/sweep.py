@@ -48,12 +48,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,7 +118,7 @@ class CellOutcome:
 
 @dataclass
 class SweepResult:
-    """The cells of a sweep and their statuses (``done``, ``skipped`` (finished before), ``failed``)."""
+    """The cells of a sweep and their statuses (``done``, ``finished before`` (by an earlier run of the sweep, not run again), ``failed``)."""
 
     out: Path
     statuses: dict[str, str]
@@ -325,11 +324,22 @@ def _local(cells: list[Cell], jobs: int) -> Iterator[CellOutcome]:
         for cell in cells:
             yield run_cell(cell)
         return
-    # spawned, not forked: the statistics may use OpenMP/numba threads, which a forked child cannot use
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(run_cell, cell) for cell in cells]
+    from eatkit.encoders.workers import start_pool, stop_pool, submit
+
+    # spawned, not forked: the statistics may use OpenMP/numba threads, which a forked child cannot use.
+    # The workers ignore Ctrl-C; on Ctrl-C (or any error) here they are terminated at once, not waited for
+    pool = start_pool(jobs, "spawn")
+    finished = False
+    try:
+        futures = [submit(pool, run_cell, cell) for cell in cells]
         for future in as_completed(futures):
             yield future.result()
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown()
+        else:
+            stop_pool(pool)
 
 
 def connect_ray(ray: Any, address: str | None, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
@@ -481,7 +491,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     from eatkit.run.folder import prepare_output
 
     prepare_output(out)
-    statuses = {c.id: "skipped" for c in sweep.cells if _finished(out, c)}
+    statuses = {c.id: "finished before" for c in sweep.cells if _finished(out, c)}
     todo = [c for c in sweep.cells if c.id not in statuses]
     errors: dict[str, str] = {}
     if executor == "local" and todo:  # decode each image once for all the models (eatkit.run.decode)

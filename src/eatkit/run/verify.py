@@ -63,6 +63,8 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
             for item_id, recorded in items:
                 checked += 1
                 changes += _check_item(where, entry.get("modality"), str(item_id), recorded, root)
+            if isinstance(entry.get("category"), str) and root is not None:
+                changes += _added(where, entry, items, root)
     for name, path, recorded in _source_files(source):
         checked += 1
         if not path.is_file():
@@ -104,6 +106,22 @@ def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Pa
     now = file_sha256(path)
     return [] if now == recorded else [f"{where}: {item_id} changed (sha256 {recorded[:12]}... recorded, "
                                        f"{now[:12]}... now)"]
+
+
+def _added(where: str, entry: dict[str, Any], items: list[list[str]], root: Path) -> list[str]:
+    """The images now in a whole-folder category that the run did not embed (a re-run would): neither
+    among its items nor a byte-identical copy of one (a copy is dropped again)."""
+    from eatkit.stimuli.images import image_ids, resolve_image_set
+    from eatkit.stimuli.types import StimulusSet
+
+    try:
+        found = resolve_image_set(StimulusSet(str(entry.get("name", "?")), "image", category=entry["category"]), root)
+    except EatkitError:
+        return []  # a missing folder: its recorded images are reported missing one by one
+    recorded, hashes = {str(i) for i, _ in items}, {h for _, h in items}
+    return [f"{where}: {item_id} was added to {root} (a re-run would embed it)"
+            for path, item_id in zip(found.items, image_ids(found))
+            if item_id not in recorded and file_sha256(path) not in hashes]
 
 
 def _source_files(source: dict[str, Any]) -> list[tuple[str, Path, str]]:

@@ -166,11 +166,12 @@ class PrecomputedEmbeddings(EmbeddingSource):
 
     def _read_npz(self) -> tuple[np.ndarray, tuple[str, ...]]:
         try:
-            with np.load(io.BytesIO(self._bytes(self.path)), allow_pickle=False) as archive:
+            with np.load(io.BytesIO(_numpy_bytes(self.path, self._bytes(self.path), b"PK")),
+                         allow_pickle=False) as archive:
                 arrays = {key: archive[key] for key in archive.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:  # garbage or truncated
             raise EatkitError(f"embeddings file {self.path} is not a readable .npz archive "
-                              f"({one_line(exc)})") from None
+                              f"({_numpy_reason(exc)})") from None
         if not {"ids", "vectors"} <= arrays.keys():
             raise EatkitError(
                 f"embeddings file {self.path} must hold arrays 'ids' and 'vectors' "
@@ -183,9 +184,11 @@ class PrecomputedEmbeddings(EmbeddingSource):
         if not sidecar.is_file():
             raise EatkitError(f"embeddings file {self.path} needs its ids file {sidecar} (one id per line)")
         try:
-            matrix = np.load(io.BytesIO(self._bytes(self.path)), allow_pickle=False)
+            matrix = np.load(io.BytesIO(_numpy_bytes(self.path, self._bytes(self.path), b"\x93NUMPY")),
+                             allow_pickle=False)
         except (OSError, ValueError) as exc:
-            raise EatkitError(f"embeddings file {self.path} is not a readable .npy array ({one_line(exc)})") from None
+            raise EatkitError(f"embeddings file {self.path} is not a readable .npy array "
+                              f"({_numpy_reason(exc)})") from None
         try:
             ids = self._bytes(sidecar).decode("utf-8").splitlines()
         except UnicodeDecodeError:
@@ -358,3 +361,18 @@ class _Table:
         noted = tuple(self.duplicated[id_] for id_ in ids if id_ in self.duplicated)
         rows = [self.row_of[id_] for id_ in ids]
         return Embedded(self.vectors[rows].reshape(len(rows), self.vectors.shape[1]), tuple(ids), copies + noted)
+
+
+def _numpy_bytes(path: Path, data: bytes, magic: bytes) -> bytes:
+    """``data`` if it starts as a numpy file of its kind does (``magic``); else a ValueError saying so
+    (numpy would take any other bytes for a pickle and suggest ``allow_pickle``, which eatkit never uses)."""
+    if not data.startswith(magic):
+        raise ValueError(f"it does not start as {'an .npz (zip)' if magic == b'PK' else 'a .npy'} file does")
+    return data
+
+
+def _numpy_reason(exc: Exception) -> str:
+    """numpy's reason for refusing a file, without its advice to load pickled objects."""
+    if "allow_pickle" in str(exc):
+        return "it holds pickled Python objects, which eatkit never loads; save plain numeric arrays"
+    return one_line(exc)

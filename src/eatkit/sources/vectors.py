@@ -28,7 +28,8 @@ File formats read by :func:`load_word_vectors` (plain or gzip-compressed, detect
   may contain spaces (``"Ivy League"`` or the rare web tokens of GloVe 840B): a line with more than
   ``d + 1`` fields whose extra leading fields are not all numbers is such a word. The dimension is
   the header's, or else the number of values on the first line. Non-UTF-8 bytes in a word are
-  replaced by U+FFFD (such a word cannot match a query).
+  replaced by U+FFFD (such a word cannot match a query). A tab separates fields as a space does, and a
+  UTF-8 byte-order mark at the start of the file is skipped (it is no part of the first word).
 - word2vec binary (``.bin``, ``.bin.gz``, or ``binary=True``): a ``<count> <dim>`` header line, then
   per word its bytes, a space and ``dim`` little-endian float32 values (a newline before the next
   word is optional).
@@ -42,6 +43,7 @@ import io
 import math
 import mmap
 import os
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -230,6 +232,10 @@ def load_word_vectors(
     )
 
 
+_BOM = b"\xef\xbb\xbf"
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _open_bytes(path: Path) -> Any:
     with open(path, "rb") as fh:
         compressed = fh.read(2) == _GZIP_MAGIC
@@ -266,6 +272,10 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
     total = 0
     with _open_bytes(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(_BOM):  # a UTF-8 byte-order mark (Windows editors) is no part of
+                raw = raw[len(_BOM) :]                 # the first word
+            if b"\t" in raw:  # tab-separated values, as some exporters write them: tabs separate as spaces do
+                raw = raw.replace(b"\t", b" ")
             line = raw.rstrip(b" \r\n")  # the word2vec C tool ends lines with a space
             if not line:
                 continue
@@ -322,21 +332,21 @@ def _parse_values(path: Path, kept: list[tuple[int, bytes]], dim: int) -> np.nda
         chunk = kept[start : start + _CHUNK_ROWS]
         text = b"\n".join(values for _, values in chunk)
         try:
-            block = pd.read_csv(
-                io.BytesIO(text),
-                sep=" ",
-                header=None,
-                dtype=np.float32,
-                quoting=csv.QUOTE_NONE,
-                na_filter=False,
-                engine="c",
-            ).to_numpy()
+            with warnings.catch_warnings():  # a value beyond float32 overflows to inf: found below, line by line
+                warnings.simplefilter("ignore", RuntimeWarning)
+                block = _read_block(text)
         except (ValueError, pd.errors.ParserError):
             block = None
         if block is None or block.shape != (len(chunk), dim) or not np.isfinite(block).all():
             block = _parse_lines(path, chunk)
         blocks.append(block)
     return np.concatenate(blocks)
+
+
+def _read_block(text: bytes) -> np.ndarray:
+    """Space-separated float32 rows, parsed by pandas' C parser."""
+    return pd.read_csv(io.BytesIO(text), sep=" ", header=None, dtype=np.float32, quoting=csv.QUOTE_NONE,
+                       na_filter=False, engine="c").to_numpy()
 
 
 def _parse_lines(path: Path, rows: list[tuple[int, bytes]]) -> np.ndarray:
@@ -349,6 +359,9 @@ def _parse_lines(path: Path, rows: list[tuple[int, bytes]]) -> np.ndarray:
                 raise EatkitError(f"vectors file {path}: line {lineno} has a non-numeric value '{shown}'")
             if not math.isfinite(float(token)):
                 raise EatkitError(f"vectors file {path}: line {lineno} has a non-finite value '{shown}'")
+            if abs(float(token)) > _FLOAT32_MAX:  # it would become inf in float32, silently
+                raise EatkitError(f"vectors file {path}: line {lineno} has a value '{shown}' beyond the float32 "
+                                  "range (about 3.4e38)")
         parsed.append([float(token) for token in tokens])
     return np.array(parsed, dtype=np.float32)
 

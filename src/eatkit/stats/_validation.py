@@ -15,10 +15,7 @@ def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | N
     A 1-D vector is read as one row. Rows must be finite and have non-zero norm (cosine similarity is
     undefined for a zero vector).
     """
-    try:
-        arr = np.asarray(vectors, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise EatkitError(f"set '{name}' is not a numeric array") from None
+    arr = _real(vectors, f"set '{name}'")
     if arr.ndim == 1:
         if arr.size == 0:
             raise EatkitError(f"set '{name}' is empty")
@@ -55,7 +52,36 @@ def check_sets(min_rows: int | dict[str, int] = 2, **sets: Any) -> dict[str, np.
         arr = check_embeddings(name, vectors, min_rows=least, dim=dim)
         dim = arr.shape[1]
         out[name] = arr
+    for first, second in COMPARED:
+        if first in out and second in out and _same_rows(out[first], out[second]):
+            raise EatkitError(f"sets '{first}' and '{second}' hold the same vectors: the test would compare a set "
+                              "with itself, and its effect size and p-value would mean nothing")
     return out
+
+
+#: the roles that a test compares with each other (the two targets, the two attributes)
+COMPARED: tuple[tuple[str, str], ...] = (("X", "Y"), ("A", "B"))
+
+
+def _same_rows(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether two sets hold the same vectors, in any order."""
+    if first.shape != second.shape:
+        return False
+    return bool(np.array_equal(first[np.lexsort(first.T[::-1])], second[np.lexsort(second.T[::-1])]))
+
+
+def _real(values: Any, what: str) -> np.ndarray:
+    """``values`` as a float64 array; complex numbers (whose imaginary parts a cast would drop silently) and
+    anything not numeric are errors."""
+    try:
+        raw = np.asarray(values)
+        if raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in raw.ravel())):
+            raise EatkitError(f"{what} has complex values; embeddings and associations must be real numbers")
+        return np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        if isinstance(err, EatkitError):
+            raise
+        raise EatkitError(f"{what} is not a numeric array") from None
 
 
 def check_count(name: str, value: Any) -> int:
@@ -78,10 +104,7 @@ def check_share(name: str, value: Any) -> float:
 
 def check_values(name: str, values: Any) -> np.ndarray:
     """Check a non-empty 1-D array of finite association values."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise EatkitError(f"'{name}' is not a numeric array") from None
+    arr = _real(values, f"'{name}'")
     if arr.ndim != 1:
         raise EatkitError(f"'{name}' must be a 1-D array of association values")
     if arr.size == 0:

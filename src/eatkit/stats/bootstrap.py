@@ -26,6 +26,10 @@ from eatkit.stats.options import TestOptions
 from eatkit.stats._random import resolve_rng
 
 _BATCH = 2048  # resamples per vectorised batch (part of the seeded stream's layout, like MC_BATCH)
+#: the most resamples a bootstrap takes (80 MB of effect sizes; 10^5 already fix a 95% CI's ends to about
+#: two digits): beyond, a one-line error before any work rather than an allocation that fails or a run
+#: that does not end
+MAX_RESAMPLES = 10**7
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +75,9 @@ def bootstrap_effect_size(
     if not 0 < confidence_level < 1:
         raise EatkitError(f"confidence_level must be between 0 and 1, got {confidence_level}")
     n_resamples = check_count("n_resamples", n_resamples)
+    if n_resamples > MAX_RESAMPLES:
+        raise EatkitError(f"n_resamples={n_resamples:.3g} bootstrap resamples is more than eatkit takes "
+                          f"({MAX_RESAMPLES:.0e}; 10^4 to 10^5 give a 95% CI to two digits)")
     unknown = set(resample) - {"X", "Y", "A", "B"}
     if unknown:
         raise EatkitError(f"resample lists unknown sets: {', '.join(sorted(unknown))} (use X, Y, A, B)")
@@ -91,7 +98,8 @@ def bootstrap_effect_size(
             groups.append(np.take_along_axis(s_all, idx, axis=1))
         out[start : start + b] = cohens_d(groups[0], groups[1], sd=sd, ddof=ddof, atol=atol)
     tail = (1 - confidence_level) / 2
-    low, high = np.quantile(out, [tail, 1 - tail])
+    with np.errstate(invalid="ignore"):  # resamples of zero variance give d = +-inf; between the two, no bound
+        low, high = np.quantile(out, [tail, 1 - tail])
     return BootstrapResult(low=float(low), high=float(high), confidence_level=confidence_level, n_resamples=out.size,
                            resampled=tuple(resample), seed=seed, distribution=out)
 

@@ -124,6 +124,15 @@ NUMPY_SECONDS_PER_SUM = 60e-9
 NUMPY_BYTES_PER_SUM = 11.5
 #: draws per Monte Carlo block (scheduling only: a draw's random numbers depend on its index alone)
 MC_BATCH = 1 << 12
+#: Monte Carlo cost per shuffled position and column (seconds of one core; 25 + 25, one column: about 70 ns
+#: a draw) and per position of the numpy fallback; :func:`check_monte_carlo_feasible` refuses more than
+#: ``MC_MAX_SECONDS`` of estimated time before any draw, as :func:`check_exact_feasible` does for counting
+MC_SECONDS_PER_STEP = 1.5e-9
+NUMPY_MC_SECONDS_PER_STEP = 15e-9
+MC_MAX_SECONDS = 3600.0
+#: shuffled positions per call of the compiled kernel (about a tenth of a second): between calls Python
+#: sees a Ctrl-C, so a long Monte Carlo test stops promptly; the counts do not depend on the chunking
+MC_CHUNK_STEPS = 1 << 26
 #: subset sums are scaled to integers with |Σ| < 2^SUM_BITS (headroom in int64 for thresholds)
 SUM_BITS = 58
 _NEVER = 2**62  # an integer threshold no subset sum reaches
@@ -221,6 +230,33 @@ def check_exact_feasible(k: int, m: int) -> None:
         )
 
 
+def check_monte_carlo_feasible(k: int, m: int, draws: int, columns: int = 1) -> float:
+    """The estimated seconds of ``draws`` random partitions of ``k`` + ``m`` values (``columns`` statistics
+    at once); an :class:`EatkitError` saying the estimate when it exceeds ``MC_MAX_SECONDS``. Called
+    before any draw (a number of draws at least the number of partitions is counted exactly instead).
+
+    Examples
+    --------
+    >>> check_monte_carlo_feasible(8, 8, 10_000) < 1
+    True
+    >>> check_monte_carlo_feasible(25, 25, 10**12)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: 1e+12 Monte Carlo permutations of 25 + 25 values would take about ...
+    """
+    steps = float(draws) * min(k, m) * (1 + columns)
+    if compiled():
+        seconds = steps * MC_SECONDS_PER_STEP / _compiled_kernels().threads()
+    else:
+        seconds = steps * NUMPY_MC_SECONDS_PER_STEP
+    if seconds > MC_MAX_SECONDS:
+        raise EatkitError(
+            f"{draws:.3g} Monte Carlo permutations of {k} + {m} values would take about {_duration(seconds)} "
+            f"(limit {_duration(MC_MAX_SECONDS)}); pass fewer permutations (10^5 to 10^6 give p to about "
+            "three digits)"
+        )
+    return seconds
+
+
 def _duration(seconds: float) -> str:
     for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= 2 * size:
@@ -250,7 +286,9 @@ def group_permutation_test(
         "exact" counts all partitions (error, before any computing, beyond 32 + 32 values: see
         :func:`check_exact_feasible`); an int draws that many random partitions; "auto" is exact when it
         takes about a second or less (see ``AUTO_EXACT_MAX_SUMS``) and otherwise draws
-        ``DEFAULT_MONTE_CARLO``.
+        ``DEFAULT_MONTE_CARLO``. A number at least ``C(k + m, k)`` counts every partition instead
+        (``exact`` True); a number whose estimated time exceeds ``MC_MAX_SECONDS`` is an error (see
+        :func:`check_monte_carlo_feasible`).
     rng : None, int or numpy.random.Generator
         Randomness for Monte Carlo draws.
     atol : float
@@ -295,8 +333,13 @@ def permutation_tests(
     thresholds = [_IntThresholds.of(q, k, tol_q) for q, tol_q in scaled]
     if permutations == "exact":
         check_exact_feasible(k, m)
-    cheap = exact_cost(n, k) <= AUTO_EXACT_MAX_SUMS
-    if permutations == "exact" or (permutations == "auto" and cheap):
+    cost = exact_cost(n, k)
+    cheap = cost <= AUTO_EXACT_MAX_SUMS
+    # as many random draws as there are partitions, or more: every partition is counted instead (exact,
+    # recorded as such, and faster); this needs the exact count to be feasible at all
+    enough = isinstance(permutations, int) and permutations >= n_partitions and \
+        cost <= (EXACT_MAX_SUMS if compiled() else NUMPY_EXACT_MAX_SUMS)
+    if permutations == "exact" or (permutations == "auto" and cheap) or enough:
         outcomes = []
         for (q, _), t, tol in zip(scaled, thresholds, tolerances):
             counts = t.counts(_count_below(q, k, t.needed()), n_partitions)
@@ -305,6 +348,7 @@ def permutation_tests(
             outcomes.append(PermutationOutcome(p_values, True, n_partitions, n_partitions, zeros, counts, tol, None))
         return outcomes
     draws = DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations)
+    check_monte_carlo_feasible(k, m, draws, len(scaled))
     key = int(generator.integers(0, 2**63))
     sampled = _monte_carlo_counts(ints, k, draws, key, thresholds)
     outcomes = []
@@ -661,7 +705,15 @@ def _monte_carlo_counts(
     upper = np.array([t.bounds()[1] for t in thresholds], dtype=np.int64).reshape(-1, 3)
     values = np.ascontiguousarray(ints, dtype=np.int64)
     if compiled():
-        counts = _compiled_kernels().monte_carlo(values, r, r != k, key, draws, MC_BATCH, lower, upper)
+        # in chunks of draws, each with the key shifted to its first draw (draw d's numbers are a hash
+        # of key + d * ceil(r / 2)): the same counts as one call, and Ctrl-C is seen between chunks
+        per = (r + 1) // 2
+        chunk = max(MC_BATCH, MC_CHUNK_STEPS // max(r * max(values.shape[1], 1), 1) // MC_BATCH * MC_BATCH)
+        counts = np.zeros((len(thresholds), 3), dtype=np.int64)
+        for start in range(0, draws, chunk):
+            shifted = (key + start * per + 2**63) % 2**64 - 2**63  # as int64: the kernel's uint64 wraps
+            counts += _compiled_kernels().monte_carlo(values, r, r != k, shifted, min(chunk, draws - start), MC_BATCH,
+                                           lower, upper)
     else:
         counts = _monte_carlo_numpy(values, r, r != k, key, draws, lower, upper)
     return [dict(zip(("greater", "less", "two-sided"), map(int, row))) for row in counts]

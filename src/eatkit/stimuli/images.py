@@ -13,7 +13,7 @@ import dataclasses
 from pathlib import Path
 
 from eatkit.errors import EatkitError
-from eatkit.io import inside
+from eatkit.io import checked_path, inside, os_error
 from eatkit.stimuli.types import StimulusSet
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
@@ -28,7 +28,7 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
     >>> [pathlib.Path(p).name for p in s.items], image_ids(s)
     (['b.png'], ('t/c/b.png',))
     """
-    root = Path(root)
+    root = checked_path(root, "image folder")
     if stimuli.modality != "image" or not stimuli.category:
         raise EatkitError(f"set '{stimuli.name}' is not an image category")
     if not root.is_dir():
@@ -36,21 +36,29 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
     folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'", links_out=True)
     if not folder.is_dir():
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
+    try:
+        return dataclasses.replace(stimuli, items=tuple(str(p) for p in _image_files(folder, stimuli.name)))
+    except OSError as err:  # an unreadable folder (permissions), a file system fault
+        raise os_error(err, f"read the image folder of set '{stimuli.name}',") from None
+
+
+def _image_files(folder: Path, name: str) -> list[Path]:
+    """The image files of a category's folder (:func:`resolve_image_set`)."""
     files = []
     for p in sorted(q for q in folder.iterdir() if not q.name.startswith(".")):
         if p.is_dir():
             if any(q.suffix.lower() in IMAGE_SUFFIXES for q in p.rglob("*")):
-                raise EatkitError(f"image folder {folder} for set '{stimuli.name}' has a subfolder with images, "
+                raise EatkitError(f"image folder {folder} for set '{name}' has a subfolder with images, "
                                   f"{p}: put the images of a category directly in its folder")
         elif p.suffix.lower() in IMAGE_SUFFIXES:
             if not p.is_file():
                 what = "a broken symbolic link" if p.is_symlink() else "not a regular file"
-                raise EatkitError(f"image {p} for set '{stimuli.name}' is {what}")
+                raise EatkitError(f"image {p} for set '{name}' is {what}")
             files.append(p)
     if not files:
-        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' contains no images "
+        raise EatkitError(f"image folder {folder} for set '{name}' contains no images "
                           f"({' '.join(IMAGE_SUFFIXES)})")
-    return dataclasses.replace(stimuli, items=tuple(str(p) for p in files))
+    return files
 
 
 def image_ids(stimuli: StimulusSet) -> tuple[str, ...]:
