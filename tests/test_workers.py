@@ -150,3 +150,24 @@ def test_every_batch_is_in_flight_once_the_first_is_back_with_the_same_values(po
     assert next(stream, None) is None
     assert [[g.tobytes() for g in b] for b in seen] == [[pixels(i).tobytes() for i in b] for b in batches]
     assert submitted == [12, 12, 12, 12]  # 2 workers x 24 items in flight cover all 4 batches
+
+
+def test_a_pool_stopped_while_a_worker_writes_its_result_lets_the_interpreter_exit(tmp_path):
+    # a worker terminated in the middle of sending a large result leaves half a message in the result pipe:
+    # the pool's manager thread must not wait for the rest (the interpreter's exit joins that thread)
+    script = tmp_path / "cut.py"
+    script.write_text(
+        "import time\n"
+        "from eatkit.encoders.workers import start_pool, stop_pool\n"
+        "def big(_):\n"
+        "    return b'x' * 400_000_000\n"
+        "if __name__ == '__main__':\n"
+        "    pool = start_pool(1)\n"
+        "    thread = pool._executor_manager_thread\n"
+        "    future = pool.submit(big, 0)\n"
+        "    time.sleep(0.6)\n"  # the worker is sending its 400 MB
+        "    stop_pool(pool)\n"
+        "    thread.join(timeout=10)\n"
+        "    print('manager thread alive:', thread.is_alive())\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "manager thread alive: False" in out.stdout, out.stderr[-2000:]

@@ -108,12 +108,18 @@ def stop_pool(pool: Executor) -> None:
     >>> stop_pool(pool)
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    result_queue = getattr(pool, "_result_queue", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
     for process in processes:
         process.join(timeout=1.0)
+    # A worker killed while it wrote a result leaves half a message in the result pipe, and the pool's
+    # manager thread would wait for the rest forever (and the interpreter's exit with it). With every
+    # worker gone, closing this process's own write end makes that read end at once (end of file).
+    if processes and result_queue is not None and not any(p.is_alive() for p in processes):
+        result_queue._writer.close()
 
 
 @dataclass(frozen=True)
