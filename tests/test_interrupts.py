@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -62,16 +63,18 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def interrupt(argv: list[str], cwd: Path, delay: float) -> tuple[int | None, str, float]:
-    """Run ``eatkit argv`` in ``cwd``; ``delay`` seconds after its first worker process appears, send SIGINT
-    to its process group. Returns the exit status (None: still running after LIMIT), stderr and the
-    seconds from the signal to the exit; the group is killed at the end whatever happened."""
+def interrupt(argv: list[str], cwd: Path, delay: float,
+              ready: Callable[[int], bool] = lambda pid: bool(_children(pid))) -> tuple[int | None, str, float]:
+    """Run ``eatkit argv`` in ``cwd``; ``delay`` seconds after ``ready(pid)`` holds (default: its first worker
+    process appears), send SIGINT to its process group. Returns the exit status (None: still running after
+    LIMIT), stderr and the seconds from the signal to the exit; the group is killed at the end whatever
+    happened."""
     proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while not ready(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert proc.poll() is None, f"eatkit ended before it was interrupted: {proc.communicate()}"
         time.sleep(delay)
         assert proc.poll() is None, f"eatkit ended before it was interrupted: {proc.communicate()}"
@@ -161,24 +164,4 @@ def _mapped(pid: int, library: str) -> bool:
 def _interrupt_after(argv: list[str], cwd: Path, library: str, delay: float) -> tuple[int | None, str, float]:
     """:func:`interrupt` for a command without worker processes: SIGINT ``delay`` seconds after it loads
     ``library`` (torch: the command is building its model)."""
-    proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not _mapped(proc.pid, library) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(delay)
-        assert proc.poll() is None, f"eatkit ended before it was interrupted: {proc.communicate()}"
-        os.killpg(proc.pid, signal.SIGINT)
-        sent = time.monotonic()
-        try:
-            _, err = proc.communicate(timeout=LIMIT + 0.5)
-        except subprocess.TimeoutExpired:
-            return None, "", time.monotonic() - sent
-        return proc.returncode, err, time.monotonic() - sent
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
+    return interrupt(argv, cwd, delay, ready=lambda pid: _mapped(pid, library))
