@@ -400,7 +400,7 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     """
     sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
-    check_choice_of("distance", distance, DISTANCES)
+    check_choice("distance", distance, DISTANCES)
     _check_common(alternative, n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _rnd_terms(gx, gy, A, distance).mean(axis=1))
@@ -560,13 +560,6 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
                         seed=seed if n_resamples else None)
 
 
-def check_choice_of(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``, else a one-line error listing them."""
-    if value not in choices:
-        raise EatkitError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
 def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
     if isinstance(sets, np.ndarray) or not isinstance(sets, Sequence) or len(sets) == 0:
         raise EatkitError(f"the {'target' if prefix == 'T' else 'attribute'} sets must be a non-empty list of "
@@ -596,7 +589,7 @@ def bias_magnitude(measure: str, values: Any) -> np.ndarray:
     >>> bias_magnitude("ect", [1.0, 0.25]).tolist(), bias_magnitude("d", [-1.5]).tolist()
     ([0.0, 0.75], [1.5])
     """
-    check_choice_of("measure", measure, tuple(MAGNITUDES))
+    check_choice("measure", measure, tuple(MAGNITUDES))
     return MAGNITUDES[measure](np.asarray(values, dtype=np.float64))
 
 

@@ -31,14 +31,19 @@ P_METHODS: tuple[str, ...] = ("permutation", "welch")
 CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_METHODS, "p_method": P_METHODS}
 
 
-def check_choice(name: str, value: Any) -> str:
-    """``value`` if it is one of ``CHOICES[name]``, else a one-line error listing them.
+def check_choice(name: str, value: Any, choices: tuple[str, ...] | None = None) -> str:
+    """``value`` if it is one of ``choices`` (default ``CHOICES[name]``), else a one-line error listing them.
 
     >>> check_choice("sd", "pooled")
     'pooled'
+    >>> check_choice("distance", "l1", ("euclidean", "cos"))
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: distance must be one of euclidean, cos, got 'l1'
     """
-    if value not in CHOICES[name]:
-        raise EatkitError(f"{name} must be one of {', '.join(CHOICES[name])}, got {value!r}")
+    allowed = CHOICES[name] if choices is None else choices
+    if value not in allowed:
+        raise EatkitError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
 
 
