@@ -45,7 +45,7 @@ from scipy.stats import rankdata
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_embeddings
+from eatkit.stats._validation import check_count, check_embeddings, check_sets
 from eatkit.stats.association import cosine_matrix, unit_rows
 from eatkit.stats.options import check_choice, check_permutations
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
@@ -358,12 +358,8 @@ def _bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarr
 
 
 def _check(named: dict[str, Any], least: dict[str, int]) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    dim = None
-    for name, vectors in named.items():
-        out[name] = check_embeddings(name, vectors, min_rows=least.get(name, 1), dim=dim)
-        dim = out[name].shape[1]
-    return out
+    """The sets checked by the family's one rule (:func:`check_sets`): at least ``least`` rows (default 1)."""
+    return check_sets({name: least.get(name, 1) for name in named}, **named)
 
 
 def _check_common(alternative: str, n_resamples: int, confidence_level: float) -> None:
