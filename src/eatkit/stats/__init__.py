@@ -20,6 +20,7 @@
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
 :func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
+:func:`random_effects`                 random-effects meta-analysis (DL, Paule-Mandel, REML) of many effect sizes
 =====================================  ==========================================================================
 """
 from eatkit._lazy import attach
@@ -71,6 +72,9 @@ _NAMES: dict[str, str] = {
     "VectorSetDiagnostics": "eatkit.stats.set_diagnostics",
     "vector_set_diagnostics": "eatkit.stats.set_diagnostics",
     "Stability": "eatkit.stats.stability",
+    "RandomEffectsResult": "eatkit.stats.meta_analysis",
+    "random_effects": "eatkit.stats.meta_analysis",
+    "smd_variance": "eatkit.stats.meta_analysis",
     "stimulus_stability": "eatkit.stats.stability",
 }
 __all__ = sorted(_NAMES)
