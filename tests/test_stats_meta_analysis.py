@@ -161,7 +161,7 @@ def test_smd_variance_closed_form():
 @pytest.mark.parametrize(("effects", "variances", "kw", "message"), [
     ([0.1], [0.1], {}, "at least 2 effect sizes"),
     ([0.1, 0.2], [0.1], {}, "one length"),
-    ([0.1, np.nan], [0.1, 0.1], {}, "finite"),
+    ([0.1, np.nan], [0.1, 0.1], {}, "'effects' has non-finite values"),
     ([0.1, 0.2], [0.1, 0.0], {}, "variances must be positive"),
     ([0.1, 0.2], [0.1, 0.1], {"method": "hs"}, "method must be one of dl, pm, reml"),
     ([0.1, 0.2], [0.1, 0.1], {"confidence_level": 1.5}, "confidence level"),

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import _real, check_share
+from eatkit.stats._validation import check_share, check_values
 
 #: the estimators of tau² :func:`random_effects` knows
 METHODS = ("dl", "pm", "reml")
@@ -92,22 +92,18 @@ def smd_variance(d: Any, n1: int, n2: int) -> np.ndarray | float:
     for name, n in (("n1", n1), ("n2", n2)):
         if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
             raise EatkitError(f"{name} must be a positive integer, got {n!r}")
-    values = _real(d, "effect size")
-    if not np.isfinite(values).all():
-        raise EatkitError("effect size has non-finite values")
+    values = check_values("d", np.ravel(d))
     variance = (n1 + n2) / (n1 * n2) + values**2 / (2 * (n1 + n2))
-    return float(variance) if variance.ndim == 0 else variance
+    return float(variance[0]) if np.ndim(d) == 0 else variance.reshape(np.shape(d))
 
 
 def _checked(effects: Any, variances: Any) -> tuple[np.ndarray, np.ndarray]:
-    y = _real(effects, "effects")
-    v = _real(variances, "variances")
-    if y.ndim != 1 or v.shape != y.shape:
-        raise EatkitError(f"effects and variances must be 1-D arrays of one length, got shapes {y.shape} and {v.shape}")
+    y = check_values("effects", effects)
+    v = check_values("variances", variances)
+    if v.shape != y.shape:
+        raise EatkitError(f"effects and variances must have one length, got {y.size} and {v.size}")
     if y.size < 2:
         raise EatkitError(f"a meta-analysis needs at least 2 effect sizes, got {y.size}")
-    if not (np.isfinite(y).all() and np.isfinite(v).all()):
-        raise EatkitError("effects and variances must be finite")
     if (v <= 0).any():
         raise EatkitError(f"variances must be positive; effect {int(np.argmax(v <= 0))} has {v[v <= 0][0]!r}")
     return y, v
