@@ -21,6 +21,7 @@
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
 :func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
 :func:`random_effects`                 random-effects meta-analysis (DL, Paule-Mandel, REML) of many effect sizes
+:func:`same`, :func:`generalized_weat`  SAME (multi-class) and the generalised WEAT with permutation p, bootstrap CI
 =====================================  ==========================================================================
 """
 from eatkit._lazy import attach
@@ -75,6 +76,9 @@ _NAMES: dict[str, str] = {
     "RandomEffectsResult": "eatkit.stats.meta_analysis",
     "random_effects": "eatkit.stats.meta_analysis",
     "smd_variance": "eatkit.stats.meta_analysis",
+    "MultiGroupResult": "eatkit.stats.multigroup",
+    "generalized_weat": "eatkit.stats.multigroup",
+    "same": "eatkit.stats.multigroup",
     "stimulus_stability": "eatkit.stats.stability",
 }
 __all__ = sorted(_NAMES)
