@@ -32,6 +32,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_embeddings, check_share
+from eatkit.stats.metrics import _bootstrap
 
 ALTERNATIVES = ("greater", "two-sided")
 #: assignments per chunk of the permutation null (bounds memory)
@@ -195,11 +196,7 @@ def _permutation_p(statistic: Callable[[np.ndarray], np.ndarray], sizes: Sequenc
 
 def _bootstrap_ci(statistic: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], bootstrap: int,
                   level: float, rng: np.random.Generator) -> tuple[float, float]:
-    if bootstrap == 0:
-        return (math.nan, math.nan)
-    values = [statistic([s[rng.integers(0, len(s), len(s))] for s in sets]) for _ in range(bootstrap)]
-    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return (float(low), float(high))
+    return _bootstrap(statistic, sets, bootstrap, level, rng) or (math.nan, math.nan)
 
 
 def _check_options(alternative: str, permutations: int, bootstrap: int, confidence_level: float) -> float:
