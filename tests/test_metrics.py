@@ -339,4 +339,14 @@ def test_retrieval_probe_maxskew_and_ndkl_per_prompt(tmp_path, capsys):
         assert record["ndkl"][concept] == pytest.approx(ndkl(ranked[i]), abs=1e-12)
         assert sum(record["top_shares"][concept].values()) == pytest.approx(1.0)
     assert record["mean_ndkl"] == pytest.approx(np.mean(list(record["ndkl"].values())))
+    # permutation p and bootstrap CI per prompt: skew_uncertainty of the saved similarities, seeded per prompt
+    from eatkit.stats.ranking import skew_uncertainty
+
+    for i, concept in enumerate(["doctor", "nurse", "CEO"]):
+        expected = skew_uncertainty(sims[i], labels, 3, permutations=record["n_permutations"],
+                                    bootstrap=record["n_bootstrap"], rng=record["seed"] + i)
+        assert record["p_max_skew"][concept] == expected.p_max_skew and record["p_ndkl"][concept] == expected.p_ndkl
+        assert record["ci_max_skew"][concept] == list(expected.ci_max_skew)
+    assert record["desired"] == {"female": 4 / 7, "male": 3 / 7}
+    assert record["n_permutations"] == 1000 and record["n_bootstrap"] == 1000
     assert "Retrieval bias" in (out / "report.html").read_text(encoding="utf-8")

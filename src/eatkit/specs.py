@@ -144,14 +144,24 @@ DIRECT_BIAS = _metric("direct-bias", "DirectBiasAnalysis", "Direct bias (Bolukba
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
-    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "ndkl"),
+    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "p_max_skew",
+                                       "ci_max_skew", "ndkl", "p_ndkl"),
                               formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
                               legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
-                              "2019; 0: each value in proportion to its share of the images); means over prompts"),
+                              "2019; 0: each value in its desired proportion, by default its share of the images); "
+                              "means over prompts; p: label-shuffle permutation p; CI: bootstrap over images"),
     params=(
         Param("concepts", many="list", sep=",", metavar="CONCEPTS",
               default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
               help="comma-separated concepts, each put into the template"),
         Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
         Param("k", int, low=1, help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+        Param("desired", default="images", metavar="images|uniform|FILE.json",
+              help="the desired proportion of each value: its share of the images, uniform, or a JSON file "
+              "{value: share} (a reference table); the permutation p and bootstrap CI of each prompt's MaxSkew@k "
+              "and NDKL use it"),
+        Param("permutations", int, 1000, low=1, metavar="N",
+              help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
+        Param("bootstrap", int, 1000, low=0, metavar="N",
+              help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))

@@ -510,7 +510,8 @@ class SkewUncertainty:
         (count + 1) / (permutations + 1).
     ci_max_skew, ci_ndkl : tuple of float
         Percentile bootstrap CIs: items (score and label together) resampled with replacement and
-        re-ranked; with ``desired=None`` the desired proportions are each resample's group shares.
+        re-ranked; with ``desired=None`` the desired proportions are each resample's group shares;
+        (NaN, NaN) with ``bootstrap=0``.
     desired : dict
         The desired proportion of each group (given, or each group's share of the items).
     permutations, bootstrap : int
@@ -567,7 +568,8 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
         raise EatkitError(f"scores and groups must have one length, got {values.size} and {labels.size}")
     level = check_share("confidence level", confidence_level)
     check_count("permutations", permutations)
-    check_count("bootstrap", bootstrap)
+    if bootstrap != 0:
+        check_count("bootstrap", bootstrap)
     generator, seed = resolve_rng(rng)
     ranked = labels[np.argsort(-values, kind="stable")]
     names, top, target = _ranked_proportions(ranked, desired)
@@ -585,7 +587,8 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
         # copies are adjacent and alike)
         return ranked_codes[np.sort(generator.integers(0, n, (r, n)), axis=1)]
 
-    boot_skew, boot_ndkl = _skew_chunks(resample, bootstrap, n, count, k, None if desired is None else target)
+    boot_skew, boot_ndkl = _skew_chunks(resample, bootstrap, n, count, k, None if desired is None else target) \
+        if bootstrap else (np.full(1, np.nan), np.full(1, np.nan))
     tol = 1e-12
     quantiles = [(1 - level) / 2, (1 + level) / 2]
     return SkewUncertainty(
