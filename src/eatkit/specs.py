@@ -165,3 +165,22 @@ RETRIEVAL = KindSpec(
         Param("bootstrap", int, 1000, low=0, metavar="N",
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
+
+_MULTIGROUP_LEGEND = ("roles: target sets (X, Y, T, X1, ...) and attribute sets (A, B, A1, ...); p: permutation "
+                      "p (exact: every distinct assignment counted); CI: percentile bootstrap over target words")
+SAME = KindSpec(
+    "same", None, "eatkit.analyses.multigroup:SAMEAnalysis",
+    title="SAME score of target words against two or more attribute sets (Schröder et al. 2021)",
+    presentation=Presentation(columns=("statistic", "value", "ci", "skew", "p_value", "q_value", "p_value_exact"),
+                              headline="value", formats={"value": ".3f", "skew": ".3f"}, heading="SAME",
+                              legend="mean over target words of |cos(t, d_1)| (+ length-weighted |cos| with the "
+                              "orthogonalised further directions); skew: signed mean with two attribute sets; p: "
+                              "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND))
+GENERALIZED_WEAT = KindSpec(
+    "generalized-weat", None, "eatkit.analyses.multigroup:GeneralizedWEATAnalysis",
+    title="Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019)",
+    presentation=Presentation(columns=("statistic", "value", "ci", "p_value", "q_value", "p_value_exact"),
+                              headline="value", formats={"value": ".4f"}, heading="Generalised WEAT",
+                              legend="sum over groups of <mean X_i - mean of means, mean A_i - mean of means> "
+                              "(unit vectors); p: target words re-assigned among the target sets. "
+                              + _MULTIGROUP_LEGEND))

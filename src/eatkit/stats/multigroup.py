@@ -32,7 +32,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_embeddings, check_share
-from eatkit.stats.metrics import _bootstrap
+from eatkit.stats.metrics import percentile_bootstrap
 
 ALTERNATIVES = ("greater", "two-sided")
 #: assignments per chunk of the permutation null (bounds memory)
@@ -196,7 +196,7 @@ def _permutation_p(statistic: Callable[[np.ndarray], np.ndarray], sizes: Sequenc
 
 def _bootstrap_ci(statistic: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], bootstrap: int,
                   level: float, rng: np.random.Generator) -> tuple[float, float]:
-    return _bootstrap(statistic, sets, bootstrap, level, rng) or (math.nan, math.nan)
+    return percentile_bootstrap(statistic, sets, bootstrap, level, rng) or (math.nan, math.nan)
 
 
 def _check_options(alternative: str, permutations: int, bootstrap: int, confidence_level: float) -> float:
