@@ -49,6 +49,10 @@ class RandomEffectsResult:
         The common-effect (fixed, tau² = 0) estimate and its standard error.
     weights : tuple of float
         Relative random-effects weights w_i / Σ w (sum to 1), in input order.
+    effects, variances : tuple of float
+        The combined effect sizes y_i and their within-measurement variances v_i, in input order.
+    effect_cis : tuple of (float, float)
+        Each effect's own normal interval y_i ± z sqrt(v_i) (the rows of a forest plot).
     method : str
         ``"dl"`` (DerSimonian & Laird 1986), ``"pm"`` (Paule & Mandel 1982) or ``"reml"``.
     confidence_level : float
@@ -70,13 +74,16 @@ class RandomEffectsResult:
     fixed_estimate: float
     fixed_se: float
     weights: tuple[float, ...] = field(repr=False)
+    effects: tuple[float, ...] = field(repr=False)
+    variances: tuple[float, ...] = field(repr=False)
+    effect_cis: tuple[tuple[float, float], ...] = field(repr=False)
     method: str
     confidence_level: float
     k: int
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (tuples become lists)."""
-        return {name: list(value) if isinstance(value, tuple) else value
+        return {name: [list(v) if isinstance(v, tuple) else v for v in value] if isinstance(value, tuple) else value
                 for name, value in self.__dict__.items()}
 
 
@@ -187,4 +194,6 @@ def random_effects(effects: Any, variances: Any, method: str = "dl",
         i2=max(0.0, (q - (k - 1)) / q) if q > 0 else 0.0,
         q=q, q_df=k - 1, q_p_value=float(sps.chi2.sf(q, k - 1)), prediction_interval=prediction,
         fixed_estimate=fixed, fixed_se=math.sqrt(1.0 / w_fixed.sum()),
-        weights=tuple(float(x) for x in w / w.sum()), method=method, confidence_level=level, k=k)
+        weights=tuple(float(x) for x in w / w.sum()), effects=tuple(map(float, y)), variances=tuple(map(float, v)),
+        effect_cis=tuple((float(a - crit * math.sqrt(b)), float(a + crit * math.sqrt(b))) for a, b in zip(y, v)),
+        method=method, confidence_level=level, k=k)
