@@ -53,6 +53,7 @@ KINDS: dict[str, str | KindSpec] = {
     "retrieval": "eatkit.specs:RETRIEVAL",
     "same": "eatkit.specs:SAME",
     "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
+    "ceat": "eatkit.specs:CEAT",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

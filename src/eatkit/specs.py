@@ -184,3 +184,22 @@ GENERALIZED_WEAT = KindSpec(
                               legend="sum over groups of <mean X_i - mean of means, mean A_i - mean of means> "
                               "(unit vectors); p: target words re-assigned among the target sets. "
                               + _MULTIGROUP_LEGEND))
+CEAT = KindSpec(
+    "ceat", ("X", "Y", "A", "B"), "eatkit.analyses.ceat:CEATAnalysis",
+    title="CEAT: effect sizes over sampled sentence contexts, combined by random effects (Guo & Caliskan 2021)",
+    presentation=Presentation(
+        columns=("estimate", "ci", "p_value", "tau2", "i2", "q_p_value", "prediction_interval", "mean_effect",
+                 "n_contexts"),
+        headline="estimate", formats={"estimate": ".3f", "tau2": ".3g", "i2": ".0%", "mean_effect": ".3f"},
+        heading="CEAT (random effects over sentence contexts)",
+        legend="estimate: random-effects combination of the N per-context effect sizes (within-sample variance: "
+        "Hedges-Olkin closed form); tau2, I²: their heterogeneity; q_p_value: Cochran's Q test; prediction "
+        "interval: Higgins et al. 2009; mean_effect: CEAT's plain mean of the N effect sizes"),
+    params=(
+        Param("corpus", metavar="FILE", help="CEAT: a text file of sentences, one per line; each word is embedded "
+              "in sentences of it that contain the word (use a contextual model with pooling=token)"),
+        Param("contexts", int, 100, low=2, metavar="N", help="CEAT: sentence contexts sampled per word"),
+        Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
+              help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
+              "REML)"),
+    ))

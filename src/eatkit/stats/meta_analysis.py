@@ -18,6 +18,8 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_share, check_values
+from eatkit.stats.association import differential_association, unit_rows
+from eatkit.stats.effect_size import cohens_d
 
 #: the estimators of tau² :func:`random_effects` knows
 METHODS = ("dl", "pm", "reml")
@@ -197,3 +199,27 @@ def random_effects(effects: Any, variances: Any, method: str = "dl",
         weights=tuple(float(x) for x in w / w.sum()), effects=tuple(map(float, y)), variances=tuple(map(float, v)),
         effect_cis=tuple((float(a - crit * math.sqrt(b)), float(a + crit * math.sqrt(b))) for a, b in zip(y, v)),
         method=method, confidence_level=level, k=k)
+
+
+def sampled_effect_sizes(X: Any, Y: Any, A: Any, B: Any, *, sd: str = "caliskan", ddof: int = 1) -> np.ndarray:
+    """EAT effect size of each sample of contextual embeddings (CEAT, Guo & Caliskan 2021, §3): the sets
+    are (words, samples, dim) arrays, sample i holding each word's embedding in its i-th sentence context;
+    d_i = (mean_x s(x_i, A_i, B_i) - mean_y s(y_i, A_i, B_i)) / SD (:func:`~eatkit.stats.effect_size.cohens_d`).
+
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y, A, B = (rng.normal(size=(3, 4, 5)) for _ in range(4))
+    >>> sampled_effect_sizes(X, Y, A, B).shape
+    (4,)
+    """
+    sets = [np.asarray(v, dtype=np.float64) for v in (X, Y, A, B)]
+    if any(v.ndim != 3 for v in sets) or len({v.shape[1:] for v in sets}) != 1:
+        raise EatkitError("contextual samples must be (words, samples, dim) arrays with one number of samples and "
+                          f"one dimension, got shapes {', '.join(str(v.shape) for v in sets)}")
+    x, y, a, b = (unit_rows(v.reshape(-1, v.shape[-1])).reshape(v.shape) for v in sets)
+
+    def s(targets: np.ndarray) -> np.ndarray:  # (samples, words): s(w_i, A_i, B_i)
+        cos_a = np.einsum("wsd,asd->swa", targets, a)
+        cos_b = np.einsum("wsd,bsd->swb", targets, b)
+        return differential_association(cos_a, cos_b)
+
+    return cohens_d(s(x), s(y), sd=sd, ddof=ddof)
