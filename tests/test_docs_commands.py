@@ -291,6 +291,16 @@ CASES: dict[str, Case] = {
     "eatkit sweep sweep.toml": Case(builds=("sweep",), files=("results/sweep/results.csv",)),
     "eatkit sweep sweep.toml --executor ray --address HEAD:6379": Case(builds=("sweep",), ray=True,
                                                                        slow=True),
+    # docs/meta-analysis.md
+    "eatkit run ceat.json --model hf:bert-base-uncased --pooling token --corpus corpus.txt --contexts 1000 --seed 0 "
+    "-o results/ceat": Case(subs={"hf:bert-base-uncased": "hf:{ceat_bert}", "1000": "12"}, builds=("ceat",),
+                            files=("results/ceat/results.json",), stdout="flowers-insects"),
+    "eatkit run multigroup.json --vectors glove.840B.300d.txt --seed 0 -o results/multigroup": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, builds=("multigroup",), files=("results/multigroup/results.json",),
+        stdout="generalized-weat"),
+    "eatkit probe retrieval --model hf-clip:openai/clip-vit-base-patch32 --images fairface/gender --concepts "
+    "doctor,nurse,CEO --desired uniform --permutations 2000 -o retrieval-uniform": Case(
+        subs={**CLIP, "fairface/gender": "{faces}"}, files=("retrieval-uniform/results.json",), stdout="p_max_skew"),
 }
 
 
@@ -532,6 +542,56 @@ class Workspace:
         path = self.root / "sweep.toml"
         path.write_text('output = "results/sweep"\nmodels = [{ name = "glove-6b-50d", oov = "drop" }]\n'
                         'suites = [{ suite = "weat", tests = ["weat1", "weat2"] }]\nsettings = [{ seed = 0 }]\n')
+        return path
+
+
+    # docs/meta-analysis.md: the suite files of the page, a corpus, and a tiny BERT knowing their words
+    CEAT_WORDS = {"X": ["rose", "lily"], "Y": ["ant", "fly"], "A": ["love", "peace"], "B": ["war", "hate"]}
+
+    def _ceat(self) -> Path:
+        """ceat.json (the page's example) and corpus.txt: every word in several short sentences."""
+        import json
+
+        text = (ROOT / "docs" / "meta-analysis.md").read_text(encoding="utf-8")
+        suite = text[text.index('{"schema": "eatkit.suite/1", "id": "ceat"'):]
+        (self.root / "ceat.json").write_text(suite[:suite.index("```")])
+        json.loads((self.root / "ceat.json").read_text())
+        words = [w for ws in self.CEAT_WORDS.values() for w in ws]
+        lines = [f"the {a} and the {b} ." for a in words for b in words if a != b]
+        (self.root / "corpus.txt").write_text("\n".join(lines) + "\n")
+        return self.root / "ceat.json"
+
+    def _ceat_bert(self) -> str:
+        folder = self.folder("ceat-bert")
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "and", ".",
+                 *[w for ws in self.CEAT_WORDS.values() for w in ws]]
+        torch.manual_seed(0)
+        config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2,
+                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+        transformers.BertModel(config).save_pretrained(folder)
+        transformers.BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}).save_pretrained(folder)
+        return str(folder)
+
+    def _multigroup(self) -> Path:
+        """multigroup.json: a SAME test (WEAT 6's career words against male and female names) and a
+        generalised WEAT (WEAT 1's sets), their words those of the GloVe stand-in."""
+        import json
+
+        from eatkit.stimuli.loader import load_suite
+
+        weat = {t.id: t.sets() for t in load_suite("weat").tests}
+
+        def role(stimuli):
+            return {"name": stimuli.name, "modality": "word", "items": list(stimuli.items)}
+
+        tests = [{"id": "career-gender", "title": "SAME: career words, male vs female names", "kind": "same",
+                  "T": role(weat["weat6"]["A"]), "A1": role(weat["weat6"]["X"]), "A2": role(weat["weat6"]["Y"])},
+                 {"id": "flowers-insects", "title": "Generalised WEAT: flowers, insects", "kind": "generalized-weat",
+                  "X1": role(weat["weat1"]["X"]), "X2": role(weat["weat1"]["Y"]),
+                  "A1": role(weat["weat1"]["A"]), "A2": role(weat["weat1"]["B"])}]
+        path = self.root / "multigroup.json"
+        path.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "multigroup", "title": "Multi-group",
+                                    "tests": tests}))
         return path
 
 
