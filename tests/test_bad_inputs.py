@@ -81,6 +81,10 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
         "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
+        "ceat.json": json.dumps(_suite(kind="ceat")),
+        "corpus.txt": "the rose is red\nbad and ugly and good and nice\n",
+        "desired.json": json.dumps({"a": 0.5, "c": 0.5}),
+        "gweat3.json": json.dumps(_suite(kind="generalized-weat", Z={"name": "Z", "modality": "word", "items": ["rose"]})),
     }
     for name, content in files.items():
         path = root / name
@@ -298,6 +302,20 @@ CLI: list[tuple[list[str], str]] = [
      "simclrv2 needs its checkpoint file: --weights PATH"),
     (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
      "checkpoint {d}/missing.pth not found"),
+    # CEAT, multi-group kinds, retrieval skew (docs/meta-analysis.md)
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "needs a corpus file of sentences"),
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/missing.txt", "-q", "-o", "{o}"],
+     "missing.txt"),
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/corpus.txt", "-q", "-o", "{o}"],
+     "no sentence of the corpus contains the word 'tulip'"),
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/corpus.txt", "--contexts", "1", "-q",
+      "-o", "{o}"], "contexts"),
+    (["run", "{d}/gweat3.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"],
+     "the generalised WEAT pairs target and attribute sets, got 3 target roles and 2 attribute roles"),
+    (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--desired", "{d}/desired.json", "-q",
+      "-o", "{o}"], "must map each value (a, b) to a share"),
+    (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--bootstrap", "-1", "-q", "-o", "{o}"],
+     "bootstrap"),
 ]
 
 
