@@ -8,7 +8,8 @@ a click on a column heading sorts by it (again: the other way), a text box filte
 suite shows or hides its tests. Above the table, one small-multiples figure: a strip per test with a tick for
 every model's d. Below it, when the sweep ranked its models (``rankings.csv``, ``ranking-correlations.csv``:
 :func:`eatkit.run.sweep.write_rankings`), the ranking by each measure and overall, and the rank correlation
-between the measures. Plain HTML, CSS and a little inline script, no network: one self-contained file.
+between the measures; and, per test, the random-effects combination of the models' d with its
+heterogeneity (``meta-analysis.csv``: :func:`eatkit.run.meta_analysis.write_meta_analysis`). Plain HTML, CSS and a little inline script, no network: one self-contained file.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.report.meta_analysis import meta_analysis_html
 from eatkit.stats.clustering import cluster_profiles
 
 #: the metadata columns, in order (keys of a sweep file's model entries)
@@ -224,6 +226,7 @@ aria-label="filter models"> <span>suites: {toggles}</span> <span id="shown"></sp
 <tr class="heads"><th class="sort" data-col="0" data-type="num">#</th><th class="sort" data-col="1" data-type="text">model</th>{heads}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
 {_rankings_html(rankings)}
+{meta_analysis_html(rankings.with_name("meta-analysis.csv") if rankings is not None else None)}
 <script>
 (function () {{
   const table = document.getElementById('audit'), body = table.tBodies[0];

@@ -1,11 +1,15 @@
 """Presentation of a random-effects meta-analysis (:func:`eatkit.stats.meta_analysis.random_effects`): a
-forest plot and a one-line summary. Everything drawn or printed is a field of the result; nothing is
-recomputed here.
+forest plot, a one-line summary, and the audit page's section of a sweep's ``meta-analysis.csv``
+(:func:`eatkit.run.meta_analysis.write_meta_analysis`). Everything drawn or printed is a field of the
+result; nothing is recomputed here.
 """
 
 from __future__ import annotations
 
+import csv
+import html
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
@@ -71,3 +75,39 @@ def random_effects_forest(result: Any, labels: Sequence[str], title: str | None 
     ax.grid(axis="x", color="#EEEEEE", zorder=0)
     ax.set_title(wrap(title or summary_line(result), 100), fontsize=8.5)
     return ax.figure
+
+
+def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
+    """The audit page's section: per test, the random-effects combination of the models' d (``path``: a
+    sweep's ``meta-analysis.csv``); "" when there is none.
+
+    >>> meta_analysis_html(None)
+    ''
+    """
+    if path is None or not path.is_file():
+        return ""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        return ""
+
+    def number(row: Mapping[str, str], name: str, spec: str) -> str:
+        return "" if row[name] in ("", "nan") else format(float(row[name]), spec)
+
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(r["suite"])} / {html.escape(r["test"])}</th>'
+        f'<td>{html.escape(r["setting"])}</td><td>{html.escape(r["k"])}</td>'
+        f'<td>{number(r, "estimate", ".2f")} [{number(r, "ci_low", ".2f")}, {number(r, "ci_high", ".2f")}]</td>'
+        f'<td>{number(r, "tau2", ".3g")}</td><td>{number(r, "i2", ".0%")}</td>'
+        f'<td>{number(r, "q", ".2f")} ({html.escape(r["q_df"])})</td><td>{number(r, "q_p_value", ".3g")}</td>'
+        f'<td>{"yes" if float(r["q_p_value"]) < alpha else "no"}</td>'
+        f'<td>{number(r, "prediction_low", ".2f")}, {number(r, "prediction_high", ".2f")}</td></tr>'
+        for r in rows)
+    return ('<h2>Across models (random effects)</h2><p class="note">Per test, the models\' effect sizes d combined '
+            'by a DerSimonian-Laird random-effects model (within-model variance: the large-sample variance of a '
+            'standardised mean difference; docs/meta-analysis.md): the combined d with its 95% CI, the between-model '
+            f'variance tau², I², Cochran\'s Q (df) and its p ("disagree": p &lt; {alpha:g}, the models differ more '
+            'than chance), and the 95% prediction interval for a new model. The models share their stimuli: read the '
+            'heterogeneity as how much they differ.</p><table class="rankings"><thead><tr><th>test</th><th>setting'
+            '</th><th>models</th><th>combined d [CI]</th><th>tau²</th><th>I²</th><th>Q (df)</th><th>p</th>'
+            f'<th>disagree</th><th>prediction interval</th></tr></thead><tbody>{body}</tbody></table>')

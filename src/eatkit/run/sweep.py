@@ -61,6 +61,7 @@ from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import check_json_schema, require, shipped_json
 from eatkit.progress import progress
+from eatkit.run.meta_analysis import write_meta_analysis
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
 from eatkit.sources.base import Embedded, EmbeddingSource
@@ -571,6 +572,7 @@ def _write_tables(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dic
         first = ["model", "suite", "setting"]
         combined[first + [c for c in combined.columns if c not in first]].to_csv(out / "results.csv", index=False)
         write_rankings(out, combined)
+        write_meta_analysis(out, combined)
 
 
 def model_measures(results: Any) -> Any:

@@ -1,0 +1,68 @@
+"""Random effects across the models of a sweep: for every EAT test run on two or more models, the
+combined effect size, its CI, the heterogeneity (tau², I², Cochran's Q and its p: do the models disagree
+more than chance?) and the prediction interval, written as ``meta-analysis.csv`` beside ``results.csv``
+(:func:`write_meta_analysis`; shown in ``audit.html`` by :func:`eatkit.report.meta_analysis.meta_analysis_html`).
+
+Each model's d has the within-model variance of a standardised mean difference
+(:func:`eatkit.stats.meta_analysis.smd_variance`, closed form, from its n_X and n_Y), and the models'
+d are combined by DerSimonian-Laird (:func:`eatkit.stats.meta_analysis.random_effects`). The models of one
+sweep share their stimuli, so their d are not independent samples: read tau² and Q as "how much the models
+differ", not as a sampling experiment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: the columns of meta-analysis.csv
+COLUMNS = ("suite", "test", "setting", "k", "method", "variance", "estimate", "se", "ci_low", "ci_high", "p_value",
+           "tau2", "i2", "q", "q_df", "q_p_value", "prediction_low", "prediction_high", "models")
+
+
+def model_meta_analysis(results: Any, method: str = "dl") -> list[dict[str, Any]]:
+    """One row per (suite, test, setting) with EAT records of at least two models in a sweep's combined
+    ``results`` table (a DataFrame with ``model``, ``suite``, ``setting``, ``kind``, ``test``, ``effect_size``,
+    ``n_x``, ``n_y``); records without a finite d are left out.
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"model": ["a", "b", "c"], "suite": "weat", "setting": "s", "kind": "eat",
+    ...                       "test": "weat1", "effect_size": [1.2, 0.4, 0.9], "n_x": 8, "n_y": 8})
+    >>> row, = model_meta_analysis(table)
+    >>> row["k"], round(row["estimate"], 3), row["models"]
+    (3, 0.814, 'a;b;c')
+    """
+    import numpy as np
+
+    from eatkit.stats.meta_analysis import random_effects, smd_variance
+
+    needed = {"model", "suite", "setting", "kind", "test", "effect_size", "n_x", "n_y"}
+    if not needed <= set(results.columns):
+        return []
+    eat = results[(results["kind"] == "eat") & np.isfinite(results["effect_size"].astype(float))]
+    rows = []
+    for (suite, test, setting), part in eat.groupby(["suite", "test", "setting"], sort=False):
+        if part["model"].nunique() < 2:
+            continue
+        d = part["effect_size"].astype(float).to_numpy()
+        v = np.array([smd_variance(x, int(n), int(m)) for x, n, m in zip(d, part["n_x"], part["n_y"])])
+        r = random_effects(d, v, method=method)
+        rows.append({"suite": suite, "test": test, "setting": setting, "k": r.k, "method": r.method,
+                     "variance": "hedges-olkin", "estimate": r.estimate, "se": r.se, "ci_low": r.ci[0],
+                     "ci_high": r.ci[1], "p_value": r.p_value, "tau2": r.tau2, "i2": r.i2, "q": r.q,
+                     "q_df": r.q_df, "q_p_value": r.q_p_value, "prediction_low": r.prediction_interval[0],
+                     "prediction_high": r.prediction_interval[1], "models": ";".join(map(str, part["model"]))})
+    return rows
+
+
+def write_meta_analysis(out: Path, results: Any) -> Path | None:
+    """``meta-analysis.csv`` in ``out`` from a sweep's combined results (:func:`model_meta_analysis`);
+    ``None`` (nothing written) when no EAT test ran on two or more models."""
+    import pandas as pd
+
+    rows = model_meta_analysis(results)
+    if not rows:
+        return None
+    path = Path(out) / "meta-analysis.csv"
+    pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(path, index=False)
+    return path

@@ -1,0 +1,50 @@
+"""A sweep's random effects across models: meta-analysis.csv equals statsmodels' DerSimonian-Laird
+combination of each test's models' d (variances written out here), and audit.html shows it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from eatkit.cli import main
+
+sm_meta = pytest.importorskip("statsmodels.stats.meta_analysis")
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")
+
+
+def test_sweep_writes_and_shows_the_random_effects_across_models(tmp_path, capsys):
+    from eatkit.stimuli.loader import load_suite
+
+    words = sorted({w for t in load_suite("weat").tests if t.id in ("weat6", "weat7")
+                    for s in t.sets().values() for w in s.items})
+    for seed in (1, 2, 3):
+        table = np.random.default_rng(seed).normal(size=(len(words), 6)) + (seed == 3) * 0.5
+        (tmp_path / f"v{seed}.txt").write_text(
+            "".join(w + " " + " ".join(f"{x:.6f}" for x in row) + "\n" for w, row in zip(words, table)))
+    (tmp_path / "sweep.toml").write_text(
+        'models = [{ vectors = "v1.txt" }, { vectors = "v2.txt" }, { vectors = "v3.txt" }]\n'
+        'suites = [{ suite = "weat", tests = ["weat6", "weat7"] }]\n'
+        'settings = [{ seed = 0, n_bootstrap = 0, permutations = 99 }]\n')
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--quiet"]) == 0, \
+        capsys.readouterr().err
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    meta = pd.read_csv(tmp_path / "out" / "meta-analysis.csv")
+    assert list(meta["test"]) == ["weat6", "weat7"] and (meta["k"] == 3).all()
+    for _, row in meta.iterrows():
+        part = results[(results["test"] == row["test"]) & (results["kind"] == "eat")]
+        d, nx, ny = part["effect_size"].to_numpy(), part["n_x"].to_numpy(), part["n_y"].to_numpy()
+        v = (nx + ny) / (nx * ny) + d**2 / (2 * (nx + ny))
+        theirs = sm_meta.combine_effects(d, v, method_re="dl")
+        tau2 = max(0.0, theirs.tau2)
+        w = 1 / (v + tau2)
+        assert row["tau2"] == pytest.approx(tau2, abs=1e-12)
+        assert row["estimate"] == pytest.approx(w @ d / w.sum(), rel=1e-12)
+        assert row["q"] == pytest.approx(theirs.q, rel=1e-9)
+        assert row["q_p_value"] == pytest.approx(theirs.test_homogeneity().pvalue, rel=1e-9)
+        if theirs.tau2 > 0:
+            assert row["se"] == pytest.approx(theirs.sd_eff_w_re, rel=1e-9)
+    page = (tmp_path / "out" / "audit.html").read_text(encoding="utf-8")
+    section = page[page.index("<h2>Across models (random effects)</h2>"):]
+    assert "weat / weat6" in section and "weat / weat7" in section
+    assert f"{meta['estimate'][0]:.2f} [{meta['ci_low'][0]:.2f}, {meta['ci_high'][0]:.2f}]" in section
