@@ -293,10 +293,18 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     assert rankings["overall_rank"].tolist() == expected.overall.tolist()
     correlations = pd.read_csv(tmp_path / "out" / "ranking-correlations.csv")
     assert len(correlations) == 6 and correlations["spearman"].between(-1, 1).all()
+    # their CIs (Fisher z, Bonett & Wright) and the ICC(3,1) of the ranks (eatkit.stats.agreement)
+    from eatkit.stats.agreement import icc, spearman_ci
+
+    for _, row in correlations.iterrows():
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(spearman_ci(row["spearman"], 3), nan_ok=True)
+    agreement = pd.read_csv(tmp_path / "out" / "measure-agreement.csv")
+    ranks = rankings[[f"rank_{m}" for m in ("d", "rnd", "ect", "mac")]].to_numpy()
+    assert agreement["icc"][0] == pytest.approx(icc(ranks, "3,1").icc)
     # the sweep report shows both tables (run again: every cell finished before, the reports written)
     assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--quiet"]) == 0
     page = (tmp_path / "out" / "audit.html").read_text(encoding="utf-8")
-    section = page[page.index("<h2>Rankings</h2>"):]
+    section = page[page.index("<h2>Rankings</h2>"):page.index("<h2>Across models (random effects)</h2>")]
     by_rank = rankings.sort_values("overall_rank").index
     assert [section.index(f">{m}</th>") for m in by_rank] == sorted(section.index(f">{m}</th>") for m in by_rank)
     assert section.count("</tr>") == 1 + 3 + 1 + 6  # heads and models; heads and measure pairs

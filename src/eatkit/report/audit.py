@@ -130,6 +130,14 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _interval(row: Mapping[str, str]) -> str:
+    """A CSV row's ``ci_low``, ``ci_high`` as "[low, high]" ("n/a" where undefined)."""
+    values = [row.get("ci_low", ""), row.get("ci_high", "")]
+    if any(v in ("", "nan") for v in values):
+        return "n/a"
+    return f"[{float(values[0]):.2f}, {float(values[1]):.2f}]"
+
+
 def _rankings_html(rankings: Path | None) -> str:
     """The sweep's model rankings (``rankings.csv``) and the Spearman correlations between the measures'
     rankings (``ranking-correlations.csv`` beside it) as two tables; "" when the sweep wrote none."""
@@ -149,10 +157,18 @@ def _rankings_html(rankings: Path | None) -> str:
     pairs = rankings.with_name("ranking-correlations.csv")
     if pairs.is_file() and (corr := _csv_rows(pairs)):
         cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
-                        f"<td>{float(r['spearman']):.2f}</td><td>{float(r['p_value']):.3g}</td></tr>" for r in corr)
-        out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models.</p><table '
-                'class="rankings"><thead><tr><th>measure</th><th>measure</th><th>rho</th><th>p</th></tr></thead>'
-                f"<tbody>{cells}</tbody></table>")
+                        f"<td>{float(r['spearman']):.2f}</td><td>{_interval(r)}</td><td>{float(r['p_value']):.3g}</td>"
+                        "</tr>" for r in corr)
+        out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models, with its 95% CI '
+                '(Fisher z, Bonett &amp; Wright 2000).</p><table class="rankings"><thead><tr><th>measure</th>'
+                f'<th>measure</th><th>rho</th><th>95% CI</th><th>p</th></tr></thead><tbody>{cells}</tbody></table>')
+    agreement = rankings.with_name("measure-agreement.csv")
+    if agreement.is_file() and (rows := _csv_rows(agreement)):
+        r = rows[0]
+        out += (f'<p class="note">Do the measures rank the models alike? ICC({html.escape(r["form"])}) of the ranks '
+                f'(consistency; Shrout &amp; Fleiss 1979): {float(r["icc"]):.2f}, 95% CI {_interval(r)}, '
+                f'F({r["df1"]}, {float(r["df2"]):g}) = {float(r["f"]):.2f}, p = {float(r["p_value"]):.3g} '
+                f'({r["models"]} models, {r["measures"]} measures).</p>')
     return out
 
 
