@@ -54,6 +54,7 @@ KINDS: dict[str, str | KindSpec] = {
     "same": "eatkit.specs:SAME",
     "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
     "ceat": "eatkit.specs:CEAT",
+    "seed-sets": "eatkit.specs:SEED_SETS",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

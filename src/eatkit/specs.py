@@ -203,3 +203,14 @@ CEAT = KindSpec(
               help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
               "REML)"),
     ))
+SEED_SETS = KindSpec(
+    "seed-sets", None, "eatkit.analyses.seed_sets:SeedSetsAnalysis",
+    title="Seed-set sensitivity: the EAT with alternative attribute sets A_<variant>, B_<variant> "
+    "(Antoniak & Mimno 2021)",
+    presentation=Presentation(
+        columns=("effect_sizes", "d_min", "d_max", "d_sd", "share_significant", "share_same_sign", "verdicts_agree"),
+        formats={"d_min": ".3f", "d_max": ".3f", "d_sd": ".3f", "share_significant": ".0%", "share_same_sign": ".0%"},
+        heading="Seed-set sensitivity",
+        legend="d of the test with the suite's attribute sets A, B and with each variant pair A_<variant>, "
+        "B_<variant>; their range and SD; the share of variants significant (p < alpha) and with the suite's sign; "
+        "whether every verdict agrees"))
