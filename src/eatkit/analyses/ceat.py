@@ -95,25 +95,30 @@ class CEATAnalysis(Analysis):
                                   "in sentence contexts")
         self.stimulus_sets(test, options)  # every word has a context, before any model is loaded
 
-    def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
+    def samples(self, test: AssociationTest, options: RunOptions) -> dict[str, list[str]]:
+        """Each role's marked sentences, word by word, N per word (a sentence drawn twice appears twice)."""
         sentences, _ = _corpus(options.params["corpus"])
         n = options.params["contexts"]
-        sets = {}
+        out = {}
         for index, (role, stimuli) in enumerate(test.sets().items()):
             rng = np.random.default_rng([_context_seed(options), index])
-            items = [c for word in stimuli.items for c in sample_contexts(sentences, word, n, rng)]
-            sets[role] = StimulusSet(f"{stimuli.name} in context", "sentence", tuple(items))
-        return sets
+            out[role] = [c for word in stimuli.items for c in sample_contexts(sentences, word, n, rng)]
+        return out
+
+    def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
+        # each distinct sentence once (sampling with replacement repeats some; eatkit embeds a stimulus once)
+        return {role: StimulusSet(f"{test.set(role).name} in context", "sentence", tuple(dict.fromkeys(items)))
+                for role, items in self.samples(test, options).items()}
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         n = options.params["contexts"]
         words = {role: test.set(role).items for role in ROLES}
-        contexts = self.stimulus_sets(test, options)
+        contexts = self.samples(test, options)
         samples = []
-        for role in ROLES:  # the source embeds each distinct sentence once: rows by the sampled contexts
+        for role in ROLES:  # each distinct sentence was embedded once: rows by the sampled contexts
             row = {item: i for i, item in enumerate(embedded[role].ids)}
-            rows = [row[item] for item in contexts[role].items]
+            rows = [row[item] for item in contexts[role]]
             samples.append(embedded[role].vectors[rows].reshape(len(words[role]), n, -1))
         d = sampled_effect_sizes(*samples, sd=options.sd, ddof=options.ddof)
         if not np.isfinite(d).all():
