@@ -48,3 +48,11 @@ def test_sweep_writes_and_shows_the_random_effects_across_models(tmp_path, capsy
     section = page[page.index("<h2>Across models (random effects)</h2>"):]
     assert "weat / weat6" in section and "weat / weat7" in section
     assert f"{meta['estimate'][0]:.2f} [{meta['ci_low'][0]:.2f}, {meta['ci_high'][0]:.2f}]" in section
+    # a forest plot per test from meta-analysis.json (every model's d, in results order)
+    import json
+
+    details = json.loads((tmp_path / "out" / "meta-analysis.json").read_text())
+    assert [t["test"] for t in details] == ["weat6", "weat7"] and details[0]["models"] == ["v1", "v2", "v3"]
+    first = results[(results["test"] == "weat6") & (results["kind"] == "eat")]["effect_size"].tolist()
+    assert details[0]["result"]["effects"] == pytest.approx(first)
+    assert section.count('aria-label="forest plot of weat') == 2

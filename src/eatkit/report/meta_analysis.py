@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import csv
 import html
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
-from eatkit.report.style import INK, new_figure, wrap
+from eatkit.report.style import INK, figure_html, new_figure, wrap
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -23,7 +24,11 @@ METHOD_NAMES = {"dl": "DerSimonian-Laird", "pm": "Paule-Mandel", "reml": "REML"}
 
 
 def _field(result: Any, name: str) -> Any:
-    return result[name] if isinstance(result, Mapping) else getattr(result, name)
+    """A field of a result or of its JSON form (where JSON's null stands for NaN)."""
+    value = result[name] if isinstance(result, Mapping) else getattr(result, name)
+    if isinstance(value, list):
+        return [float("nan") if v is None else v for v in value]
+    return float("nan") if value is None else value
 
 
 def summary_line(result: Any) -> str:
@@ -90,6 +95,14 @@ def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
         rows = list(csv.DictReader(handle))
     if not rows:
         return ""
+    forests = ""
+    details = path.with_suffix(".json")
+    if details.is_file():  # a forest plot per test: every model's d and interval, the combined diamond
+        for t in json.loads(details.read_text(encoding="utf-8")):
+            figure = figure_html(random_effects_forest(t["result"], t["models"]), f"forest plot of {t['test']}",
+                                 html.escape(summary_line(t["result"])))
+            forests += (f'<details><summary>forest plot: {html.escape(t["suite"])} / {html.escape(t["test"])} '
+                        f'({html.escape(str(t["setting"]))})</summary>{figure}</details>')
 
     def number(row: Mapping[str, str], name: str, spec: str) -> str:
         return "" if row[name] in ("", "nan") else format(float(row[name]), spec)
@@ -110,4 +123,4 @@ def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
             'than chance), and the 95% prediction interval for a new model. The models share their stimuli: read the '
             'heterogeneity as how much they differ.</p><table class="rankings"><thead><tr><th>test</th><th>setting'
             '</th><th>models</th><th>combined d [CI]</th><th>tau²</th><th>I²</th><th>Q (df)</th><th>p</th>'
-            f'<th>disagree</th><th>prediction interval</th></tr></thead><tbody>{body}</tbody></table>')
+            f'<th>disagree</th><th>prediction interval</th></tr></thead><tbody>{body}</tbody></table>{forests}')

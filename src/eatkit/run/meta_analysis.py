@@ -1,7 +1,8 @@
 """Random effects across the models of a sweep: for every EAT test run on two or more models, the
 combined effect size, its CI, the heterogeneity (tau², I², Cochran's Q and its p: do the models disagree
 more than chance?) and the prediction interval, written as ``meta-analysis.csv`` beside ``results.csv``
-(:func:`write_meta_analysis`; shown in ``audit.html`` by :func:`eatkit.report.meta_analysis.meta_analysis_html`).
+(:func:`write_meta_analysis`; shown in ``audit.html`` by :func:`eatkit.report.meta_analysis.meta_analysis_html`),
+and ``meta-analysis.json``: each test's whole result (every model's d, variance and weight: its forest plot).
 
 Each model's d has the within-model variance of a standardised mean difference
 (:func:`eatkit.stats.meta_analysis.smd_variance`, closed form, from its n_X and n_Y), and the models'
@@ -12,6 +13,7 @@ differ", not as a sampling experiment.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ def model_meta_analysis(results: Any, method: str = "dl") -> list[dict[str, Any]
     >>> import pandas as pd
     >>> table = pd.DataFrame({"model": ["a", "b", "c"], "suite": "weat", "setting": "s", "kind": "eat",
     ...                       "test": "weat1", "effect_size": [1.2, 0.4, 0.9], "n_x": 8, "n_y": 8})
-    >>> row, = model_meta_analysis(table)
+    >>> row, = model_meta_analysis(table)  # the CSV's columns and the whole result ("result")
     >>> row["k"], round(row["estimate"], 3), row["models"]
     (3, 0.814, 'a;b;c')
     """
@@ -47,7 +49,8 @@ def model_meta_analysis(results: Any, method: str = "dl") -> list[dict[str, Any]
         d = part["effect_size"].astype(float).to_numpy()
         v = np.array([smd_variance(x, int(n), int(m)) for x, n, m in zip(d, part["n_x"], part["n_y"])])
         r = random_effects(d, v, method=method)
-        rows.append({"suite": suite, "test": test, "setting": setting, "k": r.k, "method": r.method,
+        rows.append({"result": r.to_dict(), "labels": [str(m) for m in part["model"]], "suite": suite, "test": test, "setting": setting, "k": r.k,
+                     "method": r.method,
                      "variance": "hedges-olkin", "estimate": r.estimate, "se": r.se, "ci_low": r.ci[0],
                      "ci_high": r.ci[1], "p_value": r.p_value, "tau2": r.tau2, "i2": r.i2, "q": r.q,
                      "q_df": r.q_df, "q_p_value": r.q_p_value, "prediction_low": r.prediction_interval[0],
@@ -57,12 +60,19 @@ def model_meta_analysis(results: Any, method: str = "dl") -> list[dict[str, Any]
 
 def write_meta_analysis(out: Path, results: Any) -> Path | None:
     """``meta-analysis.csv`` in ``out`` from a sweep's combined results (:func:`model_meta_analysis`);
-    ``None`` (nothing written) when no EAT test ran on two or more models."""
+    ``None`` (nothing written) when no EAT test ran on two or more models; ``meta-analysis.json`` beside it."""
     import pandas as pd
+
+    from eatkit.io import atomic_write
+    from eatkit.records import plain_json
 
     rows = model_meta_analysis(results)
     if not rows:
         return None
     path = Path(out) / "meta-analysis.csv"
     pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(path, index=False)
+    details = [{"suite": row["suite"], "test": row["test"], "setting": row["setting"], "models": row["labels"],
+                "result": row["result"]} for row in rows]
+    text = json.dumps(plain_json(details), indent=1, allow_nan=False)
+    atomic_write(path.with_suffix(".json"), lambda handle: handle.write(text.encode("utf-8")))
     return path
