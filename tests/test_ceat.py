@@ -115,3 +115,29 @@ def test_ceat_needs_a_corpus_and_contexts_for_every_word(tmp_path, capsys):
         assert main([*argv, *extra]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
+
+
+def test_ceat_on_sentence_templates(tmp_path, tiny_bert, capsys):
+    suite = {"schema": "eatkit.suite/1", "id": "ceat-toy", "title": "CEAT toy", "tests": [
+        {"id": "flowers", "title": "Flowers vs insects", "kind": "ceat",
+         **{r: {"name": r, "modality": "word", "items": ws} for r, ws in WORDS.items()}}]}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    templates = ["the {x} is near .", "i saw a {x} .", "{x} and the rose ."]
+    out = tmp_path / "out"
+    argv = ["run", str(tmp_path / "suite.json"), "--model", f"hf:{tiny_bert}", "--pooling", "token", "--contexts", "4",
+            "--seed", "1", "--no-cache", "-o", str(out)]
+    assert main([*argv, *(a for t in templates for a in ("--context-template", t))]) == 0, capsys.readouterr().err
+    (record,) = json.loads((out / "results.json").read_text())
+    assert record["templates"] == templates and record["corpus"] == "" and record["n_contexts"] == 4
+    samples = {}
+    for index, (role, words) in enumerate(WORDS.items()):
+        rng = np.random.default_rng([1, index])
+        marked = [c for w in words for c in sample_contexts([t.replace("{x}", w) for t in templates], w, 4, rng)]
+        samples[role] = embed_marked(tiny_bert, marked).reshape(len(words), 4, -1)
+    d = [weat_d(*(samples[r][:, i] for r in "XYAB")) for i in range(4)]
+    np.testing.assert_allclose(np.load(out / "similarities.npz")["flowers/effect_sizes"], d, atol=1e-5)
+    # a template without {x}, or templates and a corpus together: one line each
+    for extra, message in ((["--context-template", "no slot"], "must contain {x} once"),
+                           (["--context-template", "a {x}", "--corpus", "c.txt"], "not both")):
+        assert main([*argv, *extra]) == 2
+        assert message in capsys.readouterr().err

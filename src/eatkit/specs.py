@@ -198,6 +198,8 @@ CEAT = KindSpec(
     params=(
         Param("corpus", metavar="FILE", help="CEAT: a text file of sentences, one per line; each word is embedded "
               "in sentences of it that contain the word (use a contextual model with pooling=token)"),
+        Param("context_templates", many="list", default=[], flag="--context-template", metavar="TEMPLATE",
+              help="CEAT: a sentence template with {x} where the word goes (repeatable), instead of --corpus"),
         Param("contexts", int, 100, low=2, metavar="N", help="CEAT: sentence contexts sampled per word"),
         Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
               help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "

@@ -1,7 +1,8 @@
 """CEAT (Guo & Caliskan, AIES 2021): the contextualised embedding association test, kind ``"ceat"``.
 
 Each stimulus word of X, Y, A, B is embedded in N sentence contexts sampled (with replacement) from the
-sentences of a corpus file that contain it (one sentence per line; :mod:`eatkit.stimuli.contexts`), by a
+sentences of a corpus file that contain it (one sentence per line; :mod:`eatkit.stimuli.contexts`), or
+from sentence templates (``--context-template "This is {x}."``, repeatable) filled with the word, by a
 contextual encoder that embeds the marked word in its sentence (``hf:<model>`` with ``pooling=token``: the
 word's first sub-token). Sample i takes every word's i-th context; its EAT effect size d_i
 (:func:`eatkit.stats.meta_analysis.sampled_effect_sizes`) has the within-sample variance of a standardised
@@ -41,8 +42,9 @@ class CEATRecord(Record):
 
     set_names: dict[str, str]
     set_sizes: dict[str, int]
-    corpus: str
+    corpus: str  # the corpus file's name ("" with templates)
     corpus_sha256: str
+    templates: list[str]
     context_seed: int
     n_contexts: int
     method: str
@@ -87,8 +89,13 @@ class CEATAnalysis(Analysis):
     record_type = CEATRecord
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
-        if not options.params["corpus"]:
-            raise EatkitError(f"test '{test.id}' (ceat) needs a corpus file of sentences (--corpus FILE)")
+        corpus, templates = options.params["corpus"], options.params["context_templates"]
+        if bool(corpus) == bool(templates):
+            raise EatkitError(f"test '{test.id}' (ceat) needs a corpus file of sentences (--corpus FILE) or sentence "
+                              "templates (--context-template 'TEXT with {x}', repeatable), not both")
+        bad = [t for t in templates if t.count("{x}") != 1]
+        if bad:
+            raise EatkitError(f"a context template must contain {{x}} once (where the word goes), got {bad[0]!r}")
         for role, stimuli in test.sets().items():
             if stimuli.modality != "word":
                 raise EatkitError(f"test '{test.id}' (ceat): set {role} holds {stimuli.modality}s; CEAT embeds words "
@@ -97,12 +104,14 @@ class CEATAnalysis(Analysis):
 
     def samples(self, test: AssociationTest, options: RunOptions) -> dict[str, list[str]]:
         """Each role's marked sentences, word by word, N per word (a sentence drawn twice appears twice)."""
-        sentences, _ = _corpus(options.params["corpus"])
+        templates = options.params["context_templates"]
+        sentences = () if templates else _corpus(options.params["corpus"])[0]
         n = options.params["contexts"]
         out = {}
         for index, (role, stimuli) in enumerate(test.sets().items()):
             rng = np.random.default_rng([_context_seed(options), index])
-            out[role] = [c for word in stimuli.items for c in sample_contexts(sentences, word, n, rng)]
+            out[role] = [c for word in stimuli.items for c in sample_contexts(
+                [t.replace("{x}", word) for t in templates] if templates else sentences, word, n, rng)]
         return out
 
     def stimulus_sets(self, test: AssociationTest, options: RunOptions) -> dict[str, StimulusSet]:
@@ -126,11 +135,13 @@ class CEATAnalysis(Analysis):
         variances = smd_variance(d, len(words["X"]), len(words["Y"]))
         result = random_effects(d, variances, method=options.params["meta_method"],
                                 confidence_level=options.confidence_level)
-        _, checksum = _corpus(options.params["corpus"])
+        templates = list(options.params["context_templates"])
+        corpus = "" if templates else options.params["corpus"]
+        checksum = _corpus(corpus)[1] if corpus else ""
         record = CEATRecord(
             suite=suite, test=test.id, title=test.title, seed=seed,
             set_names={r: test.set(r).name for r in ROLES}, set_sizes={r: len(words[r]) for r in ROLES},
-            corpus=Path(options.params["corpus"]).name, corpus_sha256=checksum, context_seed=_context_seed(options),
+            corpus=Path(corpus).name, corpus_sha256=checksum, templates=templates, context_seed=_context_seed(options),
             n_contexts=n, method=result.method, estimate=result.estimate, se=result.se, ci=list(result.ci),
             p_value=result.p_value, tau2=result.tau2, i2=result.i2, q=result.q, q_df=result.q_df,
             q_p_value=result.q_p_value, prediction_interval=list(result.prediction_interval),
