@@ -26,7 +26,8 @@ eatkit.errors.EatkitError: experiment must be one of 1, 2, 3, all, got '5'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -201,6 +202,51 @@ class Param:
         return self.help + (f" (default {default})" if shown else "")
 
 
+#: role names of kinds that take any roles (``KindSpec.roles`` None): a capital, then letters, digits, _
+ROLE_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class RoleGroup:
+    """A group of roles of one meaning whose number a suite test chooses: ``<prefix>1``, ``<prefix>2``, ...
+    (numbered from 1 without gaps), at least ``least`` and at most ``most`` (``None``: no limit); e.g. the
+    generalised WEAT's n target sets and m attribute sets, ``roles=(RoleGroup("T", 2), RoleGroup("A", 2))``.
+
+    >>> RoleGroup("T", 2).match(["A1", "T2", "T1", "title"])
+    ('T1', 'T2')
+    >>> RoleGroup("T", 3).match(["T1", "T2"])
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: needs at least 3 sets T1, T2, ... (got T1, T2)
+    """
+
+    prefix: str
+    least: int = 1
+    most: int | None = None
+    help: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """The regular expression of the group's role names."""
+        return f"^{re.escape(self.prefix)}[1-9][0-9]*$"
+
+    def match(self, keys: Iterable[str]) -> tuple[str, ...]:
+        """The roles of this group among ``keys``, in order, checked: numbered 1..n, ``least <= n <= most``."""
+        found = sorted((k for k in keys if re.fullmatch(self.pattern, k)), key=lambda k: int(k[len(self.prefix):]))
+        expected = [f"{self.prefix}{i}" for i in range(1, len(found) + 1)]
+        got = ", ".join(found) or "none"
+        if found != expected:
+            raise EatkitError(f"sets {self.prefix}1, {self.prefix}2, ... must be numbered from 1 without gaps "
+                              f"(got {got})")
+        if len(found) < self.least or (self.most is not None and len(found) > self.most):
+            bound = f"at least {self.least}" if len(found) < self.least else f"at most {self.most}"
+            raise EatkitError(f"needs {bound} sets {self.prefix}1, {self.prefix}2, ... (got {got})")
+        return tuple(found)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}1..{self.prefix}n"
+
+
 @dataclass(frozen=True)
 class Presentation:
     """How a kind's records are shown when it has no renderer of its own: ``columns`` are the record
@@ -219,8 +265,9 @@ class Presentation:
 class KindSpec:
     """Everything eatkit knows about one kind of test (module docstring).
 
-    ``roles``: the role names, in order, of a suite test of this kind (``None``: any names starting with
-    a capital, at least two, e.g. the classes of a geometry test or the groups of a probe); ``params``:
+    ``roles``: the role names, in order, of a suite test of this kind, each a name or a
+    :class:`RoleGroup` (n sets of one meaning, e.g. n target sets), or ``None``: any names starting with
+    a capital, at least two (e.g. the classes of a geometry test or the groups of a probe); ``params``:
     its parameters; ``analysis``: ``"module:Class"`` of its :class:`eatkit.analyses.base.Analysis`;
     ``renderer``: ``"module:Class"`` of a renderer of the report layer (``None``: the generic one, from
     ``presentation``); ``probe``: the ``eatkit probe`` sub-command that runs it (``None``: suites run it);
@@ -228,13 +275,38 @@ class KindSpec:
     """
 
     name: str
-    roles: tuple[str, ...] | None
+    roles: tuple[str | RoleGroup, ...] | None
     analysis: str
     params: tuple[Param, ...] = ()
     renderer: str | None = None
     presentation: Presentation = field(default_factory=Presentation)
     probe: str | None = None
     title: str = ""
+
+    def test_roles(self, keys: Iterable[str], reserved: Iterable[str] = ()) -> tuple[str, ...]:
+        """The roles of a suite test of this kind whose keys are ``keys`` (``reserved``: keys that are not
+        roles): the declared names, each group's members, or (roles ``None``) every key that looks like a
+        role; a one-line error when a group's sets are miscounted or fewer than two sets are given.
+
+        >>> KindSpec("k", ("X", RoleGroup("A", 2)), "m:C").test_roles(["A2", "X", "A1", "id"])
+        ('X', 'A1', 'A2')
+        """
+        keys = [k for k in keys if k not in set(reserved)]
+        if self.roles is None:
+            roles = tuple(k for k in keys if ROLE_NAME.fullmatch(k))
+            if len(roles) < 2:
+                raise EatkitError(f"a {self.name} test needs at least two sets (keys starting with a capital)")
+            return roles
+        found: list[str] = []
+        for role in self.roles:
+            if isinstance(role, RoleGroup):
+                try:
+                    found += role.match(keys)
+                except EatkitError as e:
+                    raise EatkitError(f"a {self.name} test {e}") from None
+            else:
+                found.append(role)
+        return tuple(found)
 
     def param(self, name: str) -> Param:
         """The parameter ``name``."""
