@@ -265,7 +265,7 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     import pandas as pd
 
     from eatkit.cli import main
-    from eatkit.stats.metrics import bias_magnitude, rank_models
+    from eatkit.stats.metrics import rank_models
 
     glove = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
     words = [line.split(" ", 1)[0] for line in glove.read_text(encoding="utf-8").splitlines()]
@@ -283,12 +283,14 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     rankings = pd.read_csv(tmp_path / "out" / "rankings.csv").set_index("model")
     assert list(rankings.index) == ["glove", "rand1", "rand2"]
     # the measures: mean bias magnitude over the two tests, recomputed from results.csv
-    for measure, kind, column in (("d", "eat", "effect_size"), ("rnd", "rnd", "value"), ("ect", "ect", "value"),
-                                  ("mac", "mac", "value")):
+    # (distance from no bias, written out: |d|, |RND|, 1 - ECT, |1 - MAC|)
+    for measure, kind, column, far in (("d", "eat", "effect_size", abs), ("rnd", "rnd", "value", abs),
+                                       ("ect", "ect", "value", lambda v: 1 - v),
+                                       ("mac", "mac", "value", lambda v: abs(1 - v))):
         for model in rankings.index:
             rows = results[(results["kind"] == kind) & (results["model"] == model)]
             assert len(rows) == 2
-            assert rankings.loc[model, measure] == pytest.approx(bias_magnitude(measure, rows[column]).mean())
+            assert rankings.loc[model, measure] == pytest.approx(np.mean([far(v) for v in rows[column]]))
     expected = rank_models(rankings[["d", "rnd", "ect", "mac"]].to_numpy())
     assert rankings["overall_rank"].tolist() == expected.overall.tolist()
     correlations = pd.read_csv(tmp_path / "out" / "ranking-correlations.csv")

@@ -282,6 +282,14 @@ class KindSpec:
     presentation: Presentation = field(default_factory=Presentation)
     probe: str | None = None
     title: str = ""
+    member: Member | None = None
+    ranking: Ranking | None = None
+
+    @property
+    def api_name(self) -> str:
+        """The kind's name in Python (the one rule: dashes become underscores): its public API function
+        and its statistics function, e.g. ``direct-bias`` -> ``direct_bias``."""
+        return api_name(self.name)
 
     def test_roles(self, keys: Iterable[str], reserved: Iterable[str] = ()) -> tuple[str, ...]:
         """The roles of a suite test of this kind whose keys are ``keys`` (``reserved``: keys that are not
@@ -337,8 +345,116 @@ class KindSpec:
         return self.complete(self.check(given), test_params)
 
     def load_analysis(self) -> Any:
-        """An instance of the kind's analysis."""
-        return load_object(self.analysis)()
+        """An instance of the kind's analysis (a family's analysis is told which member it runs)."""
+        analysis = load_object(self.analysis)
+        return analysis.for_member(self) if self.member is not None else analysis()
+
+
+def api_name(kind: str) -> str:
+    """A kind's name in Python: dashes become underscores (the one rule between the two spellings).
+
+    >>> api_name("direct-bias")
+    'direct_bias'
+    """
+    return kind.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How a kind's records rank models (a sweep's ``rankings.csv``, WEFE's rankings): the record field
+    ``headline`` of each test, turned by ``magnitude`` (a rule of :data:`eatkit.stats.metrics.MAGNITUDES`:
+    how far a value is from no bias) into a bias magnitude, averaged over a model's tests (``aggregation``)
+    and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points."""
+
+    headline: str
+    magnitude: str
+    measure: str
+    higher_is_better: bool | None = None
+    aggregation: str = "mean"
+
+
+@dataclass(frozen=True)
+class Family:
+    """What the kinds of one family share, declared once (as lm-evaluation-harness attaches a metric's
+    direction and aggregation to its registration): the roles of their suite tests, one analysis
+    (``"module:Class"`` with a ``for_member(spec)`` constructor) and record base for all members, one
+    renderer and presentation (its ``headline`` is the field that models are ranked by), and the name of
+    a member (``noun``: what ``--metrics`` and error messages call it). A member is its statistics function
+    plus one :meth:`member` declaration; :meth:`members` lists those registered in :data:`KINDS`, from
+    which the command line, the report's legend, the sweep's rankings, the JSON Schemas and the public API
+    derive (``docs/architecture.md``, "How to add").
+
+    >>> from eatkit.specs import METRICS
+    >>> METRICS.names()
+    ('rnd', 'ect', 'ripa', 'mac', 'rnsb', 'direct-bias')
+    >>> METRICS.parse("all") == METRICS.names(), METRICS.parse("mac,rnd")
+    (True, ('mac', 'rnd'))
+    """
+
+    name: str
+    noun: str
+    roles: tuple[str | RoleGroup, ...] | None
+    analysis: str
+    renderer: str | None = None
+    presentation: Presentation = field(default_factory=Presentation)
+    title: str = ""
+
+    def member(self, name: str, stats: str, *, title: str, params: tuple[Param, ...] = (),
+               template: tuple[int | None, int | None] = (2, 1), null: str = "", magnitude: str = "abs",
+               higher_is_better: bool | None = None, fixed: Mapping[str, Any] | None = None,
+               label: str | None = None) -> KindSpec:
+        """The spec of the member ``name`` (a kind): ``stats`` (``"module:function"``) computes it;
+        ``template`` is its numbers of target and attribute sets (WEFE's query template; ``None``: any
+        number, passed as a list); ``null`` what its permutation null re-arranges (``""``: no p);
+        ``magnitude`` and ``higher_is_better`` how its headline ranks models (:class:`Ranking`); ``fixed``
+        options the member always passes its function; ``label`` its name in tables (default: upper-case)."""
+        traits = Member(self, stats, template, null, dict(fixed or {}), label or name.upper())
+        ranking = Ranking(self.presentation.headline or "", magnitude, api_name(name), higher_is_better)
+        return KindSpec(name, self.roles, self.analysis, params=params, renderer=self.renderer,
+                        presentation=self.presentation, title=title, member=traits, ranking=ranking)
+
+    def members(self) -> list[KindSpec]:
+        """The registered members, in registry order."""
+        return [spec for spec in map(get_kind, KINDS) if spec.member is not None and spec.member.family == self]
+
+    def names(self) -> tuple[str, ...]:
+        """The kind names of the registered members."""
+        return tuple(spec.name for spec in self.members())
+
+    def parse(self, text: str) -> tuple[str, ...]:
+        """The members named in a comma-separated list (``all``: every one), or a one-line error."""
+        known = self.names()
+        names = known if text.strip() == "all" else tuple(n.strip() for n in text.split(",") if n.strip())
+        unknown = [n for n in names if n not in known]
+        if unknown or not names:
+            raise EatkitError(f"unknown {self.noun}(s) {', '.join(unknown) or repr(text)} "
+                              f"(known: {', '.join(known)}, all)")
+        return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class Member:
+    """What one member of a :class:`Family` declares beside its spec (see :meth:`Family.member`)."""
+
+    family: Family
+    stats: str
+    template: tuple[int | None, int | None]
+    null: str
+    fixed: Mapping[str, Any]
+    label: str
+
+    def arguments(self, targets: list[Any], attributes: list[Any]) -> list[Any]:
+        """The positional arguments of the statistics function: each group of sets unpacked when the
+        template fixes its number, else passed as one list (one rule for the runner and the API)."""
+        out: list[Any] = []
+        for sets, count in ((targets, self.template[0]), (attributes, self.template[1])):
+            out += list(sets) if count is not None else [list(sets)]
+        return out
+
+
+def ranked_kinds() -> list[KindSpec]:
+    """The registered kinds whose records rank models (a :class:`Ranking`), in registry order."""
+    return [spec for spec in map(get_kind, KINDS) if spec.ranking is not None]
 
 
 def register_kind(name: str, spec: str | KindSpec) -> None:

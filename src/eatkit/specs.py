@@ -8,11 +8,11 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import KindSpec, Param, Presentation
+from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
-    presentation=Presentation(headline="effect_size"),
+    presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "abs", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
         Param("specificity", int, 0, low=0, metavar="N",
@@ -123,24 +123,33 @@ GENERATION = KindSpec(
     ))
 
 
-# the field's metrics (eatkit.analyses.metrics, docs/metrics.md): the EAT's roles, one renderer (one table)
-def _metric(name: str, analysis: str, title: str, params: tuple[Param, ...] = ()) -> KindSpec:
-    return KindSpec(name, ("X", "Y", "A", "B"), f"eatkit.analyses.metrics:{analysis}", params=params,
-                    renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
-                    title=title)
-
-
-RND = _metric("rnd", "RNDAnalysis", "Relative norm distance (Garg et al. 2018)", (
-    Param("distance", choices=("euclidean", "cosine"), default="euclidean",
-          help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
-ECT = _metric("ect", "ECTAnalysis", "Embedding coherence test (Dev & Phillips 2019)")
-RIPA = _metric("ripa", "RIPAAnalysis", "Relational inner product association (Ethayarajh et al. 2019)")
-MAC = _metric("mac", "MACAnalysis", "Mean average cosine distance (Manzini et al. 2019)")
-RNSB = _metric("rnsb", "RNSBAnalysis", "Relative negative sentiment bias (Sweeney & Najafian 2019)", (
-    Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
-DIRECT_BIAS = _metric("direct-bias", "DirectBiasAnalysis", "Direct bias (Bolukbasi et al. 2016)", (
-    Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
-          help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+# the field's metrics (eatkit.analyses.metrics, docs/metrics.md): a family on the EAT's roles, one analysis,
+# one renderer (one table); a member is its function in eatkit.stats.metrics and one declaration
+METRICS = Family(
+    "metrics", "metric", ("X", "Y", "A", "B"), "eatkit.analyses.metrics:MetricAnalysis",
+    renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
+    title="The field's bias metrics (WEFE's definitions) on an EAT test's sets")
+RND = METRICS.member(
+    "rnd", "eatkit.stats.metrics:rnd", title="Relative norm distance (Garg et al. 2018)",
+    null="X ∪ Y re-partitioned", params=(
+        Param("distance", choices=("euclidean", "cosine"), default="euclidean",
+              help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
+ECT = METRICS.member("ect", "eatkit.stats.metrics:ect", title="Embedding coherence test (Dev & Phillips 2019)",
+                     null="X ∪ Y re-partitioned", magnitude="one_minus", higher_is_better=True,
+                     fixed={"alternative": "less"})
+RIPA = METRICS.member("ripa", "eatkit.stats.metrics:ripa",
+                      title="Relational inner product association (Ethayarajh et al. 2019)", null="pair order flipped")
+MAC = METRICS.member("mac", "eatkit.stats.metrics:mac", title="Mean average cosine distance (Manzini et al. 2019)",
+                     template=(None, None), magnitude="abs_one_minus")
+RNSB = METRICS.member(
+    "rnsb", "eatkit.stats.metrics:rnsb", title="Relative negative sentiment bias (Sweeney & Najafian 2019)",
+    template=(None, 2), magnitude="as_is", higher_is_better=False, params=(
+        Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+DIRECT_BIAS = METRICS.member(
+    "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
+    magnitude="as_is", higher_is_better=False, params=(
+        Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
+              help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",

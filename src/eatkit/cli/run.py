@@ -64,9 +64,12 @@ def register(sub: Any) -> None:
                      help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
+    from eatkit.specs import METRICS
+
     run.add_argument("--metrics", metavar="NAMES",
-                     help="also run every selected EAT test as these metrics (comma-separated: rnd, ect, ripa, mac, "
-                     "rnsb, direct-bias, or all), each with its permutation p and bootstrap CI (docs/metrics.md)")
+                     help="also run every selected EAT test as these metrics (comma-separated: "
+                     f"{', '.join(METRICS.names())}, or all), each with its permutation p and bootstrap CI "
+                     "(docs/metrics.md)")
     run.add_argument("--permutations", default=defaults.permutations,
                      help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),

@@ -24,8 +24,8 @@ def sweep_json_schema() -> dict[str, Any]:
     """
     from eatkit.run.runner import RunOptions
     from eatkit.run.slurm import RESOURCE_KEYS
-    from eatkit.analyses.metrics import KINDS as METRIC_KINDS
     from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SUITE_KEYS, TOP_KEYS
+    from eatkit.specs import METRICS
 
     text = {"type": "string", "minLength": 1}
     slurm = {"type": "object", "additionalProperties": False,
@@ -39,7 +39,7 @@ def sweep_json_schema() -> dict[str, Any]:
     suite = {"oneOf": [text, {"type": "object", "required": ["suite"], "additionalProperties": False,
                               "properties": {**{k: {} for k in SUITE_KEYS}, "label": text, "suite": text,
                                              "tests": {"type": "array", "items": text},
-                                             "metrics": {"type": "array", "items": {"enum": list(METRIC_KINDS)}}}}]}
+                                             "metrics": {"type": "array", "items": {"enum": list(METRICS.names())}}}}]}
     fields = [f.name for f in dataclasses.fields(RunOptions)]
     setting = {"type": "object", "additionalProperties": False,
                "properties": {"label": text, **{f: {} for f in fields}}}
