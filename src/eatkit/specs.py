@@ -147,7 +147,7 @@ RNSB = METRICS.member(
         Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
 DIRECT_BIAS = METRICS.member(
     "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
-    magnitude="as_is", higher_is_better=False, params=(
+    magnitude="as_is", higher_is_better=False, label="direct bias", params=(
         Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
               help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
 RETRIEVAL = KindSpec(
