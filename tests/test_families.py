@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from eatkit.errors import EatkitError
@@ -43,3 +44,112 @@ def test_role_groups_are_declared_and_checked(grouped):
         parse_suite(_suite(T1=["a"], T2=["b"], A1=["x"], A2=["y"], A3=["z"], A4=["w"]), "g.json")
     with pytest.raises(EatkitError, match="B1"):  # a key of no role is refused as before
         parse_suite(_suite(T1=["a"], T2=["b"], A1=["x"], B1=["y"]), "g.json")
+
+
+# --- a new member of the metrics family: a statistics function and one declaration ----------------------
+
+METRIC_MODULE = '''
+"""A throwaway metric: the distance of mean X from mean A minus that of mean Y (Euclidean)."""
+import numpy as np
+
+from eatkit.specs import METRICS
+from eatkit.stats.metrics import MetricResult
+
+
+def centroid_gap(X, Y, A, *, n_resamples=0, confidence_level=0.95, rng=None):
+    X, Y, A = (np.asarray(s, dtype=float) for s in (X, Y, A))
+    gap = np.linalg.norm(X.mean(0) - A.mean(0)) - np.linalg.norm(Y.mean(0) - A.mean(0))
+    return MetricResult(metric="centroid_gap", value=float(gap), null="no null here",
+                        confidence_level=confidence_level)
+
+
+CENTROID_GAP = METRICS.member("centroid-gap", "toy_metric:centroid_gap", title="Toy centroid gap",
+                              null="pairs of toy sets swapped", label="GAP", magnitude="abs")
+'''
+
+#: words of the toy suite and three models' vectors (models 2 and 3: X further out)
+WORDS = {"x1": (1, 0), "x2": (1, 0.2), "y1": (0, 1), "y2": (0.2, 1), "a1": (1, 1), "a2": (0.8, 1),
+         "b1": (1, 0.5), "b2": (0.9, 0.6)}
+TOY_SUITE = {"schema": "eatkit.suite/1", "id": "toyfam", "title": "Toy", "tests": [
+    {"id": "t1", "title": "T one", "X": {"name": "Xs", "modality": "word", "items": ["x1", "x2"]},
+     "Y": {"name": "Ys", "modality": "word", "items": ["y1", "y2"]},
+     "A": {"name": "As", "modality": "word", "items": ["a1", "a2"]},
+     "B": {"name": "Bs", "modality": "word", "items": ["b1", "b2"]}},
+    {"id": "g1", "title": "gap from a suite file", "kind": "centroid-gap",
+     "X": "Xs", "Y": "Ys", "A": "As", "B": "Bs"}],
+    "sets": {"Xs": {"modality": "word", "items": ["x1", "x2"]}, "Ys": {"modality": "word", "items": ["y1", "y2"]},
+             "As": {"modality": "word", "items": ["a1", "a2"]}, "Bs": {"modality": "word", "items": ["b1", "b2"]}}}
+
+
+def _gap(vectors, x, y, a):
+    mean = lambda ws: np.mean([vectors[w] for w in ws], axis=0)  # noqa: E731
+    return float(np.linalg.norm(mean(x) - mean(a)) - np.linalg.norm(mean(y) - mean(a)))
+
+
+@pytest.fixture
+def new_metric(tmp_path, monkeypatch):
+    """The metric's module on sys.path and its one registry line; both gone afterwards."""
+    import sys
+    import textwrap
+
+    (tmp_path / "toy_metric.py").write_text(textwrap.dedent(METRIC_MODULE), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_kind("centroid-gap", "toy_metric:CENTROID_GAP")  # the one registry line
+    (tmp_path / "suite.json").write_text(json.dumps(TOY_SUITE), encoding="utf-8")
+    for k, scale in ((1, 1.0), (2, 3.0), (3, 2.0)):
+        (tmp_path / f"v{k}.txt").write_text("".join(
+            f"{w} {x * (scale if w[0] == 'x' else 1):g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+    yield tmp_path
+    del KINDS["centroid-gap"]
+    get_kind.cache_clear()
+    sys.modules.pop("toy_metric", None)
+
+
+def test_a_new_metric_is_a_function_and_one_declaration(new_metric, capsys):
+    import eatkit.metrics
+    from eatkit.cli import main
+    from eatkit.report import load_run
+    from eatkit.run.schemas import sweep_json_schema
+    from eatkit.stimuli.schema import suite_json_schema
+
+    d = new_metric
+    vectors = {w: np.array(v, dtype=float) for w, v in WORDS.items()}
+    expected = _gap(vectors, ["x1", "x2"], ["y1", "y2"], ["a1", "a2", "b1", "b2"])  # A ∪ B: one attribute set
+    # --metrics: the flag takes it, the help lists it
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "direct-bias, centroid-gap, or all" in " ".join(capsys.readouterr().out.split()).replace("- ", "-")
+    assert main(["run", str(d / "suite.json"), "--vectors", str(d / "v1.txt"), "--metrics", "centroid-gap",
+                 "-o", str(d / "r"), "--report", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "t1:centroid-gap" in out and "pairs of toy sets swapped" in out  # the table and its legend
+    # results.json: the --metrics test and the suite file's test
+    records = {r.test: r for r in load_run(d / "r").records}
+    assert records["t1:centroid-gap"].value == pytest.approx(expected)
+    assert records["g1"].value == pytest.approx(expected) and records["g1"].metric == "centroid_gap"
+    saved = json.loads((d / "r" / "results.json").read_text(encoding="utf-8"))
+    assert {r["kind"] for r in saved if r["test"] != "t1"} == {"centroid-gap"}
+    html = (d / "r" / "report.html").read_text(encoding="utf-8")
+    assert "t1:centroid-gap" in html and "GAP: pairs of toy sets swapped" in html
+    # the JSON Schemas
+    assert "centroid-gap" in suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"]
+    assert "centroid-gap" in json.dumps(sweep_json_schema()["$defs"]["suite"])
+    # the public API, in WEFE's vocabulary
+    got = eatkit.metrics.centroid_gap([[[1, 0], [1, 0.2]], [[0, 1], [0.2, 1]]], [[[1, 1], [0.8, 1], [1, 0.5],
+                                                                                 [0.9, 0.6]]])
+    assert got.value == pytest.approx(expected) and "centroid_gap" in dir(eatkit.metrics)
+    # a sweep's rankings (and its audit page): the measure "centroid_gap", |value| averaged per model
+    (d / "sweep.toml").write_text(
+        f'models = [{{ vectors = "{d / "v1.txt"}", label = "m1" }}, {{ vectors = "{d / "v2.txt"}", label = "m2" }}, '
+        f'{{ vectors = "{d / "v3.txt"}", label = "m3" }}]\n'
+        f'suites = [{{ suite = "{d / "suite.json"}", tests = ["t1"], metrics = ["centroid-gap", "rnd"] }}]\n'
+        'settings = [{ seed = 0, n_bootstrap = 0, permutations = 9 }]\n', encoding="utf-8")
+    assert main(["sweep", str(d / "sweep.toml"), "-o", str(d / "s"), "--jobs", "0", "--quiet"]) == 0
+    import pandas as pd
+
+    rankings = pd.read_csv(d / "s" / "rankings.csv").set_index("model")
+    wide = {w: v * ([3, 1] if w[0] == "x" else 1) for w, v in vectors.items()}  # x words: first coordinate x3
+    assert rankings.loc["m1", "centroid_gap"] == pytest.approx(abs(expected))
+    assert rankings.loc["m2", "centroid_gap"] == pytest.approx(abs(_gap(wide, ["x1", "x2"], ["y1", "y2"],
+                                                                        ["a1", "a2", "b1", "b2"])))
+    assert ">centroid_gap<" in (d / "s" / "audit.html").read_text(encoding="utf-8")
