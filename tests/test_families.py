@@ -153,3 +153,83 @@ def test_a_new_metric_is_a_function_and_one_declaration(new_metric, capsys):
     assert rankings.loc["m2", "centroid_gap"] == pytest.approx(abs(_gap(wide, ["x1", "x2"], ["y1", "y2"],
                                                                         ["a1", "a2", "b1", "b2"])))
     assert ">centroid_gap<" in (d / "s" / "audit.html").read_text(encoding="utf-8")
+
+
+# --- a new association-test kind with role groups (n target sets, m attribute sets) ------------------------
+
+GROUPS_MODULE = '''
+"""A throwaway generalised association test: the spread (max - min) over the target sets T1..Tn of each
+set's mean cosine with the attribute sets A1..Am pooled."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from eatkit.analyses.base import Analysis, Outcome
+from eatkit.kinds import KindSpec, Presentation, Ranking, RoleGroup
+from eatkit.records import Record
+
+SPEC = KindSpec(
+    "toy-spread", (RoleGroup("T", 2), RoleGroup("A", 1)), "toy_groups:SpreadAnalysis", title="Toy spread over n targets",
+    presentation=Presentation(columns=("n_targets", "spread"), headline="spread", formats={"spread": ".4f"},
+                              legend="spread: max - min of the target sets' mean cosine with the attributes"),
+    ranking=Ranking("spread", "as_is", "spread"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpreadRecord(Record):
+    kind = "toy-spread"
+
+    n_targets: int
+    spread: float
+
+
+class SpreadAnalysis(Analysis):
+    kind = "toy-spread"
+    record_type = SpreadRecord
+
+    def compute(self, test, embedded, options, *, suite, seed):
+        unit = lambda v: v / np.linalg.norm(v, axis=1, keepdims=True)
+        A = unit(np.concatenate([e.vectors for r, e in embedded.items() if r.startswith("A")]))
+        means = [float((unit(e.vectors) @ A.T).mean()) for r, e in embedded.items() if r.startswith("T")]
+        return [Outcome(SpreadRecord(suite=suite, test=test.id, title=test.title, seed=seed, n_targets=len(means),
+                                     spread=max(means) - min(means)))]
+'''
+
+
+def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkeypatch, capsys):
+    import sys
+    import textwrap
+
+    from eatkit.cli import main
+    from eatkit.report import load_run
+    from eatkit.stimuli.schema import check_json_schema, suite_json_schema
+
+    (tmp_path / "toy_groups.py").write_text(textwrap.dedent(GROUPS_MODULE), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_kind("toy-spread", "toy_groups:SPEC")  # the one registry line
+    try:
+        word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+        suite = {"schema": "eatkit.suite/1", "id": "spread", "title": "Spread", "tests": [
+            {"id": "s3", "title": "three targets", "kind": "toy-spread", "T1": word("x1", "x2"),
+             "T2": word("y1", "y2"), "T3": word("b1", "b2"), "A1": word("a1"), "A2": word("a2")}]}
+        check_json_schema(suite, suite_json_schema(), "spread.json")
+        (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+        (tmp_path / "v.txt").write_text("".join(f"{w} {x:g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+        assert main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "-o",
+                     str(tmp_path / "r"), "--report"]) == 0
+        out = capsys.readouterr().out
+        v = {w: np.array(x, dtype=float) / np.linalg.norm(x) for w, x in WORDS.items()}
+        means = [np.mean([v[t] @ v[a] for t in ts for a in ("a1", "a2")]) for ts in (("x1", "x2"), ("y1", "y2"),
+                                                                                     ("b1", "b2"))]
+        record = load_run(tmp_path / "r").records[0]
+        assert record.n_targets == 3 and record.spread == pytest.approx(max(means) - min(means))
+        assert f"{max(means) - min(means):.4f}" in out and "spread: max - min" in out
+        html = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+        assert "Toy spread over n targets" in html and f"{max(means) - min(means):.4f}" in html
+        from eatkit.kinds import ranked_kinds
+
+        assert ranked_kinds()[-1].ranking.measure == "spread"  # a sweep ranks models by it too
+    finally:
+        del KINDS["toy-spread"]
+        get_kind.cache_clear()
+        sys.modules.pop("toy_groups", None)
