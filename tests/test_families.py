@@ -4,6 +4,7 @@ member is a statistics function plus one declaration, shown everywhere without t
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -233,3 +234,41 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
         del KINDS["toy-spread"]
         get_kind.cache_clear()
         sys.modules.pop("toy_groups", None)
+
+
+# --- one validation mechanism: suite params, facts, API keywords --------------------------------------------
+
+@pytest.mark.parametrize("test, params, message", [
+    ({"id": "t", "title": "t"}, {"no_such_param": 3},
+     r"test 't': params: eat tests take no parameter 'no_such_param' \(known: specificity, iat_d\)"),
+    ({"id": "t", "title": "t", "kind": "rnd"}, {"distanse": "cosine"},
+     r"test 't': params: rnd tests take no parameter 'distanse' \(known: distance\)"),
+    ({"id": "t", "title": "t", "kind": "mac"}, {"distance": "cosine"},
+     r"test 't': params: mac tests take no parameter 'distance' \(known: none\)"),
+    ({"id": "t", "title": "t"}, {"iat_d": "big"}, r"test 't': iat_d must be a number, got 'big'"),
+    ({"id": "t", "title": "t", "kind": "rnsb"}, {"n_fits": 0}, r"test 't': n_fits must be an integer >= 1, got 0"),
+])
+def test_a_suite_params_name_or_type_is_refused_with_the_known_names(tmp_path, capsys, test, params, message):
+    from eatkit.cli import main
+
+    word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+    suite = {"schema": "eatkit.suite/1", "id": "p", "title": "p", "tests": [
+        {**test, "params": params, "X": word("x1"), "Y": word("y1"), "A": word("a1"), "B": word("b1")}]}
+    (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+    (tmp_path / "v.txt").write_text("x1 1 0\ny1 0 1\na1 1 1\nb1 1 0.5\n", encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "-o", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and re.fullmatch(f"eatkit: error: {message}\n", err), err
+
+
+def test_the_facts_a_suite_carries_are_declared():
+    """Every key of every bundled test's params is a declared parameter of its kind."""
+    from eatkit.stimuli.loader import list_suites, load_suite
+
+    for info in list_suites():
+        for test in load_suite(info.id).tests:
+            names = {p.name for p in get_kind(test.kind).params}
+            assert {k for k, _ in test.params} <= names, (info.id, test.id)
+    assert get_kind("eat").param("iat_d").type is float and not get_kind("eat").param("iat_d").cli
+    with pytest.raises(EatkitError, match="iat_d must be a finite number, got nan"):
+        get_kind("eat").complete({}, {"iat_d": float("nan")})

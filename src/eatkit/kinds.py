@@ -26,6 +26,7 @@ eatkit.errors.EatkitError: experiment must be one of 1, 2, 3, all, got '5'
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ class Param:
             value, ok = float(value), True
         if self.type is str and ok and not value.strip():
             raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
+        if ok and self.type is float and not math.isfinite(value):
+            raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
         if ok and self.type in (int, float):
             ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
                  (self.high is None or value <= self.high)
@@ -337,6 +340,10 @@ class KindSpec:
         """Every parameter of the kind: ``checked`` (from :meth:`check`) over ``test_params`` (a suite test's
         ``params``, checked here) over the defaults."""
         suite = test_params or {}
+        unknown = sorted(set(suite) - {p.name for p in self.params})
+        if unknown:
+            known = ", ".join(p.name for p in self.params) or "none"
+            raise EatkitError(f"params: {self.name} tests take no parameter {unknown[0]!r} (known: {known})")
         return {p.name: checked[p.name] if p.name in checked else
                 p.convert(suite[p.name]) if p.name in suite else p.default for p in self.params}
 

@@ -19,6 +19,9 @@ EAT = KindSpec(
               help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
+        # facts of each test (its suite file's params)
+        Param("iat_d", float, cli=False, help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
+              "beside the embedding's d for comparison only"),
     ))
 SC_EAT = KindSpec("sc-eat", ("T", "A", "B"), "eatkit.analyses.sc_eat:SCEATAnalysis",
                   renderer="eatkit.report.kinds:SCEATRenderer", title="Single-category EAT")
@@ -57,6 +60,16 @@ GEOMETRY = KindSpec(
               "Spearman's rho between every two models"),
         Param("compare_options", dict, cli=False, help="model options of the compare models"),
         Param("label", cli=False, help="the run model's name in the record"),
+        # facts of each test (its suite file's params; eatkit analysis-set writes them)
+        Param("pairs", list, many="list", cli=False, help="the inter-class comparisons, each [class, class] "
+              "(default: the design of eatkit.stimuli.analysis_sets.design)"),
+        Param("groups", dict, cli=False, help="group name -> score keys (a class, or 'a vs b') whose ranks are "
+              "compared across models (default: the design's)"),
+        Param("reference", cli=False, help="the class each class is compared with (default: random, when a "
+              "class has that name)"),
+        Param("sizes", dict, cli=False, help="images per class (provenance written by eatkit analysis-set)"),
+        Param("available", dict, cli=False, help="images per class before sampling (provenance)"),
+        Param("source", dict, cli=False, help="the inputs and options the set was made from (provenance)"),
     ))
 RANKING = KindSpec(
     "ranking", None, "eatkit.analyses.ranking:RankingAnalysis", renderer="eatkit.report.probes:RankingRenderer",

@@ -111,6 +111,20 @@ def _roles_schema(roles: tuple[Any, ...]) -> dict[str, Any]:
     return {**schema, "patternProperties": groups} if groups else schema
 
 
+def _params_schema(params: tuple[Any, ...]) -> dict[str, Any]:
+    """The JSON Schema of a kind's ``params`` in a suite file: its declared names only, each typed."""
+    json_types = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "object"}
+
+    def typed(param: Any) -> dict[str, Any]:
+        one: dict[str, Any] = {"enum": list(param.choices)} if param.choices else {"type": json_types[param.type]}
+        if param.many == "list":
+            return {"type": "array", "items": one}
+        return {"type": "object"} if param.many == "pairs" else one
+
+    return {"type": "object", "additionalProperties": False,
+            "properties": {p.name: {**typed(p), "description": p.help} for p in params}}
+
+
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of suite files, generated from this module's key tables and the kinds
     of tests (their specs in :data:`eatkit.kinds.KINDS`: names, titles, roles); shipped as ``suite.schema.json``
@@ -145,6 +159,7 @@ def suite_json_schema() -> dict[str, Any]:
             if kind == "eat" else {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
         then = ({"patternProperties": {ROLE_NAME.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}}
                 if roles is None else _roles_schema(roles))
+        then["properties"] = {**then.get("properties", {}), "params": _params_schema(get_kind(kind).params)}
         kinds.append({"if": when, "then": then, "description": f"{kind}: {get_kind(kind).title}"})
     test = table(_TEST_KEYS)
     test["properties"]["id"]["pattern"] = _ID.pattern.join("^$")
