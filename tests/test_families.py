@@ -258,7 +258,7 @@ def test_a_suite_params_name_or_type_is_refused_with_the_known_names(tmp_path, c
     (tmp_path / "v.txt").write_text("x1 1 0\ny1 0 1\na1 1 1\nb1 1 0.5\n", encoding="utf-8")
     code = main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "-o", str(tmp_path / "r")])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and re.fullmatch(f"eatkit: error: {message}\n", err), err
+    assert code == 2 and err.count("\n") == 1 and re.fullmatch(f"eatkit: error: suite file .*s.json: {message}\n", err), err
 
 
 def test_the_facts_a_suite_carries_are_declared():

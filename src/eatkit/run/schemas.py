@@ -40,7 +40,10 @@ def sweep_json_schema() -> dict[str, Any]:
     suite = {"oneOf": [text, {"type": "object", "required": ["suite"], "additionalProperties": False,
                               "properties": {**{k: {} for k in SUITE_KEYS}, "label": text, "suite": text,
                                              "tests": {"type": "array", "items": text},
-                                             "metrics": {"type": "array", "items": {"enum": list(METRICS.names())}}}}]}
+                                             "metrics": {"type": "array", "items": {
+                                                 **text, "examples": list(METRICS.names()),
+                                                 "description": "a member of the metrics family (a registered "
+                                                 "one is known without regenerating this file)"}}}}]}
     fields = [f.name for f in dataclasses.fields(RunOptions)]
     setting = {"type": "object", "additionalProperties": False,
                "properties": {"label": text, **{f: {} for f in fields}}}

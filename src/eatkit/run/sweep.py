@@ -59,7 +59,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import check_json_schema, require
+from eatkit.io import check_json_schema, require, shipped_json
 from eatkit.progress import progress
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
@@ -189,11 +189,8 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     output = data.get("output")
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
-    # the JSON Schema too (eatkit.run.schemas: the shipped file, generated from the kinds registered now, as
-    # suites are checked), after the checks above (their messages are precise)
-    from eatkit.run.schemas import sweep_json_schema
-
-    check_json_schema(data, sweep_json_schema(), where)
+    # the shipped JSON Schema (eatkit.run.schemas) too, after the checks above (their messages are precise)
+    check_json_schema(data, shipped_json("eatkit.run", "sweep.schema.json"), where)
     return Sweep(cells, (base / output) if output else None, source)
 
 

@@ -232,6 +232,10 @@ def _test(
         raise EatkitError(f"{numbered}: {e}") from None
     _check_keys(data, {**_TEST_KEYS, **{role: ((dict, str), True) for role in roles}}, numbered)
     _check_id(data["id"], f"{numbered}: test id")
+    try:  # the test's params: the names and types its kind declares (eatkit.kinds.KindSpec.complete)
+        get_kind(kind).complete({}, data.get("params") if isinstance(data.get("params"), dict) else None)
+    except EatkitError as e:
+        raise EatkitError(f"{numbered}: {e}") from None
     sets: list[tuple[str, StimulusSet]] = []
     for role in roles:
         value = data[role]
