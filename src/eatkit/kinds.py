@@ -105,6 +105,27 @@ class Param:
     cli: bool = True
     metavar: str | None = None
     empty: bool = False
+    words: tuple[str, ...] = ()
+    high_open: bool = False
+    useful: tuple[float | None, float | None] | None = None
+
+    def warning(self, value: Any) -> str | None:
+        """A legal value outside the declared ``useful`` range (``(low, high)``, ``None`` for no bound) is
+        run, with this warning (recorded in the records and the manifest, printed once); ``None`` when the
+        value is useful, is the default, or is one of ``words``.
+
+        >>> Param("iterations", int, 1000, low=1, useful=(100, None)).warning(10)
+        'iterations=10 is outside its useful range (>= 100): the result may mean little'
+        """
+        if self.useful is None or value is None or value == self.default or value in self.words:
+            return None
+        low, high = self.useful
+        values = value if isinstance(value, list) else [value]
+        if all(isinstance(v, (int, float)) and (low is None or v >= low) and (high is None or v <= high)
+               for v in values):
+            return None
+        bounds = " and ".join(f"{sign} {b:g}" for sign, b in ((">=", low), ("<=", high)) if b is not None)
+        return f"{self.name}={value} is outside its useful range ({bounds}): the result may mean little"
 
     @property
     def option(self) -> str:
@@ -146,6 +167,8 @@ class Param:
         return _PLURALS.get(self.type, f"{self.type.__name__} values")
 
     def _one(self, value: Any) -> Any:
+        if isinstance(value, str) and value in self.words:
+            return value
         if self.choices is not None:
             for choice in self.choices:  # a command line gives text: "2" is the choice 2
                 if value == choice and type(value) is type(choice) or str(value) == str(choice):
@@ -167,7 +190,7 @@ class Param:
             raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
         if ok and self.type in (int, float):
             ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
-                 (self.high is None or value <= self.high)
+                 (self.high is None or value < self.high or (value == self.high and not self.high_open))
         if not ok:
             raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}")
         return value
@@ -175,10 +198,12 @@ class Param:
     def _range(self) -> str:
         what = _TYPE_NAMES.get(self.type, self.type.__name__)
         if self.low is not None and self.high is not None:
-            return f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
-        if self.low is not None:
-            return f"{what} {'>' if self.low_open else '>='} {self.low:g}"
-        return what if self.high is None else f"{what} <= {self.high:g}"
+            what = f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+        elif self.low is not None:
+            what = f"{what} {'>' if self.low_open else '>='} {self.low:g}"
+        elif self.high is not None:
+            what = f"{what} {'<' if self.high_open else '<='} {self.high:g}"
+        return ", ".join(self.words) + f" or {what}" if self.words else what
 
     def argparse_kwargs(self) -> dict[str, Any]:
         """The keywords of ``ArgumentParser.add_argument`` for this parameter: every value reaches

@@ -15,12 +15,12 @@ EAT = KindSpec(
     presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "abs", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
-        Param("specificity", int, 0, low=0, metavar="N",
+        Param("specificity", int, 0, low=0, metavar="N", useful=(100, None),
               help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
         # facts of each test (its suite file's params)
-        Param("iat_d", float, cli=False, help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
+        Param("iat_d", float, cli=False, useful=(-3, 3), help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
               "beside the embedding's d for comparison only"),
     ))
 SC_EAT = KindSpec("sc-eat", ("T", "A", "B"), "eatkit.analyses.sc_eat:SCEATAnalysis",
@@ -49,7 +49,7 @@ GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
     title="Feature-space geometry of image classes (seed 004)",
     params=(
-        Param("iterations", int, 1000, low=1, help="random fold draws per score"),
+        Param("iterations", int, 1000, low=1, useful=(100, None), help="random fold draws per score"),
         Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
         Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
         Param("t_test", choices=("off", "one-sample"), default="off",
@@ -82,9 +82,9 @@ RANKING = KindSpec(
         Param("columns", many="pairs", default={}, flag="--column", metavar="GROUP=COLUMN",
               help="the reference column of a group (repeatable; default: the table's own mapping, else the "
               "group name)"),
-        Param("k", int, low=1, help="images kept per region (default: the downsampled group size)"),
-        Param("group_size", int, low=1, help="images drawn per group (default: the smallest group's size)"),
-        Param("repeats", int, 1000, low=1, help="random balancings averaged"),
+        Param("k", int, low=1, useful=(None, None), help="images kept per region (default: the downsampled group size)"),
+        Param("group_size", int, low=1, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
+        Param("repeats", int, 1000, low=1, useful=(100, None), help="random balancings averaged"),
         Param("tables", many="list", default=[], flag="--table", help="another per-region table (CSV) to correlate"),
     ))
 VQA = KindSpec(
@@ -102,7 +102,8 @@ CAPTION = KindSpec(
     "caption", None, "eatkit.analyses.rates:CaptionAnalysis", renderer="eatkit.report.probes:CaptionRenderer",
     probe="caption", title="Captions that mention race or ethnicity per group",
     params=(
-        Param("top_p", float, [0.5, 0.6, 0.7, 0.8, 0.9], low=0, high=1, low_open=True, many="list", sep=",",
+        Param("top_p", float, [0.5, 0.6, 0.7, 0.8, 0.9], low=0, high=1, low_open=True, useful=(0.1, 1),
+               many="list", sep=",",
               help="comma-separated nucleus sizes"),
         Param("lexicon", default="race-ethnicity", help="bundled lexicon or a lexicon JSON file"),
     ))
@@ -120,17 +121,18 @@ GENERATION = KindSpec(
         Param("prompt", default="an American person", help="the text the image is optimised toward"),
         Param("text_only", bool, False, help="generate from the prompt alone, each start from seeded noise (no "
               "--images: the study's appendix A.3, Figure 8)"),
-        Param("starts", int, 3, low=1, help="with --text-only: noise starts, start i drawn from seed + i"),
-        Param("steps", int, 80, low=1, help="optimisation steps"),
-        Param("every", int, 10, low=1, help="keep a frame every N steps"),
-        Param("lr", float, 0.05, low=0, low_open=True, help="Adam learning rate"),
+        Param("starts", int, 3, low=1, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
+        Param("steps", int, 80, low=1, useful=(10, None), help="optimisation steps"),
+        Param("every", int, 10, low=1, useful=(None, None), help="keep a frame every N steps"),
+        Param("lr", float, 0.05, low=0, low_open=True, useful=(None, 1), help="Adam learning rate"),
         Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
-        Param("size", int, low=1, help="side of the generated image (default: the model's input size)"),
-        Param("cutouts", int, 4, low=0, help="random crops per step (0: the whole image)"),
-        Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, many="list", sep=",", length=4,
+        Param("size", int, low=1, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
+        Param("cutouts", int, 4, low=0, useful=(None, 64), help="random crops per step (0: the whole image)"),
+        Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, useful=(None, None),
+               many="list", sep=",", length=4,
               help="left,top,width,height of the measured region as fractions (image starts; default: a centred "
               "square of 1/12 of the side)"),
-        Param("max_images", int, low=1, help="at most N images per group (image starts)"),
+        Param("max_images", int, low=1, useful=(None, None), help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
               "the forehead region); options given beside it win"),
     ))
@@ -157,11 +159,12 @@ MAC = METRICS.member("mac", "eatkit.stats.metrics:mac", title="Mean average cosi
 RNSB = METRICS.member(
     "rnsb", "eatkit.stats.metrics:rnsb", title="Relative negative sentiment bias (Sweeney & Najafian 2019)",
     template=(None, 2), magnitude="as_is", higher_is_better=False, params=(
-        Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+        Param("n_fits", int, 20, low=1, useful=(5, None),
+              help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
 DIRECT_BIAS = METRICS.member(
     "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
     magnitude="as_is", higher_is_better=False, label="direct bias", params=(
-        Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
+        Param("c", float, 1.0, low=0, low_open=True, useful=(0.1, 10), flag="--direct-bias-c", metavar="C",
               help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
@@ -175,5 +178,6 @@ RETRIEVAL = KindSpec(
               default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
               help="comma-separated concepts, each put into the template"),
         Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
-        Param("k", int, low=1, help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+        Param("k", int, low=1, useful=(None, None),
+              help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
     ))

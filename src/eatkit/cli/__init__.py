@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import os_error
@@ -99,6 +100,21 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         importlib.import_module(f"eatkit.cli.{name}").register(sub)
     return parser
+
+
+def declared(name: str) -> Any:
+    """argparse type of the run option ``name``: its one declaration (:data:`eatkit.stats.options.OPTIONS`)
+    converts and checks the text."""
+    from eatkit.stats.options import OPTIONS
+
+    def convert(value: str) -> Any:
+        try:
+            return OPTIONS[name].convert(value)
+        except EatkitError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = name
+    return convert
 
 
 def non_negative(value: str) -> int:

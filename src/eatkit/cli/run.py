@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.analyses.base import RunOptions, checked_options
-from eatkit.cli import non_negative
+from eatkit.cli import declared, non_negative
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES, OBSERVED
 
@@ -76,13 +76,13 @@ def register(sub: Any) -> None:
                      help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
                      "american-white; else greater); observed: the one-sided p on the side of the observed d "
                      "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
-    run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
-    run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
+    run.add_argument("--seed", type=declared("seed"), help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
+    run.add_argument("--ddof", type=declared("ddof"), default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
-    run.add_argument("--bootstrap", type=non_negative, default=defaults.n_bootstrap,
+    run.add_argument("--bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
                      help="bootstrap resamples for the CI of d (0: none)")
     run.add_argument("--validity", action="store_true",
                      help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
@@ -140,7 +140,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     selected = select_tests(suite, tests)
     params = given_params(args, suite_kinds()) | _geometry_params(args, selected)
     options = checked_options(selected, RunOptions(
-        permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
+        permutations=args.permutations, alternative=args.alternative, seed=args.seed,
         ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
         params=params,
     ).validated())
@@ -272,14 +272,6 @@ def _geometry_params(args: argparse.Namespace, selected: Any) -> dict[str, Any]:
               "cache": False if args.no_cache else None}
     label = args.model + (f"@{args.weights}" if args.weights else "")
     return {"label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
-
-
-def _permutations(value: str) -> str | int:
-    if value in ("auto", "exact"):
-        return value
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    raise EatkitError(f"--permutations must be auto, exact or a positive number of draws, got '{value}'")
 
 
 def _split(value: str | None) -> list[str] | None:

@@ -47,7 +47,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_embeddings, check_sets
 from eatkit.stats.association import cosine_matrix, unit_rows
-from eatkit.stats.options import check_choice, check_permutations
+from eatkit.stats.options import check_choice, check_option, check_permutations
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
 
 #: the RND distances: WEFE's "norm" (Euclidean) and "cos" (WEFE uses the cosine *similarity* here)
@@ -364,8 +364,7 @@ def _check_common(alternative: str, n_resamples: int, confidence_level: float) -
     check_choice("alternative", alternative)
     if n_resamples != 0:
         check_count("n_resamples", n_resamples)
-    if not 0 < confidence_level < 1:
-        raise EatkitError(f"confidence_level must be between 0 and 1, got {confidence_level}")
+    check_option("confidence_level", confidence_level)
 
 
 def _pairs(X: np.ndarray, Y: np.ndarray, what: str) -> None:
