@@ -272,3 +272,67 @@ def test_the_facts_a_suite_carries_are_declared():
     assert get_kind("eat").param("iat_d").type is float and not get_kind("eat").param("iat_d").cli
     with pytest.raises(EatkitError, match="iat_d must be a finite number, got nan"):
         get_kind("eat").complete({}, {"iat_d": float("nan")})
+
+
+def _declared_params():
+    from eatkit.stats.options import OPTIONS
+
+    return [("run options", p) for p in OPTIONS.values()] + [
+        (spec.name, p) for spec in map(get_kind, KINDS) for p in spec.params]
+
+
+def test_every_numeric_parameter_declares_its_useful_range():
+    """A new int or float parameter (of a kind or of the run) without ``useful=`` fails here (issue 36)."""
+    missing = [f"{owner}: {p.name}" for owner, p in _declared_params() if p.type in (int, float) and p.useful is None]
+    assert missing == []
+    from eatkit.kinds import Param
+
+    register_kind("toy-undeclared", KindSpec("toy-undeclared", ("T", "A"), "m:C", params=(Param("n", int, 3, low=1),)))
+    try:
+        assert [p.name for _, p in _declared_params() if p.type in (int, float) and p.useful is None] == ["n"]
+    finally:
+        del KINDS["toy-undeclared"]
+        get_kind.cache_clear()
+
+
+def test_no_option_is_range_checked_outside_its_declaration():
+    """The run options' messages ("<name> must ...") come from their declarations (eatkit.kinds.Param) only:
+    no module writes its own check of a declared option (a second check with another message)."""
+    from pathlib import Path
+
+    import eatkit
+    from eatkit.stats.options import OPTIONS
+
+    src = Path(eatkit.__file__).parent
+    # rules between options or kinds, which one range cannot say, and a namesake of another meaning
+    between = {"stats/options.py: \"ddof must",  # ddof 0 or 1 with the pooled SD or Welch's test
+               "stats/grounded.py: \"alternative must",  # the grounded experiments test "greater" only
+               "stats/debias.py: \"alpha must"}  # RAN's repulsion weight, not a significance level
+    found = []
+    for path in src.rglob("*.py"):
+        if path.name == "kinds.py" and path.parent == src:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(src)}: {m.group(0)}" for name in OPTIONS
+                  for m in re.finditer(rf"[\"'](?:--)?{name}(?:=[^\"']*)? must\b", text)]
+    assert set(found) == between
+
+
+def test_a_value_outside_the_useful_range_runs_with_a_warning_printed_once_and_recorded(tmp_path, capsys):
+    from eatkit.cli import main
+    from eatkit.report import load_run
+
+    word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+    suite = {"schema": "eatkit.suite/1", "id": "u", "title": "u", "tests": [
+        {"id": "t", "title": "t", "X": word("x1", "x2"), "Y": word("y1", "y2"), "A": word("a1", "a2"),
+         "B": word("b1", "b2")}]}
+    (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+    (tmp_path / "v.txt").write_text("".join(f"{w} {x:g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+    assert main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "--metrics", "rnsb,mac",
+                 "--n-fits", "2", "--seed", "0", "--bootstrap", "0", "-o", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    warning = "n_fits=2 is outside its useful range (>= 5): the result may mean little"
+    assert err.count(warning) == 1
+    run = load_run(tmp_path / "r")
+    assert all(warning in r.warnings for r in run.records)
+    assert warning in json.dumps(json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8")))
