@@ -97,7 +97,7 @@ def test_list_commands(capsys):
         (["run", "nosuch", "--model", "glove-6b-50d"], ["unknown suite 'nosuch'"]),
         (["run", "weat", "--model", "glove-6b-50d", "--tests", "weat99"], ["unknown test 'weat99'"]),
         (["run", "weat", "--model", "nosuch-model"], ["unknown model 'nosuch-model'"]),
-        (["run", "weat", "--model", "glove-6b-50d", "--permutations", "lots"], ["permutations must be auto, exact or an integer >= 1, got 'lots'"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--permutations", "lots"], ["--permutations", "permutations must be auto, exact or an integer >= 1, got 'lots'"]),
         (["run", "weat", "--model", "glove-6b-50d", "--alternative", "up"], ["--alternative"]),
         (["run", "weat", "--model", "glove-6b-50d", "--frobnicate"], ["unrecognized arguments: --frobnicate"]),
         (["run", "weat"], ["one of the arguments --model --vectors --embeddings --series is required"]),
@@ -108,7 +108,7 @@ def test_list_commands(capsys):
         (["run", "weat", "--model", "glove-6b-50d", "--tests", "weat7,weat7"], ["more than once: weat7"]),
         (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["seed must be an integer >= 0, got -1"]),
         (["run", "weat", "--model", "glove-6b-50d", "--bootstrap", "-1"], ["--bootstrap"]),
-        (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["permutations must be auto, exact or an integer >= 1, got 0"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["--permutations", "permutations must be auto, exact or an integer >= 1, got 0"]),
         (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "2"], ["ddof must be 0 or 1 with the pooled SD"]),
     ],
 )

@@ -287,11 +287,9 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
 
     start = time.perf_counter()
     try:
-        suite, tests = load_suite(cell.suite["suite"]), cell.suite.get("tests")
-        if cell.suite.get("metrics"):
-            from eatkit.analyses.metrics import parse_metrics, with_metrics
+        from eatkit.run.request import expand_metrics
 
-            suite, tests = with_metrics(suite, parse_metrics(",".join(cell.suite["metrics"])), tests)
+        suite, tests = expand_metrics(load_suite(cell.suite["suite"]), cell.suite.get("metrics"), cell.suite.get("tests"))
         options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
         run = run_suite(suite, source, tests=tests, options=options,
