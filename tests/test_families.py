@@ -336,3 +336,18 @@ def test_a_value_outside_the_useful_range_runs_with_a_warning_printed_once_and_r
     run = load_run(tmp_path / "r")
     assert all(warning in r.warnings for r in run.records)
     assert warning in json.dumps(json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8")))
+
+
+def test_the_recipe_in_the_architecture_doc_names_every_keyword_of_a_declaration():
+    """docs/architecture.md's recipe for a new member stays true to Family.member and Param."""
+    import inspect
+    from pathlib import Path
+
+    from eatkit.kinds import Family, Param
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    recipe = doc[doc.index("**a member of a family of kinds**"):doc.index("**a command:**")]
+    keywords = [n for n in inspect.signature(Family.member).parameters if n not in ("self", "name", "stats")]
+    assert [k for k in keywords if f"{k}=" not in recipe] == []
+    assert "useful=" in recipe and "words" in recipe and "python -m eatkit.run.schemas" in recipe
+    assert {f.name for f in __import__("dataclasses").fields(Param)} >= {"useful", "words", "high_open"}
