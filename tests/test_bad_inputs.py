@@ -84,7 +84,9 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "ceat.json": json.dumps(_suite(kind="ceat")),
         "corpus.txt": "the rose is red\nbad and ugly and good and nice\n",
         "desired.json": json.dumps({"a": 0.5, "c": 0.5}),
-        "gweat3.json": json.dumps(_suite(kind="generalized-weat", Z={"name": "Z", "modality": "word", "items": ["rose"]})),
+        "gweat3.json": json.dumps({**_suite(), "tests": [{"id": "g", "title": "G", "kind": "generalized-weat", **{
+            r: {"name": r, "modality": "word", "items": w} for r, w in zip(("T1", "T2", "T3", "A1", "A2"),
+                                                                            [*WORDS.values(), ["rose"]])}}]}),
     }
     for name, content in files.items():
         path = root / name

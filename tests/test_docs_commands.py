@@ -585,9 +585,9 @@ class Workspace:
             return {"name": stimuli.name, "modality": "word", "items": list(stimuli.items)}
 
         tests = [{"id": "career-gender", "title": "SAME: career words, male vs female names", "kind": "same",
-                  "T": role(weat["weat6"]["A"]), "A1": role(weat["weat6"]["X"]), "A2": role(weat["weat6"]["Y"])},
+                  "T1": role(weat["weat6"]["A"]), "A1": role(weat["weat6"]["X"]), "A2": role(weat["weat6"]["Y"])},
                  {"id": "flowers-insects", "title": "Generalised WEAT: flowers, insects", "kind": "generalized-weat",
-                  "X1": role(weat["weat1"]["X"]), "X2": role(weat["weat1"]["Y"]),
+                  "T1": role(weat["weat1"]["X"]), "T2": role(weat["weat1"]["Y"]),
                   "A1": role(weat["weat1"]["A"]), "A2": role(weat["weat1"]["B"])}]
         path = self.root / "multigroup.json"
         path.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "multigroup", "title": "Multi-group",

@@ -12,12 +12,16 @@ from eatkit.analyses.multigroup import role_groups
 from eatkit.cli import main
 from eatkit.stats.multigroup import generalized_weat, same
 
-WORDS = {"T": ["doctor", "nurse", "pilot", "chef"], "A1": ["he", "him", "his"], "A2": ["she", "her", "hers"],
-         "A3": ["they", "them", "theirs"], "X1": ["rose", "lily", "tulip"], "X2": ["ant", "fly", "wasp"]}
+WORDS = {"jobs": ["doctor", "nurse", "pilot", "chef"], "male": ["he", "him", "his"], "female": ["she", "her", "hers"],
+         "plural": ["they", "them", "theirs"], "flowers": ["rose", "lily", "tulip"], "insects": ["ant", "fly", "wasp"]}
 
 
-def _set(role):
-    return {"name": role, "modality": "word", "items": WORDS[role]}
+def _set(name):
+    return {"name": name, "modality": "word", "items": WORDS[name]}
+
+
+def _roles(**roles):
+    return {role: _set(name) for role, name in roles.items()}
 
 
 def write_suite(tmp_path, tests):
@@ -33,9 +37,10 @@ def write_suite(tmp_path, tests):
 
 def test_records_equal_the_statistics(tmp_path, capsys):
     vectors = write_suite(tmp_path, [
-        {"id": "same3", "title": "SAME", "kind": "same", **{r: _set(r) for r in ("T", "A1", "A2", "A3")}},
-        {"id": "same2", "title": "SAME 2", "kind": "same", **{r: _set(r) for r in ("T", "A1", "A2")}},
-        {"id": "gweat", "title": "GWEAT", "kind": "generalized-weat", **{r: _set(r) for r in ("X1", "X2", "A1", "A2")}}])
+        {"id": "same3", "title": "SAME", "kind": "same", **_roles(T1="jobs", A1="male", A2="female", A3="plural")},
+        {"id": "same2", "title": "SAME 2", "kind": "same", **_roles(T1="jobs", A1="male", A2="female")},
+        {"id": "gweat", "title": "GWEAT", "kind": "generalized-weat",
+         **_roles(T1="flowers", T2="insects", A1="male", A2="female")}])
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "multi.json"), "--vectors", str(tmp_path / "vectors.txt"), "--seed", "3",
                  "--bootstrap", "50", "-o", str(out)]) == 0, capsys.readouterr().err
@@ -45,9 +50,10 @@ def test_records_equal_the_statistics(tmp_path, capsys):
         return np.array([vectors[w] for w in WORDS[role]])
 
     expected = {
-        "same3": same(of("T"), [of("A1"), of("A2"), of("A3")], bootstrap=50, rng=records["same3"]["seed"]),
-        "same2": same(of("T"), [of("A1"), of("A2")], bootstrap=50, rng=records["same2"]["seed"]),
-        "gweat": generalized_weat([of("X1"), of("X2")], [of("A1"), of("A2")], bootstrap=50,
+        "same3": same(of("jobs"), [of("male"), of("female"), of("plural")], bootstrap=50,
+                      rng=records["same3"]["seed"]),
+        "same2": same(of("jobs"), [of("male"), of("female")], bootstrap=50, rng=records["same2"]["seed"]),
+        "gweat": generalized_weat([of("flowers"), of("insects")], [of("male"), of("female")], bootstrap=50,
                                   rng=records["gweat"]["seed"]),
     }
     for test, result in expected.items():
@@ -57,21 +63,23 @@ def test_records_equal_the_statistics(tmp_path, capsys):
         assert record["ci"] == list(result.ci) and record["n_permutations"] == result.permutations
     assert records["same3"]["attribute_roles"] == ["A1", "A2", "A3"] and records["same3"]["skew"] is None
     assert records["same2"]["skew"] == pytest.approx(expected["same2"].skew)
-    assert records["gweat"]["kind"] == "generalized-weat" and records["gweat"]["target_roles"] == ["X1", "X2"]
+    assert records["gweat"]["kind"] == "generalized-weat" and records["gweat"]["target_roles"] == ["T1", "T2"]
     assert "generalized-weat" in capsys.readouterr().out
 
 
 def test_role_groups():
-    assert role_groups(["X", "Y", "A", "B"]) == (["X", "Y"], ["A", "B"])
-    assert role_groups(["T", "A1", "A2", "A3"]) == (["T"], ["A1", "A2", "A3"])
+    assert role_groups("same", ["A2", "T1", "A1", "A3"]) == (["T1"], ["A1", "A2", "A3"])
+    assert role_groups("generalized-weat", ["T1", "T2", "A1", "A2"]) == (["T1", "T2"], ["A1", "A2"])
 
 
 @pytest.mark.parametrize(("kind", "roles", "message"), [
-    ("generalized-weat", ("X1", "X2", "A1", "A2", "A3"), "pairs target and attribute sets"),
-    ("same", ("T", "A1"), "at least two attribute roles"),
+    ("generalized-weat", {"T1": "flowers", "T2": "insects", "A1": "male", "A2": "female", "A3": "plural"},
+     "pairs target and attribute sets"),
+    ("same", {"T1": "jobs", "A1": "male"}, "needs at least 2 sets A1, A2, ..."),
+    ("same", {"T1": "jobs", "A1": "male", "A3": "female"}, "must be numbered from 1 without gaps"),
 ])
 def test_bad_roles_are_one_line(tmp_path, capsys, kind, roles, message):
-    write_suite(tmp_path, [{"id": "t", "title": "T", "kind": kind, **{r: _set(r) for r in roles}}])
+    write_suite(tmp_path, [{"id": "t", "title": "T", "kind": kind, **_roles(**roles)}])
     assert main(["run", str(tmp_path / "multi.json"), "--vectors", str(tmp_path / "vectors.txt"),
                  "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err

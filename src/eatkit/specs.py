@@ -8,7 +8,7 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking
+from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking, RoleGroup
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
@@ -192,10 +192,11 @@ RETRIEVAL = KindSpec(
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 
-_MULTIGROUP_LEGEND = ("roles: target sets (X, Y, T, X1, ...) and attribute sets (A, B, A1, ...); p: permutation "
-                      "p (exact: every distinct assignment counted); CI: percentile bootstrap over target words")
+_MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "
+                      "distinct assignment counted); CI: percentile bootstrap over target words")
 SAME = KindSpec(
-    "same", None, "eatkit.analyses.multigroup:SAMEAnalysis",
+    "same", (RoleGroup("T", 1, help="target sets"), RoleGroup("A", 2, help="attribute sets")),
+    "eatkit.analyses.multigroup:SAMEAnalysis",
     title="SAME score of target words against two or more attribute sets (Schröder et al. 2021)",
     presentation=Presentation(columns=("statistic", "value", "ci", "skew", "p_value", "q_value", "p_value_exact"),
                               headline="value", formats={"value": ".3f", "skew": ".3f"}, heading="SAME",
@@ -203,7 +204,8 @@ SAME = KindSpec(
                               "orthogonalised further directions); skew: signed mean with two attribute sets; p: "
                               "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND))
 GENERALIZED_WEAT = KindSpec(
-    "generalized-weat", None, "eatkit.analyses.multigroup:GeneralizedWEATAnalysis",
+    "generalized-weat", (RoleGroup("T", 2, help="target sets"), RoleGroup("A", 2, help="attribute sets, paired with them")),
+    "eatkit.analyses.multigroup:GeneralizedWEATAnalysis",
     title="Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019)",
     presentation=Presentation(columns=("statistic", "value", "ci", "p_value", "q_value", "p_value_exact"),
                               headline="value", formats={"value": ".4f"}, heading="Generalised WEAT",

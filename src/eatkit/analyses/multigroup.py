@@ -1,9 +1,9 @@
 """Multi-group kinds: ``"same"`` (SAME, Schröder et al. 2021; multi-class with three or more attribute
 sets) and ``"generalized-weat"`` (Swinger et al. 2019), statistics in :mod:`eatkit.stats.multigroup`.
 
-Their tests have n target sets and m attribute sets (:func:`role_groups` tells them apart): SAME scores the
-words of all target sets together against the m >= 2 attribute sets; the generalised WEAT pairs the n target
-sets with the n attribute sets in the suite's order. Options: the run's ``permutations`` (a number of
+Their tests have n target sets T1..Tn and m attribute sets A1..Am (role groups declared by their specs;
+:func:`role_groups`): SAME scores the words of all target sets together against the m >= 2 attribute sets;
+the generalised WEAT pairs target set Ti with attribute set Ai. Options: the run's ``permutations`` (a number of
 draws; ``auto`` and ``exact``: every distinct assignment when there are at most 10,000, else 10,000 draws),
 ``alternative`` (``greater`` or ``two-sided``), ``n_bootstrap`` and ``confidence_level``.
 """
@@ -17,6 +17,7 @@ import numpy as np
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
+from eatkit.kinds import RoleGroup, get_kind
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.multigroup import ALTERNATIVES, generalized_weat, same
@@ -26,15 +27,15 @@ from eatkit.stimuli.types import AssociationTest
 DEFAULT_PERMUTATIONS = 10_000
 
 
-def role_groups(roles: list[str]) -> tuple[list[str], list[str]]:
-    """Target roles and attribute roles of a multi-group test, in the suite's order: a role whose name
-    starts with ``A`` or ``B`` (A, B, A1, A2, ...) holds attributes, any other (X, Y, T, X1, ...) targets.
+def role_groups(kind: str, roles: list[str]) -> tuple[list[str], list[str]]:
+    """Target roles and attribute roles of a multi-group test, by its kind's declared role groups
+    (:class:`eatkit.kinds.RoleGroup`: T1..Tn and A1..Am).
 
-    >>> role_groups(["X1", "X2", "X3", "A1", "A2", "A3"])
-    (['X1', 'X2', 'X3'], ['A1', 'A2', 'A3'])
+    >>> role_groups("generalized-weat", ["T1", "T2", "A1", "A2"])
+    (['T1', 'T2'], ['A1', 'A2'])
     """
-    attributes = [r for r in roles if r[:1] in ("A", "B")]
-    return [r for r in roles if r not in attributes], attributes
+    targets, attributes = (list(group.match(roles)) for group in get_kind(kind).roles if isinstance(group, RoleGroup))
+    return targets, attributes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,10 +66,7 @@ class MultiGroupAnalysis(Analysis):
     """SAME or the generalised WEAT on a test's target and attribute roles (see the module docstring)."""
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
-        targets, attributes = role_groups(list(test.sets()))
-        if len(attributes) < 2 or not targets:
-            raise EatkitError(f"test '{test.id}' of kind '{self.kind}' needs target roles (X, Y, T, X1, ...) and at "
-                              f"least two attribute roles (A, B, A1, A2, ...); it has {', '.join(test.sets())}")
+        targets, attributes = role_groups(self.kind, list(test.sets()))
         if self.kind == "generalized-weat" and len(targets) != len(attributes):
             raise EatkitError(f"test '{test.id}': the generalised WEAT pairs target and attribute sets, got "
                               f"{len(targets)} target roles and {len(attributes)} attribute roles")
@@ -78,7 +76,7 @@ class MultiGroupAnalysis(Analysis):
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        targets, attributes = role_groups(list(test.sets()))
+        targets, attributes = role_groups(self.kind, list(test.sets()))
         draws = options.permutations if isinstance(options.permutations, int) else DEFAULT_PERMUTATIONS
         common: dict[str, Any] = dict(alternative=options.alternative or "greater", permutations=draws,
                                       bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
