@@ -56,3 +56,28 @@ def test_sweep_writes_and_shows_the_random_effects_across_models(tmp_path, capsy
     first = results[(results["test"] == "weat6") & (results["kind"] == "eat")]["effect_size"].tolist()
     assert details[0]["result"]["effects"] == pytest.approx(first)
     assert section.count('aria-label="forest plot of weat') == 2
+
+
+def test_a_series_writes_the_random_effects_across_its_points(tmp_path):
+    from eatkit.analyses.base import RunOptions
+    from eatkit.run.series import run_series
+    from eatkit.sources.vectors import WordVectors
+    from eatkit.stats.meta_analysis import random_effects, smd_variance
+    from eatkit.stimuli.loader import load_suite
+
+    words = sorted({w for t in load_suite("weat").tests if t.id in ("weat1", "weat2")
+                    for s in t.sets().values() for w in s.items})
+    sources = [(label, WordVectors(words, np.random.default_rng(seed).normal(size=(len(words), 6))))
+               for seed, label in enumerate(["prompt a", "prompt b", "prompt c"])]
+    series = run_series("weat", sources, kind="prompts", tests=["weat1", "weat2"],
+                        options=RunOptions(seed=0, permutations=99, n_bootstrap=0))
+    out = series.save(tmp_path / "series")
+    meta = pd.read_csv(out / "meta-analysis.csv")
+    assert list(meta["test"]) == ["weat1", "weat2"] and list(meta["setting"]) == ["prompts", "prompts"]
+    for _, row in meta.iterrows():
+        records = [r for run in series.runs for r in run.records if r.test == row["test"]]
+        d = [r.effect_size for r in records]
+        expected = random_effects(d, [smd_variance(x, r.n_x, r.n_y) for x, r in zip(d, records)])
+        assert row["estimate"] == pytest.approx(expected.estimate, rel=1e-12)
+        assert row["q_p_value"] == pytest.approx(expected.q_p_value, rel=1e-12)
+        assert row["models"] == "prompt a;prompt b;prompt c"
