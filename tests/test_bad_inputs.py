@@ -84,6 +84,9 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "ceat.json": json.dumps(_suite(kind="ceat")),
         "corpus.txt": "the rose is red\nbad and ugly and good and nice\n",
         "desired.json": json.dumps({"a": 0.5, "c": 0.5}),
+        "effects-nocol.csv": "label,d\na,0.5\n",
+        "effects-text.csv": "effect,se\n0.5,big\n",
+        "effects-one.csv": "effect,variance\n0.5,0.1\n",
         "gweat3.json": json.dumps({**_suite(), "tests": [{"id": "g", "title": "G", "kind": "generalized-weat", **{
             r: {"name": r, "modality": "word", "items": w} for r, w in zip(("T1", "T2", "T3", "A1", "A2"),
                                                                             [*WORDS.values(), ["rose"]])}}]}),
@@ -318,6 +321,11 @@ CLI: list[tuple[list[str], str]] = [
       "-o", "{o}"], "must map each value (a, b) to a share"),
     (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--bootstrap", "-1", "-q", "-o", "{o}"],
      "bootstrap"),
+    (["meta", "{d}/effects-nocol.csv"], "needs a header with the columns effect and variance (or se), got d, label"),
+    (["meta", "{d}/effects-text.csv"], "line 2: effect and se must be numbers, got '0.5' and 'big'"),
+    (["meta", "{d}/effects-one.csv"], "a meta-analysis needs at least 2 effect sizes, got 1"),
+    (["meta", "{d}/missing.csv"], "missing.csv"),
+    (["meta", "{d}/suite.json", "--html", "{d}/v.txt"], "does not write over it"),
 ]
 
 

@@ -295,6 +295,8 @@ CASES: dict[str, Case] = {
     "eatkit run ceat.json --model hf:bert-base-uncased --pooling token --corpus corpus.txt --contexts 1000 --seed 0 "
     "-o results/ceat": Case(subs={"hf:bert-base-uncased": "hf:{ceat_bert}", "1000": "12"}, builds=("ceat",),
                             files=("results/ceat/results.json",), stdout="flowers-insects"),
+    "eatkit meta effects.csv --method reml --html forest.html": Case(builds=("effects",), files=("forest.html",),
+                                                                   stdout="random effects (REML, k = 4)"),
     "eatkit run multigroup.json --vectors glove.840B.300d.txt --seed 0 -o results/multigroup": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, builds=("multigroup",), files=("results/multigroup/results.json",),
         stdout="generalized-weat"),
@@ -571,6 +573,13 @@ class Workspace:
         transformers.BertModel(config).save_pretrained(folder)
         transformers.BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}).save_pretrained(folder)
         return str(folder)
+
+    def _effects(self) -> Path:
+        """effects.csv: four models' d of one test and their variances."""
+        path = self.root / "effects.csv"
+        path.write_text("label,effect,variance\nmodel A,0.61,0.14\nmodel B,0.42,0.13\nmodel C,0.95,0.15\n"
+                        "model D,0.30,0.13\n")
+        return path
 
     def _multigroup(self) -> Path:
         """multigroup.json: a SAME test (WEAT 6's career words against male and female names) and a

@@ -33,3 +33,21 @@ def test_forest_plot_draws_rows_diamond_and_prediction_interval():
 def test_forest_plot_needs_one_label_per_effect():
     with pytest.raises(EatkitError, match="one label per effect"):
         random_effects_forest(random_effects([0.1, 0.2], [0.1, 0.1]), ["a"])
+
+
+def test_eatkit_meta_from_a_csv_file(tmp_path, capsys):
+    from eatkit.cli import main
+
+    effects = [("Aronson", -0.889, 0.326), ("Ferguson", -1.585, 0.195), ("Rosenthal", -1.348, 0.415),
+               ("Hart", -1.442, 0.020), ("Frimodt", -0.218, 0.051)]
+    (tmp_path / "e.csv").write_text("label,effect,variance\n" + "".join(f"{a},{b},{c}\n" for a, b, c in effects))
+    assert main(["meta", str(tmp_path / "e.csv"), "--method", "reml", "--html", str(tmp_path / "f.html")]) == 0
+    out = capsys.readouterr().out
+    expected = random_effects([e[1] for e in effects], [e[2] for e in effects], method="reml")
+    assert summary_line(expected) in out and out.count("weight") == 5
+    page = (tmp_path / "f.html").read_text()
+    assert '<meta name="generator" content="eatkit' in page and 'aria-label="forest plot: e"' in page
+    # the page may be written again (eatkit wrote it); a file eatkit did not write is refused
+    assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "f.html")]) == 0
+    assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "e.csv")]) == 2
+    assert "does not write over it" in capsys.readouterr().err

@@ -124,3 +124,14 @@ def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
             'heterogeneity as how much they differ.</p><table class="rankings"><thead><tr><th>test</th><th>setting'
             '</th><th>models</th><th>combined d [CI]</th><th>tau²</th><th>I²</th><th>Q (df)</th><th>p</th>'
             f'<th>disagree</th><th>prediction interval</th></tr></thead><tbody>{body}</tbody></table>{forests}')
+
+
+def forest_page(result: Any, labels: Sequence[str], title: str) -> str:
+    """A self-contained HTML page: the forest plot and the summary line (``eatkit meta --html``)."""
+    from eatkit._version import __version__
+
+    figure = figure_html(random_effects_forest(result, labels, title), f"forest plot: {title}",
+                         html.escape(summary_line(result)))
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="generator" content="eatkit {html.escape(__version__)}"><title>{html.escape(title)}</title>'
+            f"</head><body><h1>{html.escape(title)}</h1>{figure}</body></html>\n")

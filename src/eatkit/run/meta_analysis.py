@@ -76,3 +76,42 @@ def write_meta_analysis(out: Path, results: Any) -> Path | None:
     text = json.dumps(plain_json(details), indent=1, allow_nan=False)
     atomic_write(path.with_suffix(".json"), lambda handle: handle.write(text.encode("utf-8")))
     return path
+
+
+def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]:
+    """Labels, effect sizes and variances of a CSV file with columns ``effect`` and ``variance`` (or ``se``, its
+    standard error, squared here) and optionally ``label`` (default: the row number), for ``eatkit meta``.
+
+    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "e.csv"; _ = p.write_text("label,effect,se\\na,0.5,0.1\\n")
+    >>> read_effects(p)
+    (['a'], [0.5], [0.010000000000000002])
+    """
+    import csv
+
+    from eatkit.errors import EatkitError
+    from eatkit.io import checked_path, os_error
+
+    source = checked_path(path, "effects file")
+    try:
+        with source.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as err:
+        raise os_error(err, "reading the effects file") from None
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise EatkitError(f"effects file {path} is not a UTF-8 CSV file: {err}") from None
+    columns = set(rows[0]) if rows else set()
+    if "effect" not in columns or not columns & {"variance", "se"}:
+        raise EatkitError(f"effects file {path} needs a header with the columns effect and variance (or se), "
+                          f"got {', '.join(sorted(columns)) or 'no rows'}")
+    spread = "variance" if "variance" in columns else "se"
+    labels, effects, variances = [], [], []
+    for number, row in enumerate(rows, start=2):
+        try:
+            effect, value = float(row["effect"]), float(row[spread])
+        except (TypeError, ValueError):
+            raise EatkitError(f"effects file {path}, line {number}: effect and {spread} must be numbers, got "
+                              f"{row['effect']!r} and {row[spread]!r}") from None
+        labels.append(row.get("label") or str(number - 1))
+        effects.append(effect)
+        variances.append(value if spread == "variance" else value * value)
+    return labels, effects, variances
