@@ -70,11 +70,8 @@ class SeedSetsAnalysis(Analysis):
         result = seed_set_sensitivity(embedded["X"].vectors, embedded["Y"].vectors, pairs, alpha=options.alpha,
                                       alternative=options.alternative or "greater",
                                       permutations=options.permutations, rng=seed, sd=options.sd, ddof=options.ddof)
+        summary = {k: v for k, v in result.to_dict().items() if k not in ("permutations", "seed")}
         record = SeedSetsRecord(
-            suite=suite, test=test.id, title=test.title, seed=seed,
-            set_names={r: s.name for r, s in test.sets().items()}, effect_sizes=result.effect_sizes,
-            p_values=result.p_values, significant=result.significant, d_min=result.d_min, d_max=result.d_max,
-            d_sd=result.d_sd, share_significant=result.share_significant, share_same_sign=result.share_same_sign,
-            verdicts_agree=result.verdicts_agree, alpha=result.alpha, alternative=result.alternative,
-            dropped={r: list(e.dropped) for r, e in embedded.items() if e.dropped})
+            suite=suite, test=test.id, title=test.title, seed=seed, set_names={r: s.name for r, s in test.sets().items()},
+            dropped={r: list(e.dropped) for r, e in embedded.items() if e.dropped}, **summary)
         return [Outcome(record, {}, result)]
