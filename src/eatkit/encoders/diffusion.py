@@ -56,17 +56,26 @@ GENERATION_SETTINGS: tuple[Param, ...] = (
 GENERATOR_VERSION = "1"
 
 
-def generation_settings(given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Every generation setting: ``given`` (names of :data:`GENERATION_SETTINGS`, values or their text)
+def generation_settings(given: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any]:
+    """Every generation setting: ``given`` (names of :data:`GENERATION_SETTINGS`, values or their text; or
+    ``KEY=VALUE`` texts)
     checked and converted, the defaults filled in; an unknown name or a bad value is a one-line error.
 
-    >>> generation_settings({"steps": "2"})["steps"], generation_settings(None)["images_per_prompt"]
-    (2, 4)
+    >>> generation_settings({"steps": "2"})["steps"], generation_settings(["seed=3"])["seed"]
+    (2, 3)
     >>> generation_settings({"step": 2})
     Traceback (most recent call last):
     ...
     eatkit.errors.EatkitError: unknown generation setting 'step' (known: images_per_prompt, seed, steps, guidance_scale, scheduler, negative_prompt, size)
     """
+    if isinstance(given, (list, tuple)):  # KEY=VALUE texts of a command line
+        pairs = [str(text).partition("=") for text in given]
+        bad = [key for key, sep, _ in pairs if not sep or not key.strip()]
+        if bad:
+            raise EatkitError(f"--generation takes KEY=VALUE, got '{bad[0]}'")
+        given = {key.strip(): value.strip() for key, _, value in pairs}
+    if given is not None and not isinstance(given, Mapping):
+        raise EatkitError(f"generation settings must map names to values, got {given!r:.60}")
     given = dict(given or {})
     names = [p.name for p in GENERATION_SETTINGS]
     for name in given:
@@ -102,7 +111,7 @@ class DiffusionGenerator:
         images = gen.generate("a photo of a person studying science")   # [(seed, png bytes, path)] * 4
     """
 
-    def __init__(self, model: str | os.PathLike[str], *, settings: Mapping[str, Any] | None = None,
+    def __init__(self, model: str | os.PathLike[str], *, settings: Mapping[str, Any] | Sequence[str] | None = None,
                  revision: str | None = None, device: str = "auto", precision: str = "fp32",
                  cache: bool = True, cache_dir: str | os.PathLike[str] | None = None) -> None:
         from eatkit.encoders.cache import cache_dir as default_cache
@@ -257,7 +266,8 @@ class TextToImage(EmbeddingSource):
     eatkit.errors.EatkitError: text-to-image model folder not found: /no/such/pipeline
     """
 
-    def __init__(self, name: str, *, embedder: str | None = None, generation: Mapping[str, Any] | None = None,
+    def __init__(self, name: str, *, embedder: str | None = None,
+                 generation: Mapping[str, Any] | Sequence[str] | None = None,
                  revision: str | None = None, device: str = "auto", precision: str = "fp32", cache: bool = True,
                  batch_size: int | None = None, workers: int | None = None) -> None:
         self.generator = DiffusionGenerator(name, settings=generation, revision=revision, device=device,
