@@ -41,6 +41,17 @@ def tiny_suite() -> dict:
                    "params": {"attributes": ["gender"]}}]}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    """Tiny convolutions run fastest on one thread (several only contend on a shared CPU)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("t2i")
