@@ -11,7 +11,8 @@ the SHA-256 of everything that changes it (the model's identity: hub id and revi
 file of its folder; prompt, seed, settings, precision, device kind, diffusers and torch versions), so that
 re-running or re-analysing never generates an image twice.
 
-:class:`TextToImage` (registered as ``diffusers:<hub id or folder>``) embeds ``"prompt"`` sets: every
+:class:`TextToImage` (registered as ``diffusers:<hub id or folder>``, built by
+:func:`eatkit.run.generated.text_to_image`) embeds ``"prompt"`` sets: every
 prompt's images, embedded by an image model (``embedder``, a registered model name); sets of the embedder's
 own modalities (e.g. a CLIP model's sentences: the classifier prompts of the generated-people test) go to
 the embedder as they are. The ids of a prompt set's embeddings are ``"<prompt> [seed <s>]"``, their
@@ -91,7 +92,7 @@ def folder_sha256(folder: str | os.PathLike[str]) -> str:
 
     >>> import tempfile; d = tempfile.mkdtemp(); _ = open(os.path.join(d, "a"), "w").write("x")
     >>> folder_sha256(d)[:12]
-    'bc68a8ec8d3d'
+    'b71899f0e13a'
     """
     from eatkit.io import file_sha256
 
@@ -258,33 +259,22 @@ def _plain(value: Any) -> Any:
 
 
 class TextToImage(EmbeddingSource):
-    """``diffusers:<hub id or folder>``: prompts embedded as the images generated from them (module docstring).
+    """Prompts embedded as the images generated from them by ``embedder``, a built image model (module
+    docstring; ``diffusers:<hub id or folder>`` is :func:`eatkit.run.generated.text_to_image`).
 
-    >>> TextToImage("/no/such/pipeline", embedder="glove-6b-50d")
+    >>> TextToImage("/no/such/pipeline")
     Traceback (most recent call last):
     ...
     eatkit.errors.EatkitError: text-to-image model folder not found: /no/such/pipeline
     """
 
-    def __init__(self, name: str, *, embedder: str | None = None,
-                 generation: Mapping[str, Any] | Sequence[str] | None = None,
-                 revision: str | None = None, device: str = "auto", precision: str = "fp32", cache: bool = True,
-                 batch_size: int | None = None, workers: int | None = None) -> None:
+    def __init__(self, name: str, *, embedder: EmbeddingSource | None = None,
+                 generation: Mapping[str, Any] | Sequence[str] | None = None, revision: str | None = None,
+                 device: str = "auto", precision: str = "fp32", cache: bool = True) -> None:
         self.generator = DiffusionGenerator(name, settings=generation, revision=revision, device=device,
                                             precision=precision, cache=cache)
         self.id = f"diffusers:{name}"
-        self.embedder: EmbeddingSource | None = None
-        if embedder is not None:
-            from eatkit.registry import build_model, get_model
-
-            options = {"batch_size": batch_size, "workers": workers, "cache": cache if not cache else None}
-            options = {k: v for k, v in options.items() if v is not None}
-            spec = get_model(embedder)
-            if "image" not in spec.modalities:
-                raise EatkitError(f"the embedder '{embedder}' does not embed images (it embeds "
-                                  f"{', '.join(spec.modalities)}): give an image model, e.g. hf-clip:<name>")
-            spec.refuse_options(options, lambda k: "--" + k.replace("_", "-"), who=f"the embedder '{embedder}'")
-            self.embedder = build_model(embedder, **options)
+        self.embedder = embedder
         self.modalities = frozenset({"prompt"} | (set(self.embedder.modalities) if self.embedder else set()))
         self._folder: Path | None = None
 

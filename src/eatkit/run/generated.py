@@ -1,5 +1,9 @@
-"""Generated images compared between two models: the depiction tests (who gets generated) of two run
-folders, per test, prompt group and attribute, by a permutation test (:mod:`eatkit.stats.depiction`).
+"""Text-to-image models as sources, and their generated images compared between two models.
+
+:func:`text_to_image` builds ``diffusers:<hub id or folder>`` (:class:`eatkit.encoders.diffusion.TextToImage`
+with its ``embedder`` built from the registry); :func:`compare_depiction_runs` compares the depiction tests
+(who gets generated) of two run folders, per test, prompt group and attribute, by a permutation test
+(:mod:`eatkit.stats.depiction`).
 
 >>> compare_depiction_runs("run-model-a", "run-model-b", seed=0)  # doctest: +SKIP
 [{'test': 'occupations', 'group': 'Doctor', 'attribute': 'gender', 'difference': 0.25, 'p_value': 0.03, ...}]
@@ -11,6 +15,38 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.sources.base import EmbeddingSource
+
+
+def text_to_image(name: str, *, embedder: str | None = None, generation: Any = None, revision: str | None = None,
+                  device: str = "auto", precision: str = "fp32", cache: bool = True, batch_size: int | None = None,
+                  workers: int | None = None) -> EmbeddingSource:
+    """The registry's factory of ``diffusers:<name>``: the generator (``generation`` settings, ``revision``,
+    ``device``, ``precision``, ``cache``) and its image model ``embedder`` (a registered model name, built
+    with ``batch_size``, ``workers`` and ``cache``).
+
+    >>> text_to_image("/no/such/pipeline", embedder="glove-6b-50d")
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: the embedder 'glove-6b-50d' does not embed images (it embeds word): give an image model, e.g. hf-clip:<name>
+    """
+    from eatkit.encoders.diffusion import TextToImage
+    from eatkit.registry import build_model, get_model
+
+    built = None
+    if embedder is not None:
+        options = {"batch_size": batch_size, "workers": workers, "cache": False if not cache else None}
+        options = {k: v for k, v in options.items() if v is not None}
+        spec = get_model(embedder)
+        if "image" not in spec.modalities:
+            raise EatkitError(f"the embedder '{embedder}' does not embed images (it embeds "
+                              f"{', '.join(spec.modalities)}): give an image model, e.g. hf-clip:<name>")
+        spec.refuse_options(options, lambda k: "--" + k.replace("_", "-"), who=f"the embedder '{embedder}'")
+        built = build_model(embedder, **options)
+    elif batch_size is not None or workers is not None:
+        raise EatkitError("--batch-size and --workers apply to the --embedder of a text-to-image model")
+    return TextToImage(name, embedder=built, generation=generation, revision=revision, device=device,
+                       precision=precision, cache=cache)
 
 
 def compare_depiction_runs(first: str | Path, second: str | Path, *, measure: str = "mad", permutations: int = 10_000,
