@@ -575,19 +575,19 @@ def _write_tables(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dic
 
 def model_measures(results: Any) -> Any:
     """The bias magnitude (:func:`eatkit.stats.metrics.bias_magnitude`) of every model and measure: the EAT's
-    |d| and each metric kind's, averaged over the tests (and suites and settings) of a combined results
+    and T2IAT's |d| and each metric kind's, averaged over the tests (and suites and settings) of a combined results
     table; a models x measures DataFrame, models and measures in order of first appearance."""
     import pandas as pd
 
     from eatkit.stats.metrics import MAGNITUDES, bias_magnitude
 
     rows = []
-    for kind, headline in (("eat", "effect_size"), *((k, "value") for k in ("rnd", "ect", "ripa", "mac", "rnsb",
-                                                                           "direct-bias"))):
+    for kind, headline in (("eat", "effect_size"), ("t2iat", "effect_size"),
+                           *((k, "value") for k in ("rnd", "ect", "ripa", "mac", "rnsb", "direct-bias"))):
         if "kind" not in results or headline not in results:
             continue
         part = results[results["kind"] == kind]
-        measure = "d" if kind == "eat" else kind.replace("-", "_")
+        measure = "d" if kind in ("eat", "t2iat") else kind.replace("-", "_")  # T2IAT's d: Cohen's d over concepts
         rows += [{"model": m, "measure": measure, "magnitude": float(v)}
                  for m, v in zip(part["model"], bias_magnitude(measure, part[headline]))]
     frame = pd.DataFrame(rows, columns=["model", "measure", "magnitude"])
