@@ -275,8 +275,12 @@ class TextToImage(EmbeddingSource):
                                             precision=precision, cache=cache)
         self.id = f"diffusers:{name}"
         self.embedder = embedder
-        self.modalities = frozenset({"prompt"} | (set(self.embedder.modalities) if self.embedder else set()))
         self._folder: Path | None = None
+
+    @property  # type: ignore[override]
+    def modalities(self) -> frozenset[str]:
+        """Prompts, and the embedder's own modalities."""
+        return frozenset({"prompt"} | (set(self.embedder.modalities) if self.embedder is not None else set()))
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
         if self.embedder is None:

@@ -28,12 +28,13 @@ def text_to_image(name: str, *, embedder: str | None = None, generation: Any = N
     >>> text_to_image("/no/such/pipeline", embedder="glove-6b-50d")
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: the embedder 'glove-6b-50d' does not embed images (it embeds word): give an image model, e.g. hf-clip:<name>
+    eatkit.errors.EatkitError: text-to-image model folder not found: /no/such/pipeline
     """
     from eatkit.encoders.diffusion import TextToImage
     from eatkit.registry import build_model, get_model
 
-    built = None
+    source = TextToImage(name, generation=generation, revision=revision, device=device, precision=precision,
+                         cache=cache)  # the model and settings checked before the embedder is built
     if embedder is not None:
         options = {"batch_size": batch_size, "workers": workers, "cache": False if not cache else None}
         options = {k: v for k, v in options.items() if v is not None}
@@ -42,11 +43,10 @@ def text_to_image(name: str, *, embedder: str | None = None, generation: Any = N
             raise EatkitError(f"the embedder '{embedder}' does not embed images (it embeds "
                               f"{', '.join(spec.modalities)}): give an image model, e.g. hf-clip:<name>")
         spec.refuse_options(options, lambda k: "--" + k.replace("_", "-"), who=f"the embedder '{embedder}'")
-        built = build_model(embedder, **options)
+        source.embedder = build_model(embedder, **options)
     elif batch_size is not None or workers is not None:
         raise EatkitError("--batch-size and --workers apply to the --embedder of a text-to-image model")
-    return TextToImage(name, embedder=built, generation=generation, revision=revision, device=device,
-                       precision=precision, cache=cache)
+    return source
 
 
 def compare_depiction_runs(first: str | Path, second: str | Path, *, measure: str = "mad", permutations: int = 10_000,
