@@ -206,3 +206,15 @@ def test_depiction_records_contact_sheet_and_model_comparison(capsys, models, tm
     rows = compare_depiction_runs(tmp_path / "a", tmp_path / "b", permutations=200, seed=0)
     assert [(r["group"], r["attribute"]) for r in rows] == [("Doctor", "gender"), ("Nurse", "gender")]
     assert all(0 < r["p_value"] <= 1 for r in rows)
+
+
+def test_a_hub_model_is_pinned_to_its_commit_or_refused_offline(monkeypatch) -> None:
+    from eatkit.encoders.diffusion import DiffusionGenerator
+    from eatkit.errors import EatkitError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    gen = DiffusionGenerator("eatkit-test/no-such-pipeline", settings={"images_per_prompt": 1})
+    with pytest.raises(EatkitError) as info:
+        gen.generate("a photo of a person")
+    assert "eatkit-test/no-such-pipeline" in str(info.value) and "\n" not in str(info.value)
+    assert gen.stats == {"generated": 0, "cached": 0}

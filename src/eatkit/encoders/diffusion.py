@@ -138,12 +138,16 @@ class DiffusionGenerator:
         self._identity: dict[str, Any] | None = None
 
     def identity(self) -> dict[str, Any]:
-        """What identifies the weights: the folder's SHA-256, or the hub id and revision."""
+        """What identifies the weights: the folder's SHA-256, or the hub id, revision and the commit it
+        resolves to."""
         if self._identity is None:
             if self.folder is not None:
                 self._identity = {"folder": str(self.folder.resolve()), "folder_sha256": folder_sha256(self.folder)}
-            else:
-                self._identity = {"hub_id": self.model, "revision": self.revision or "main"}
+            else:  # the commit the revision resolves to now: the images' key, and the weights loaded
+                from eatkit.encoders.hf import hub_commit
+
+                commit = hub_commit(self.model, self.revision, "model_index.json")
+                self._identity = {"hub_id": self.model, "revision": self.revision or "main", "commit": commit}
         return self._identity
 
     def config(self) -> dict[str, Any]:
@@ -214,12 +218,13 @@ class DiffusionGenerator:
 
             dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[self.precision]
             source = str(self.folder) if self.folder is not None else self.model
+            revision = self.identity().get("commit", self.revision)  # pinned: the branch may move meanwhile
             quiet = diffusers.utils.logging
             bars = quiet.is_progress_bar_enabled()
             quiet.disable_progress_bar()
             try:
                 pipe = diffusers.DiffusionPipeline.from_pretrained(
-                    source, revision=self.revision, dtype=dtype,
+                    source, revision=revision, dtype=dtype,
                     low_cpu_mem_usage=installed_version("accelerate") is not None)
             except (OSError, ValueError, TypeError) as err:
                 raise EatkitError(f"cannot load the text-to-image model '{self.model}': "
