@@ -89,6 +89,12 @@ def test_cli_generation_is_byte_identical_and_cached(capsys, models, tmp_path) -
                         "negative_prompt": None, "size": 16}
     assert first["source"]["generator"]["scheduler"] == "DDIMScheduler"
     assert first["source"]["generator"]["folder_sha256"] == third["source"]["generator"]["folder_sha256"]
+    # eatkit verify: every generated image in the run folder against its recorded SHA-256
+    from eatkit.run.verify import verify_run
+
+    assert verify_run(tmp_path / "run1").ok
+    (tmp_path / "run2" / "generated" / f"{items[0][1]}.png").write_bytes(b"not the image")
+    assert [c for c in verify_run(tmp_path / "run2").changes if "changed" in c and "seed 5" in c]
 
 
 def test_images_are_diffusers_own_pipeline_output(models, tmp_path) -> None:
