@@ -219,9 +219,15 @@ class DiffusionGenerator:
             dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[self.precision]
             source = str(self.folder) if self.folder is not None else self.model
             revision = self.identity().get("commit", self.revision)  # pinned: the branch may move meanwhile
-            quiet = diffusers.utils.logging
-            bars = quiet.is_progress_bar_enabled()
-            quiet.disable_progress_bar()
+            # no loading bars on the console (diffusers', and transformers' for the text encoder); restored after
+            quiet = [diffusers.utils.logging]
+            if installed_version("transformers") is not None:
+                import transformers
+
+                quiet.append(transformers.utils.logging)
+            bars = [q.is_progress_bar_enabled() for q in quiet]
+            for q in quiet:
+                q.disable_progress_bar()
             try:
                 pipe = diffusers.DiffusionPipeline.from_pretrained(
                     source, revision=revision, dtype=dtype,
@@ -230,8 +236,9 @@ class DiffusionGenerator:
                 raise EatkitError(f"cannot load the text-to-image model '{self.model}': "
                                   f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
             finally:
-                if bars:
-                    quiet.enable_progress_bar()
+                for q, on in zip(quiet, bars):
+                    if on:
+                        q.enable_progress_bar()
             if not hasattr(pipe, "unet") and not hasattr(pipe, "transformer"):
                 raise EatkitError(f"'{self.model}' is a {type(pipe).__name__}, not a text-to-image pipeline")
             if self.settings["scheduler"] is not None:
