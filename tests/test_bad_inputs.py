@@ -346,6 +346,9 @@ CLI: list[tuple[list[str], str]] = [
       "-q", "-o", "{o}"], "attributes must be one of gender, skin-tone, age, got 'height'"),
     (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--class", "man=a photo of a man",
       "-q", "-o", "{o}"], "replaces the prompts of one attribute"),
+    (["compare", "{d}/run", "{d}/run"], "have no depiction record in common"),
+    (["compare", "{d}/no-such-run", "{d}/run"], "no-such-run does not exist"),
+    (["compare", "{d}/run", "{d}/run", "--measure", "js"], "invalid choice: 'js'"),
 ]
 
 

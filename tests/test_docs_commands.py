@@ -310,6 +310,13 @@ CASES: dict[str, Case] = {
     "-o results/depiction-labour": Case(subs={**T2I, "depiction-occupations": "{t2i_suite}"}, builds=("labour",),
                                         extra=(*T2I_SMALL, "--generation", "steps=2", "--tests", "occ"),
                                         contains=(("results/depiction-labour/results.json", "labour-gender.csv"),)),
+    "eatkit compare results/depiction results/depiction-labour --measure mad --seed 0": Case(
+        after=("eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+               "hf-clip:openai/clip-vit-base-patch32 --generation images_per_prompt=20 --seed 0 -o results/depiction "
+               "--report",
+               "eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+               "hf-clip:openai/clip-vit-base-patch32 --attributes gender --reference labour-gender.csv --seed 0 "
+               "-o results/depiction-labour"), stdout="Doctor"),
     "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",
                                                                     "results/t2i-sweep/audit.html")),
 }
