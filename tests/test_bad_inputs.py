@@ -122,6 +122,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  {"X": ["math", "physics"], "Y": ["art", "music"], "A": ["man"], "B": ["woman"], "N": ["person"]}.items()}
     (root / "t2iat-template.json").write_text(json.dumps(_suite(
         kind="t2iat", **t2i_words, params={"template": "a photo of a {attribute}"})))
+    (root / "t2iat-overlap.json").write_text(json.dumps(_suite(
+        kind="t2iat", **{**t2i_words, "Y": {"name": "Y", "modality": "word", "items": ["math", "music"]}})))
     (root / "depiction-words.json").write_text(json.dumps({**_suite(), "tests": [
         {"id": "d1", "kind": "depiction", "title": "D", "Doctor": t2i_words["X"], "Nurse": t2i_words["Y"]}]}))
     prompts = {g: {"name": g, "modality": "prompt", "items": [f"a photo of a {g.lower()}"]} for g in ("Doctor", "Nurse")}
@@ -334,6 +336,8 @@ CLI: list[tuple[list[str], str]] = [
      "does not take the option --embedder"),
     (["run", "{d}/t2iat-template.json", "--model", "diffusers:{d}/t2i-pipe", "-q", "-o", "{o}"],
      "template must hold {attribute} and {concept}"),
+    (["run", "{d}/t2iat-overlap.json", "--model", "diffusers:{d}/t2i-pipe", "-q", "-o", "{o}"],
+     "the concepts of X and Y must differ, both hold math"),
     (["run", "{d}/depiction-words.json", "--model", "diffusers:{d}/t2i-pipe", "-q", "-o", "{o}"],
      "group Doctor of a depiction test must be a non-empty prompt set"),
     (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--reference", "{d}/reference-bad.csv",

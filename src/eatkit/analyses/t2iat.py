@@ -93,6 +93,9 @@ class T2IATAnalysis(Analysis):
             if stimuli.modality != "word" or not stimuli.items:
                 raise EatkitError(f"set {role} of a T2IAT test must be a non-empty word set, got "
                                   f"{stimuli.modality} '{stimuli.name}'")
+        shared = sorted(set(test.set("X").items) & set(test.set("Y").items))
+        if shared:
+            raise EatkitError(f"the concepts of X and Y must differ, both hold {', '.join(shared)}")
         for role in ("X", "Y"):
             if len(test.set(role).items) < 2:
                 raise EatkitError(f"a T2IAT test needs at least 2 concepts in {role}, got {len(test.set(role).items)}")

@@ -136,6 +136,7 @@ class DiffusionGenerator:
         self.stats = {"generated": 0, "cached": 0}
         self._pipe: Any = None
         self._identity: dict[str, Any] | None = None
+        self._config: dict[str, Any] | None = None
 
     def identity(self) -> dict[str, Any]:
         """What identifies the weights: the folder's SHA-256, or the hub id, revision and the commit it
@@ -152,6 +153,11 @@ class DiffusionGenerator:
 
     def config(self) -> dict[str, Any]:
         """Everything that changes an image but its prompt and seed (the cache key's payload)."""
+        if self._config is None:
+            self._config = self._settled_config()
+        return self._config
+
+    def _settled_config(self) -> dict[str, Any]:
         weights = {k: v for k, v in self.identity().items() if k != "folder"}
         return {"generator_version": GENERATOR_VERSION, "weights": weights, "precision": self.precision,
                 "device_kind": self.device_kind, "diffusers": installed_version("diffusers"),
