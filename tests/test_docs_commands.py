@@ -317,8 +317,8 @@ CASES: dict[str, Case] = {
                "eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
                "hf-clip:openai/clip-vit-base-patch32 --attributes gender --reference labour-gender.csv --seed 0 "
                "-o results/depiction-labour"), stdout="Doctor"),
-    "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",
-                                                                    "results/t2i-sweep/audit.html")),
+    "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",),
+                                        contains=(("results/t2i-sweep/audit.html", "<th>t2iat_d</th><th>mad</th>"),)),
 }
 
 
@@ -592,7 +592,7 @@ class Workspace:
                            f'embedder = "hf-clip:{self["clip"]}", {generation} }}' for s in (0, 1))
         path = self.root / "t2i-sweep.toml"
         path.write_text(f'output = "results/t2i-sweep"\nmodels = [{models}]\n'
-                        f'suites = [{{ suite = "{self["t2i_suite"]}", tests = ["gs"] }}]\n'
+                        f'suites = ["{self["t2i_suite"]}"]\n'
                         'settings = [{ seed = 0, n_bootstrap = 100 }]\n')
         return path
 
