@@ -224,3 +224,31 @@ def test_a_hub_model_is_pinned_to_its_commit_or_refused_offline(monkeypatch) -> 
         gen.generate("a photo of a person")
     assert "eatkit-test/no-such-pipeline" in str(info.value) and "\n" not in str(info.value)
     assert gen.stats == {"generated": 0, "cached": 0}
+
+
+def test_t2iat_validity_leaves_each_concept_out() -> None:
+    from eatkit.stats.t2iat import t2iat, t2iat_validity
+
+    rng = np.random.default_rng(11)
+    concepts = {role: [[rng.normal(size=(2, 5)) for _ in range(3)] for _ in range(5)] for role in ("X", "Y")}
+    sets = [[c[g] for c in concepts[role]] for role in ("X", "Y") for g in range(3)]
+    r = t2iat(*sets, permutations="exact")
+    names = {"X": [f"x{i}" for i in range(5)], "Y": [f"y{i}" for i in range(5)]}
+    v = t2iat_validity(r, names["X"], names["Y"], rng=0)
+    for i in range(5):  # without x_i: the test over the other 9 concepts, by brute force
+        sx, sy = np.delete(r.s_x, i), r.s_y
+        pooled = np.concatenate([sx, sy])
+        d = (sx.mean() - sy.mean()) / pooled.std(ddof=1)
+        observed = sx.sum() - sy.sum()
+        stats = [2 * pooled[list(idx)].sum() - pooled.sum() for idx in itertools.combinations(range(9), 4)]
+        assert v.leave_one_out[f"x{i}"][0] == pytest.approx(d, abs=1e-12)
+        assert v.leave_one_out[f"x{i}"][1] == pytest.approx(np.mean([t >= observed - 1e-12 for t in stats]), abs=1e-12)
+    assert v.most_influential == max(v.leave_one_out, key=lambda c: abs(v.leave_one_out[c][0] - r.test.effect_size))
+    assert v.minimum_detectable_d is not None and v.minimum_detectable_d > 0
+
+
+def test_validity_on_a_t2iat_run(capsys, models, tmp_path) -> None:
+    _run(capsys, models, tmp_path / "v", "--tests", "gs", "--validity")
+    (record,) = json.loads((tmp_path / "v" / "results.json").read_text())
+    assert set(record["validity"]["leave_one_out"]) == {"math", "physics", "music", "art"}
+    assert record["validity"]["minimum_detectable_d"] is None and "no effect is detectable" in record["validity"]["note"]

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
@@ -56,6 +57,9 @@ class T2IATRecord(Record):
     s_y: dict[str, float] = field(default_factory=dict)
     images_per_set: dict[str, int] = field(default_factory=dict)  # "<concept>/<N|A|B>" -> images
     images: dict[str, list[str]] = field(default_factory=dict)  # "<concept>/<N|A|B>" -> generated/<sha256>.png
+    # --validity: {"leave_one_out": {concept: [d, p]}, "most_influential", "minimum_detectable_d", "power",
+    # "alpha", "note"} (eatkit.stats.t2iat.t2iat_validity)
+    validity: dict[str, Any] | None = None
 
 
 def prompt_sets(test: AssociationTest, template: str) -> dict[str, StimulusSet]:
@@ -80,6 +84,7 @@ def prompt_sets(test: AssociationTest, template: str) -> dict[str, StimulusSet]:
 class T2IATAnalysis(Analysis):
     kind = "t2iat"
     record_type = T2IATRecord
+    takes_validity = True  # --validity: each concept left out, the minimum detectable d over concepts
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         template = options.params["template"]
@@ -105,7 +110,7 @@ class T2IATAnalysis(Analysis):
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
-        from eatkit.stats.t2iat import t2iat
+        from eatkit.stats.t2iat import t2iat, t2iat_validity
 
         sets = test.sets()
         by = {role: [[embedded[f"{role}/{c}/{g}"].vectors for c in sets[role].items] for g in GROUPS]
@@ -114,6 +119,10 @@ class T2IATAnalysis(Analysis):
                        ddof=options.ddof, n_resamples=options.n_bootstrap, confidence_level=options.confidence_level,
                        rng=seed)
         r = result.test
+        validity = None
+        if options.validity:
+            panel = t2iat_validity(result, sets["X"].items, sets["Y"].items, alpha=options.alpha, rng=seed)
+            validity = {**asdict(panel), "leave_one_out": {c: list(v) for c, v in panel.leave_one_out.items()}}
         record = T2IATRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, template=options.params["template"],
             x_name=sets["X"].name, y_name=sets["Y"].name, a_name=sets["A"].name, b_name=sets["B"].name,
@@ -125,7 +134,7 @@ class T2IATAnalysis(Analysis):
             s_x=dict(zip(sets["X"].items, map(float, result.s_x))),
             s_y=dict(zip(sets["Y"].items, map(float, result.s_y))),
             images_per_set={key.split("/", 1)[1]: len(e.ids) for key, e in embedded.items()},
-            images={key.split("/", 1)[1]: generated_names(e) for key, e in embedded.items()})
+            images={key.split("/", 1)[1]: generated_names(e) for key, e in embedded.items()}, validity=validity)
         arrays = {"s_x": result.s_x, "s_y": result.s_y}
         return [Outcome(record, arrays, {"result": result, "files": generated_files(embedded.values())})]
 

@@ -31,6 +31,7 @@ from eatkit.stats.association import cosine_matrix, rounding_error
 from eatkit.stats.differential import EATResult, difference_tests
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.options import TestOptions
+from eatkit.stats.power import minimum_detectable_effect
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,3 +102,56 @@ def t2iat(neutral_x: Sequence[Any], a_x: Sequence[Any], b_x: Sequence[Any], neut
         ci = (float(low), float(high))
     return T2IATResult(test=test, s_x=s_x, s_y=s_y, ci=ci, n_resamples=n_resamples,
                        confidence_level=confidence_level, seed=seed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class T2IATValidity:
+    """How far to trust a T2IAT (``--validity``): d and p with each concept left out (``leave_one_out``:
+    concept -> (d, p)), the concept whose removal moves d most, and the smallest d the permutation test over
+    these numbers of concepts detects (:func:`eatkit.stats.power.minimum_detectable_effect`; ``None`` with
+    the reason in ``note`` when too few concepts let no p-value fall below ``alpha``)."""
+
+    leave_one_out: dict[str, tuple[float, float]]
+    most_influential: str
+    minimum_detectable_d: float | None
+    power: float
+    alpha: float
+    note: str = ""
+
+
+def t2iat_validity(result: T2IATResult, x_names: Sequence[str], y_names: Sequence[str], *, alpha: float = 0.05,
+                   power: float = 0.8, rng: Any = None) -> T2IATValidity:
+    """The validity panel of a T2IAT result (its options: alternative, permutations, ddof) over concepts.
+
+    >>> nx = [[[1.0, 0.1]], [[0.9, 0.2]], [[1.0, 0.3]]]; ny = [[[0.1, 1.0]], [[0.2, 0.9]], [[0.3, 1.0]]]
+    >>> a = [[[1.0, 0.0]]] * 3; b = [[[0.0, 1.0]]] * 3
+    >>> v = t2iat_validity(t2iat(nx, a, b, ny, a, b), ["m", "p", "c"], ["a", "u", "l"], rng=0)
+    >>> sorted(v.leave_one_out)[:2], v.minimum_detectable_d, v.note
+    (['a', 'c'], None, 'with 20 partitions no p-value is below alpha=0.05: no effect is detectable')
+    """
+    test = result.test
+    if len(x_names) != len(result.s_x) or len(y_names) != len(result.s_y):
+        raise EatkitError("t2iat_validity needs one name per concept of X and of Y")
+    options = TestOptions(alternative=test.alternative, permutations="auto", ddof=test.ddof).validated()
+    generator, _ = resolve_rng(rng)
+    atol = 0.0
+    out: dict[str, tuple[float, float]] = {}
+    for group, names in (("X", x_names), ("Y", y_names)):
+        for i, name in enumerate(names):
+            s_x = np.delete(result.s_x, i) if group == "X" else result.s_x
+            s_y = np.delete(result.s_y, i) if group == "Y" else result.s_y
+            if len(s_x) + len(s_y) <= options.ddof or min(len(s_x), len(s_y)) == 0:
+                continue
+            r = difference_tests(s_x[:, None], s_y[:, None], ("X", "Y"), options, generator, atol)[0]
+            out[name] = (r.effect_size, r.p_value)
+    if not out:
+        raise EatkitError("no concept can be left out of this T2IAT (too few concepts)")
+    most = max(out, key=lambda name: abs(out[name][0] - test.effect_size))
+    try:
+        mde: float | None = minimum_detectable_effect(len(result.s_x), len(result.s_y), alpha=alpha, power=power,
+                                                      alternative=test.alternative, rng=generator).cohens_d
+        note = ""
+    except EatkitError as err:  # too few concepts: no partition is rare enough
+        mde, note = None, str(err)
+    return T2IATValidity(leave_one_out=out, most_influential=most, minimum_detectable_d=mde, power=power,
+                         alpha=alpha, note=note)
