@@ -109,7 +109,7 @@ class DiffusionGenerator:
     Example::
 
         gen = DiffusionGenerator("stabilityai/stable-diffusion-2-1-base", settings={"steps": 25})
-        images = gen.generate("a photo of a person studying science")   # [(seed, png bytes, path)] * 4
+        images = gen.generate("a photo of a person studying science")   # [(seed, png bytes)] * 4
     """
 
     def __init__(self, model: str | os.PathLike[str], *, settings: Mapping[str, Any] | Sequence[str] | None = None,
