@@ -127,7 +127,8 @@ def run_suite(
         raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
                           "and sc-eat tests only")
     if options.validity and not any(a.takes_validity for a in analyses.values()):
-        raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
+        raise EatkitError("validity (--validity) applies to EAT tests (kinds 'eat' and 't2iat'); none of the selected "
+                          "tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
         analyses[test.id].check(test, given[test.id])
