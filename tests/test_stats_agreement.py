@@ -52,8 +52,13 @@ def test_spearman_ci_covers_the_population_value():
     assert 0.92 <= covered / 400 <= 0.98
 
 
+def test_perfect_consistency_is_one_without_an_interval():
+    r = icc([[1, 1], [2, 2], [3, 3]])
+    assert r.icc == 1.0 and r.p_value == 0.0 and np.isinf(r.f) and all(np.isnan(r.ci))
+
+
 def test_spearman_ci_edges():
-    assert all(np.isnan(spearman_ci(0.5, 3)))
+    assert all(np.isnan(spearman_ci(0.5, 3))) and all(np.isnan(spearman_ci(float("nan"), 10)))
     assert spearman_ci(1.0, 10) == (1.0, 1.0)
     low, high = spearman_ci(0.3, 50, 0.9)
     half = stats.norm.ppf(0.95) * np.sqrt((1 + 0.045) / 47)

@@ -138,6 +138,16 @@ def _interval(row: Mapping[str, str]) -> str:
     return f"[{float(values[0]):.2f}, {float(values[1]):.2f}]"
 
 
+def _csv_number(text: str, spec: str) -> str:
+    """A number of a CSV cell formatted, or "n/a" for an empty cell (e.g. Spearman's rho of two models, or of
+    a measure that ties every model).
+
+    >>> _csv_number("0.5", ".2f"), _csv_number("", ".2f")
+    ('0.50', 'n/a')
+    """
+    return format(float(text), spec) if text.strip() else "n/a"
+
+
 def _rankings_html(rankings: Path | None) -> str:
     """The sweep's model rankings (``rankings.csv``) and the Spearman correlations between the measures'
     rankings (``ranking-correlations.csv`` beside it) as two tables; "" when the sweep wrote none."""
@@ -157,8 +167,8 @@ def _rankings_html(rankings: Path | None) -> str:
     pairs = rankings.with_name("ranking-correlations.csv")
     if pairs.is_file() and (corr := _csv_rows(pairs)):
         cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
-                        f"<td>{float(r['spearman']):.2f}</td><td>{_interval(r)}</td><td>{float(r['p_value']):.3g}</td>"
-                        "</tr>" for r in corr)
+                        f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_interval(r)}</td>"
+                        f"<td>{_csv_number(r['p_value'], '.3g')}</td></tr>" for r in corr)
         out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models, with its 95% CI '
                 '(Fisher z, Bonett &amp; Wright 2000).</p><table class="rankings"><thead><tr><th>measure</th>'
                 f'<th>measure</th><th>rho</th><th>95% CI</th><th>p</th></tr></thead><tbody>{cells}</tbody></table>')
@@ -166,9 +176,9 @@ def _rankings_html(rankings: Path | None) -> str:
     if agreement.is_file() and (rows := _csv_rows(agreement)):
         r = rows[0]
         out += (f'<p class="note">Do the measures rank the models alike? ICC({html.escape(r["form"])}) of the ranks '
-                f'(consistency; Shrout &amp; Fleiss 1979): {float(r["icc"]):.2f}, 95% CI {_interval(r)}, '
-                f'F({r["df1"]}, {float(r["df2"]):g}) = {float(r["f"]):.2f}, p = {float(r["p_value"]):.3g} '
-                f'({r["models"]} models, {r["measures"]} measures).</p>')
+                f'(consistency; Shrout &amp; Fleiss 1979): {_csv_number(r["icc"], ".2f")}, 95% CI {_interval(r)}, '
+                f'F({r["df1"]}, {_csv_number(r["df2"], "g")}) = {_csv_number(r["f"], ".2f")}, '
+                f'p = {_csv_number(r["p_value"], ".3g")} ({r["models"]} models, {r["measures"]} measures).</p>')
     return out
 
 

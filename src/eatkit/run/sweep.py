@@ -601,7 +601,7 @@ def write_rankings(out: Path, results: Any) -> Path | None:
     """``rankings.csv`` (each model's rank by each measure, its mean rank and overall rank; 1: least biased),
     ``ranking-correlations.csv`` (Spearman's rho between the measures' rankings, with p and a Fisher-z CI,
     :func:`eatkit.stats.agreement.spearman_ci`) and ``measure-agreement.csv`` (the ICC(3,1) of the models x
-    measures ranks, :func:`eatkit.stats.agreement.icc`), from a combined
+    measures ranks with three or more models, :func:`eatkit.stats.agreement.icc`; Du et al. 2021), from a combined
     results table with at least two models; ``None`` (nothing written) otherwise."""
     import pandas as pd
 
@@ -620,7 +620,7 @@ def write_rankings(out: Path, results: Any) -> Path | None:
              for i, a in enumerate(table.columns) for j, b in enumerate(table.columns) if i < j]
     pd.DataFrame(pairs, columns=["measure_1", "measure_2", "spearman", "p_value", "ci_low", "ci_high"]).to_csv(
         out / "ranking-correlations.csv", index=False)
-    if table.shape[1] >= 2:  # do the measures rank the models alike? ICC(3,1) of the ranks (Du et al. 2021)
+    if table.shape[1] >= 2 and len(table) >= 3:  # do the measures rank the models alike? ICC(3,1) of the ranks
         agreement = icc(ranking.ranks, "3,1")
         pd.DataFrame([{"form": agreement.form, "icc": agreement.icc, "ci_low": agreement.ci[0],
                        "ci_high": agreement.ci[1], "f": agreement.f, "df1": agreement.df1, "df2": agreement.df2,

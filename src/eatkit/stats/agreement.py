@@ -21,7 +21,8 @@ ICC_FORMS = ("1,1", "2,1", "3,1")
 
 def spearman_ci(rho: float, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
     """CI of a Spearman correlation of n pairs by Fisher's z with Bonett & Wright's (2000) variance
-    (1 + rho²/2) / (n - 3): tanh(atanh(rho) ± z sqrt((1 + rho²/2) / (n - 3))); (NaN, NaN) for n <= 3.
+    (1 + rho²/2) / (n - 3): tanh(atanh(rho) ± z sqrt((1 + rho²/2) / (n - 3))); (NaN, NaN) for n <= 3 or an
+    undefined (NaN) rho.
 
     >>> [round(v, 4) for v in spearman_ci(0.6, 20)]
     [0.175, 0.8365]
@@ -31,10 +32,10 @@ def spearman_ci(rho: float, n: int, confidence_level: float = 0.95) -> tuple[flo
     level = check_share("confidence level", confidence_level)
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise EatkitError(f"n must be a positive integer, got {n!r}")
+    if math.isnan(rho) or n <= 3:  # an undefined rho (a measure that ties every model) has no interval
+        return (math.nan, math.nan)
     if not -1 <= rho <= 1:
         raise EatkitError(f"a correlation lies in [-1, 1], got {rho!r}")
-    if n <= 3:
-        return (math.nan, math.nan)
     if abs(rho) == 1:
         return (float(rho), float(rho))
     half = float(sps.norm.isf((1 - level) / 2)) * math.sqrt((1 + rho * rho / 2) / (n - 3))
@@ -102,6 +103,12 @@ def icc(scores: Any, form: str = "3,1", confidence_level: float = 0.95) -> ICCRe
     ms_e = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
     ms_w = (ss_total - ss_rows) / (n * (k - 1))
     alpha = 1 - level
+    if (ms_w if form == "1,1" else ms_e) == 0:  # no disagreement at all: F is infinite, the CI undefined
+        same_rows = ms_r == 0
+        return ICCResult(form=form, icc=math.nan if same_rows else 1.0, ci=(math.nan, math.nan),
+                         f=math.nan if same_rows else math.inf, df1=n - 1,
+                         df2=float(n * (k - 1) if form == "1,1" else (n - 1) * (k - 1)),
+                         p_value=math.nan if same_rows else 0.0, n=n, k=k, confidence_level=level)
     # the F test of ICC = 0: MS_rows against MS_within (one-way) or MS_error (two-way)
     f, df1, df2 = (ms_r / ms_w, n - 1, float(n * (k - 1))) if form == "1,1" else \
         (ms_r / ms_e, n - 1, float((n - 1) * (k - 1)))
