@@ -25,6 +25,7 @@ import numpy as np
 
 from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
+from eatkit.encoders.cache import cache_dir
 from eatkit.errors import EatkitError
 from eatkit.io import checked_path, text_sha256
 from eatkit.progress import progress
@@ -35,6 +36,7 @@ from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
 from eatkit.stats.options import OBSERVED
+from eatkit.stats.permutation import count_store
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "build_source"]
@@ -142,12 +144,14 @@ def run_suite(
     for test in selected:
         analyses[test.id].precheck(test, embedded[test.id], given[test.id])
     outcomes: list[Outcome] = []
-    for test in progress(selected, desc=suite.id):
-        try:
-            outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
-                                                  seed=_test_seed(run_seed, test.id))
-        except EatkitError as err:
-            raise EatkitError(f"test '{test.id}': {err}") from None
+    # counts made by an earlier run on the same values are read, not made again (same integers)
+    with count_store(cache_dir() / "counts"):
+        for test in progress(selected, desc=suite.id):
+            try:
+                outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
+                                                      seed=_test_seed(run_seed, test.id))
+            except EatkitError as err:
+                raise EatkitError(f"test '{test.id}': {err}") from None
     outcomes = _with_q_values(outcomes)
     warnings = options.warnings()
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
