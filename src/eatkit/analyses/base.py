@@ -8,7 +8,7 @@ A test's ``kind`` (``"eat"``, ``"sc-eat"``, ...) names an :class:`Analysis` (reg
 3. :meth:`Analysis.precheck` on the embeddings of every test (e.g. an exact count that cannot run),
 4. :meth:`Analysis.compute`: the statistics (:mod:`eatkit.stats` only), returning :class:`Outcome`\\ s,
 
-then adds Benjamini-Hochberg q-values across the run and writes the records.
+then adds Benjamini-Hochberg q-values (over each kind's tests, or the run's: ``correction_family``) and writes the records.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ from eatkit.stimuli.types import AssociationTest, StimulusSet
 Embed = Callable[[StimulusSet], Embedded]
 
 
+#: the families of the Benjamini-Hochberg correction: the tests of each kind (each metric) apart, or the run's
+CORRECTION_FAMILIES = ("kind", "run")
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunOptions(TestOptions):
     """The options of a run: the statistical options of every test (:class:`TestOptions`), the run seed,
@@ -52,7 +56,8 @@ class RunOptions(TestOptions):
     """
 
     alternative: str | None = None  # type: ignore[assignment]  # None: the suite's default
-    seed: int | None = None
+    seed: int | str | None = None  # None: the run layer's fixed default; "random": a fresh seed (recorded)
+    correction_family: str = "kind"  # Benjamini-Hochberg over each kind's tests ("kind") or all ("run")
     n_bootstrap: int = 2000
     confidence_level: float = 0.95
     effect_threshold: float = 0.2
@@ -67,6 +72,9 @@ class RunOptions(TestOptions):
         stand_in = "greater" if self.alternative in (None, OBSERVED) else self.alternative
         base = TestOptions.validated(dataclasses.replace(self, alternative=stand_in))
         resolve_rng(self.seed)
+        if self.correction_family not in CORRECTION_FAMILIES:
+            raise EatkitError(f"correction_family must be one of {', '.join(CORRECTION_FAMILIES)}, "
+                              f"got {self.correction_family!r}")
         if not isinstance(self.n_bootstrap, int) or isinstance(self.n_bootstrap, bool) or self.n_bootstrap < 0:
             raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap!r}")
         for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):

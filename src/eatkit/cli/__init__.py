@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def seed_value(value: str) -> int | str:
+    """argparse type for --seed: a whole number >= 0, or ``random`` (a fresh seed, recorded)."""
+    return value if value == "random" else non_negative(value)
+
+
 def non_negative(value: str) -> int:
     """argparse type for whole numbers >= 0 (--seed, --bootstrap)."""
     if not value.isdigit():

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.analyses.base import RunOptions, checked_options
-from eatkit.cli import non_negative
+from eatkit.analyses.base import CORRECTION_FAMILIES, RunOptions, checked_options
+from eatkit.cli import non_negative, seed_value
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES, OBSERVED
 
@@ -73,7 +73,11 @@ def register(sub: Any) -> None:
                      help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
                      "american-white; else greater); observed: the one-sided p on the side of the observed d "
                      "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
-    run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
+    run.add_argument("--seed", type=seed_value, help="seed for Monte Carlo and bootstrap draws (default: 0, so the "
+                     "same command gives the same digits; 'random': a fresh one); recorded")
+    run.add_argument("--correction-family", default="kind", choices=CORRECTION_FAMILIES,
+                     help="Benjamini-Hochberg q-values over each kind's tests (default: EATs among EATs, each metric "
+                     "among its own) or over all of the run's tests (run)")
     run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
@@ -138,7 +142,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     params = given_params(args, suite_kinds()) | _geometry_params(args, selected)
     options = checked_options(selected, RunOptions(
         permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
-        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
+        correction_family=args.correction_family, ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
         params=params,
     ).validated())
     run_warnings = options.warnings()

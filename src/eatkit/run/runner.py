@@ -122,7 +122,7 @@ def run_suite(
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
     selected = select_tests(suite, tests)
     options = checked_options(selected, options.validated().for_suite(suite.alternative))
-    _, run_seed = resolve_rng(options.seed)
+    run_seed = resolve_run_seed(options.seed)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
     refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
     if refused:
@@ -152,7 +152,7 @@ def run_suite(
                                                       seed=_test_seed(run_seed, test.id))
             except EatkitError as err:
                 raise EatkitError(f"test '{test.id}': {err}") from None
-    outcomes = _with_q_values(outcomes)
+    outcomes = _with_q_values(outcomes, options.correction_family)
     warnings = options.warnings()
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
                 for o in outcomes]
@@ -246,15 +246,33 @@ def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], sou
         raise EatkitError(f"{model_flag(extra[0])} applies to --model, not to {source}")
 
 
-def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
-    """Benjamini-Hochberg q-values across the run's tested p-values, set on the records that have one."""
-    tested = [i for i, o in enumerate(outcomes) if o.record.p_value is not None]
-    if not tested:
-        return outcomes
-    q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
+#: the run seed when none is given, so that the same command gives the same digits (``seed="random"`` draws
+#: a fresh one); recorded in the manifest like any seed
+DEFAULT_SEED = 0
+
+
+def resolve_run_seed(seed: int | str | None) -> int:
+    """The run seed of ``seed``: ``DEFAULT_SEED`` for None, a fresh seed below 2**53 for ``"random"``.
+
+    >>> resolve_run_seed(None), resolve_run_seed(7), resolve_run_seed("random") < 2**53
+    (0, 7, True)
+    """
+    return resolve_rng(DEFAULT_SEED if seed is None else seed)[1] or 0  # an int or "random" gives a seed
+
+
+def _with_q_values(outcomes: list[Outcome], family: str = "kind") -> list[Outcome]:
+    """Benjamini-Hochberg q-values over each family of tested p-values, set on the records that have one: the
+    records of each kind apart (EATs among EATs, each metric among its own) for ``family="kind"``, all of
+    the run's for ``"run"``."""
+    families: dict[str, list[int]] = {}
+    for i, o in enumerate(outcomes):
+        if o.record.p_value is not None:
+            families.setdefault(o.record.kind if family == "kind" else "", []).append(i)
     out = list(outcomes)
-    for i, q in zip(tested, q_values):
-        out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
+    for tested in families.values():
+        q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
+        for i, q in zip(tested, q_values):
+            out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
     return out
 
 
@@ -291,7 +309,7 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
 def _test_seed(run_seed: int, test_id: str) -> int:
     """A per-test seed from the run seed and the test id (independent of which tests run)."""
     state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
-    return int(state[0]) << 32 | int(state[1])
+    return (int(state[0]) << 32 | int(state[1])) % 2**53  # read exactly from a file by every tool
 
 
 def _embed_all(source: EmbeddingSource, sets: list[StimulusSet]) -> dict[str, Embedded]:
