@@ -28,7 +28,8 @@ from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_b
 from eatkit.encoders.cache import cache_dir
 from eatkit.errors import EatkitError
 from eatkit.io import checked_path, text_sha256
-from eatkit.progress import progress
+from eatkit.progress import activity, enabled
+from eatkit.progress import progress as progressing
 from eatkit.records import Record
 from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
@@ -98,6 +99,7 @@ def run_suite(
     tests: Sequence[str] | None = None,
     options: RunOptions | None = None,
     command: str | None = None,
+    progress: bool | None = None,
     **option_values: Any,
 ) -> RunResult:
     """Run ``tests`` (default: all) of ``suite`` on ``source`` and collect records and a manifest.
@@ -107,8 +109,17 @@ def run_suite(
     ``permutations=``, ``alternative=``, ``sd=``, ``ddof=``, ``p_method=``, ``n_bootstrap=``, ... the
     fields of :class:`RunOptions`) or one ``options`` object. Each test gets its own seed derived from
     the run seed and the test id, so a test's Monte Carlo p-value does not depend on which other tests
-    ran. A set shared by several tests is embedded once.
+    ran. A set shared by several tests is embedded once. ``progress`` shows (True) or silences (False) the
+    progress of embedding and long statistics on stderr (None: as set for the process, e.g. ``--quiet``; a
+    line every few seconds where stderr is not a terminal, as in a notebook or a log).
     """
+    with enabled(progress):
+        return _run_suite(suite, source, tests, options, command, option_values)
+
+
+def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: RunOptions | None,
+               command: str | None, option_values: dict[str, Any]) -> RunResult:
+    """:func:`run_suite` with progress set."""
     suite, source = _resolve(suite, source)
     if options is not None and option_values:
         raise TypeError("run_suite takes either options= or option keywords, not both")
@@ -133,12 +144,13 @@ def run_suite(
     given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
         analyses[test.id].check(test, given[test.id])
-    memo = _embed_all(source, [s for test in selected
-                               for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()])
+    sets = [s for test in selected for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()]
+    with activity(f"embedding {len(sets)} stimulus sets"):
+        memo = _embed_all(source, sets)
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
-    for test in progress(selected, desc="embedding"):
+    for test in progressing(selected, desc="embedding"):
         embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t),
                                                     given[test.id])
     for test in selected:
@@ -146,7 +158,7 @@ def run_suite(
     outcomes: list[Outcome] = []
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
-        for test in progress(selected, desc=suite.id):
+        for test in progressing(selected, desc=suite.id):
             try:
                 outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
                                                       seed=_test_seed(run_seed, test.id))

@@ -108,6 +108,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.io import atomic_write_bytes
+from eatkit.progress import activity
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
 from eatkit.stats.options import check_permutations
@@ -527,8 +528,12 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
     result: dict[int, int] = {}
     for group in groups:
         ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
-        clipped = dict(zip(ts, _stored("exact", [q], [k, *ts], lambda: counter(q, k, ts))
-                               if n > NUMPY_FIRST_MAX else counter(q, k, ts)))
+        if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store
+            with activity(f"exact count of {k} + {n - k} values"):
+                made = _stored("exact", [q], [k, *ts], lambda: counter(q, k, ts))
+        else:
+            made = counter(q, k, ts)
+        clipped = dict(zip(ts, made))
         result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
     return result
 
@@ -774,9 +779,10 @@ def _monte_carlo_counts(
     lower = np.array([t.bounds()[0] for t in thresholds], dtype=np.int64).reshape(-1, 3)
     upper = np.array([t.bounds()[1] for t in thresholds], dtype=np.int64).reshape(-1, 3)
     values = np.ascontiguousarray(ints, dtype=np.int64)
-    return [dict(zip(("greater", "less", "two-sided"), row))
-            for row in _stored("monte-carlo", [values, lower, upper], [k, draws, key],
-                               lambda: _monte_carlo_table(values, k, r, draws, key, lower, upper))]
+    with activity(f"{draws} random partitions of {k} + {n - k} values"):
+        table = _stored("monte-carlo", [values, lower, upper], [k, draws, key],
+                        lambda: _monte_carlo_table(values, k, r, draws, key, lower, upper))
+    return [dict(zip(("greater", "less", "two-sided"), row)) for row in table]
 
 
 def _monte_carlo_table(values: np.ndarray, k: int, r: int, draws: int, key: int, lower: np.ndarray,
