@@ -31,7 +31,7 @@ from eatkit.io import checked_path, text_sha256
 from eatkit.progress import activity, enabled
 from eatkit.progress import progress as progressing
 from eatkit.records import Record
-from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
+from eatkit.run.folder import records_frame, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
@@ -68,10 +68,13 @@ class RunResult:
         return {o.record.test: o.arrays for o in self.outcomes}
 
     def table(self) -> Any:
-        """The records as a pandas DataFrame (one row per record; nested fields flattened)."""
-        import pandas as pd
+        """The records as a pandas DataFrame: ``results.csv``'s rows and columns (:func:`to_frame`)."""
+        return self.to_frame()
 
-        return pd.DataFrame([flatten_record(r.to_json()) for r in self.records])
+    def to_frame(self) -> Any:
+        """The records as a pandas DataFrame, one row per record and one column per value, as ``results.csv``
+        (``estimate``: each kind's headline value; panels such as ``validity`` are in ``tables/*.csv``)."""
+        return records_frame(self.records)
 
     def to_json(self) -> str:
         """``results.json``: the records as a JSON list."""
