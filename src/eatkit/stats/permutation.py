@@ -257,7 +257,7 @@ def check_monte_carlo_feasible(k: int, m: int, draws: int, columns: int = 1) -> 
     eatkit.errors.EatkitError: 1e+12 Monte Carlo permutations of 25 + 25 values would take about ...
     """
     steps = float(draws) * min(k, m) * (1 + columns)
-    if compiled():
+    if steps > NUMPY_MC_FIRST_STEPS and compiled():
         seconds = steps * MC_SECONDS_PER_STEP / _compiled_kernels().threads()
     else:
         seconds = steps * NUMPY_MC_SECONDS_PER_STEP
@@ -524,15 +524,15 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
     if tied is not None:
         below = np.concatenate([[0], np.cumsum(tied[1])])
         return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
-    counter = _count_below_compiled if n > NUMPY_FIRST_MAX and compiled() else _count_below_numpy
     result: dict[int, int] = {}
     for group in groups:
         ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
-        if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store
+        if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store (numba loads only to count)
             with activity(f"exact count of {k} + {n - k} values"):
-                made = _stored("exact", [q], [k, *ts], lambda: counter(q, k, ts))
+                made = _stored("exact", [q], [k, *ts], lambda: (_count_below_compiled if compiled()
+                                                               else _count_below_numpy)(q, k, ts))
         else:
-            made = counter(q, k, ts)
+            made = _count_below_numpy(q, k, ts)
         clipped = dict(zip(ts, made))
         result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
     return result
