@@ -80,6 +80,13 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
+Counts of more than ``NUMPY_FIRST_MAX`` values and Monte Carlo counts can be kept (:func:`count_store`, which
+``run_suite`` opens in the cache folder): an entry is named by the SHA-256 of the integer values, group size
+and thresholds (and draws and key) and holds the integers, so a run repeated on the same embeddings reads
+its counts (the same integers) instead of recounting them. Monte Carlo draws of at most
+``NUMPY_MC_FIRST_STEPS`` shuffled positions (the default 10^5 draws of a WEAT-sized test) are made by numpy
+even where the compiled kernel is installed (the same draws), so that no run waits for its compilation.
+
 Monte Carlo draws partitions uniformly, without replacement within a draw (a partial Fisher-Yates
 shuffle of the indices; draw d's random numbers are a counter-based hash, splitmix64, of the run's key
 and d, so blocks of draws run on any number of threads with identical results, and the numpy fallback
