@@ -71,7 +71,7 @@ def test_changing_one_image_changes_its_sets_hash_and_verify_names_it(image_run,
     assert main(["verify", str(out)]) == 1
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("changed: test 't' set A (A): t/pleasant/1.png changed (sha256 ")
-    assert printed[-1] == f"{out}: 16 checksums checked, 1 changed"
+    assert printed[-1] == f"{out}: 16 checksums checked (4 set fingerprints, 12 image files), 1 changed"
     rerun = tmp_path / "rerun"
     run_suite(load_suite(suite), Pixels(images=images, cache=False), seed=0, permutations=10, n_bootstrap=0).save(rerun)
     after = json.loads((rerun / "manifest.json").read_text())["stimuli"]["t"]
@@ -96,7 +96,8 @@ def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, c
     out = tmp_path / "run"
     assert main(["run", str(suite), "--vectors", str(vectors), "-q", "--bootstrap", "0", "-o", str(out)]) == 0
     assert main(["verify", str(out)]) == 0
-    assert capsys.readouterr().out.strip() == f"{out}: 13 checksums checked, unchanged"
+    assert capsys.readouterr().out.strip() == (f"{out}: 13 checksums checked (4 set fingerprints, 8 stimulus strings, "
+                                               "1 source files), unchanged")
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["stimuli"]["t"]["X"]["items"][0][0] = "z"
     (out / "manifest.json").write_text(json.dumps(manifest))
