@@ -73,7 +73,7 @@ class SCEATRenderer(Table):
         ("d", lambda r: fmt_d(r.effect_size)), ("p", lambda r: _marked(r)), ("q", lambda r: fmt_p(r.q_value)),
     )
     legend = ("d: effect size of T with A vs B (SD: see the manifest's sd and ddof); p: permutation p over "
-              "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg over the run's tests of this kind")
+              "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg among the tests of this kind in the run")
 
 
 def _marked(record: Any) -> str:
@@ -96,7 +96,7 @@ class MetricRenderer(Table):
     )
     legend = ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the stimuli; "
               "p: permutation p (RND, ECT: X ∪ Y re-partitioned; RIPA: pair order flipped; † sampled, else exact; "
-              "– : the metric has no such null); q: Benjamini-Hochberg over the run's tests of this kind; spread: RNSB's SD over fits")
+              "– : the metric has no such null); q: Benjamini-Hochberg among the tests of this kind in the run; spread: RNSB's SD over fits")
 
 
 def _g4(value: float | None) -> str:
