@@ -126,3 +126,27 @@ def test_verify_bad_run_folders_are_one_line_errors(tmp_path: Path, capsys, setu
     err = capsys.readouterr().err.strip()
     assert err.startswith("eatkit: error: ") and "\n" not in err
     assert message.format(d=tmp_path) in err
+
+
+def test_a_run_on_published_embeddings_checks_their_files_and_recorded_names(tmp_path: Path, capsys) -> None:
+    # iEAT layout: {test}_{category}_{model}.csv, one row per image name; no image folder at all
+    folder, rng = tmp_path / "embeddings", np.random.default_rng(0)
+    folder.mkdir()
+    sets = {r: {"name": r, "modality": "image", "category": f"t/{r.lower()}"} for r in "XYAB"}
+    for role in "XYAB":
+        rows = [",".join([str(i), *(f"{v:.5f}" for v in rng.normal(size=4)), f"{role}{i}.jpg"]) for i in range(4)]
+        (folder / f"t_{role.lower()}_m.csv").write_text(",0,1,2,3,img\n" + "\n".join(rows) + "\n")
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "p", "title": "P",
+                                 "tests": [{"id": "t", "title": "T", **sets}]}))
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "--embeddings", str(folder), "--embeddings-model", "m", "-q",
+                 "--bootstrap", "0", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == (f"{out}: 24 checksums checked (4 set fingerprints, 16 image names "
+                                               "recorded from the embedding files, 4 embedding files), unchanged")
+    renamed = folder / "t_x_m.csv"
+    renamed.write_text(renamed.read_text().replace("X0.jpg", "X9.jpg"))
+    assert main(["verify", str(out)]) == 1
+    assert "changed: source file t_x_m.csv:" in capsys.readouterr().out
