@@ -49,6 +49,11 @@ def test_metrics_leave_every_eat_q_value_as_it_was(runs):
     assert _manifest(runs["metrics"])["statistics"]["correction_family"] == "kind"
 
 
+def test_correction_family_run_is_stated_under_the_table(tmp_path, capsys):
+    assert main([*RUN[:-1], "--tests", "weat6", "--correction-family", "run", "-o", str(tmp_path / "r")]) == 0
+    assert "q: Benjamini-Hochberg over all of the run's tested records" in capsys.readouterr().out
+
+
 def test_correction_family_run_pools_every_tested_record(runs):
     pooled = [r for r in _records(runs["pooled"]) if r["p_value"] is not None]
     expected = adjust_p_values([r["p_value"] for r in pooled], method="bh")

@@ -151,7 +151,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print_notices(done.records, args.quiet)
     for warning in options.warnings():  # recorded in every record and the manifest; printed once, even with -q
         print(f"eatkit: warning: {warning}", file=sys.stderr)
-    return show_run(*_tables(done, options.warnings()), done.out, args)
+    table, written = _tables(done, options.warnings())
+    if options.correction_family == "run":  # the legends state the default family
+        table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
+    return show_run(table, written, done.out, args)
 
 
 def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:
