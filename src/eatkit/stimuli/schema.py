@@ -232,10 +232,13 @@ def _test(
         raise EatkitError(f"{numbered}: {e}") from None
     _check_keys(data, {**_TEST_KEYS, **{role: ((dict, str), True) for role in roles}}, numbered)
     _check_id(data["id"], f"{numbered}: test id")
+    params = data.get("params") if isinstance(data.get("params"), dict) else None
     try:  # the test's params: the names and types its kind declares (eatkit.kinds.KindSpec.complete)
-        get_kind(kind).complete({}, data.get("params") if isinstance(data.get("params"), dict) else None)
+        get_kind(kind).complete({}, params)
     except EatkitError as e:
-        raise EatkitError(f"{numbered}: {e}") from None
+        hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
+                "replaces it)") if "alternative" in (params or {}) and "'alternative'" in str(e) else ""
+        raise EatkitError(f"{numbered}: {e}{hint}") from None
     sets: list[tuple[str, StimulusSet]] = []
     for role in roles:
         value = data[role]
