@@ -351,3 +351,15 @@ def test_the_recipe_in_the_architecture_doc_names_every_keyword_of_a_declaration
     assert [k for k in keywords if f"{k}=" not in recipe] == []
     assert "useful=" in recipe and "words" in recipe and "python -m eatkit.run.schemas" in recipe
     assert {f.name for f in __import__("dataclasses").fields(Param)} >= {"useful", "words", "high_open"}
+
+
+def test_a_members_record_pickles_across_processes():
+    """Sweeps send records between processes: a member's record type is made at run time, pickled by kind."""
+    import pickle
+
+    from eatkit.analyses.metrics import record_type
+
+    record = record_type("direct-bias")(suite="s", test="t", title="T", seed=0, metric="direct_bias", value=0.5,
+                                        x_name="X", y_name="Y", a_name="A", b_name="B", n_x=1, n_y=1, n_a=1, n_b=1)
+    again = pickle.loads(pickle.dumps(record))
+    assert again == record and type(again) is record_type("direct-bias") and again.kind == "direct-bias"
