@@ -363,3 +363,14 @@ def test_a_members_record_pickles_across_processes():
                                         x_name="X", y_name="Y", a_name="A", b_name="B", n_x=1, n_y=1, n_a=1, n_b=1)
     again = pickle.loads(pickle.dumps(record))
     assert again == record and type(again) is record_type("direct-bias") and again.kind == "direct-bias"
+
+
+def test_analyses_read_validated_parameters_not_raw_suite_facts():
+    """A suite's params reach an analysis only through its kind's declarations (options.params)."""
+    from pathlib import Path
+
+    import eatkit.analyses
+
+    folder = Path(eatkit.analyses.__file__).parent  # base.py: options_by_test, the boundary that checks them
+    assert [p.name for p in folder.glob("*.py") if p.name != "base.py" and re.search(r"\btest\.param\(|\btest\.params\b",
+                                                             p.read_text(encoding="utf-8"))] == []
