@@ -374,3 +374,16 @@ def test_analyses_read_validated_parameters_not_raw_suite_facts():
     folder = Path(eatkit.analyses.__file__).parent  # base.py: options_by_test, the boundary that checks them
     assert [p.name for p in folder.glob("*.py") if p.name != "base.py" and re.search(r"\btest\.param\(|\btest\.params\b",
                                                              p.read_text(encoding="utf-8"))] == []
+
+
+def test_a_parameter_given_as_null_is_not_given():
+    """eatkit analysis-set writes "reference": null when a set has no 'random' class: the loader and the
+    JSON Schema both take null as "not given"."""
+    from eatkit.stimuli.schema import check_json_schema, parse_suite, suite_json_schema
+
+    image = lambda c: {"name": c, "modality": "image", "category": c}  # noqa: E731
+    data = {"schema": "eatkit.suite/1", "id": "g", "title": "g", "tests": [
+        {"id": "geo", "title": "geo", "kind": "geometry", "params": {"reference": None, "pairs": [["a", "b"]]},
+         "Ca": image("a"), "Cb": image("b")}]}
+    check_json_schema(data, suite_json_schema(), "g.json")
+    assert dict(parse_suite(json.dumps(data), "g.json").tests[0].params)["reference"] is None
