@@ -227,9 +227,20 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
         assert f"{max(means) - min(means):.4f}" in out and "spread: max - min" in out
         html = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
         assert "Toy spread over n targets" in html and f"{max(means) - min(means):.4f}" in html
-        from eatkit.kinds import ranked_kinds
+        # a sweep ranks models by its declared Ranking (as is: the spread), in rankings.csv and audit.html
+        import pandas as pd
 
-        assert ranked_kinds()[-1].ranking.measure == "spread"  # a sweep ranks models by it too
+        for k, scale in ((2, 3.0), (3, 2.0)):
+            (tmp_path / f"v{k}.txt").write_text("".join(f"{w} {x * (scale if w[0] == 'x' else 1):g} {y:g}\n"
+                                                        for w, (x, y) in WORDS.items()), encoding="utf-8")
+        (tmp_path / "sweep.toml").write_text(
+            "models = [" + ", ".join(f'{{ vectors = "{tmp_path / f"v{k}.txt"}", label = "m{k}" }}' for k in (1, 2, 3))
+            + f']\nsuites = ["{tmp_path / "s.json"}"]\n', encoding="utf-8")
+        (tmp_path / "v1.txt").write_bytes((tmp_path / "v.txt").read_bytes())
+        assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "sw"), "--jobs", "0", "-q"]) == 0
+        rankings = pd.read_csv(tmp_path / "sw" / "rankings.csv").set_index("model")
+        assert rankings.loc["m1", "spread"] == pytest.approx(max(means) - min(means))
+        assert list(rankings.columns[:1]) == ["spread"] and ">spread<" in (tmp_path / "sw" / "audit.html").read_text()
     finally:
         del KINDS["toy-spread"]
         get_kind.cache_clear()
