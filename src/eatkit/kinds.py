@@ -51,6 +51,9 @@ KINDS: dict[str, str | KindSpec] = {
     "rnsb": "eatkit.specs:RNSB",
     "direct-bias": "eatkit.specs:DIRECT_BIAS",
     "retrieval": "eatkit.specs:RETRIEVAL",
+    "crows-pairs": "eatkit.specs:CROWS_PAIRS",
+    "stereoset": "eatkit.specs:STEREOSET",
+    "llm-iat": "eatkit.specs:LLM_IAT",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
