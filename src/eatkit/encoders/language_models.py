@@ -247,10 +247,15 @@ class LanguageModel(EmbeddingSource):
         for i, prompt in enumerate(prompts):
             if self._templated:
                 messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-                ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
+                ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                              return_dict=True)["input_ids"]
             else:
                 ids = tok(prompt, return_tensors="pt").input_ids
             ids = ids.to(self._model.device)
+            limit = getattr(self._model.config, "max_position_embeddings", None)
+            if limit is not None and ids.shape[1] + max_new_tokens > limit:
+                raise EatkitError(f"prompt {i} is {ids.shape[1]} tokens; with {max_new_tokens} answer tokens it exceeds "
+                                  f"the {limit} positions of '{self.id}' (fewer --answer-tokens, or a shorter template)")
             torch.manual_seed(seed + i)
             sample = temperature > 0
             with torch.inference_mode():
