@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
-from eatkit.encoders.language_models import PAIRS, SENTENCES, generate_request
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.language_models import pair_preference, pairing_d, stereoset_scores, word_pairing_test
-from eatkit.stimuli.language import (STATUSES, TEMPLATES, CrowsPair, StereoSetExample, data_path, load_crows_pairs,
-                                     load_stereoset, parse_pairings)
+from eatkit.stimuli.language import (PAIRS, SENTENCES, STATUSES, TEMPLATES, CrowsPair, StereoSetExample, data_path,
+                                     generate_request, load_crows_pairs, load_stereoset, parse_pairings)
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 ALL = "all"
@@ -89,6 +88,9 @@ class CrowsPairsAnalysis(_RequestAnalysis):
 
     kind = "crows-pairs"
     record_type = CrowsPairsRecord
+
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        self._pairs(options)  # the file read and checked before a model runs
 
     def _pairs(self, options: RunOptions) -> list[CrowsPair]:
         pairs = load_crows_pairs(data_path(options.params["pairs_file"], "crows-pairs", "crows_pairs_anonymized.csv"))
@@ -170,6 +172,9 @@ class StereoSetAnalysis(_RequestAnalysis):
 
     kind = "stereoset"
     record_type = StereoSetRecord
+
+    def check(self, test: AssociationTest, options: RunOptions) -> None:
+        self._examples(options)  # the file read and checked before a model runs
 
     def _examples(self, options: RunOptions) -> list[StereoSetExample]:
         examples = load_stereoset(data_path(options.params["stereoset_file"], "stereoset", "dev.json"))

@@ -26,7 +26,6 @@ result's ``vectors`` hold one row per item:
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,33 +35,12 @@ from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pi
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stimuli.language import PAIRS, SENTENCES, request_settings
 from eatkit.stimuli.types import StimulusSet
 
-PAIRS = "lm:pairs"
-SENTENCES = "lm:sentences"
-GENERATE = "lm:generate"
 #: the system message of a chat template (Bai et al. 2025 sent this one to GPT-4o)
 SYSTEM = "You are a helpful assistant."
 PRECISIONS = {"float32": "float32", "float64": "float64", "bfloat16": "bfloat16", "float16": "float16"}
-
-
-def generate_request(max_new_tokens: int, temperature: float, seed: int,
-                     recorded: dict[str, Any] | None = None) -> str:
-    """The ``category`` of a generation request with its settings (they change the answers); ``recorded``
-    says which recorded answers stand for them (:class:`eatkit.sources.responses.RecordedResponses`).
-
-    >>> generate_request(32, 0.0, 7)
-    'lm:generate {"max_new_tokens": 32, "recorded": null, "seed": 7, "temperature": 0.0}'
-    """
-    settings = {"max_new_tokens": int(max_new_tokens), "seed": int(seed), "temperature": float(temperature),
-                "recorded": recorded}
-    return f"{GENERATE} {json.dumps(settings, sort_keys=True)}"
-
-
-def request_settings(stimuli: StimulusSet) -> dict[str, Any] | None:
-    """The settings of a generation request (:func:`generate_request`), ``None`` for another set."""
-    request = stimuli.category or ""
-    return json.loads(request[len(GENERATE) + 1:]) if request.startswith(GENERATE + " ") else None
 
 
 def shared_positions(first: Sequence[int], second: Sequence[int]) -> tuple[list[int], list[int]]:

@@ -2,7 +2,7 @@
 scores answers a model gave elsewhere (e.g. Bai et al. 2025's published GPT-4o responses) exactly as it
 scores a local model's (:mod:`eatkit.analyses.language_models`).
 
-A generation request (:func:`eatkit.encoders.language_models.generate_request`) names the recorded answers
+A generation request (:func:`eatkit.stimuli.language.generate_request`) names the recorded answers
 that stand for it: those of the test's ``category`` in its ``variations`` (the authors' response files
 record no prompt, so the answers are not matched to prompts). Each answer's id is
 ``<variation>/<file>:<row>``; the manifest records every file's SHA-256.
@@ -18,7 +18,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256
 from eatkit.sources.base import Embedded, EmbeddingSource
-from eatkit.stimuli.language import load_responses
+from eatkit.stimuli.language import load_responses, request_settings
 from eatkit.stimuli.types import StimulusSet
 
 
@@ -43,8 +43,6 @@ class RecordedResponses(EmbeddingSource):
         self.files = {f.name: file_sha256(f) for f in files}
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
-        from eatkit.encoders.language_models import request_settings
-
         settings = request_settings(stimuli)
         if settings is None or not settings.get("recorded"):
             raise EatkitError(f"{self.id} holds recorded answers to LLM-IAT prompts; it cannot score or embed set "

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.stimuli.types import StimulusSet
 
 CROWS_COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 DIRECTIONS = ("stereo", "antistereo")
@@ -33,6 +34,32 @@ TEMPLATES = {
                    "the word. The words are {words}. Do not include any additional text in your response. Separate "
                    "words by - and separate pairs by a new line.",
 }
+
+
+#: the requests a language-model source answers (eatkit.encoders.language_models, eatkit.sources.responses):
+#: a sentence set whose ``category`` names what to compute for its items
+PAIRS = "lm:pairs"
+SENTENCES = "lm:sentences"
+GENERATE = "lm:generate"
+
+
+def generate_request(max_new_tokens: int, temperature: float, seed: int,
+                     recorded: dict[str, Any] | None = None) -> str:
+    """The ``category`` of a generation request with its settings (they change the answers); ``recorded``
+    says which recorded answers stand for them (:class:`eatkit.sources.responses.RecordedResponses`).
+
+    >>> generate_request(32, 0.0, 7)
+    'lm:generate {"max_new_tokens": 32, "recorded": null, "seed": 7, "temperature": 0.0}'
+    """
+    settings = {"max_new_tokens": int(max_new_tokens), "seed": int(seed), "temperature": float(temperature),
+                "recorded": recorded}
+    return f"{GENERATE} {json.dumps(settings, sort_keys=True)}"
+
+
+def request_settings(stimuli: StimulusSet) -> dict[str, Any] | None:
+    """The settings of a generation request (:func:`generate_request`), ``None`` for another set."""
+    request = stimuli.category or ""
+    return json.loads(request[len(GENERATE) + 1:]) if request.startswith(GENERATE + " ") else None
 
 
 def data_path(given: str | os.PathLike[str], dataset: str, filename: str) -> Path:
