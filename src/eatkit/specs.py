@@ -160,11 +160,11 @@ CROWS_PAIRS = KindSpec(
     "crows-pairs", (), "eatkit.analyses.language_models:CrowsPairsAnalysis",
     title="CrowS-Pairs: how often a language model prefers the more stereotyping sentence (Nangia et al. 2020)",
     presentation=Presentation(columns=("bias_type", "pairs", "share", "ci_low", "ci_high", "p_value", "ties"),
-                              headline="share", formats={"share": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+                              headline="bias", formats={"share": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
                               heading="CrowS-Pairs",
                               legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
                               "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
-                              "against 1/2; CI: bootstrap over pairs"),
+                              "against 1/2; CI: bootstrap over pairs; headline (heatmaps, audit): bias = 2 share - 1"),
     params=(
         Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
               help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
@@ -175,11 +175,12 @@ CROWS_PAIRS = KindSpec(
 STEREOSET = KindSpec(
     "stereoset", (), "eatkit.analyses.language_models:StereoSetAnalysis",
     title="StereoSet intrasentence: stereotype score, language-model score, ICAT (Nadeem et al. 2021)",
-    presentation=Presentation(columns=("bias_type", "examples", "ss", "lms", "icat", "p_value"), headline="ss",
+    presentation=Presentation(columns=("bias_type", "examples", "ss", "lms", "icat", "p_value"), headline="bias",
                               formats={"ss": ".2f", "lms": ".2f", "icat": ".2f"}, heading="StereoSet (intrasentence)",
                               legend="SS: percent of examples whose stereotype is more likely than its anti-stereotype "
                               "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
-                              "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2"),
+                              "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2; "
+                              "headline (heatmaps, audit): bias = (SS - 50) / 50"),
     params=(
         Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),

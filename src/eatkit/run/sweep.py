@@ -583,10 +583,13 @@ def model_measures(results: Any) -> Any:
 
     rows = []
     for kind, headline in (("eat", "effect_size"), *((k, "value") for k in ("rnd", "ect", "ripa", "mac", "rnsb",
-                                                                           "direct-bias"))):
+                                                                           "direct-bias")),
+                           ("crows-pairs", "bias"), ("stereoset", "bias"), ("llm-iat", "bias_score")):
         if "kind" not in results or headline not in results:
             continue
         part = results[results["kind"] == kind]
+        if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
+            part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
         measure = "d" if kind == "eat" else kind.replace("-", "_")
         rows += [{"model": m, "measure": measure, "magnitude": float(v)}
                  for m, v in zip(part["model"], bias_magnitude(measure, part[headline]))]

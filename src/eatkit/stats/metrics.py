@@ -576,6 +576,8 @@ def _seed(seed: int | None, p: dict[str, Any], n_resamples: int) -> int | None:
 MAGNITUDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "d": np.abs, "rnd": np.abs, "ripa": np.abs, "ect": lambda v: 1.0 - v, "mac": lambda v: np.abs(1.0 - v),
     "rnsb": lambda v: v, "direct_bias": lambda v: v,
+    # language models (docs/language-models.md): signed, 0 no bias
+    "crows_pairs": np.abs, "stereoset": np.abs, "llm_iat": np.abs,
 }
 
 
