@@ -16,8 +16,11 @@ result's ``vectors`` hold one row per item:
   unmodified tokens. A causal LM gives each sentence's log-likelihood,
   sum over t >= 1 of log p(token_t | tokens < t), the sentence preceded by the tokenizer's BOS token (the
   end-of-text token where it has none) so that its first token is scored too.
-- ``SENTENCES``: each sentence's mean token log-likelihood (StereoSet; causal: as above divided by the
-  tokens scored; masked: the pseudo-log-likelihood of every token divided by their number).
+- ``SENTENCES``: each sentence's mean token log-likelihood (StereoSet). Causal: as StereoSet's
+  ``eval_generative_models.py`` scores it, the first token given the start token alone and every other
+  token given the sentence's earlier tokens (not the start token); masked: the pseudo-log-likelihood of
+  every token divided by their number (the authors' masked-model scoring fills the context's blank token by
+  token instead; not reproduced).
 - generation requests: the model's answer to each prompt (text, in an object array), in the model's chat
   template where it has one (system message :data:`SYSTEM`, as Bai et al. 2025 sent), prompt ``i`` sampled
   with torch seeded by ``seed + i`` (``temperature`` 0: greedy).
@@ -159,14 +162,21 @@ class LanguageModel(EmbeddingSource):
         return self._masked_sum(ids1, one[1:-1]), self._masked_sum(ids2, two[1:-1])
 
     def sentence_score(self, sentence: str) -> float:
-        """Mean token log-likelihood of one sentence (StereoSet)."""
+        """Mean token log-likelihood of one sentence (StereoSet; module docstring)."""
         self._load()
         if self.masked:
             ids = self._ids(sentence)
             positions = list(range(1, len(ids) - 1))
             return self._masked_sum(ids, positions) / max(len(positions), 1)
-        ids = self._causal_ids(sentence)
-        return self._causal_sum(ids) / max(len(ids) - 1, 1)
+        import torch
+
+        bos, *ids = self._causal_ids(sentence)
+        # StereoSet's eval_generative_models.py: the first token given the start token alone, the others given
+        # the sentence's earlier tokens (without the start token); the mean log-probability of the tokens
+        with torch.inference_mode():
+            first = torch.log_softmax(self._model(input_ids=torch.tensor([[bos]], device=self._model.device))
+                                      .logits[0, -1].double(), dim=-1)[ids[0]]
+        return (float(first) + (self._causal_sum(ids) if len(ids) > 1 else 0.0)) / len(ids)
 
     def log_likelihood(self, sentence: str) -> float:
         """sum_t log p(token_t | tokens < t) of a causal LM, after the BOS token."""
