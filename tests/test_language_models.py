@@ -398,7 +398,7 @@ def test_recorded_answers_are_each_read_or_recorded(tmp_path):
                     n_bootstrap=0)
     racism, synonym = run.records
     assert (racism.responses, racism.complete, racism.partial) == (6, 3, 3)  # "neither - black" is not a pairing
-    # complete: a=2 (B with Y) d=2 (A with X) -> 2/2.01 + 2/2.01 - 1; partial: b=1, c=1 -> -1 + ... = 0/1.01 + 0/1.01 - 1
+    # complete: a=2 (B with Y), d=2 (A with X): 2/2.01 + 2/2.01 - 1; partial: b=1, c=1: 0/1.01 + 0/1.01 - 1
     assert racism.bias_score == pytest.approx((2 * (2 / 2.01) - 1 + (0 - 1)) / 2)
     assert racism.bias_score_authors == pytest.approx((2 * (2 / 2.01) - 1 + 0) / 2)  # partial answers count 0
     assert synonym.responses == 2 and synonym.unparseable == 2  # the synonym words are not in these answers

@@ -195,8 +195,10 @@ CROWS_PAIRS = KindSpec(
     params=(
         Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
               help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
-        Param("max_pairs", int, low=1, useful=(100, None), help="score only the first N pairs (a quick look; default: all)"),
-        Param("decimals", int, 3, low=0, high=15, useful=(3, None), help="compare scores rounded to this many decimals, as CrowS-Pairs' "
+        Param("max_pairs", int, low=1, useful=(100, None),
+              help="score only the first N pairs (a quick look; default: all)"),
+        Param("decimals", int, 3, low=0, high=15, useful=(3, None),
+              help="compare scores rounded to this many decimals, as CrowS-Pairs' "
               "metric.py (3)"),
     ))
 STEREOSET = KindSpec(
@@ -222,19 +224,21 @@ LLM_IAT = KindSpec(
                               headline="bias_score",
                               formats={"bias_score": ".3f", "association": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
                               heading="LLM-IAT",
-                              legend="bias_score: the authors' mean over responses of N(B words, Y)/N(Y) + N(A words, X)/"
-                              "N(X) - 1 (1: every pairing stereotypical); association: mean share of X pairings of the "
-                              "A words minus that of the B words; its p: permutation test over attribute words, CI: "
-                              "bootstrap over prompt variants and words"),
+                              legend="bias_score: the authors' mean over responses of N(B words, Y)/N(Y) + "
+                              "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
+                              "pairings of the A words minus that of the B words; its p: permutation test over "
+                              "attribute words, CI: bootstrap over prompt variants and words"),
     ranking=Ranking("bias_score", "abs", "llm_iat"),
     params=(
-        Param("samples", int, 50, low=1, useful=(10, None), help="prompts per template, each with a random pair of group names, their "
+        Param("samples", int, 50, low=1, useful=(10, None),
+              help="prompts per template, each with a random pair of group names, their "
               "order and the order of the words drawn from the seed (the authors sent 50)"),
         Param("templates", many="list", default=["instruction1", "instruction2", "replication"], sep=",",
               help="prompt templates: the authors' instruction1, instruction2, replication, or a text with {a}, {b} "
               "(the group names) and {words}"),
         Param("answer_tokens", int, 200, low=1, useful=(64, None), help="longest answer in tokens"),
-        Param("temperature", float, 1.0, low=0, useful=(0, 2), help="sampling temperature (0: greedy; the authors' API default 1)"),
+        Param("temperature", float, 1.0, low=0, useful=(0, 2),
+              help="sampling temperature (0: greedy; the authors' API default 1)"),
         # facts of each test (the suite file's params)
         Param("category", cli=False, help="the dataset's name in the authors' response files"),
         Param("variations", many="list", default=[], cli=False, empty=True,

@@ -205,7 +205,8 @@ class StereoSetAnalysis(_RequestAnalysis):
                                    rng=np.random.default_rng([seed, zlib.crc32(bias.encode())]))
             record = StereoSetRecord(
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=pref.p_value, bias_type=bias,
-                bias=(s.ss - 50) / 50, examples=s.n, targets=s.targets, ss=s.ss, lms=s.lms, icat=s.icat, alternative=pref.alternative,
+                bias=(s.ss - 50) / 50, examples=s.n, targets=s.targets, ss=s.ss, lms=s.lms, icat=s.icat,
+                alternative=pref.alternative,
                 ss_ci_low=100 * pref.ci_low, ss_ci_high=100 * pref.ci_high, confidence_level=pref.confidence_level)
             outcomes.append(Outcome(record, {"scores": scores[m]} if bias == ALL else {}, s))
         return outcomes
@@ -360,8 +361,8 @@ class LLMIATAnalysis(_RequestAnalysis):
             suite=suite, test=test.id, title=test.title, seed=seed, warnings=warnings,
             p_value=result.p_value if result else None, domain=options.params["domain"], groups_x=x, groups_y=y,
             source="model" if from_model else "responses", responses=len(scores), parsed=len(parsed_scores),
-            pairings=int(totals.sum()), unscored_pairings=unscored, bias_score=_mean(parsed_scores), bias_score_authors=float(np.mean(strict))
-            if strict else 0.0, bias_by_variation=by_variation, association=result.statistic if result else None,
+            pairings=int(totals.sum()), unscored_pairings=unscored, bias_score=_mean(parsed_scores),
+            bias_score_authors=float(np.mean(strict)) if strict else 0.0, bias_by_variation=by_variation, association=result.statistic if result else None,
             rates=result.rates if result else {}, alternative=options.alternative,
             exact=result.exact if result else None, permutations=result.permutations if result else None,
             ci_low=result.ci_low if result else None, ci_high=result.ci_high if result else None,

@@ -242,8 +242,9 @@ class LanguageModel(EmbeddingSource):
             ids = ids.to(self._model.device)
             limit = getattr(self._model.config, "max_position_embeddings", None)
             if limit is not None and ids.shape[1] + max_new_tokens > limit:
-                raise EatkitError(f"prompt {i} is {ids.shape[1]} tokens; with {max_new_tokens} answer tokens it exceeds "
-                                  f"the {limit} positions of '{self.id}' (fewer --answer-tokens, or a shorter template)")
+                raise EatkitError(f"prompt {i} is {ids.shape[1]} tokens; with {max_new_tokens} answer tokens it "
+                                  f"exceeds the {limit} positions of '{self.id}' (fewer --answer-tokens, or a shorter "
+                                  "template)")
             torch.manual_seed(seed + i)
             sample = temperature > 0
             with torch.inference_mode():

@@ -64,7 +64,8 @@ def audit_table(run_dirs: Sequence[str | Path], metadata: Mapping[str, Mapping[s
                 continue
             key = (suite, str(record.get("test")))
             tests += [key] if key not in tests else []
-            cells[(model, *key)] = (_number(record.get("effect_size", _headline(record))), _number(record.get("p_value")))
+            cells[(model, *key)] = (_number(record.get("effect_size", _headline(record))),
+                                    _number(record.get("p_value")))
     d = np.array([[cells.get((m, *t), (math.nan, math.nan))[0] for t in tests] for m in models], dtype=float)
     p = np.array([[cells.get((m, *t), (math.nan, math.nan))[1] for t in tests] for m in models], dtype=float)
     suites = list(dict.fromkeys(s for s, _ in tests))

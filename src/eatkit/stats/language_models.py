@@ -49,7 +49,8 @@ class PairPreference:
     n_resamples: int
     seed: int | None
     decimals: int | None
-    method: str = "exact binomial test over untied pairs (scipy.stats.binomtest, p0 = 1/2); percentile bootstrap over pairs"
+    method: str = ("exact binomial test over untied pairs (scipy.stats.binomtest, p0 = 1/2); percentile bootstrap "
+                   "over pairs")
 
 
 def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, alternative: str = "two-sided",

@@ -251,7 +251,8 @@ def iat_suite(stimuli: str | os.PathLike[str], synonyms: str | os.PathLike[str] 
     params ``category``: the dataset's name in the authors' response files, ``variations``), and with
     ``synonyms`` one ``<dataset>-synonym`` test per dataset on the synonym words (column D; the replication
     prompt). A synonym goes to the side of the word it stands for (column C) in ``stimuli``; synonyms of
-    words that ``stimuli`` does not hold (the synonym file adds some) are not scored (param ``unscored``) (the authors split each D list in halves, which puts e.g. ``detest`` among the positive words)."""
+    words that ``stimuli`` does not hold (the synonym file adds some) are not scored (param ``unscored``; the
+    authors split each D list in halves, which puts e.g. ``detest`` among the positive words)."""
     original = load_iat_stimuli(stimuli)
     tests = [_iat_test(s, "", s.first, s.second, ["instruction1", "instruction2", "replication"], "")
              for s in original.values()]
