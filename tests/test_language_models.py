@@ -307,7 +307,7 @@ def test_llm_iat_prompts_follow_the_seed_and_the_authors_template():
         opts = options_by_test([test], RunOptions(seed=seed, params={"samples": 3}))[test.id]
         return LLMIATAnalysis().prompts(test, opts)
 
-    one, names, _ = prompts(1)
+    one, names, groups, _ = prompts(1)
     assert one == prompts(1)[0] and one != prompts(2)[0]
     assert names == ["instruction1"] * 3 + ["instruction2"] * 3 + ["replication"] * 3
     head = TEMPLATES["instruction1"].split("{a}")[0]
@@ -405,3 +405,23 @@ def test_recorded_answers_are_each_read_or_recorded(tmp_path):
     out = run.save(tmp_path / "run")
     rows = list(csv.DictReader(open(out / "llm_iat_responses.csv", encoding="utf-8")))
     assert len(rows) == 8 and sum(r["status"] == "unparseable" for r in rows) == 2
+
+
+def test_a_models_answer_counts_only_the_groups_its_prompt_named():
+    from eatkit.analyses.base import RunOptions, options_by_test
+    from eatkit.analyses.language_models import LLMIATAnalysis
+    from eatkit.sources.base import Embedded
+    from eatkit.stimuli.loader import load_suite
+
+    test = next(t for t in load_suite("llm-iat").tests if t.id == "career")
+    options = options_by_test([test], RunOptions(seed=3, n_bootstrap=0, params={"samples": 1,
+                                                                                 "templates": ["replication"]}))[test.id]
+    analysis = LLMIATAnalysis()
+    prompts, _, [(x, y)], _ = analysis.prompts(test, options)
+    other = next(name for name in test.set("X").items if name != x)
+    answer = f"management - {x}\nhome - {y}\noffice - {other}"
+    (outcome,) = analysis.compute(test, {"responses": Embedded(np.asarray([answer], dtype=object), tuple(prompts))},
+                                  options, suite="llm-iat", seed=0)
+    record = outcome.record
+    assert (record.source, record.partial, record.pairings) == ("model", 1, 2)  # `other` was not in the prompt
+    assert outcome.result.rows[0][10] == f"office - {other}"

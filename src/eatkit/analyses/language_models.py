@@ -285,27 +285,30 @@ class LLMIATAnalysis(_RequestAnalysis):
         if options.seed is None:
             raise AssertionError("the runner resolves the seed before the tests run")
 
-    def prompts(self, test: AssociationTest, options: RunOptions) -> tuple[list[str], list[str], int]:
-        """The prompts, the template name of each, and the generation seed, all drawn from the run seed and
-        the test id: per prompt a group name of each side, their order and the order of the words, as the
-        authors drew them (names and words lower-cased, the words as a Python list)."""
+    def prompts(self, test: AssociationTest, options: RunOptions) -> tuple[list[str], list[str], list[tuple[str, str]],
+                                                                           int]:
+        """The prompts, the template name and the (X, Y) group names of each, and the generation seed, all
+        drawn from the run seed and the test id: per prompt a group name of each side, their order and the
+        order of the words, as the authors drew them (names and words lower-cased, the words as a Python list)."""
         rng = np.random.default_rng([options.seed, zlib.crc32(test.id.encode("utf-8"))])
         sets = test.sets()
         x, y = list(sets["X"].items), list(sets["Y"].items)
         words = [w.lower() for w in (*sets["A"].items, *sets["B"].items, *options.params["unscored"])]
-        prompts, names = [], []
+        prompts, names, groups = [], [], []
         for name, template in resolve_templates(options.params["templates"]).items():
             for _ in range(options.params["samples"]):
-                pair = [x[rng.integers(len(x))].lower(), y[rng.integers(len(y))].lower()]
+                drawn = (x[rng.integers(len(x))], y[rng.integers(len(y))])
+                pair = [g.lower() for g in drawn]
                 if rng.random() < 0.5:
                     pair.reverse()
                 order = [words[i] for i in rng.permutation(len(words))]
                 prompts.append(template.format(a=pair[0], b=pair[1], words=repr(order)))
                 names.append(name)
-        return prompts, names, int(rng.integers(2**31))
+                groups.append(drawn)
+        return prompts, names, groups, int(rng.integers(2**31))
 
     def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
-        prompts, _, gen_seed = self.prompts(test, options)
+        prompts, _, _, gen_seed = self.prompts(test, options)
         recorded = {"category": options.params["category"] or test.id, "variations": options.params["variations"]}
         request = generate_request(options.params["answer_tokens"], options.params["temperature"], gen_seed, recorded)
         return {"responses": embed(StimulusSet(f"{test.id} prompts", "sentence", tuple(prompts), category=request))}
@@ -314,7 +317,7 @@ class LLMIATAnalysis(_RequestAnalysis):
                 suite: str, seed: int) -> list[Outcome]:
         sets = test.sets()
         answers = embedded["responses"]
-        prompts, names, _ = self.prompts(test, options)
+        prompts, names, drawn, _ = self.prompts(test, options)
         from_model = tuple(answers.ids) == tuple(prompts)
         variations = names if from_model else [i.split("/", 1)[0] for i in answers.ids]
         order = list(dict.fromkeys(variations))
@@ -326,8 +329,10 @@ class LLMIATAnalysis(_RequestAnalysis):
         totals = np.zeros_like(hits)
         index = {w: i for i, w in enumerate(words)}
         rows, scores, statuses = [], [], []
-        for answer, ident, variation in zip(answers.vectors, answers.ids, variations):
-            parsed = parse_pairings(str(answer), words + options.params["unscored"], {"X": x, "Y": y})
+        # a model's answer may name the two groups of its prompt; recorded answers (no prompt kept) any of them
+        named = ([{"X": [a], "Y": [b]} for a, b in drawn] if from_model else [{"X": x, "Y": y}] * len(answers.ids))
+        for answer, ident, variation, groups in zip(answers.vectors, answers.ids, variations, named):
+            parsed = parse_pairings(str(answer), words + options.params["unscored"], groups)
             counts = {"a": 0, "b": 0, "c": 0, "d": 0}  # a: B words with Y, b: A with Y, c: B with X, d: A with X
             for word, group in parsed.pairs:
                 if word not in index:
