@@ -110,6 +110,12 @@ def register(sub: Any) -> None:
                      "into --model")
     run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
+    gen = run.add_argument_group("text-to-image models (diffusers:<hub id or folder>, docs/generation.md)")
+    gen.add_argument("--embedder", metavar="MODEL", help="the image model that embeds the generated images (e.g. "
+                     "hf-clip:openai/clip-vit-large-patch14; a CLIP-like model for depiction tests)")
+    gen.add_argument("--generation", action="append", metavar="KEY=VALUE",
+                     help="a generation setting (repeatable): images_per_prompt, seed (image i: seed + i), steps, "
+                     "guidance_scale, scheduler, negative_prompt, size")
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
     joint.add_argument("--regions", help="region features: a folder of .npz files (one per image), the "
