@@ -11,6 +11,7 @@ import gzip
 import json
 import pickle
 import re
+import shutil
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -113,9 +114,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "run-duplicate": lambda r: r.append(dict(r[0])),
     }.items():
         copy = root / name
-        copy.mkdir()
-        for part in good.iterdir():
-            (copy / part.name).write_bytes(part.read_bytes())
+        shutil.copytree(good, copy)
         damaged = json.loads(json.dumps(records))
         change(damaged)
         (copy / "results.json").write_text(json.dumps(damaged))

@@ -161,6 +161,8 @@ CASES: dict[str, Case] = {
     "eatkit run weat --model gpt2-mleat:gpt2 --postprocess center -o results/gpt2-centred": Case(
         subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2-centred/results.json",)),
     "eatkit verify results/effnet": Case(after=(RUN_EFFNET,), slow=True),
+    "eatkit verify results/igpt": Case(after=(RUN_IGPT,), stdout="image names recorded from the embedding files, "
+                                                              "45 embedding files), unchanged"),
     "eatkit sweep sweep.toml --executor ray --address auto": Case(builds=("sweep",), ray=True,
                                                                   slow=True),
     # docs/studies.md (the commands not also in README.md or another page)
