@@ -55,6 +55,9 @@ KINDS: dict[str, str | KindSpec] = {
     "retrieval": "eatkit.specs:RETRIEVAL",
     "t2iat": "eatkit.specs:T2IAT",
     "depiction": "eatkit.specs:DEPICTION",
+    "crows-pairs": "eatkit.specs:CROWS_PAIRS",
+    "stereoset": "eatkit.specs:STEREOSET",
+    "llm-iat": "eatkit.specs:LLM_IAT",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

@@ -41,7 +41,8 @@ def _kinds(args: argparse.Namespace) -> None:
     from eatkit.kinds import KINDS, get_kind
 
     for spec in map(get_kind, KINDS):
-        roles = ",".join(map(str, spec.roles)) if spec.roles else "groups" if spec.probe else "classes"
+        roles = (",".join(map(str, spec.roles)) if spec.roles else "none (data)" if spec.roles == () else "groups"
+                 if spec.probe else "classes")
         runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
         flags = " ".join(p.option for p in spec.params if p.cli)
         print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else "")
