@@ -1,4 +1,5 @@
-"""``eatkit list``: the bundled suites, the tests of a suite, the registered models or the kinds of test."""
+"""``eatkit list``: the bundled suites, the tests of a suite, the registered models, the kinds of test or the
+image-preprocessing presets."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from eatkit.errors import EatkitError
 
 
 def register(sub: Any) -> None:
-    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, or kinds of test")
-    lst.add_argument("what", choices=("suites", "tests", "models", "kinds"))
+    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, kinds of test, or presets")
+    lst.add_argument("what", choices=("suites", "tests", "models", "kinds", "presets"))
     lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'")
     lst.set_defaults(func=_cmd_list)
 
@@ -36,6 +37,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
             runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
             flags = " ".join(p.option for p in spec.params if p.cli)
             print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
+    elif args.what == "presets":
+        from eatkit.encoders.images import PRESET_SOURCES, PRESETS
+
+        for name, fields in PRESETS.items():
+            print(f"{name:20s} {PRESET_SOURCES[name]}")
+            print(f"{'':20s} sets: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
     else:
         from eatkit.registry import models
 

@@ -21,6 +21,21 @@ def _model_flags() -> list[tuple[str, str]]:
     return [(model_flag(key), key) for key in MODEL_OPTIONS]
 
 
+def add_preprocessing_flags(parser: argparse.ArgumentParser) -> None:
+    """The image-preprocessing flags of an image model, their choices from its declaration
+    (:mod:`eatkit.encoders.images`: the study presets and the fields they set)."""
+    from eatkit.encoders.images import ALPHAS, CROPS, INTERPOLATIONS, PRESETS
+
+    group = parser.add_argument_group("image preprocessing (default: each model's own evaluation transform)")
+    group.add_argument("--preprocess", choices=tuple(PRESETS), help="a study's decoding, crop and resize "
+                       "(see 'eatkit list presets'); the model's own scaling and normalisation stay")
+    group.add_argument("--crop", choices=CROPS, help="override the crop")
+    group.add_argument("--interpolation", choices=INTERPOLATIONS,
+                       help="override the resize filter ('area': OpenCV's INTER_AREA, exactly)")
+    group.add_argument("--alpha", choices=ALPHAS, help="transparency: composite onto white, or drop the alpha "
+                       "channel as cv2.imread and Pillow's convert('RGB') do")
+
+
 def suite_kinds() -> list[Any]:
     """The specs (:class:`eatkit.kinds.KindSpec`) of the kinds that suites hold (not probes), in registry order."""
     from eatkit.kinds import KINDS, get_kind
@@ -107,6 +122,7 @@ def register(sub: Any) -> None:
                      "into --model")
     run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
+    add_preprocessing_flags(run)
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
     joint.add_argument("--regions", help="region features: a folder of .npz files (one per image), the "

@@ -20,7 +20,6 @@ Embedding definitions (what each registered model returns):
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -51,33 +50,27 @@ LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
 IMAGEGPT_POOLINGS: tuple[str, ...] = ("ieat", "mean", "next-pixel-logits")
 
 
-def with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
-    """``preprocessing`` with the user's crop and interpolation overrides (for square crops, no resize)."""
-    if crop is not None:
-        resize = preprocessing.resize if crop == "resize-shorter+center-crop" else None
-        preprocessing = dataclasses.replace(preprocessing, crop=crop, resize=resize)
-    if interpolation is not None:
-        preprocessing = dataclasses.replace(preprocessing, interpolation=interpolation)
-    return preprocessing
-
-
 class ClassifierFeatures(NeuralEncoder):
     """Penultimate-layer (pre-logits, globally pooled) features of an image classifier.
 
     Subclasses say how the network is built (:meth:`_build`); this class runs it in eval mode under
-    ``torch.inference_mode`` on float32 inputs preprocessed by ``self.preprocessing``.
+    ``torch.inference_mode`` on float32 inputs preprocessed by ``self.preprocessing``: the model's own,
+    under a study preset ``preprocess`` and the ``crop``, ``interpolation`` and ``alpha`` overrides
+    (:meth:`Preprocessing.override`).
     """
 
     modalities = frozenset({"image"})
     libraries = ("torch", "timm", "pillow")
 
     def __init__(self, *, id: str, model: str, weights: str, preprocessing: Preprocessing,
-                 **options: Any) -> None:
+                 preprocess: str | None = None, crop: str | None = None, interpolation: str | None = None,
+                 alpha: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.id = id
         self.model = model
         self.weights = weights
-        self.preprocessing = preprocessing
+        self.preprocessing = preprocessing.override(preprocess=preprocess, crop=crop, interpolation=interpolation,
+                                                    alpha=alpha)
         self._features: Callable[[Any], Any] | None = None
 
     def config(self) -> dict[str, Any]:
@@ -125,7 +118,7 @@ class TimmFeatures(ClassifierFeatures):
         if not pretrained and state_dict is None and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
-                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
         self.name, self.pretrained, self._state_dict = name, pretrained, state_dict
 
     @staticmethod
@@ -186,7 +179,7 @@ class TorchvisionFeatures(ClassifierFeatures):
         if not pretrained and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
-                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
         self.name, self.pretrained, self._default = name, pretrained, default
 
     def _build(self) -> Callable[[Any], Any]:
@@ -277,10 +270,10 @@ def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolatio
                                   interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
     if checkpoint is not None:
         return TimmFeatures(f"tf_efficientnet_lite{variant}", checkpoint=checkpoint, id=f"efficientnet_lite{variant}",
-                            preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                            preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
     return TimmFeatures(f"tf_efficientnet_lite{variant}", pretrained=False, weights=weights,
                         state_dict=lambda: efficientnet_lite_state_dict(variant), id=f"efficientnet_lite{variant}",
-                        preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                        preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
 
 
 class ImageGPTFeatures(NeuralEncoder):
@@ -294,7 +287,9 @@ class ImageGPTFeatures(NeuralEncoder):
     authors' default ``l``. ``pooling`` (module docstring): ``"ieat"`` (default), ``"mean"`` or
     ``"next-pixel-logits"``.
     Pixels: decoded in full (no reduced-scale JPEG decoding), the top-left square (the iEAT reference
-    code's crop), area-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster.
+    code's crop), box-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster;
+    ``preprocess="steed2021"`` decodes and resizes exactly as the iEAT authors (OpenCV's decoder and
+    ``INTER_AREA``); ``crop``, ``interpolation`` and ``alpha`` override single fields.
     """
 
     modalities = frozenset({"image"})
@@ -302,7 +297,8 @@ class ImageGPTFeatures(NeuralEncoder):
 
     def __init__(self, model: str | Any = "openai/imagegpt-large", *, layer: int | None = None,
                  pooling: str = "ieat", clusters: np.ndarray | None = None, revision: str | None = None,
-                 crop: str = "top-left-square", id: str | None = None, **options: Any) -> None:
+                 crop: str | None = None, preprocess: str | None = None, interpolation: str | None = None,
+                 alpha: str | None = None, id: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         if pooling not in IMAGEGPT_POOLINGS:
             raise EatkitError(f"unknown ImageGPT pooling '{pooling}' (known: {', '.join(IMAGEGPT_POOLINGS)})")
@@ -333,8 +329,9 @@ class ImageGPTFeatures(NeuralEncoder):
         self.model, self.revision, self.weights = model if isinstance(model, str) else "in-memory", revision, weights
         self.layer, self.pooling, self.n_layer = layer, pooling, n_layer
         self._clusters = None if clusters is None else np.asarray(clusters, dtype=np.float32)
-        self.preprocessing = Preprocessing(size=n_px, crop=crop, interpolation="box",
-                                           mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+        self.preprocessing = Preprocessing(size=n_px, crop="top-left-square", interpolation="box",
+                                           mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)).override(
+            preprocess=preprocess, crop=crop, interpolation=interpolation, alpha=alpha)
 
     def config(self) -> dict[str, Any]:
         context = "input: SOS + the first n_px * n_px - 1 pixel tokens"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.encoders.checkpoints import checkpoint_identity, load_state_strict, required_checkpoint
-from eatkit.encoders.image_models import ClassifierFeatures, with_crop
+from eatkit.encoders.image_models import ClassifierFeatures
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError
 from eatkit.io import load_torch_weights, require
@@ -91,7 +91,8 @@ class PublishedResNet(ClassifierFeatures):
                  interpolation: str | None = None, id: str | None = None, **options: Any) -> None:
         self._path = required_checkpoint(self.family, checkpoint)
         super().__init__(id=id or self.family, model=self.family, weights=checkpoint_identity(self._path),
-                         preprocessing=with_crop(self.default_preprocessing, crop, interpolation), **options)
+                         preprocessing=self.default_preprocessing, crop=crop, interpolation=interpolation,
+                         **options)
 
 
 class MoCoResNet(PublishedResNet):

@@ -22,7 +22,9 @@ truncated at the model's context length. Images are decoded in full by
 :func:`eatkit.encoders.images.load_image` (no reduced-scale JPEG decoding) and preprocessed as the
 model's own evaluation transform does (open_clip's preprocess config, or the Hugging Face
 ``preprocessor_config.json``; the same pixels as open_clip's transform and transformers' Pillow image
-processors, apart from transparency, which eatkit composites onto white), recorded in the configuration.
+processors, apart from transparency, which eatkit composites onto white unless ``alpha="drop"``), recorded
+in the configuration; ``preprocess=`` (a study preset), ``crop=``, ``interpolation=`` and ``alpha=`` change it
+(:meth:`eatkit.encoders.images.Preprocessing.override`).
 """
 
 from __future__ import annotations
@@ -122,10 +124,13 @@ class JointEncoder(NeuralEncoder):
     _tokenizer: Any
 
     def __init__(self, *, id: str, model: str, preprocessing: Preprocessing, prompt: str | None = None,
-                 **options: Any) -> None:
+                 preprocess: str | None = None, crop: str | None = None, interpolation: str | None = None,
+                 alpha: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.id, self.model = id, model
-        self.preprocessing = preprocessing
+        # the model's own transform, under a study preset and single-field overrides (Preprocessing.override)
+        self.preprocessing = preprocessing.override(preprocess=preprocess, crop=crop, interpolation=interpolation,
+                                                    alpha=alpha)
         self.prompt = check_prompt(prompt)
 
     #: whether the embeddings are L2-normalised (the joint spaces; image towers are not)
