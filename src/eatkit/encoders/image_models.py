@@ -14,8 +14,8 @@ Embedding definitions (what each registered model returns):
   variance, no centring, no bias) in place of iGPT's ``x / sqrt(mean(x^2) + eps) * g`` in every block, and
   ``h^l`` is normalised with block ``l + 1``'s ``ln_1`` (so ``l <= n_layer - 2``); ``"mean"`` is the model
   as trained, with block ``l``'s own ``ln_1`` (``ln_f`` for ``l = n_layer``); ``"next-pixel-logits"``
-  returns the next-pixel logits at the last position (seed 000, appendix C; the reference code's
-  ``LogitExtractor``, which ran through the authors' layer norm, is not matched).
+  returns the next-pixel logits at the last position (seed 000, appendix C) as the reference code's
+  ``LogitExtractor`` computed them: through the authors' layer norm in every block and in ``ln_f``.
 """
 
 from __future__ import annotations
@@ -340,7 +340,8 @@ class ImageGPTFeatures(NeuralEncoder):
                     f"sequence of block[layer + 1].ln_1(hidden_states[layer]); {context}",
             "mean": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output at layer "
                     f"n_layer), iGPT's layer norm x / sqrt(mean(x^2) + eps) * g; {context}",
-            "next-pixel-logits": f"logits predicting the last pixel; {context}",
+            "next-pixel-logits": "logits predicting the last pixel, the iEAT authors' LogitExtractor: every layer "
+                                 f"norm (ln_f included) x / sqrt(var(x) + eps) * g; {context}",
         }[self.pooling]
         return {"model": self.model, "weights": self.weights,
                 "layer": self.layer if self.pooling != "next-pixel-logits" else "next-pixel logits",
@@ -371,8 +372,6 @@ class ImageGPTFeatures(NeuralEncoder):
                          device=tokens.device)
         context = torch.cat([sos, tokens[:, :-1]], dim=1)  # iGPT predicts pixel i from SOS + pixels < i
         with self._inference():
-            if self.pooling == "next-pixel-logits":
-                return self._net(context).logits[:, -1, :].float().cpu().numpy()
             body = getattr(self._net, "transformer", self._net)
             if self.pooling == "mean":
                 hidden = body(context, output_hidden_states=True).hidden_states
@@ -382,7 +381,10 @@ class ImageGPTFeatures(NeuralEncoder):
                 return normed.mean(dim=1).float().cpu().numpy()
             norms = [m for m in body.modules() if type(m).__name__ == "ImageGPTLayerNorm"]
             hooks = [m.register_forward_hook(_ieat_layer_norm) for m in norms]
-            try:  # the iEAT authors' OpenAIExtractor: block l + 1's ln_1 on hidden_states[l], their norm throughout
+            try:  # the iEAT authors' extractors run the network with their layer norm (ln_mod) throughout
+                if self.pooling == "next-pixel-logits":  # their LogitExtractor: the last position's logits
+                    return self._net(context).logits[:, -1, :].float().cpu().numpy()
+                # their OpenAIExtractor: block l + 1's ln_1 on hidden_states[l]
                 hidden = body(context, output_hidden_states=True).hidden_states
                 normed = body.h[self.layer + 1].ln_1(hidden[self.layer])
             finally:
