@@ -221,7 +221,7 @@ def test_steed2021_run_gives_the_d_of_the_opencv_pipeline(tmp_path: Path) -> Non
     out = tmp_path / "run"
     assert main(["run", "ieat", "--model", "efficientnet_lite0", "--preprocess", "steed2021", "--images",
                  str(root), "--permutations", "100", "-o", str(out), "-q", "--no-cache"]) == 0
-    records = {r["test"]: r for r in json.loads((out / "results.json").read_text())["records"]}
+    records = {r["test"]: r for r in json.loads((out / "results.json").read_text())}
 
     net = timm.create_model("tf_efficientnet_lite0", pretrained=False)
     net.load_state_dict(efficientnet_lite_state_dict(0))
