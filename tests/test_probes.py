@@ -118,6 +118,23 @@ def clip_model(tmp_path_factory) -> str:
     return tiny_clip(tmp_path_factory.mktemp("clip"))
 
 
+def test_generation_start_image_stretched_as_vqgan_clip(clip_model, tmp_path) -> None:
+    """initial="stretch": the whole image resized to the square with Lanczos (VQGAN-CLIP's init image), not its
+    centre square."""
+    from PIL import Image
+
+    from eatkit.encoders.generation import CLIPGuidedGenerator
+
+    path = tmp_path / "wide.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (20, 48, 3), dtype=np.uint8)).save(path)
+    gen = CLIPGuidedGenerator(build_model(f"hf-clip:{clip_model}", cache=False), steps=1, initial="stretch")
+    expected = np.asarray(Image.open(path).convert("RGB").resize((32, 32), Image.Resampling.LANCZOS))
+    np.testing.assert_array_equal(np.asarray(gen.initial.load(path)), expected)
+    centre = CLIPGuidedGenerator(build_model(f"hf-clip:{clip_model}", cache=False), steps=1)
+    assert not np.array_equal(np.asarray(centre.initial.load(path)), expected)
+    assert "stretched" in gen.config()["initial_image"]
+
+
 @pytest.mark.parametrize("parameterization", ["pixel", "fourier"])
 def test_generation_starts_at_the_image_and_moves_toward_the_prompt(clip_model, faces, parameterization) -> None:
     from eatkit.encoders.generation import CLIPGuidedGenerator
@@ -335,8 +352,10 @@ def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
         return GENERATION.resolve(probe_params("generation", given_params(args, [args.kind])))
 
     study = params("--preset", "wolfe2022")
-    assert (study["steps"], study["every"], study["size"], study["region"]) == (200, 10, 592, [0.45, 0.3, 0.085, 0.085])
-    assert round(study["region"][2] * 592) == round(study["region"][3] * 592) == 50  # the seed's 50 x 50 pixels
+    assert (study["steps"], study["every"], study["size"], study["initial"]) == (200, 10, 592, "stretch")
+    # the authors' crop of the 592 x 592 frame: (250, 175)-(300, 225), the same pixels the analysis measures
+    assert [round(v * 592) for v in study["region"]] == [250, 175, 50, 50]
+    assert params()["initial"] == "center-square"
     mine = params("--preset", "wolfe2022", "--steps", "3", "--region", "0.1,0.1,0.2,0.2")
     assert (mine["steps"], mine["size"], mine["region"], mine["preset"]) == (3, 592, [0.1, 0.1, 0.2, 0.2], "wolfe2022")
     assert (params()["steps"], params()["size"]) == (80, None)  # no preset: the defaults
