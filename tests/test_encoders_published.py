@@ -273,6 +273,22 @@ def test_slip_embeds_images_and_words_as_its_eval_code(tmp_path, photos, slip):
     assert (prep["resize"], prep["size"], prep["interpolation"]) == (224, 224, "bilinear")
 
 
+def test_slip_checkpoint_with_another_global_is_refused_in_one_clean_line(tmp_path, photos):
+    """Paths in args load (the test above); any other class is refused, the line saying which, uncut and
+    without torch's terminal colour codes."""
+    import datetime
+
+    state, _ = slip_checkpoint(tmp_path / "s.pt")
+    checkpoint = torch.load(tmp_path / "s.pt", weights_only=False)
+    checkpoint["args"].started = datetime.datetime(2022, 1, 1)
+    torch.save(checkpoint, tmp_path / "s2.pt")
+    with pytest.raises(EatkitError) as err:
+        build_model("slip", checkpoint=tmp_path / "s2.pt", cache=False).embed(photos)
+    message = str(err.value)
+    assert "\x1b" not in message and "\n" not in message
+    assert "Unsupported global: GLOBAL datetime.datetime was not an allowed global by default" in message
+
+
 def test_slip_truncates_as_its_tokenizer():
     pytest.importorskip("open_clip")
     from eatkit.encoders.slip import slip_tokens
