@@ -278,6 +278,8 @@ class VoltaEncoder(GroundedEncoder):
     mask_refusals = {"language": None, "vision": None}   # ViLBERT was pretrained with masked words and regions
     region_features = True
     libraries = ("torch", "transformers", "torchvision")
+    #: "4": VL-BERT reads each pair's own last region (embeddings no longer depend on the batch)
+    encoder_version = "4"
 
     def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
         self._path = required_checkpoint(f"volta:{name}", checkpoint)
