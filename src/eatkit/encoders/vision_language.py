@@ -255,7 +255,7 @@ class OpenCLIPEncoder(JointEncoder):
     libraries = ("torch", "open_clip_torch", "pillow")
 
     def __init__(self, name: str, *, prompt: str | None = None, revision: str | None = None,
-                 **options: Any) -> None:
+                 quick_gelu: bool | None = None, **options: Any) -> None:
         open_clip = require("open_clip", f"the model '{self.family}:{name}'", "vl")
         self.revision = revision
         if name.startswith(_HF_HUB):
@@ -278,10 +278,17 @@ class OpenCLIPEncoder(JointEncoder):
                          preprocessing=open_clip_preprocessing(open_clip, arch, model_cfg, tag_cfg),
                          prompt=prompt, **options)
         self.arch, self.pretrained = arch, pretrained
+        digest = None if tag_cfg else self.file_hashes([str(weights_file)])[0]
         self.weights = (f"{arch}/{pretrained} {tag_cfg.get('hf_hub') or tag_cfg.get('url')}" if tag_cfg
-                        else f"{weights_file.name}:{self.file_hashes([str(weights_file)])[0]}")
-        # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise
-        self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu"))
+                        else f"{weights_file.name}:{digest}")
+        # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise.
+        # A weights file is OpenAI's when its SHA-256 is the one in OpenAI's download address (open_clip's
+        # "openai" tag); quick_gelu= says it for other files (e.g. OpenAI's weights converted)
+        openai = (open_clip.get_pretrained_cfg(arch, "openai") or {}).get("url") or ""
+        self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu")
+                               or (digest is not None and f"/{digest}/" in openai))
+        if quick_gelu is not None:
+            self.quick_gelu = bool(quick_gelu)
 
     def _init_hub(self, open_clip: Any, name: str, prompt: str | None, options: dict[str, Any]) -> None:
         """An open_clip model published on the Hugging Face hub (``open_clip:hf-hub:<org>/<name>``): its
