@@ -70,6 +70,18 @@ def test_moco_checkpoint_errors_are_one_line_and_load_nothing(tmp_path, photos):
         build_model("moco-v2-resnet50", checkpoint=tmp_path / "nope.pth")
 
 
+def test_moco_v3_vit_checkpoint_is_one_line_not_supported(tmp_path, photos):
+    """MoCo v3's ViT checkpoints (vit_small / vit_base: blocks, patch_embed under module.base_encoder.)."""
+    state = {f"module.base_encoder.{k}": torch.zeros(2) for k in ("cls_token", "pos_embed", "patch_embed.proj.weight",
+                                                                   "blocks.0.attn.qkv.weight", "norm.weight")}
+    torch.save({"epoch": 300, "arch": "vit_small", "state_dict": state}, tmp_path / "vit-s-300ep.pth.tar")
+    with pytest.raises(EatkitError) as err:
+        build_model("moco-v3-resnet50", checkpoint=tmp_path / "vit-s-300ep.pth.tar", cache=False).embed(photos)
+    assert str(err.value) == (f"checkpoint {tmp_path / 'vit-s-300ep.pth.tar'} is a MoCo v3 ViT (keys blocks.*, "
+                              "patch_embed.*): not supported; moco-v3-resnet50 reads the authors' ResNet-50 "
+                              "checkpoints only")
+
+
 def test_checkpoints_holding_code_are_refused(tmp_path, photos):
     torch.save({"state_dict": {"module.encoder_q.x": torch.ones(1)}, "hook": re.compile("x")}, tmp_path / "evil.pth")
     with pytest.raises(EatkitError, match=r"^refusing weights file .*evil\.pth \(only tensors"):

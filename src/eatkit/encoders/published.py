@@ -119,6 +119,9 @@ class MoCoResNet(PublishedResNet):
         resnet = require("torchvision.models.resnet", self.family, "image")
         state, _ = published_state(self._path, "state_dict", MOCO_PREFIXES[self.version], self.family)
         state = {k: v for k, v in state.items() if not k.startswith("fc.")}
+        if any(k.startswith(("blocks.", "patch_embed.")) for k in state):  # MoCo v3's vit_small / vit_base
+            raise EatkitError(f"checkpoint {self._path} is a MoCo {self.version} ViT (keys blocks.*, patch_embed.*): "
+                              f"not supported; {self.family} reads the authors' ResNet-50 checkpoints only")
         layers = blocks_per_stage(state, r"layer(\d)\.(\d+)\.", 1, self._path, self.family)
         net = resnet.ResNet(resnet.Bottleneck, layers)
         net.fc = torch.nn.Identity()
