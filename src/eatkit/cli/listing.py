@@ -38,7 +38,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             flags = " ".join(p.option for p in spec.params if p.cli)
             print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
     elif args.what == "presets":
-        from eatkit.encoders.images import PRESET_SOURCES, PRESETS
+        from eatkit.encoders.presets import PRESET_SOURCES, PRESETS
 
         for name, fields in PRESETS.items():
             print(f"{name:20s} {PRESET_SOURCES[name]}")

@@ -24,7 +24,7 @@ def _model_flags() -> list[tuple[str, str]]:
 def add_preprocessing_flags(parser: argparse.ArgumentParser) -> None:
     """The image-preprocessing flags of an image model, their choices from its declaration
     (:mod:`eatkit.encoders.images`: the study presets and the fields they set)."""
-    from eatkit.encoders.images import ALPHAS, CROPS, INTERPOLATIONS, PRESETS
+    from eatkit.encoders.presets import ALPHAS, CROPS, INTERPOLATIONS, PRESETS
 
     group = parser.add_argument_group("image preprocessing (default: each model's own evaluation transform)")
     group.add_argument("--preprocess", choices=tuple(PRESETS), help="a study's decoding, crop and resize "
