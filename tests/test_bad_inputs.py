@@ -298,6 +298,13 @@ CLI: list[tuple[list[str], str]] = [
      "simclrv2 needs its checkpoint file: --weights PATH"),
     (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
      "checkpoint {d}/missing.pth not found"),
+    # image preprocessing (study presets and overrides)
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--preprocess", "steed2020", "-q", "-o", "{o}"],
+     "invalid choice: 'steed2020'"),
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--alpha", "grey", "-q", "-o", "{o}"],
+     "invalid choice: 'grey'"),
+    (["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "--preprocess", "steed2021", "-q", "-o", "{o}"],
+     "--preprocess applies to --model, not to --vectors"),
 ]
 
 
