@@ -337,3 +337,46 @@ def test_preprocessing_and_weights_are_in_the_cache_key_and_manifest(tmp_path):
         if name != "slip":
             other = build_model(name, checkpoint=tmp_path / file, interpolation="bicubic").cache_config()
             assert other["preprocessing"]["interpolation"] == "bicubic" and other != key
+
+
+def _bit_npz(net, path):
+    """A BiT checkpoint in Google's published layout (``resnet/...``: HWIO kernels, group-norm gamma/beta),
+    written from a timm ResNetV2's parameters (the layout of big_transfer's ``BiT-M-R50x1.npz``)."""
+    def hwio(w):
+        return w.detach().numpy().transpose(2, 3, 1, 0)
+
+    arrays = {"resnet/root_block/standardized_conv2d/kernel": hwio(net.stem.conv.weight),
+              "resnet/group_norm/gamma": net.norm.weight.detach().numpy(),
+              "resnet/group_norm/beta": net.norm.bias.detach().numpy(),
+              "resnet/head/conv2d/kernel": hwio(net.head.fc.weight), "resnet/head/conv2d/bias": net.head.fc.bias.detach().numpy()}
+    for i, stage in enumerate(net.stages):
+        for j, block in enumerate(stage.blocks):
+            unit = f"resnet/block{i + 1}/unit{j + 1:02d}/"
+            for part, conv, norm in (("a", block.conv1, block.norm1), ("b", block.conv2, block.norm2),
+                                     ("c", block.conv3, block.norm3)):
+                arrays[f"{unit}{part}/standardized_conv2d/kernel"] = hwio(conv.weight)
+                arrays[f"{unit}{part}/group_norm/gamma"] = norm.weight.detach().numpy()
+                arrays[f"{unit}{part}/group_norm/beta"] = norm.bias.detach().numpy()
+            if block.downsample is not None:
+                arrays[f"{unit}a/proj/standardized_conv2d/kernel"] = hwio(block.downsample.conv.weight)
+    np.savez(path, **arrays)
+
+
+def test_bit_npz_via_weights_is_the_networks_own_features(tmp_path, photos):
+    """BiT's published .npz (--weights BiT-M-R50x1.npz) loads into bit-m-r50x1 (today: 'not a safetensors
+    file'): the features equal the network the file was written from."""
+    timm = pytest.importorskip("timm")
+    torch.manual_seed(0)
+    source = timm.create_model("resnetv2_50x1_bit.goog_in21k", pretrained=False).eval()
+    for p in source.parameters():  # away from the initialisation, so that a tensor loaded wrongly shows
+        p.data.add_(0.05 * torch.randn_like(p))
+    _bit_npz(source, tmp_path / "BiT-M-R50x1.npz")
+    enc = build_model("bit-m-r50x1", checkpoint=tmp_path / "BiT-M-R50x1.npz", cache=False, device="cpu")
+    ours = enc.embed(photos).vectors
+    with torch.inference_mode():
+        expected = source.forward_head(source.forward_features(_batch(enc, photos)), pre_logits=True).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-4)
+    assert enc.config()["weights"].startswith("checkpoint BiT-M-R50x1.npz sha256:")
+    np.savez(tmp_path / "cut.npz", **{"resnet/root_block/standardized_conv2d/kernel": np.zeros((7, 7, 3, 64))})
+    with pytest.raises(EatkitError, match=r"cut\.npz does not fit bit-m-r50x1: it has no tensor"):
+        build_model("bit-m-r50x1", checkpoint=tmp_path / "cut.npz", cache=False).embed(photos)

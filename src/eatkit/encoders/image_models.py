@@ -104,7 +104,10 @@ class TimmFeatures(ClassifierFeatures):
                  weights: str | None = None, preprocessing: Preprocessing | None = None,
                  crop: str | None = None, interpolation: str | None = None, id: str | None = None,
                  checkpoint: str | Path | None = None, **options: Any) -> None:
-        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, f"timm:{name}")
+        # a .npz is a published JAX/TensorFlow checkpoint (BiT's), read by timm's own loader; else eatkit finetune's
+        self._npz = Path(checkpoint) if checkpoint is not None and Path(checkpoint).suffix == ".npz" else None
+        self._checkpoint, self._num_classes = (None, None) if self._npz else finetuned_checkpoint(
+            checkpoint, f"timm:{name}")
         if checkpoint is not None:
             pretrained, state_dict, weights = False, None, checkpoint_identity(checkpoint)
         if weights is None or preprocessing is None:  # else timm (and torch) are imported on first use only
@@ -146,10 +149,26 @@ class TimmFeatures(ClassifierFeatures):
             raise fetch_error(f"the pretrained weights of timm model '{self.name}'", exc) from None
         if self._checkpoint is not None:
             load_checkpoint_into(net, self._checkpoint, self.id)
+        elif self._npz is not None:
+            load_npz_into(net, self._npz, self.id)
         elif self._state_dict is not None:
             net.load_state_dict(self._state_dict())
         net = self._place(net)
         return lambda x: net.forward_head(net.forward_features(x), pre_logits=True)
+
+
+def load_npz_into(net: Any, path: Path, model: str) -> None:
+    """Load a published ``.npz`` checkpoint (BiT's ``BiT-M-R50x1.npz``) with timm's own reader of the layout
+    (``load_pretrained``: numpy arrays only, no pickles), or raise one line saying why it does not fit."""
+    if not hasattr(net, "load_pretrained"):
+        raise EatkitError(f"checkpoint {path}: {model} cannot read .npz checkpoints (timm reads them into BiT "
+                          "ResNetV2 and ViT models)")
+    try:
+        net.load_pretrained(str(path))
+    except KeyError as exc:
+        raise EatkitError(f"checkpoint {path} does not fit {model}: it has no tensor {one_line(exc)}") from None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise EatkitError(f"checkpoint {path} does not fit {model}: {one_line(exc)}") from None
 
 
 class TorchvisionFeatures(ClassifierFeatures):
