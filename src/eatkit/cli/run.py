@@ -28,7 +28,8 @@ def add_preprocessing_flags(parser: argparse.ArgumentParser) -> None:
 
     group = parser.add_argument_group("image preprocessing (default: each model's own evaluation transform)")
     group.add_argument("--preprocess", choices=tuple(PRESETS), help="a study's decoding, crop and resize "
-                       "(see 'eatkit list presets'); the model's own scaling and normalisation stay")
+                       "('eatkit list presets' shows what each sets; the rest, e.g. steed2021's size and "
+                       "scaling, stays the model's own)")
     group.add_argument("--crop", choices=CROPS, help="override the crop")
     group.add_argument("--interpolation", choices=INTERPOLATIONS,
                        help="override the resize filter ('area': OpenCV's INTER_AREA, exactly)")
