@@ -48,6 +48,8 @@ class RunResult:
     suite: Suite
     outcomes: list[Outcome]
     manifest: dict[str, Any]
+    #: test id -> the one-line error of a test that failed alone (``run_suite(..., isolate=True)``)
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def records(self) -> list[Record]:
@@ -96,6 +98,7 @@ def run_suite(
     tests: Sequence[str] | None = None,
     options: RunOptions | None = None,
     command: str | None = None,
+    isolate: bool = False,
     **option_values: Any,
 ) -> RunResult:
     """Run ``tests`` (default: all) of ``suite`` on ``source`` and collect records and a manifest.
@@ -106,6 +109,10 @@ def run_suite(
     fields of :class:`RunOptions`) or one ``options`` object. Each test gets its own seed derived from
     the run seed and the test id, so a test's Monte Carlo p-value does not depend on which other tests
     ran. A set shared by several tests is embedded once.
+
+    ``isolate=True`` (a sweep's cells): a test whose check, embedding or statistics fail is left out with
+    its one-line error in :attr:`RunResult.failed` (and the manifest's ``failed_tests``), the other tests
+    go on; only when every test fails is the run an error.
     """
     suite, source = _resolve(suite, source)
     if options is not None and option_values:
@@ -129,25 +136,45 @@ def run_suite(
     if options.validity and not any(a.takes_validity for a in analyses.values()):
         raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once
+    failed: dict[str, str] = {}
+
+    def attempt(test: AssociationTest, step: Any, named: bool = False) -> Any:
+        """``step()``; its error names the test (``named``: the step's errors do not), or, isolated, is
+        recorded and ``None`` returned."""
+        try:
+            return step()
+        except EatkitError as err:
+            if not isolate and not named:
+                raise
+            message = f"test '{test.id}': {err}" if named or not str(err).startswith(f"test '{test.id}'") else str(err)
+            if not isolate:
+                raise EatkitError(message) from None
+            failed[test.id] = message
+            return None
+
     for test in selected:
-        analyses[test.id].check(test, given[test.id])
+        attempt(test, lambda t=test: analyses[t.id].check(t, given[t.id]))
+    selected = [t for t in selected if t.id not in failed]
     memo = _embed_all(source, [s for test in selected
                                for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()])
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
     for test in progress(selected, desc="embedding"):
-        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t),
-                                                    given[test.id])
+        embedded[test.id] = attempt(test, lambda t=test: analyses[t.id].embed(
+            t, lambda s: _embed(source, s, memo, t), given[t.id]))
+    selected = [t for t in selected if t.id not in failed]
     for test in selected:
-        analyses[test.id].precheck(test, embedded[test.id], given[test.id])
+        attempt(test, lambda t=test: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
+    selected = [t for t in selected if t.id not in failed]
     outcomes: list[Outcome] = []
     for test in progress(selected, desc=suite.id):
-        try:
-            outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
-                                                  seed=_test_seed(run_seed, test.id))
-        except EatkitError as err:
-            raise EatkitError(f"test '{test.id}': {err}") from None
+        outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
+            t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
+    selected = [t for t in selected if t.id not in failed]
+    if failed and not selected:
+        raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
+                                                          if len(failed) > 1 else ""))
     outcomes = _with_q_values(outcomes)
     warnings = options.warnings()
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
@@ -155,7 +182,9 @@ def run_suite(
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
     statistics = options.manifest() | {"seed": run_seed, "warnings": warnings}
     manifest = build_manifest(suite, source, statistics, stimuli, command)
-    return RunResult(suite, outcomes, manifest)
+    if failed:
+        manifest["failed_tests"] = failed
+    return RunResult(suite, outcomes, manifest, failed)
 
 
 def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:

@@ -17,13 +17,19 @@ A sweep file (TOML, or YAML when PyYAML is installed) lists the three axes; ever
 
 Relative paths are read from the sweep file's folder. An unknown key is an error naming it.
 
+**Applicability**: a model declares what it embeds (``modalities`` in ``models.json``; a word-vector file:
+words) and each test needs what its stimulus sets are (words, sentences, images, image-caption pairs;
+:func:`test_needs`); a cell runs only the tests its model can embed, a cell with none is ``inapplicable``
+(planned out: never run, never a failure), and within a cell a test that fails does so alone, with its
+error (``run_suite(..., isolate=True)``), the cell's other records standing.
+
 Output: ``<output>/cells/<model>__<suite>__<setting>/`` holds one run folder per cell (``results.json``,
-``manifest.json``, ...) and ``cell.json`` (its status and the hash of its configuration); ``results.csv``
-combines every finished cell's table (columns ``model``, ``suite``, ``setting`` first); ``cells.csv``
-lists every cell's status; with two or more models, ``rankings.csv`` ranks them by each measure (the EAT's
-|d|, each metric's bias magnitude, averaged over tests) and overall, and ``ranking-correlations.csv`` gives
-Spearman's rho between the measures' rankings (:func:`write_rankings`). ``eatkit sweep`` then writes ``report.html``, the HTML report of the finished
-cells (:attr:`SweepResult.finished`; a models x tests heatmap when there are several).
+``manifest.json``, ...) and ``cell.json`` (its status, the hash of its configuration, its failed and
+inapplicable tests); ``sweep.json`` indexes the cells, and :func:`eatkit.run.sweep_tables.write_tables`
+writes ``cells.csv``, ``tests.csv``, ``results.csv``, ``rankings.csv``, ``ranking-correlations.csv`` and
+``audit.json`` from them (per setting, models ranked within groups of comparable models on the measures
+they share). ``eatkit sweep`` then writes ``audit.html`` (:mod:`eatkit.report.audit`; ``eatkit report
+OUTPUT`` writes it again from the folder).
 
 **Resuming**: a cell whose ``cell.json`` says ``done`` under the same configuration hash (the cell's
 model, suite and setting, the suite's content, and the eatkit version) is skipped, so an interrupted
@@ -90,6 +96,15 @@ class Cell:
     suite: dict[str, Any]
     settings: dict[str, Any]
     hash: str
+    #: the tests of the cell its model can embed (metric tests ``t:<kind>`` included), in suite order
+    tests: tuple[str, ...] = ()
+    #: (test id, reason) of each selected test the model cannot embed: not run, not a failure
+    inapplicable: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def applies(self) -> bool:
+        """Whether any of the cell's tests applies to its model (a cell with none is not run)."""
+        return bool(self.tests)
 
     @property
     def labels(self) -> tuple[str, str, str]:
@@ -118,7 +133,8 @@ class CellOutcome:
 
 @dataclass
 class SweepResult:
-    """The cells of a sweep and their statuses (``done``, ``finished before`` (by an earlier run of the sweep, not run again), ``failed``)."""
+    """The cells of a sweep and their statuses (``done``, ``finished before`` (by an earlier run of the sweep,
+    not run again), ``failed``, ``inapplicable`` (no test of the cell applies to its model: not run))."""
 
     out: Path
     statuses: dict[str, str]
@@ -130,9 +146,27 @@ class SweepResult:
         return [c for c, s in self.statuses.items() if s == "failed"]
 
     @property
+    def failed_tests(self) -> dict[str, dict[str, str]]:
+        """Cell id -> {test id: error} of the tests that failed alone in the cells computed now."""
+        out = {}
+        for cell in self.computed:
+            try:
+                state = json.loads((self.out / "cells" / cell / "cell.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if state.get("failed_tests"):
+                out[cell] = state["failed_tests"]
+        return out
+
+    @property
+    def inapplicable(self) -> list[str]:
+        """The cells none of whose tests the model can embed (planned out, never run, not failures)."""
+        return [c for c, s in self.statuses.items() if s == "inapplicable"]
+
+    @property
     def finished(self) -> list[Path]:
-        """The run folders of the cells that did not fail, in the sweep's order."""
-        return [self.out / "cells" / c for c, s in self.statuses.items() if s != "failed"]
+        """The run folders of the cells that ran and did not fail, in the sweep's order."""
+        return [self.out / "cells" / c for c, s in self.statuses.items() if s not in ("failed", "inapplicable")]
 
 
 # -- the sweep file --------------------------------------------------------------------------------
@@ -185,7 +219,15 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
         repeated = sorted({label for label in labels if labels.count(label) > 1})
         if repeated:
             raise EatkitError(f"{where}: {name} labelled twice: {', '.join(repeated)} (give each a distinct label)")
-    cells = tuple(_cell(m, s, o) for m in models for s in suites for o in settings)
+    for name, entries in (("models", models), ("suites", suites), ("settings", settings)):
+        folders: dict[str, str] = {}
+        for label in (e["label"] for e in entries):
+            other = folders.setdefault(_safe(label).casefold(), label)
+            if other != label:
+                raise EatkitError(f"{where}: {name} '{other}' and '{label}' map to one folder name "
+                                  f"'{_safe(label)}' (give them labels that differ in letters or digits)")
+    plans = {s["label"]: _suite_plan(s, where) for s in suites}
+    cells = tuple(_cell(m, s, o, plans[s["label"]]) for m in models for s in suites for o in settings)
     output = data.get("output")
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
@@ -260,16 +302,74 @@ def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str,
     return {**entry, "label": str(label)}
 
 
-def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]) -> Cell:
+def _suite_plan(entry: dict[str, Any], where: str) -> tuple[str, list[tuple[str, frozenset[str]]]]:
+    """A suite entry's content hash and its selected tests (metric tests included) with the modalities
+    each needs; an unknown test id is an error here, when the sweep file is read."""
     from eatkit.run.manifest import suite_sha256
+    from eatkit.run.runner import select_tests
     from eatkit.stimuli.loader import load_suite
 
-    content = suite_sha256(load_suite(suite["suite"]))
+    try:
+        suite = load_suite(entry["suite"])
+        content = suite_sha256(suite)
+        tests = entry.get("tests")
+        select_tests(suite, tests)
+        if entry.get("metrics"):
+            from eatkit.analyses.metrics import parse_metrics, with_metrics
+
+            suite, tests = with_metrics(suite, parse_metrics(",".join(entry["metrics"])), tests)
+        selected = select_tests(suite, tests)
+    except EatkitError as err:
+        raise EatkitError(f"{where}, suite {entry['label']}: {err}") from None
+    return content, [(t.id, test_needs(t)) for t in selected]
+
+
+def test_needs(test: Any) -> frozenset[str]:
+    """The stimulus modalities a suite test needs its model to embed (a word set with templates: sentences).
+
+    >>> from eatkit.stimuli.loader import load_suite
+    >>> sorted(test_needs(load_suite("weat").test("weat1")))
+    ['word']
+    """
+    return frozenset("sentence" if s.templates else s.modality for s in test.sets().values())
+
+
+def model_modalities(model: Mapping[str, Any]) -> frozenset[str] | None:
+    """What a sweep's model entry embeds, as declared (``models.json`` for a registered model; a word-vector
+    file: words); ``None`` when only building it would tell (precomputed embeddings, an unknown name).
+
+    >>> sorted(model_modalities({"name": "efficientnet_lite0"})), model_modalities({"embeddings": "e/"})
+    (['image'], None)
+    """
+    if "vectors" in model:
+        return frozenset({"word"})
+    if "name" in model:
+        from eatkit.registry import get_model
+
+        try:
+            return frozenset(get_model(model["name"]).modalities)
+        except EatkitError:
+            return None  # the cell reports the unknown name when it runs
+    return None
+
+
+def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any],
+          plan: tuple[str, list[tuple[str, frozenset[str]]]]) -> Cell:
+    content, needs = plan
+    embeds = model_modalities(model)
+    tests, inapplicable = [], []
+    for test, need in needs:
+        if embeds is None or need <= embeds:
+            tests.append(test)
+        else:
+            inapplicable.append((test, f"needs {', '.join(sorted(need - embeds))} stimuli; "
+                                       f"{model['label']} embeds {', '.join(sorted(embeds)) or 'nothing'}"))
     identity = {k: v for k, v in model.items() if k not in UNHASHED_KEYS}
     payload = json.dumps({"model": identity, "suite": suite, "suite_sha256": content, "settings": settings,
                           "eatkit": __version__}, sort_keys=True)
     ident = "__".join(_safe(label) for label in (model["label"], suite["label"], settings["label"]))
-    return Cell(ident, model, suite, settings, hashlib.sha256(payload.encode()).hexdigest())
+    return Cell(ident, model, suite, settings, hashlib.sha256(payload.encode()).hexdigest(), tuple(tests),
+                tuple(inapplicable))
 
 
 def _safe(label: str) -> str:
@@ -294,7 +394,8 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
             suite, tests = with_metrics(suite, parse_metrics(",".join(cell.suite["metrics"])), tests)
         options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
-        run = run_suite(suite, source, tests=tests, options=options,
+        planned = list(cell.tests) if cell.inapplicable else tests  # only the tests the model can embed
+        run = run_suite(suite, source, tests=planned, options=options, isolate=True,
                         command=f"eatkit sweep (cell {cell.id})")
     except EatkitError as err:
         return CellOutcome(cell, error=str(err), seconds=time.perf_counter() - start)
@@ -491,7 +592,8 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     from eatkit.run.folder import prepare_output
 
     prepare_output(out)
-    statuses = {c.id: "finished before" for c in sweep.cells if _finished(out, c)}
+    statuses = {c.id: "inapplicable" for c in sweep.cells if not c.applies}
+    statuses |= {c.id: "finished before" for c in sweep.cells if c.applies and _finished(out, c)}
     todo = [c for c in sweep.cells if c.id not in statuses]
     errors: dict[str, str] = {}
     if executor == "local" and todo:  # decode each image once for all the models (eatkit.run.decode)
@@ -504,7 +606,10 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         if outcome.error is not None:
             errors[outcome.cell.id] = outcome.error
     statuses = {c.id: statuses[c.id] for c in sweep.cells}
-    _write_tables(out, sweep, statuses, errors)
+    _write_index(out, sweep, statuses, errors)
+    from eatkit.run.sweep_tables import write_tables
+
+    write_tables(out)
     return SweepResult(out, statuses, errors, [c.id for c in todo])
 
 
@@ -547,71 +652,25 @@ def _write_cell(out: Path, outcome: CellOutcome) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     model, suite, setting = outcome.cell.labels
     state = {"status": status, "hash": outcome.cell.hash, "model": model, "suite": suite, "setting": setting,
-             "error": outcome.error, "seconds": round(outcome.seconds, 3)}
+             "error": outcome.error, "seconds": round(outcome.seconds, 3),
+             "failed_tests": outcome.run.failed if outcome.run is not None else {},
+             "inapplicable_tests": dict(outcome.cell.inapplicable)}
     tmp = folder / "cell.json.tmp"
     tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, folder / "cell.json")
     return status
 
 
-def _write_tables(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict[str, str]) -> None:
-    import pandas as pd
+def _write_index(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict[str, str]) -> None:
+    """``sweep.json``: the cells (labels, inapplicable tests), statuses, errors and each model's metadata, so
+    that :func:`eatkit.run.sweep_tables.write_tables` needs nothing but the output folder."""
+    from eatkit.run.sweep_tables import SWEEP_FILE, write_json
 
-    frames, rows = [], []
+    index: dict[str, Any] = {"source": sweep.source, "metadata": {}, "cells": []}
     for cell in sweep.cells:
         model, suite, setting = cell.labels
-        rows.append({"cell": cell.id, "model": model, "suite": suite, "setting": setting,
-                     "status": statuses[cell.id], "error": errors.get(cell.id)})
-        if statuses[cell.id] != "failed":
-            table = pd.read_csv(out / "cells" / cell.id / "results.csv")
-            frames.append(table.assign(model=model, suite=suite, setting=setting))
-    pd.DataFrame(rows).to_csv(out / "cells.csv", index=False)
-    if frames:
-        combined = pd.concat(frames, ignore_index=True)
-        first = ["model", "suite", "setting"]
-        combined[first + [c for c in combined.columns if c not in first]].to_csv(out / "results.csv", index=False)
-        write_rankings(out, combined)
-
-
-def model_measures(results: Any) -> Any:
-    """The bias magnitude (:func:`eatkit.stats.metrics.bias_magnitude`) of every model and measure: the EAT's
-    |d| and each metric kind's, averaged over the tests (and suites and settings) of a combined results
-    table; a models x measures DataFrame, models and measures in order of first appearance."""
-    import pandas as pd
-
-    from eatkit.stats.metrics import MAGNITUDES, bias_magnitude
-
-    rows = []
-    for kind, headline in (("eat", "effect_size"), *((k, "value") for k in ("rnd", "ect", "ripa", "mac", "rnsb",
-                                                                           "direct-bias"))):
-        if "kind" not in results or headline not in results:
-            continue
-        part = results[results["kind"] == kind]
-        measure = "d" if kind == "eat" else kind.replace("-", "_")
-        rows += [{"model": m, "measure": measure, "magnitude": float(v)}
-                 for m, v in zip(part["model"], bias_magnitude(measure, part[headline]))]
-    frame = pd.DataFrame(rows, columns=["model", "measure", "magnitude"])
-    table = frame.pivot_table(index="model", columns="measure", values="magnitude", aggfunc="mean", sort=False)
-    return table[[m for m in MAGNITUDES if m in table.columns]]
-
-
-def write_rankings(out: Path, results: Any) -> Path | None:
-    """``rankings.csv`` (each model's rank by each measure, its mean rank and overall rank; 1: least biased)
-    and ``ranking-correlations.csv`` (Spearman's rho between the measures' rankings, with p), from a combined
-    results table with at least two models; ``None`` (nothing written) otherwise."""
-    import pandas as pd
-
-    from eatkit.stats.metrics import rank_models
-
-    table = model_measures(results).dropna(axis=1)
-    if len(table) < 2 or table.shape[1] == 0:
-        return None
-    ranking = rank_models(table.to_numpy())
-    ranks = pd.DataFrame(ranking.ranks, index=table.index, columns=[f"rank_{m}" for m in table.columns])
-    ranks["mean_rank"], ranks["overall_rank"] = ranking.mean_rank, ranking.overall
-    pd.concat([table, ranks], axis=1).reset_index().to_csv(out / "rankings.csv", index=False)
-    pairs = [{"measure_1": a, "measure_2": b, "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j]}
-             for i, a in enumerate(table.columns) for j, b in enumerate(table.columns) if i < j]
-    pd.DataFrame(pairs, columns=["measure_1", "measure_2", "spearman", "p_value"]).to_csv(
-        out / "ranking-correlations.csv", index=False)
-    return out / "rankings.csv"
+        index["metadata"][model] = {k: cell.model[k] for k in METADATA_KEYS if k in cell.model}
+        index["cells"].append({"id": cell.id, "model": model, "suite": suite, "setting": setting,
+                               "status": statuses[cell.id], "error": errors.get(cell.id),
+                               "inapplicable_tests": dict(cell.inapplicable)})
+    write_json(out / SWEEP_FILE, index)
