@@ -135,6 +135,7 @@ def rank_groups(results: Any) -> tuple[Any, Any]:
     and image models: different tests), over each model's own tests, and ``basis`` says so. Returns the
     rankings and the Spearman correlations between the measures (:func:`eatkit.stats.metrics.rank_models`)
     as two DataFrames."""
+    import numpy as np
     import pandas as pd
 
     from eatkit.stats.metrics import rank_models
@@ -145,7 +146,11 @@ def rank_groups(results: Any) -> tuple[Any, Any]:
     for setting in dict.fromkeys(long["setting"]):
         part = long[long["setting"] == setting]
         models = list(dict.fromkeys(part["model"]))
-        has = {m: {x for x in order if x in set(part[part["model"] == m]["measure"])} for m in models}
+        found: dict[tuple[str, str], dict[tuple[str, str], float]] = {}  # (measure, model) -> test -> magnitude
+        for model, measure, suite, test, magnitude in zip(part["model"], part["measure"], part["suite"],
+                                                          part["test"], part["magnitude"]):
+            found.setdefault((measure, model), {})[(suite, test)] = float(magnitude)
+        has = {m: {x for x in order if (x, m) in found} for m in models}
         shared = set.intersection(*has.values())
         groups = {tuple(x for x in order if x in shared): models}
         for signature in dict.fromkeys(tuple(x for x in order if x in has[m]) for m in models):
@@ -158,19 +163,16 @@ def rank_groups(results: Any) -> tuple[Any, Any]:
             name = "all models" if members == models else "models with " + ", ".join(measures)
             columns, basis = {}, []
             for measure in measures:
-                rows = part[(part["measure"] == measure) & part["model"].isin(members)]
-                keys = {m: set(zip(rows[rows["model"] == m]["suite"], rows[rows["model"] == m]["test"]))
-                        for m in members}
-                common = set.intersection(*keys.values())
+                common = set.intersection(*(set(found[(measure, m)]) for m in members))
                 if common:
-                    rows = rows[[k in common for k in zip(rows["suite"], rows["test"])]]
                     basis.append(f"{measure}: {len(common)} shared test(s)")
                 else:
                     basis.append(f"{measure}: each model's own tests (none shared)")
-                columns[measure] = rows.groupby("model", sort=False)["magnitude"].mean().reindex(members)
-            table = pd.DataFrame(columns)
+                columns[measure] = [float(np.mean([v for k, v in found[(measure, m)].items()
+                                                   if not common or k in common])) for m in members]
+            table = pd.DataFrame(columns, index=pd.Index(members, name="model"))
             ranking = rank_models(table.to_numpy())
-            frame = table.rename_axis("model").reset_index()
+            frame = table.reset_index()
             frame.insert(0, "group", name)
             frame.insert(0, "setting", setting)
             for j, measure in enumerate(measures):
