@@ -296,7 +296,7 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     # the sweep report shows both tables (run again: every cell finished before, the reports written)
     assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--quiet"]) == 0
     page = (tmp_path / "out" / "audit.html").read_text(encoding="utf-8")
-    section = page[page.index("<h2>Rankings</h2>"):]
+    section = page[page.index("<h2>Rankings</h2>"):page.index("<h2>Cells</h2>")]
     by_rank = rankings.sort_values("overall_rank").index
     assert [section.index(f">{m}</th>") for m in by_rank] == sorted(section.index(f">{m}</th>") for m in by_rank)
     assert section.count("</tr>") == 1 + 3 + 1 + 6  # heads and models; heads and measure pairs

@@ -180,6 +180,6 @@ def test_the_worked_slurm_example_of_docs_scale_runs(tmp_path, capsys, monkeypat
     assert main(command[1:]) == 0, capsys.readouterr().err
     out = tmp_path / "results" / "slurm-sweep"
     assert capsys.readouterr().out.startswith("2 cells: 2 computed, 0 finished before, 0 failed")
-    assert len(list((out / "slurm").glob("*/*_submitted.pkl"))) == 2 and (out / "report.html").is_file()
+    assert len(list((out / "slurm").glob("*/*_submitted.pkl"))) == 2 and (out / "audit.html").is_file()
     sweep = load_sweep(tmp_path / "slurm-sweep.toml")
     assert [c.model["slurm"]["partition"] for c in sweep.cells] == ["cpu", "gpu"]
