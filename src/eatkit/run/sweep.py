@@ -42,8 +42,9 @@ one actor per model that embeds (asking for a GPU, ``num_gpus=1``, when the clus
 model is a neural encoder; no CPU reserved, so that cell tasks waiting on it cannot starve it) and one
 task per cell that computes the statistics, calling its model's actor
 for embeddings; the results are gathered to the driver, which writes them. ``slurm`` submits one SLURM
-job-array task per cell through submitit (:mod:`eatkit.run.slurm`; resources from the sweep file's
-``slurm`` tables); each task writes its own cell.
+task per model through submitit, running all of the model's cells (:mod:`eatkit.run.slurm`; resources from
+the sweep file's ``slurm`` tables; ``jobs``: tasks at once on submitit's local cluster); each task writes
+its own cells.
 
 A model entry may also carry descriptive metadata (:data:`METADATA_KEYS`: ``architecture``,
 ``parameters``, ``training_data``) for the report; these and ``slurm`` are not part of the cell's hash.
@@ -619,18 +620,26 @@ def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, o
         from eatkit.run.slurm import run_slurm
 
         return (CellOutcome(cell, error=error, seconds=seconds, saved=saved)
-                for cell, error, seconds, saved in run_slurm(todo, out, slurm_task, cluster))
+                for cell, error, seconds, saved in run_slurm(todo, out, slurm_task, cluster, max(jobs, 1)))
     return _local(todo, jobs) if executor == "local" else _ray(todo, address)
 
 
-def slurm_task(out: Path, cell: Cell) -> tuple[str | None, float]:
-    """What a SLURM task runs (:class:`eatkit.run.slurm.CellJob`): one cell, written to its folder; nothing
-    when the cell finished before (a task requeued after its cell was written). Returns (error, seconds)."""
-    if _finished(out, cell):
-        return None, 0.0
-    outcome = run_cell(cell)
-    _write_cell(out, outcome)
-    return outcome.error, outcome.seconds
+def slurm_task(out: Path, cells: list[Cell]) -> list[tuple[str, str | None, float]]:
+    """What a SLURM task runs (:class:`eatkit.run.slurm.ModelJob`): the cells of one model, in this process
+    (the model built once; its images decoded once for all its cells, the record in
+    ``slurm/decoding-<model>.json``), each written to its folder; the cells finished before (a task requeued
+    after some were written) are skipped. Returns ``(cell id, error, seconds)`` of each cell run."""
+    todo = [cell for cell in cells if not _finished(out, cell)]
+    if todo:
+        from eatkit.run.decode import predecode_sweep
+
+        predecode_sweep(todo, out, f"slurm/decoding-{_safe(todo[0].model['label'])}.json")
+    ran = []
+    for cell in todo:
+        outcome = run_cell(cell)
+        _write_cell(out, outcome)
+        ran.append((cell.id, outcome.error, outcome.seconds))
+    return ran
 
 
 def _finished(out: Path, cell: Cell) -> bool:
