@@ -595,7 +595,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     prepare_output(out)
     statuses = {c.id: "inapplicable" for c in sweep.cells if not c.applies}
     statuses |= {c.id: "finished before" for c in sweep.cells if c.applies and _finished(out, c)}
-    todo = [c for c in sweep.cells if c.id not in statuses]
+    todo = pin_revisions([c for c in sweep.cells if c.id not in statuses], out)
     errors: dict[str, str] = {}
     if executor == "local" and todo:  # decode each image once for all the models (eatkit.run.decode)
         from eatkit.run.decode import predecode_sweep
@@ -612,6 +612,56 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
 
     write_tables(out)
     return SweepResult(out, statuses, errors, [c.id for c in todo])
+
+
+#: the hub commits a sweep resolved its models' revisions to, once (its output folder)
+REVISIONS_FILE = "revisions.json"
+
+
+def pin_revisions(cells: list[Cell], out: Path) -> list[Cell]:
+    """Resolve the hub revision of each model of ``cells`` once for the whole sweep and record it in
+    ``<out>/revisions.json``; return the cells with ``revision`` set to that commit, so that every cell and
+    every resume loads the same weights. A model whose branch moved since the sweep recorded it keeps the
+    recorded commit, with a warning naming both commits. Models that take no ``revision`` (word vectors,
+    packaged weights) are left as they are; a model that cannot be built is left to its cells to report."""
+    from eatkit.progress import warn
+    from eatkit.registry import get_model
+    from eatkit.stimuli.loader import load_suite
+
+    path = out / REVISIONS_FILE
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        recorded = {}
+    pins: dict[str, dict[str, str]] = {}
+    for cell in cells:
+        label = cell.model["label"]
+        if label in pins or "name" not in cell.model:
+            continue
+        try:
+            if "revision" not in (get_model(cell.model["name"]).option_names() or ()):
+                continue
+            hub = build_source(cell.model, load_suite(cell.suite["suite"])).manifest().get("hub")
+        except Exception:  # noqa: BLE001 -- the cell reports its model's failure when it runs
+            continue
+        if not hub or hub.get("commit") in (None, "unknown"):
+            continue
+        old = recorded.get(label)
+        if old and (old["repo"], old["revision"]) == (hub["repo"], hub["revision"]):
+            if old["commit"] != hub["commit"]:
+                warn(f"model {label}: revision '{hub['revision']}' of {hub['repo']} is now commit {hub['commit']}; "
+                     f"this sweep keeps commit {old['commit']}, which it recorded first (in {path}; pin the "
+                     f"model's revision, or use a new output folder, to audit the new commit)")
+            pins[label] = old
+        else:
+            pins[label] = hub
+    if pins:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(REVISIONS_FILE + ".tmp")
+        tmp.write_text(json.dumps({**recorded, **pins}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    return [dataclasses.replace(c, model={**c.model, "revision": pins[c.model["label"]]["commit"]})
+            if c.model["label"] in pins else c for c in cells]
 
 
 def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, out: Path,
