@@ -179,10 +179,14 @@ def test_slurm_resources_are_per_model_and_not_part_of_the_cell_hash(files):
 
 @pytest.mark.parametrize("text, message", [
     ('slurm = { gpu = 1 }\n', "slurm: unknown key 'gpu' (known: partition, gpus"),
-    ('slurm = { mem = "lots" }\n', "'mem' must be GB (a number) or a size such as '32G'"),
-    ('slurm = { time = "1h" }\n', "'time' must be minutes (a number) or 'HH:MM:SS'"),
-    ('slurm = { cpus = 0 }\n', "'cpus' must be a whole number >= 1, got 0"),
-    ('slurm = 3\n', "slurm: expected a table of partition"),
+    ('slurm = { mem = "lots" }\n', "(slurm/mem) 'lots' is not valid (memory per task: GB as a number, or a string "
+                                   "such as '32G'"),
+    ('slurm = { time = "1h" }\n', "(slurm/time) '1h' is not valid (time limit per task: minutes as a number, or "
+                                  "'HH:MM:SS'"),
+    ('slurm = { cpus = 0 }\n', "(slurm/cpus) 0 is less than the minimum of 1 (CPU cores per task"),
+    ('slurm = { gpus = -1 }\n', "(slurm/gpus) -1 is less than the minimum of 0 (GPUs per task"),
+    ('slurm = { extra = { "--gres" = "gpu:1" } }\n', "(slurm/extra) '--gres' is not valid"),
+    ('slurm = 3\n', "(slurm) 3 is not of type 'object'"),
 ])
 def test_bad_slurm_tables_are_one_line_exit_2(capsys, tmp_path, text, message):
     (tmp_path / "s.toml").write_text(text + 'models = ["glove-6b-50d"]\nsuites = ["weat"]\n')

@@ -8,10 +8,115 @@ checks that the shipped file is what :func:`sweep_json_schema` generates.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 SCHEMA_FILE = "sweep.schema.json"
+
+
+def param_schema(param: Any) -> dict[str, Any]:
+    """The JSON Schema of one kind parameter (:class:`eatkit.kinds.Param`): its type, choices, range, list.
+
+    >>> from eatkit.kinds import Param
+    >>> param_schema(Param("iterations", int, 1000, low=1))
+    {'type': 'integer', 'minimum': 1}
+    """
+    one: dict[str, Any] = {int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"},
+                           str: {"type": "string"}}.get(param.type, {})
+    if param.choices is not None:
+        one = {"enum": list(param.choices)}
+    if param.low is not None:
+        one["exclusiveMinimum" if param.low_open else "minimum"] = param.low
+    if param.high is not None:
+        one["maximum"] = param.high
+    if param.many == "pairs":
+        return {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+    if param.many == "list":
+        out: dict[str, Any] = {"type": "array", "items": one}
+        if not param.empty:
+            out["minItems"] = 1
+        if param.length is not None:
+            out["minItems"] = out["maxItems"] = param.length
+        return out
+    return one
+
+
+def _setting_properties() -> dict[str, Any]:
+    """The typed run options of a setting (:class:`eatkit.run.runner.RunOptions`; ``params``: every kind's
+    parameters, :mod:`eatkit.kinds`)."""
+    import dataclasses
+
+    from eatkit.kinds import KINDS, get_kind
+    from eatkit.run.runner import RunOptions
+    from eatkit.stats.options import CHOICES, OBSERVED
+
+    fraction = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
+    params: dict[str, Any] = {}
+    for kind in KINDS:
+        for param in get_kind(kind).params:
+            params.setdefault(param.name, param_schema(param))
+    typed = {"alternative": {"enum": [*CHOICES["alternative"], OBSERVED]}, "sd": {"enum": list(CHOICES["sd"])},
+             "p_method": {"enum": list(CHOICES["p_method"])}, "ddof": {"type": "integer", "minimum": 0},
+             "permutations": {"anyOf": [{"enum": ["auto", "exact"]}, {"type": "integer", "minimum": 1}]},
+             "seed": {"type": "integer", "minimum": 0}, "n_bootstrap": {"type": "integer", "minimum": 0},
+             "confidence_level": fraction, "alpha": fraction,
+             "effect_threshold": {"type": "number", "minimum": 0}, "validity": {"type": "boolean"},
+             "params": {"type": "object", "properties": params, "additionalProperties": False}}
+    return {f.name: typed.get(f.name, {}) for f in dataclasses.fields(RunOptions)}
+
+
+def _slurm_properties() -> dict[str, Any]:
+    from eatkit.run.slurm import RESOURCE_KEYS
+
+    name = {"type": "string", "minLength": 1}
+    typed = {"partition": name, "account": name, "qos": name, "constraint": name,
+             "gpus": {"type": "integer", "minimum": 0}, "cpus": {"type": "integer", "minimum": 1},
+             "max_parallel": {"type": "integer", "minimum": 1},
+             "mem": {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                               {"type": "string", "pattern": "^\\s*\\d+(\\.\\d+)?\\s*[MGTmgt][Bb]?\\s*$"}]},
+             "time": {"anyOf": [{"type": "integer", "minimum": 1},
+                                {"type": "string", "pattern": "^\\s*(\\d+-)?\\d+:\\d\\d:\\d\\d\\s*$"}]},
+             "extra": {"type": "object", "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
+                       "additionalProperties": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"const": True}]}},
+             "setup": {"type": "array", "items": {"type": "string", "pattern": "^[^\\n]*$"}}}
+    return {k: {**typed.get(k, {}), "description": meaning} for k, meaning in RESOURCE_KEYS.items()}
+
+
+def _suite_tests() -> list[dict[str, Any]]:
+    """For each bundled suite, the test ids a suite entry naming it may select (checked when read)."""
+    from eatkit.stimuli.loader import list_suites
+
+    return [{"if": {"properties": {"suite": {"const": suite.id}}, "required": ["suite"]},
+             "then": {"properties": {"tests": {"items": {"enum": [t.id for t in suite.tests]}}}}}
+            for suite in list_suites()]
+
+
+def check_sweep_schema(data: Any, where: str) -> None:
+    """Check parsed sweep file ``data`` against the shipped schema (with jsonschema installed): the best
+    match of its problems as one :class:`EatkitError` naming where in the file, what the key means (its
+    ``description``) and jsonschema's message. This is the sweep loader's check of every typed value, so
+    the loader and an editor's schema check refuse the same files with the same message.
+
+    >>> check_sweep_schema({"models": ["m"], "suites": ["weat"], "slurm": {"gpus": -1}}, "s.toml")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: s.toml: (slurm/gpus) -1 is less than the minimum of 0 (GPUs per task (--gpus-per-node))
+    """
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    from eatkit.errors import EatkitError, one_line
+    from eatkit.io import shipped_json
+
+    schema = shipped_json("eatkit.run", SCHEMA_FILE)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path)
+        meaning = error.schema.get("description") if isinstance(error.schema, dict) else None
+        if meaning is None and error.parent is not None and isinstance(error.parent.schema, dict):
+            meaning = error.parent.schema.get("description")
+        message = f"{error.instance!r} is not valid" if error.validator == "pattern" else one_line(error.message)
+        raise EatkitError(f"{where}: ({path or 'top level'}) {message}"
+                          + (f" ({meaning})" if meaning else ""))
 
 
 def sweep_json_schema() -> dict[str, Any]:
@@ -22,16 +127,19 @@ def sweep_json_schema() -> dict[str, Any]:
     >>> sorted(sweep_json_schema()["$defs"])
     ['model', 'setting', 'slurm', 'suite']
     """
-    from eatkit.run.runner import RunOptions
-    from eatkit.run.slurm import RESOURCE_KEYS
     from eatkit.analyses.metrics import KINDS as METRIC_KINDS
+    from eatkit.sources.vectors import OOV_POLICIES
     from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SUITE_KEYS, TOP_KEYS
 
     text = {"type": "string", "minLength": 1}
-    slurm = {"type": "object", "additionalProperties": False,
-             "properties": {k: {"description": meaning} for k, meaning in RESOURCE_KEYS.items()}}
+    slurm = {"type": "object", "additionalProperties": False, "properties": _slurm_properties()}
     model_properties: dict[str, Any] = {k: {} for k in MODEL_KEYS}
+    whole = {"type": "integer", "minimum": 1}
     model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text,
+                             "embeddings_model": text, "images": text, "checkpoint": text, "revision": text,
+                             "device": text, "prompt": {"type": "string"}, "batch_size": whole,
+                             "workers": {"type": "integer", "minimum": 0}, "cache": {"type": "boolean"},
+                             "lowercase": {"type": "boolean"}, "oov": {"enum": list(OOV_POLICIES)},
                              "slurm": {"$ref": "#/$defs/slurm"}, **{k: {"description": "report metadata"}
                                                                     for k in METADATA_KEYS}})
     model = {"oneOf": [text, {"type": "object", "properties": model_properties, "additionalProperties": False,
@@ -39,10 +147,11 @@ def sweep_json_schema() -> dict[str, Any]:
     suite = {"oneOf": [text, {"type": "object", "required": ["suite"], "additionalProperties": False,
                               "properties": {**{k: {} for k in SUITE_KEYS}, "label": text, "suite": text,
                                              "tests": {"type": "array", "items": text},
-                                             "metrics": {"type": "array", "items": {"enum": list(METRIC_KINDS)}}}}]}
-    fields = [f.name for f in dataclasses.fields(RunOptions)]
+                                             "metrics": {"type": "array", "items": {
+                                                 "enum": [*METRIC_KINDS, "all"]}}},
+                              "allOf": _suite_tests()}]}
     setting = {"type": "object", "additionalProperties": False,
-               "properties": {"label": text, **{f: {} for f in fields}}}
+               "properties": {"label": text, **_setting_properties()}}
     top: dict[str, Any] = {k: {} for k in TOP_KEYS}
     top.update({"output": text, "models": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/model"}},
                 "suites": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/suite"}},

@@ -66,7 +66,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import check_json_schema, require, shipped_json
+from eatkit.io import require
 from eatkit.progress import progress
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
@@ -205,9 +205,13 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
 def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -> Sweep:
     """Validate a sweep's data (the parsed file) and expand it into cells."""
     where = f"sweep file {source}"
-    if not isinstance(data, dict):
-        raise EatkitError(f"{where}: expected a table of {', '.join(TOP_KEYS)}")
-    _check_keys(data, TOP_KEYS, where)
+    _check_shape(data, where)
+    # then the shipped JSON Schema (eatkit.run.schemas): every typed value (settings, resources, options,
+    # bundled suites' test ids) is refused there, with the message a schema check gives; then what types
+    # and ranges cannot say
+    from eatkit.run.schemas import check_sweep_schema
+
+    check_sweep_schema(data, where)
     slurm = parse_resources(data["slurm"], where) if "slurm" in data else {}
     models = [_model_entry(m, base, where, slurm) for m in _list(data, "models", where)]
     suites = [_suite_entry(s, base, where) for s in _list(data, "suites", where)]
@@ -232,9 +236,39 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     output = data.get("output")
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
-    # the shipped JSON Schema (eatkit.run.schemas) too, after the checks above (their messages are precise)
-    check_json_schema(data, shipped_json("eatkit.run", "sweep.schema.json"), where)
     return Sweep(cells, (base / output) if output else None, source)
+
+
+def _check_shape(data: Any, where: str) -> None:
+    """The structure of a sweep file (tables, lists, known keys, one model source per entry), with the
+    loader's own messages, before its values are checked against the schema."""
+    from eatkit.run.runner import RunOptions
+    from eatkit.run.slurm import RESOURCE_KEYS
+
+    if not isinstance(data, dict):
+        raise EatkitError(f"{where}: expected a table of {', '.join(TOP_KEYS)}")
+    _check_keys(data, TOP_KEYS, where)
+    slurm_keys = tuple(RESOURCE_KEYS)
+    if isinstance(data.get("slurm"), dict):
+        _check_keys(data["slurm"], slurm_keys, f"{where}: slurm")
+    for entry in _list(data, "models", where):
+        if isinstance(entry, dict):
+            label = f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip()
+            _check_keys(entry, MODEL_KEYS, label)
+            if len([k for k in ("name", "vectors", "embeddings") if k in entry]) != 1:
+                raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
+            if isinstance(entry.get("slurm"), dict):
+                _check_keys(entry["slurm"], slurm_keys, f"{label}: slurm")
+    for entry in _list(data, "suites", where):
+        if isinstance(entry, dict) and isinstance(entry.get("suite"), str):
+            _check_keys(entry, SUITE_KEYS, f"{where}, suite {entry['suite']}")
+    given = data.get("settings") or []
+    if not isinstance(given, list):
+        raise EatkitError(f"{where}: 'settings' must be a list of tables of run options")
+    fields = ("label", *(f.name for f in dataclasses.fields(RunOptions)))
+    for index, entry in enumerate(given):
+        if isinstance(entry, dict):
+            _check_keys(entry, fields, f"{where}, setting {index + 1}")
 
 
 def _check_keys(entry: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
