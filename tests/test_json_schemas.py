@@ -111,7 +111,7 @@ def test_a_bad_setting_resource_option_or_test_id_fails_schema_and_loader_with_o
     """The loader checks every typed value with the schema: the same message as a schema check of the file."""
     import tomllib
 
-    from eatkit.run.schemas import check_sweep_schema
+    from eatkit.run.sweep import check_sweep_schema
 
     base = {"models": 'models = ["glove-6b-50d"]\n', "suites": 'suites = ["weat"]\n'}
     key = text.split(" ", 1)[0]

@@ -90,35 +90,6 @@ def _suite_tests() -> list[dict[str, Any]]:
             for suite in list_suites()]
 
 
-def check_sweep_schema(data: Any, where: str) -> None:
-    """Check parsed sweep file ``data`` against the shipped schema (with jsonschema installed): the best
-    match of its problems as one :class:`EatkitError` naming where in the file, what the key means (its
-    ``description``) and jsonschema's message. This is the sweep loader's check of every typed value, so
-    the loader and an editor's schema check refuse the same files with the same message.
-
-    >>> check_sweep_schema({"models": ["m"], "suites": ["weat"], "slurm": {"gpus": -1}}, "s.toml")
-    Traceback (most recent call last):
-    eatkit.errors.EatkitError: s.toml: (slurm/gpus) -1 is less than the minimum of 0 (GPUs per task (--gpus-per-node))
-    """
-    try:
-        import jsonschema
-    except ImportError:
-        return
-    from eatkit.errors import EatkitError, one_line
-    from eatkit.io import shipped_json
-
-    schema = shipped_json("eatkit.run", SCHEMA_FILE)
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is not None:
-        path = "/".join(str(p) for p in error.absolute_path)
-        meaning = error.schema.get("description") if isinstance(error.schema, dict) else None
-        if meaning is None and error.parent is not None and isinstance(error.parent.schema, dict):
-            meaning = error.parent.schema.get("description")
-        message = f"{error.instance!r} is not valid" if error.validator == "pattern" else one_line(error.message)
-        raise EatkitError(f"{where}: ({path or 'top level'}) {message}"
-                          + (f" ({meaning})" if meaning else ""))
-
-
 def sweep_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of sweep files (``docs/scale.md``): their top-level, model, suite,
     setting and ``slurm`` keys, from :mod:`eatkit.run.sweep`, :class:`eatkit.run.runner.RunOptions` and

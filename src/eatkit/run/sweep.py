@@ -209,8 +209,6 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     # then the shipped JSON Schema (eatkit.run.schemas): every typed value (settings, resources, options,
     # bundled suites' test ids) is refused there, with the message a schema check gives; then what types
     # and ranges cannot say
-    from eatkit.run.schemas import check_sweep_schema
-
     check_sweep_schema(data, where)
     slurm = parse_resources(data["slurm"], where) if "slurm" in data else {}
     models = [_model_entry(m, base, where, slurm) for m in _list(data, "models", where)]
@@ -237,6 +235,34 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
     return Sweep(cells, (base / output) if output else None, source)
+
+
+def check_sweep_schema(data: Any, where: str) -> None:
+    """Check parsed sweep file ``data`` against the shipped schema (``sweep.schema.json``, :mod:`eatkit.run.schemas`; with jsonschema installed): the best
+    match of its problems as one :class:`EatkitError` naming where in the file, what the key means (its
+    ``description``) and jsonschema's message. This is the sweep loader's check of every typed value, so
+    the loader and an editor's schema check refuse the same files with the same message.
+
+    >>> check_sweep_schema({"models": ["m"], "suites": ["weat"], "slurm": {"gpus": -1}}, "s.toml")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: s.toml: (slurm/gpus) -1 is less than the minimum of 0 (GPUs per task (--gpus-per-node))
+    """
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    from eatkit.io import shipped_json
+
+    schema = shipped_json("eatkit.run", "sweep.schema.json")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path)
+        meaning = error.schema.get("description") if isinstance(error.schema, dict) else None
+        if meaning is None and error.parent is not None and isinstance(error.parent.schema, dict):
+            meaning = error.parent.schema.get("description")
+        message = f"{error.instance!r} is not valid" if error.validator == "pattern" else one_line(error.message)
+        raise EatkitError(f"{where}: ({path or 'top level'}) {message}"
+                          + (f" ({meaning})" if meaning else ""))
 
 
 def _check_shape(data: Any, where: str) -> None:
