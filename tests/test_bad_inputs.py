@@ -143,7 +143,7 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
-    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "params.iat_d must be a number"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),
     (_run("--decades", "1810-1990"), "--decades applies to --series only"),
     (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),

@@ -41,20 +41,30 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         from eatkit.report.audit import write_audit_report
 
         write_audit_report(result.out)
+    _report_failures(result)
+    if not args.quiet:
+        _summary(result, args.no_report)
+    return 1 if result.failed else 0
+
+
+def _report_failures(result: Any) -> None:
+    """The failed cells (errors) and the tests that failed alone (warnings: the cells' other tests stand)."""
     for cell in result.failed:
         print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
     for cell, tests in result.failed_tests.items():
         for error in tests.values():
             print(f"eatkit: warning: cell {cell}: {error} (the cell's other tests stand; tests.csv)", file=sys.stderr)
-    if not args.quiet:
-        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed",
-                                                                       "inapplicable")}
-        rankings = result.out / "rankings.csv"
-        written = "results.csv, cells.csv, tests.csv" + (", rankings.csv" if rankings.exists() else "") + (
-            ", audit.html" if not args.no_report else f" (audit.html: eatkit report {result.out})")
-        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
-              f"{counts['failed']} failed, {counts['inapplicable']} inapplicable (no test applies to the model); "
-              f"wrote {written} in {result.out}")
-        if rankings.exists():
-            print(rankings.read_text(encoding="utf-8").rstrip())
-    return 1 if result.failed else 0
+
+
+def _summary(result: Any, no_report: bool) -> None:
+    """The cells computed, finished before, failed and inapplicable, the files written and the rankings."""
+    counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed",
+                                                                   "inapplicable")}
+    rankings = result.out / "rankings.csv"
+    written = "results.csv, cells.csv, tests.csv" + (", rankings.csv" if rankings.exists() else "") + (
+        ", audit.html" if not no_report else f" (audit.html: eatkit report {result.out})")
+    print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
+          f"{counts['failed']} failed, {counts['inapplicable']} inapplicable (no test applies to the model); "
+          f"wrote {written} in {result.out}")
+    if rankings.exists():
+        print(rankings.read_text(encoding="utf-8").rstrip())

@@ -367,18 +367,15 @@ def _suite_plan(entry: dict[str, Any], where: str) -> tuple[str, list[tuple[str,
     """A suite entry's content hash and its selected tests (metric tests included) with the modalities
     each needs; an unknown test id is an error here, when the sweep file is read."""
     from eatkit.run.manifest import suite_sha256
+    from eatkit.run.request import expand_metrics
     from eatkit.run.runner import select_tests
     from eatkit.stimuli.loader import load_suite
 
     try:
         suite = load_suite(entry["suite"])
         content = suite_sha256(suite)
-        tests = entry.get("tests")
-        select_tests(suite, tests)
-        if entry.get("metrics"):
-            from eatkit.analyses.metrics import parse_metrics, with_metrics
-
-            suite, tests = with_metrics(suite, parse_metrics(",".join(entry["metrics"])), tests)
+        select_tests(suite, entry.get("tests"))
+        suite, tests = expand_metrics(suite, entry.get("metrics"), entry.get("tests"))
         selected = select_tests(suite, tests)
     except EatkitError as err:
         raise EatkitError(f"{where}, suite {entry['label']}: {err}") from None
@@ -448,11 +445,9 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
 
     start = time.perf_counter()
     try:
-        suite, tests = load_suite(cell.suite["suite"]), cell.suite.get("tests")
-        if cell.suite.get("metrics"):
-            from eatkit.analyses.metrics import parse_metrics, with_metrics
+        from eatkit.run.request import expand_metrics
 
-            suite, tests = with_metrics(suite, parse_metrics(",".join(cell.suite["metrics"])), tests)
+        suite, tests = expand_metrics(load_suite(cell.suite["suite"]), cell.suite.get("metrics"), cell.suite.get("tests"))
         options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
         planned = list(cell.tests) if cell.inapplicable else tests  # only the tests the model can embed

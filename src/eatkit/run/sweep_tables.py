@@ -32,17 +32,18 @@ from eatkit.errors import EatkitError
 SWEEP_FILE = "sweep.json"
 
 
-def measure_kinds() -> tuple[tuple[str, str, str], ...]:
-    """The measures a sweep reports and ranks models by, as ``(kind, headline column, measure)``: the EAT's
-    effect size d and the value of each metric kind (the one place that says which measures exist; each
-    measure a key of :data:`eatkit.stats.metrics.MAGNITUDES`).
+def measure_kinds() -> tuple[tuple[str, str, str, str], ...]:
+    """The measures a sweep reports and ranks models by, as ``(kind, headline column, measure, magnitude
+    rule)``: each registered kind that declares how it ranks models (:func:`eatkit.kinds.ranked_kinds`, its
+    :class:`eatkit.kinds.Ranking`: the EAT's d, each metric's value), the one place that says which exist.
 
-    >>> measure_kinds()[0], len(measure_kinds()) > 1
+    >>> measure_kinds()[0][:3], len(measure_kinds()) > 1
     (('eat', 'effect_size', 'd'), True)
     """
-    from eatkit.analyses.metrics import KINDS
+    from eatkit.kinds import ranked_kinds
 
-    return (("eat", "effect_size", "d"), *((kind, "value", measure) for kind, measure in KINDS.items()))
+    return tuple((spec.name, spec.ranking.headline, spec.ranking.measure, spec.ranking.magnitude)
+                 for spec in ranked_kinds())
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -111,7 +112,7 @@ def measures_table(results: Any) -> Any:
 
     columns = ["setting", "model", "suite", "test", "kind", "measure", "value", "p_value", "magnitude"]
     parts = []
-    for kind, headline, measure in measure_kinds():
+    for kind, headline, measure, rule in measure_kinds():
         if "kind" not in results or headline not in results:
             continue
         part = results[results["kind"] == kind]
@@ -121,7 +122,7 @@ def measures_table(results: Any) -> Any:
         parts.append(pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
                                    "suite": part["suite"].astype(str), "test": part["test"].astype(str),
                                    "kind": kind, "measure": measure, "value": part[headline].astype(float),
-                                   "p_value": p, "magnitude": bias_magnitude(measure, part[headline])}))
+                                   "p_value": p, "magnitude": bias_magnitude(rule, part[headline])}))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return frame[columns]
 
@@ -141,7 +142,7 @@ def rank_groups(results: Any) -> tuple[Any, Any]:
     from eatkit.stats.metrics import rank_models
 
     long = measures_table(results).dropna(subset=["magnitude"])
-    order = [m for _, _, m in measure_kinds()]
+    order = [m for _, _, m, _ in measure_kinds()]
     rankings, correlations = [], []
     for setting in dict.fromkeys(long["setting"]):
         part = long[long["setting"] == setting]

@@ -74,7 +74,8 @@ class AssociationTest:
         raise EatkitError(f"test '{self.id}' has no set '{role}' (it has {', '.join(r for r, _ in self.roles)})")
 
     def param(self, name: str, default: Any = None) -> Any:
-        """A kind-specific parameter of the test (``params`` in the suite file)."""
+        """A kind-specific parameter of the test as its suite file gives it (``params``); an analysis reads
+        its parameters validated, defaults filled in, from ``options.params`` instead."""
         return dict(self.params).get(name, default)
 
 
