@@ -171,8 +171,12 @@ def test_labels_that_map_to_one_folder_and_unknown_tests_are_refused_when_read(t
     with pytest.raises(EatkitError, match=r"models 'a/b' and 'a-b' map to one folder name 'a-b'"):
         parse_sweep({"models": [{"name": "glove-6b-50d", "label": "a/b"}, {"name": "glove-6b-50d", "label": "a-b"}],
                      "suites": ["weat"]})
-    with pytest.raises(EatkitError, match=r"suite weat: unknown test 'weat99' in suite 'weat'"):
+    with pytest.raises(EatkitError, match=r"\(suites/0/tests/0\) 'weat99' is not one of \['weat1', "):
         parse_sweep({"models": ["glove-6b-50d"], "suites": [{"suite": "weat", "tests": ["weat99"]}]})
+    (tmp_path / "mine.json").write_text(resources.files("eatkit.stimuli").joinpath("suites/weat.json").read_text())
+    with pytest.raises(EatkitError, match=r"suite mine: unknown test 'weat99' in suite 'weat' \(known: weat1,"):
+        parse_sweep({"models": ["glove-6b-50d"], "suites": [{"suite": "mine.json", "tests": ["weat99"]}]},
+                    base=tmp_path)
 
 
 def _synthetic_sweep(out: Path, models: int, suites: dict[str, int], settings: tuple[str, ...]) -> int:
