@@ -71,6 +71,7 @@ def write_tables(out: str | Path) -> None:
     out = Path(out)
     index = read_index(out)
     frames, cell_rows, test_rows = [], [], []
+    owners: list[tuple[str, str, str]] = []  # (model, suite, setting) of each row of the frames
     for cell in index["cells"]:
         labels = {"model": cell["model"], "suite": cell["suite"], "setting": cell["setting"]}
         state: dict[str, Any] = {}
@@ -78,7 +79,8 @@ def write_tables(out: str | Path) -> None:
             folder = out / "cells" / cell["id"]
             state = json.loads((folder / "cell.json").read_text(encoding="utf-8"))
             table = pd.read_csv(folder / "results.csv")
-            frames.append(table.assign(**labels))
+            frames.append(table)
+            owners += [tuple(labels.values())] * len(table)
             test_rows += [{**labels, "test": t, "status": "done", "reason": None}
                           for t in dict.fromkeys(table["test"].astype(str))]
         failed = state.get("failed_tests", {})
@@ -96,7 +98,8 @@ def write_tables(out: str | Path) -> None:
     if frames:
         combined = pd.concat(frames, ignore_index=True)
         first = ["model", "suite", "setting"]
-        combined = combined[first + [c for c in combined.columns if c not in first]]
+        combined = pd.concat([pd.DataFrame(owners, columns=first),
+                              combined.drop(columns=[c for c in first if c in combined])], axis=1)
         combined.to_csv(out / "results.csv", index=False)
         write_rankings(out, combined)
     write_json(out / "audit.json", audit_data(index, combined))
