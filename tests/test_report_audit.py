@@ -121,3 +121,31 @@ def test_150_models_x_60_tests_open_fast_readable_and_sortable_in_chromium(big, 
     assert shown == 10  # laion-140 ... laion-149
     png = (tmp_path / "audit.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_page_sorts_by_keyboard_filters_tests_and_switches_settings_in_jsdom(tmp_path):
+    """audit.html of a 78-cell sweep driven in jsdom (node, with jsdom on NODE_PATH): Enter on a test heading
+    sorts it descending, the numeric metadata column sorts as numbers, a test's name shows only its column,
+    a model's name only its rows, and the selector shows the other setting."""
+    import os
+    import shutil
+    import subprocess
+
+    from test_sweep_audit import _synthetic_sweep
+
+    from eatkit.run.sweep_tables import write_tables
+
+    node = shutil.which("node")
+    if node is None or subprocess.run([node, "-e", "require('jsdom')"], capture_output=True).returncode != 0:
+        pytest.skip("node with jsdom on NODE_PATH is needed (npm install jsdom)")
+    _synthetic_sweep(tmp_path, 13, {"words": 8, "pictures": 6, "mixed": 10}, ("ddof1", "ddof0"))
+    write_tables(tmp_path)
+    page = write_audit_report(tmp_path)
+    run = subprocess.run([node, str(Path(__file__).parent / "js" / "audit_page.js"), str(page)], capture_output=True,
+                         text=True, env=os.environ, timeout=120)
+    got = json.loads(run.stdout)
+    assert got["errors"] == [] and got["rows"] == 13
+    assert got["sorted"] and got["ariaSort"] == "descending" and got["numeric"]
+    assert got["testFilter"] == [["mixed / mixed-3 (d)"], 13]
+    assert sorted(got["modelFilter"]) == ["model-010", "model-011", "model-012"]
+    assert got["hidden"] == [True, False]
