@@ -288,3 +288,7 @@ def test_a_task_per_model_decodes_each_image_once_and_equals_the_local_executor(
     assert set(by_task) == set(jobs) and len(jobs) == 3  # one task per model, each decoding
     for paths in by_task.values():
         assert len(paths) == len(set(paths)) == 16, paths  # every file once per task
+    # --jobs 2: the third task was submitted only once one of the first two had finished
+    submitted = sorted((tmp_path / "slurm" / "slurm" / j / f"{j}_submitted.pkl").stat().st_mtime for j in jobs)
+    finished = sorted((tmp_path / "slurm" / "slurm" / j / f"{j}_0_result.pkl").stat().st_mtime for j in jobs)
+    assert submitted[2] >= finished[0]
