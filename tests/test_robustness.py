@@ -198,7 +198,7 @@ def test_the_sweep_report_lists_failed_cells_and_a_resume_says_finished_before(t
     cells = (tiny / "out" / "cells.csv").read_text()
     assert "finished before" in cells and "skipped" not in cells
     tests = (tiny / "out" / "tests.csv").read_text()
-    assert "v,sentences,default,t1,inapplicable,\"needs sentence stimuli; v embeds word\"" in tests
+    assert "v,sentences,default,t1,inapplicable,needs sentence stimuli; v embeds word" in tests
 
 
 # -- #11: small things that misled ------------------------------------------------------------------------
