@@ -199,6 +199,7 @@ def test_the_sweep_report_lists_failed_cells_and_a_resume_says_finished_before(t
     assert "finished before" in cells and "skipped" not in cells
     tests = (tiny / "out" / "tests.csv").read_text()
     assert "v,sentences,default,t1,inapplicable,needs sentence stimuli; v embeds word" in tests
+    assert "gone,suite,default,t1,failed,vectors file " in tests  # a failed cell's tests, with its error
 
 
 # -- #11: small things that misled ------------------------------------------------------------------------

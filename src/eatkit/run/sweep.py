@@ -785,6 +785,6 @@ def _write_index(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict
         model, suite, setting = cell.labels
         index["metadata"][model] = {k: cell.model[k] for k in METADATA_KEYS if k in cell.model}
         index["cells"].append({"id": cell.id, "model": model, "suite": suite, "setting": setting,
-                               "status": statuses[cell.id], "error": errors.get(cell.id),
+                               "status": statuses[cell.id], "error": errors.get(cell.id), "tests": list(cell.tests),
                                "inapplicable_tests": dict(cell.inapplicable)})
     write_json(out / SWEEP_FILE, index)

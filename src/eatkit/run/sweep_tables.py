@@ -84,11 +84,13 @@ def write_tables(out: str | Path) -> None:
             test_rows += [{**labels, "test": t, "status": "done", "reason": None}
                           for t in dict.fromkeys(table["test"].astype(str))]
         failed = state.get("failed_tests", {})
+        if cell["status"] == "failed":  # each planned test of a failed cell, with the cell's error
+            failed = {t: cell["error"] for t in cell.get("tests", [])}
         inapplicable = cell["inapplicable_tests"]
         test_rows += [{**labels, "test": t, "status": "failed", "reason": e} for t, e in failed.items()]
         test_rows += [{**labels, "test": t, "status": "inapplicable", "reason": r} for t, r in inapplicable.items()]
         cell_rows.append({"cell": cell["id"], **labels, "status": cell["status"], "error": cell["error"],
-                          "tests_failed": len(failed), "tests_inapplicable": len(inapplicable)})
+                          "tests_failed": len(state.get("failed_tests", {})), "tests_inapplicable": len(inapplicable)})
     pd.DataFrame(cell_rows).to_csv(out / "cells.csv", index=False)
     pd.DataFrame(test_rows, columns=["model", "suite", "setting", "test", "status", "reason"]).to_csv(
         out / "tests.csv", index=False)
