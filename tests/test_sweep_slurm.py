@@ -292,3 +292,35 @@ def test_a_task_per_model_decodes_each_image_once_and_equals_the_local_executor(
     submitted = sorted((tmp_path / "slurm" / "slurm" / j / f"{j}_submitted.pkl").stat().st_mtime for j in jobs)
     finished = sorted((tmp_path / "slurm" / "slurm" / j / f"{j}_0_result.pkl").stat().st_mtime for j in jobs)
     assert submitted[2] >= finished[0]
+
+
+def test_extra_sbatch_options_and_setup_lines_reach_the_batch_script(tmp_path):
+    """slurm.extra and slurm.setup, parsed from a sweep file, in the sbatch script submitit writes."""
+    from submitit.slurm.slurm import _make_sbatch_string
+
+    sweep = parse_sweep({"models": [{"name": "glove-6b-50d", "slurm": {
+        "partition": "gpu", "extra": {"gres": "gpu:a100:1", "exclusive": True, "exclude": "node[01-02]"},
+        "setup": ["module load cuda/12.1", "source venv/bin/activate"]}}], "suites": [{"suite": "weat",
+                                                                                      "tests": ["weat1"]}]})
+    params = submitit_parameters(sweep.cells[0].model["slurm"])
+    script = _make_sbatch_string(command="python -m x", folder=tmp_path, partition=params["slurm_partition"],
+                                 additional_parameters=params["slurm_additional_parameters"],
+                                 setup=params["slurm_setup"])
+    lines = script.splitlines()
+    assert {"#SBATCH --gres=gpu:a100:1", "#SBATCH --exclusive", "#SBATCH --exclude='node[01-02]'",
+            "#SBATCH --partition=gpu"} <= set(lines)
+    setup = lines.index("# setup")
+    assert lines[setup + 1:setup + 3] == ["module load cuda/12.1", "source venv/bin/activate"]
+    with pytest.raises(EatkitError, match=r"\(models/0/slurm/setup/0\) 'a\\nb' is not valid"):
+        parse_sweep({"models": [{"name": "glove-6b-50d", "slurm": {"setup": ["a\nb"]}}], "suites": ["weat"]})
+
+
+def test_slurm_without_srun_is_one_line(capsys, tmp_path, monkeypatch):
+    (tmp_path / "sbatch").write_text("#!/bin/sh\nexit 1\n")
+    (tmp_path / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))  # sbatch, but no srun
+    (tmp_path / "s.toml").write_text('models = ["glove-6b-50d"]\nsuites = ["weat"]\n')
+    code = main(["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out"), "--executor", "slurm"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("eatkit: error: no SLURM here: srun is not on the PATH") and \
+        err.count("\n") == 1
