@@ -53,6 +53,8 @@ KINDS: dict[str, str | KindSpec] = {
     "rnsb": "eatkit.specs:RNSB",
     "direct-bias": "eatkit.specs:DIRECT_BIAS",
     "retrieval": "eatkit.specs:RETRIEVAL",
+    "t2iat": "eatkit.specs:T2IAT",
+    "depiction": "eatkit.specs:DEPICTION",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

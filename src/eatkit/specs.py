@@ -181,3 +181,40 @@ RETRIEVAL = KindSpec(
         Param("k", int, low=1, useful=(None, None),
               help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
     ))
+T2IAT = KindSpec(
+    "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
+    ranking=Ranking("effect_size", "abs", "t2iat_d"),
+    title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
+          "attribute-specific prompts",
+    presentation=Presentation(
+        columns=("template", "effect_size", "p_value", "q_value", "ci_low", "ci_high", "n_partitions"),
+        headline="effect_size", formats={"effect_size": ".2f", "ci_low": ".2f", "ci_high": ".2f"},
+        heading="T2IAT (text-to-image association tests)",
+        legend="d over concepts: s(c) = mean cos(neutral, A-specific images) - mean cos(neutral, B-specific images) "
+               "of concept c; p: permutation over re-partitions of the concepts X ∪ Y; CI: bootstrap over concepts"),
+    params=(
+        Param("template", default="a photo of a {attribute} studying {concept}", cli=False,
+              help="the prompt, with {attribute} (a word of N, A or B) and {concept} (a word of X or Y)"),
+    ))
+#: the zero-shot classifier's default classes and prompts per perceived attribute (depiction tests); the
+#: classes are perceived presentation, not identity (Luccioni et al. 2023, section 3)
+DEPICTION_CLASSES: dict[str, dict[str, str]] = {
+    "gender": {"man": "a photo of a man", "woman": "a photo of a woman"},
+    "skin-tone": {"lighter": "a photo of a person with light skin", "darker": "a photo of a person with dark skin"},
+    "age": {"young": "a photo of a young person", "middle-aged": "a photo of a middle-aged person",
+            "old": "a photo of an old person"},
+}
+DEPICTION = KindSpec(
+    "depiction", None, "eatkit.analyses.depiction:DepictionAnalysis",
+    renderer="eatkit.report.generated:DepictionRenderer", ranking=Ranking("mad", "abs", "mad"),
+    title="Who gets generated: perceived gender, skin tone and age of each prompt's images (DALL-Eval, Stable Bias)",
+    params=(
+        Param("attributes", many="list", sep=",", choices=tuple(DEPICTION_CLASSES), default=list(DEPICTION_CLASSES),
+              help="comma-separated perceived attributes to classify"),
+        Param("classes", many="pairs", default={}, flag="--class", metavar="CLASS=PROMPT",
+              help="a class of the zero-shot classifier and its prompt (repeatable; replaces the default prompts "
+              "of a single --attributes)"),
+        Param("reference", default="uniform",
+              help="the reference distribution: uniform, or a CSV of group,attribute,class,share rows (e.g. a "
+              "labour-statistics table; groups it does not list are compared with uniform)"),
+    ))

@@ -76,7 +76,11 @@ def register(sub: Any) -> None:
                      help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
                      "american-white; else greater); observed: the one-sided p on the side of the observed d "
                      "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
-    run.add_argument("--seed", type=declared("seed"), help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
+    run.add_argument("--seed", type=declared("seed"), help="seed for Monte Carlo and bootstrap draws (default: 0, "
+                     "so the same command gives the same digits; random: a fresh one); recorded")
+    run.add_argument("--correction-family", default="kind", choices=CHOICES["correction_family"],
+                     help="Benjamini-Hochberg q-values over each kind's tests (default: EATs among EATs, each metric "
+                     "among its own) or over all of the run's tests (run)")
     run.add_argument("--ddof", type=declared("ddof"), default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
@@ -110,6 +114,12 @@ def register(sub: Any) -> None:
                      "into --model")
     run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
+    gen = run.add_argument_group("text-to-image models (diffusers:<hub id or folder>, docs/generation.md)")
+    gen.add_argument("--embedder", metavar="MODEL", help="the image model that embeds the generated images (e.g. "
+                     "hf-clip:openai/clip-vit-large-patch14; a CLIP-like model for depiction tests)")
+    gen.add_argument("--generation", action="append", metavar="KEY=VALUE",
+                     help="a generation setting (repeatable): images_per_prompt, seed (image i: seed + i), steps, "
+                     "guidance_scale, scheduler, negative_prompt, size")
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
     joint.add_argument("--regions", help="region features: a folder of .npz files (one per image), the "
@@ -135,6 +145,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     selected = select_tests(suite, tests)
     options = checked_options(selected, RunOptions(
         permutations=args.permutations, alternative=args.alternative, seed=args.seed, ddof=args.ddof, sd=args.sd,
+        correction_family=args.correction_family,
         p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
         params=given_params(args, suite_kinds()) | _geometry_params(args, selected),
     ).validated())
@@ -146,7 +157,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print_notices(done.records, args.quiet)
     for warning in options.warnings():  # recorded in every record and the manifest; printed once, even with -q
         print(f"eatkit: warning: {warning}", file=sys.stderr)
-    return show_run(*_tables(done, options.warnings()), done.out, args)
+    table, written = _tables(done, options.warnings())
+    if options.correction_family == "run":  # the legends state the default family
+        table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
+    return show_run(table, written, done.out, args)
 
 
 def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:

@@ -91,6 +91,16 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _csv_number(text: str, spec: str) -> str:
+    """A number of a CSV cell formatted, or "n/a" for an empty cell (e.g. Spearman's rho of two models, or of
+    a measure that ties every model).
+
+    >>> _csv_number("0.5", ".2f"), _csv_number("", ".2f")
+    ('0.50', 'n/a')
+    """
+    return format(float(text), spec) if text.strip() else "n/a"
+
+
 def _rankings_html(rankings: list[dict[str, str]], correlations: list[dict[str, str]], setting: str) -> str:
     """The setting's rankings (``rankings.csv``: one table per group of comparable models, with the measures
     it shares and over which tests) and the Spearman correlations between the measures' rankings."""
@@ -114,7 +124,7 @@ def _rankings_html(rankings: list[dict[str, str]], correlations: list[dict[str, 
         corr = [r for r in correlations if r["setting"] == setting and r["group"] == group]
         if corr:
             cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
-                            f"<td>{_num(float(r['spearman'])):.2f}</td><td>{float(r['p_value']):.3g}</td></tr>"
+                            f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_csv_number(r['p_value'], '.3g')}</td></tr>"
                             for r in corr)
             out.append('<p class="note">Spearman\'s rho between the measures\' rankings of these models.</p>'
                        '<table class="rankings"><thead><tr><th>measure</th><th>measure</th><th>rho</th><th>p</th>'

@@ -25,16 +25,19 @@ import numpy as np
 
 from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
+from eatkit.encoders.cache import cache_dir
 from eatkit.errors import EatkitError
 from eatkit.io import checked_path, text_sha256
-from eatkit.progress import progress
+from eatkit.progress import activity, enabled
+from eatkit.progress import progress as progressing
 from eatkit.records import Record
-from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
+from eatkit.run.folder import records_frame, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
 from eatkit.stats.options import OBSERVED
+from eatkit.stats.permutation import count_store
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "build_source"]
@@ -67,10 +70,13 @@ class RunResult:
         return {o.record.test: o.arrays for o in self.outcomes}
 
     def table(self) -> Any:
-        """The records as a pandas DataFrame (one row per record; nested fields flattened)."""
-        import pandas as pd
+        """The records as a pandas DataFrame: ``results.csv``'s rows and columns (:func:`to_frame`)."""
+        return self.to_frame()
 
-        return pd.DataFrame([flatten_record(r.to_json()) for r in self.records])
+    def to_frame(self) -> Any:
+        """The records as a pandas DataFrame, one row per record and one column per value, as ``results.csv``
+        (``estimate``: each kind's headline value; panels such as ``validity`` are in ``tables/*.csv``)."""
+        return records_frame(self.records)
 
     def to_json(self) -> str:
         """``results.json``: the records as a JSON list."""
@@ -99,6 +105,7 @@ def run_suite(
     options: RunOptions | None = None,
     command: str | None = None,
     isolate: bool = False,
+    progress: bool | None = None,
     **option_values: Any,
 ) -> RunResult:
     """Run ``tests`` (default: all) of ``suite`` on ``source`` and collect records and a manifest.
@@ -108,12 +115,21 @@ def run_suite(
     ``permutations=``, ``alternative=``, ``sd=``, ``ddof=``, ``p_method=``, ``n_bootstrap=``, ... the
     fields of :class:`RunOptions`) or one ``options`` object. Each test gets its own seed derived from
     the run seed and the test id, so a test's Monte Carlo p-value does not depend on which other tests
-    ran. A set shared by several tests is embedded once.
+    ran. A set shared by several tests is embedded once. ``progress`` shows (True) or silences (False) the
+    progress of embedding and long statistics on stderr (None: as set for the process, e.g. ``--quiet``; a
+    line every few seconds where stderr is not a terminal, as in a notebook or a log).
 
     ``isolate=True`` (a sweep's cells): a test whose check, embedding or statistics fail is left out with
     its one-line error in :attr:`RunResult.failed` (and the manifest's ``failed_tests``), the other tests
     go on; only when every test fails is the run an error.
     """
+    with enabled(progress):
+        return _run_suite(suite, source, tests, options, command, option_values, isolate)
+
+
+def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: RunOptions | None,
+               command: str | None, option_values: dict[str, Any], isolate: bool = False) -> RunResult:
+    """:func:`run_suite` with progress set."""
     suite, source = _resolve(suite, source)
     if options is not None and option_values:
         raise TypeError("run_suite takes either options= or option keywords, not both")
@@ -127,14 +143,15 @@ def run_suite(
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
     selected = select_tests(suite, tests)
     options = checked_options(selected, options.validated().for_suite(suite.alternative))
-    _, run_seed = resolve_rng(options.seed)
+    run_seed = resolve_run_seed(options.seed)
     analyses = {test.id: get_analysis(test.kind) for test in selected}
     refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
     if refused:
         raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
                           "and sc-eat tests only")
     if options.validity and not any(a.takes_validity for a in analyses.values()):
-        raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
+        raise EatkitError("validity (--validity) applies to EAT tests (kinds 'eat' and 't2iat'); none of the selected "
+                          "tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once
     failed: dict[str, str] = {}
 
@@ -155,12 +172,13 @@ def run_suite(
     for test in selected:
         attempt(test, lambda t=test: analyses[t.id].check(t, given[t.id]))
     selected = [t for t in selected if t.id not in failed]
-    memo = _embed_all(source, [s for test in selected
-                               for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()])
+    sets = [s for test in selected for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()]
+    with activity(f"embedding {len(sets)} stimulus sets"):
+        memo = _embed_all(source, sets)
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
-    for test in progress(selected, desc="embedding"):
+    for test in progressing(selected, desc="embedding"):
         embedded[test.id] = attempt(test, lambda t=test: analyses[t.id].embed(
             t, lambda s: _embed(source, s, memo, t), given[t.id]))
     selected = [t for t in selected if t.id not in failed]
@@ -168,14 +186,16 @@ def run_suite(
         attempt(test, lambda t=test: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
     selected = [t for t in selected if t.id not in failed]
     outcomes: list[Outcome] = []
-    for test in progress(selected, desc=suite.id):
-        outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
-            t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
+    # counts made by an earlier run on the same values are read, not made again (same integers)
+    with count_store(cache_dir() / "counts"):
+        for test in progressing(selected, desc=suite.id):
+            outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
+                t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
     selected = [t for t in selected if t.id not in failed]
     if failed and not selected:
         raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
                                                           if len(failed) > 1 else ""))
-    outcomes = _with_q_values(outcomes)
+    outcomes = _with_q_values(outcomes, options.correction_family)
     warnings = options.warnings()
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
                 for o in outcomes]
@@ -206,7 +226,8 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
-                                  "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision")
+                                  "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision",
+                                  "embedder", "generation")
 
 
 def model_flag(key: str) -> str:
@@ -271,15 +292,33 @@ def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], sou
         raise EatkitError(f"{model_flag(extra[0])} applies to --model, not to {source}")
 
 
-def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
-    """Benjamini-Hochberg q-values across the run's tested p-values, set on the records that have one."""
-    tested = [i for i, o in enumerate(outcomes) if o.record.p_value is not None]
-    if not tested:
-        return outcomes
-    q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
+#: the run seed when none is given, so that the same command gives the same digits (``seed="random"`` draws
+#: a fresh one); recorded in the manifest like any seed
+DEFAULT_SEED = 0
+
+
+def resolve_run_seed(seed: int | str | None) -> int:
+    """The run seed of ``seed``: ``DEFAULT_SEED`` for None, a fresh seed below 2**53 for ``"random"``.
+
+    >>> resolve_run_seed(None), resolve_run_seed(7), resolve_run_seed("random") < 2**53
+    (0, 7, True)
+    """
+    return resolve_rng(DEFAULT_SEED if seed is None else seed)[1] or 0  # an int or "random" gives a seed
+
+
+def _with_q_values(outcomes: list[Outcome], family: str = "kind") -> list[Outcome]:
+    """Benjamini-Hochberg q-values over each family of tested p-values, set on the records that have one: the
+    records of each kind apart (EATs among EATs, each metric among its own) for ``family="kind"``, all of
+    the run's for ``"run"``."""
+    families: dict[str, list[int]] = {}
+    for i, o in enumerate(outcomes):
+        if o.record.p_value is not None:
+            families.setdefault(o.record.kind if family == "kind" else "", []).append(i)
     out = list(outcomes)
-    for i, q in zip(tested, q_values):
-        out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
+    for tested in families.values():
+        q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
+        for i, q in zip(tested, q_values):
+            out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
     return out
 
 
@@ -316,7 +355,7 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
 def _test_seed(run_seed: int, test_id: str) -> int:
     """A per-test seed from the run seed and the test id (independent of which tests run)."""
     state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
-    return int(state[0]) << 32 | int(state[1])
+    return (int(state[0]) << 32 | int(state[1])) % 2**53  # read exactly from a file by every tool
 
 
 def _embed_all(source: EmbeddingSource, sets: list[StimulusSet]) -> dict[str, Embedded]:

@@ -55,6 +55,7 @@ _MODALITY_KEYS: dict[str, tuple[str, frozenset[str]]] = {
     "sentence": ("items", frozenset({"items"})),
     "image": ("category", frozenset({"category"})),
     "image-caption": ("captions", frozenset({"captions", "images"})),
+    "prompt": ("items", frozenset({"items"})),
 }
 assert tuple(_MODALITY_KEYS) == MODALITIES
 
