@@ -41,10 +41,18 @@ def _kinds(args: argparse.Namespace) -> None:
     from eatkit.kinds import KINDS, get_kind
 
     for spec in map(get_kind, KINDS):
-        roles = ",".join(map(str, spec.roles)) if spec.roles else "groups" if spec.probe else "classes"
+        roles = (",".join(map(str, spec.roles)) if spec.roles else "none (data)" if spec.roles == () else "groups"
+                 if spec.probe else "classes")
         runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
         flags = " ".join(p.option for p in spec.params if p.cli)
-        print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
+        print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else "")
+              + (f"  {_ranking(spec.ranking)}" if spec.ranking else ""))
+
+
+def _ranking(ranking: Any) -> str:
+    """How a kind ranks models: its measure, the magnitude rule and the direction of its raw value."""
+    way = {True: "; higher is better", False: "; higher is more biased"}.get(ranking.higher_is_better, "")
+    return f"(ranks models by {ranking.measure}: {ranking.magnitude} of {ranking.headline}{way})"
 
 
 def _models(args: argparse.Namespace) -> None:

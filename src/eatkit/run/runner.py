@@ -144,6 +144,7 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     selected = select_tests(suite, tests)
     options = checked_options(selected, options.validated().for_suite(suite.alternative))
     run_seed = resolve_run_seed(options.seed)
+    options = dataclasses.replace(options, seed=run_seed)  # what an analysis draws before compute uses it too
     analyses = {test.id: get_analysis(test.kind) for test in selected}
     refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
     if refused:

@@ -32,18 +32,19 @@ from eatkit.errors import EatkitError
 SWEEP_FILE = "sweep.json"
 
 
-def measure_kinds() -> tuple[tuple[str, str, str, str], ...]:
+def measure_kinds() -> tuple[tuple[str, str, str, str, str], ...]:
     """The measures a sweep reports and ranks models by, as ``(kind, headline column, measure, magnitude
-    rule)``: each registered kind that declares how it ranks models (:func:`eatkit.kinds.ranked_kinds`, its
-    :class:`eatkit.kinds.Ranking`: the EAT's d, each metric's value), the one place that says which exist.
+    rule, aggregation over a model's tests)``: each registered kind that declares how it ranks models
+    (:func:`eatkit.kinds.ranked_kinds`, its :class:`eatkit.kinds.Ranking`: the EAT's d, each metric's
+    value, ...), the one place that says which exist.
 
     >>> measure_kinds()[0][:3], len(measure_kinds()) > 1
     (('eat', 'effect_size', 'd'), True)
     """
     from eatkit.kinds import ranked_kinds
 
-    return tuple((spec.name, spec.ranking.headline, spec.ranking.measure, spec.ranking.magnitude)
-                 for spec in ranked_kinds())
+    return tuple((spec.name, spec.ranking.headline, spec.ranking.measure, spec.ranking.magnitude,
+                  spec.ranking.aggregation) for spec in ranked_kinds())
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -117,10 +118,12 @@ def measures_table(results: Any) -> Any:
 
     columns = ["setting", "model", "suite", "test", "kind", "measure", "value", "p_value", "magnitude"]
     parts = []
-    for kind, headline, measure, rule in measure_kinds():
+    for kind, headline, measure, rule, _ in measure_kinds():
         if "kind" not in results or headline not in results:
             continue
         part = results[results["kind"] == kind]
+        if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
+            part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
         if part.empty:
             continue
         p = part["p_value"] if "p_value" in part else float("nan")
@@ -147,7 +150,8 @@ def rank_groups(results: Any) -> tuple[Any, Any]:
     from eatkit.stats.metrics import rank_models
 
     long = measures_table(results).dropna(subset=["magnitude"])
-    order = [m for _, _, m, _ in measure_kinds()]
+    order = [m for _, _, m, _, _ in measure_kinds()]
+    aggregate = {m: getattr(np, agg) for _, _, m, _, agg in measure_kinds()}  # declared (mean, median, ...)
     rankings, correlations = [], []
     for setting in dict.fromkeys(long["setting"]):
         part = long[long["setting"] == setting]
@@ -174,8 +178,8 @@ def rank_groups(results: Any) -> tuple[Any, Any]:
                     basis.append(f"{measure}: {len(common)} shared test(s)")
                 else:
                     basis.append(f"{measure}: each model's own tests (none shared)")
-                columns[measure] = [float(np.mean([v for k, v in found[(measure, m)].items()
-                                                   if not common or k in common])) for m in members]
+                columns[measure] = [float(aggregate[measure]([v for k, v in found[(measure, m)].items()
+                                                              if not common or k in common])) for m in members]
             table = pd.DataFrame(columns, index=pd.Index(members, name="model"))
             ranking = rank_models(table.to_numpy())
             frame = table.reset_index()

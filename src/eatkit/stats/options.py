@@ -134,9 +134,8 @@ class TestOptions:
 
     def validated(self) -> "TestOptions":
         """These options, checked (one precise error per problem) and normalised."""
-        check_choice("alternative", self.alternative)
-        check_choice("sd", self.sd)
-        check_choice("p_method", self.p_method)
+        for name in ("alternative", "sd", "p_method"):
+            check_option(name, getattr(self, name))
         ddof = check_ddof(self.ddof)
         for uses, what in ((self.sd == "pooled", "the pooled SD"), (self.p_method == "welch", "Welch's t-test")):
             if uses and ddof not in (0, 1):
