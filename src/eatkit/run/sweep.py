@@ -415,6 +415,8 @@ def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]
           plan: tuple[str, list[tuple[str, frozenset[str]]]]) -> Cell:
     content, needs = plan
     embeds = model_modalities(model)
+    if embeds is not None and "sentence" in embeds:
+        embeds = embeds | {"word"}  # a word is a short text: a sentence model takes it (an LM is prompted with it)
     tests, inapplicable = [], []
     for test, need in needs:
         if embeds is None or need <= embeds:

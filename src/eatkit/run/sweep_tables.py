@@ -111,26 +111,41 @@ def write_tables(out: str | Path) -> None:
 def measures_table(results: Any) -> Any:
     """The long table of every measure's value in a combined results table: one row per (setting, model,
     suite, test, measure) with the headline ``value``, ``p_value`` and the bias ``magnitude``
-    (:func:`eatkit.stats.metrics.bias_magnitude`)."""
+    (:func:`eatkit.stats.metrics.bias_magnitude`) of the kinds that rank models (:func:`measure_kinds`);
+    the other kinds' records with their presentation's headline, as a measure named by the kind, unranked
+    (magnitude NaN). The language-model kinds give their overall record, not each bias type's."""
+    import numpy as np
     import pandas as pd
 
+    from eatkit.kinds import KINDS, get_kind
     from eatkit.stats.metrics import bias_magnitude
 
     columns = ["setting", "model", "suite", "test", "kind", "measure", "value", "p_value", "magnitude"]
+    if "kind" not in results:
+        return pd.DataFrame(columns=columns)
+    ranked = {kind: (headline, measure, rule) for kind, headline, measure, rule, _ in measure_kinds()}
     parts = []
-    for kind, headline, measure, rule, _ in measure_kinds():
-        if "kind" not in results or headline not in results:
+    for kind in dict.fromkeys(results["kind"].astype(str)):
+        if kind in ranked:
+            headline, measure, rule = ranked[kind]
+        else:
+            spec = get_kind(kind) if kind in KINDS else None
+            headline = spec.presentation.headline if spec is not None and spec.presentation else None
+            measure, rule = kind.replace("-", "_"), None
+        if headline is None or headline not in results:
             continue
         part = results[results["kind"] == kind]
         if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
             part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
+        values = pd.to_numeric(part[headline], errors="coerce")
         if part.empty:
             continue
         p = part["p_value"] if "p_value" in part else float("nan")
+        magnitude = bias_magnitude(rule, values) if rule is not None else np.full(len(part), np.nan)
         parts.append(pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
                                    "suite": part["suite"].astype(str), "test": part["test"].astype(str),
-                                   "kind": kind, "measure": measure, "value": part[headline].astype(float),
-                                   "p_value": p, "magnitude": bias_magnitude(rule, part[headline])}))
+                                   "kind": kind, "measure": measure, "value": values.astype(float),
+                                   "p_value": p, "magnitude": magnitude}))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return frame[columns]
 
