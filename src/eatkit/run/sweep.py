@@ -415,8 +415,10 @@ def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]
           plan: tuple[str, list[tuple[str, frozenset[str]]]]) -> Cell:
     content, needs = plan
     embeds = model_modalities(model)
-    if embeds is not None and "sentence" in embeds:
-        embeds = embeds | {"word"}  # a word is a short text: a sentence model takes it (an LM is prompted with it)
+    if embeds is not None and embeds & {"sentence", "prompt"}:
+        # a word is a short text: a model of sentences or prompts takes it (an LM, a text-to-image model is
+        # prompted with it)
+        embeds = embeds | {"word", "sentence"} if "prompt" in embeds else embeds | {"word"}
     tests, inapplicable = [], []
     for test, need in needs:
         if embeds is None or need <= embeds:
