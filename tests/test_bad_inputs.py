@@ -363,6 +363,13 @@ CLI: list[tuple[list[str], str]] = [
     (["compare", "{d}/run", "{d}/run"], "have no depiction record in common"),
     (["compare", "{d}/no-such-run", "{d}/run"], "no-such-run does not exist"),
     (["compare", "{d}/run", "{d}/run", "--measure", "js"], "invalid choice: 'js'"),
+    # image preprocessing (study presets and overrides)
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--preprocess", "steed2020", "-q", "-o", "{o}"],
+     "invalid choice: 'steed2020'"),
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--alpha", "grey", "-q", "-o", "{o}"],
+     "invalid choice: 'grey'"),
+    (["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "--preprocess", "steed2021", "-q", "-o", "{o}"],
+     "--preprocess applies to --model, not to --vectors"),
 ]
 
 

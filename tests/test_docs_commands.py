@@ -192,10 +192,12 @@ CASES: dict[str, Case] = {
     "eatkit report results/weat --html results/weat-eatmaps.html": Case(
         after=("eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat",),
         files=("results/weat-eatmaps.html",)),
-    "eatkit run weat --model gpt2-mleat:gpt2 -o results/gpt2": Case(
+    "eatkit run mleat-gpt2 --model gpt2-mleat:gpt2 -o results/gpt2": Case(
         subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2/results.json",)),
-    "eatkit run weat --vectors GoogleNews-vectors-negative300.bin -o results/word2vec": Case(
+    "eatkit run weat --vectors GoogleNews-vectors-negative300.bin --alternative two-sided -o results/word2vec": Case(
         subs={"GoogleNews-vectors-negative300.bin": "{word2vec}"}, files=("results/word2vec/results.json",)),
+    "eatkit run weat --vectors glove.840B.300d.txt --alternative two-sided --seed 1 -o results/weat": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, files=("results/weat/results.json",)),
     "eatkit run mleat-clip --model open_clip:ViT-B-32/openai --images ~/.local/share/eatkit/ieat -o results/clip-b32":
         Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
              files=("results/clip-b32/results.json",)),
@@ -240,8 +242,6 @@ CASES: dict[str, Case] = {
     # docs/mleat-studies.md
     "eatkit run mleat-histwords --series histwords/sgns/ --decades 1810-1990 --seed 0 -o results/histwords --report":
         Case(subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
-    "eatkit run mleat-histwords --series histwords/sgns/ --seed 0 -o results/histwords --report": Case(
-        subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
     "eatkit run mleat-clip --model open_clip:ViT-L-14-336/openai --images ~/.local/share/eatkit/ieat "
     "--compare-prompts '' 'a picture that brings to mind {x}' -o results/clip-prompts --report": Case(
         subs={"open_clip:ViT-L-14-336/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),

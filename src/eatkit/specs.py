@@ -109,9 +109,11 @@ CAPTION = KindSpec(
     ))
 #: named settings of a study (``eatkit probe generate --preset NAME``; options given beside it win).
 #: wolfe2022: seed 003 section 3.5, 200 iterations, 592 x 592 images, the brightness of a 50 x 50 square of
-#: the forehead just above the eyebrows and between the eyes (of a frontal, centred CFD face)
+#: the forehead just above the eyebrows and between the eyes: the authors' crop (250, 175)-(300, 225) of the
+#: 592 x 592 frame; the start image stretched to 592 x 592 (VQGAN-CLIP resizes its init image, Lanczos)
 GENERATION_PRESETS: dict[str, dict[str, object]] = {
-    "wolfe2022": {"steps": 200, "every": 10, "size": 592, "region": [0.45, 0.3, 0.085, 0.085]},
+    "wolfe2022": {"steps": 200, "every": 10, "size": 592, "region": [250 / 592, 175 / 592, 50 / 592, 50 / 592],
+                  "initial": "stretch"},
 }
 GENERATION = KindSpec(
     "generation", None, "eatkit.analyses.generation:GenerationAnalysis",
@@ -134,7 +136,10 @@ GENERATION = KindSpec(
               "square of 1/12 of the side)"),
         Param("max_images", int, low=1, useful=(None, None), help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
-              "the forehead region); options given beside it win"),
+              "the authors' forehead square, the start image stretched); options given beside it win"),
+        Param("initial", choices=("center-square", "stretch"), default="center-square",
+              help="the start image: its centre square resized (bicubic), or the whole image stretched to the "
+              "square (Lanczos, as VQGAN-CLIP)"),
     ))
 
 
