@@ -271,7 +271,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--revision", "main"), "--revision applies to --model, not to --vectors"),
     (["sweep", "{d}/missing.toml"], "cannot read sweep file"),
     (["sweep", "{d}/badkey.toml"], "unknown key 'bogus'"),
-    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "'mem' must be GB (a number) or a size"),
+    (["sweep", "{d}/badslurm.toml", "--executor", "slurm"], "(slurm/mem) 'lots' is not valid (memory per task"),
     (["probe", "ranking", "--model", "glove-6b-50d", "--images", "{d}/folder", "-o", "{o}"],
      "needs at least 2 group folders"),
     (["run", "grounded-coco", "--model", "hf-lxmert:x", "--regions", "{d}/nosuch.th", "-q", "-o", "{o}"],

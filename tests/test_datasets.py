@@ -189,6 +189,8 @@ def test_network_failure_is_one_line(manifest, tmp_path):
     message = str(err.value)
     assert message.startswith(f"cannot download 'age/old/of1.jpg' from {base}/data/experiments/age/old/of1.jpg: ")
     assert "Connection refused" in message and "\n" not in message
+    assert message.endswith("download from a copy with --base-url file://MIRROR (a folder in the source's layout) "
+                            "or an http(s) mirror")
     assert not list((tmp_path / "ieat").rglob("*.part"))
 
 

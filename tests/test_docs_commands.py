@@ -320,7 +320,8 @@ CASES: dict[str, Case] = {
                "hf-clip:openai/clip-vit-base-patch32 --attributes gender --reference labour-gender.csv --seed 0 "
                "-o results/depiction-labour"), stdout="Doctor"),
     "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",),
-                                        contains=(("results/t2i-sweep/audit.html", "<th>t2iat_d</th><th>mad</th>"),)),
+                                        contains=(("results/t2i-sweep/audit.html", 'data-type="num">t2iat_d</th><th class="sort" '
+                                                                             'tabindex="0" data-type="num">mad</th>'),)),
     # docs/language-models.md (tiny stand-ins: a BERT, GPT-2s, a CrowS-Pairs file, recorded answers)
     "eatkit data get crows-pairs": Case(stdout="crows-pairs: 1 of 1 files verified"),
     "eatkit run crows-pairs --model hf-mlm:bert-base-uncased --seed 0 -o results/crows-bert": Case(

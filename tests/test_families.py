@@ -240,7 +240,7 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
         assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "sw"), "--jobs", "0", "-q"]) == 0
         rankings = pd.read_csv(tmp_path / "sw" / "rankings.csv").set_index("model")
         assert rankings.loc["m1", "spread"] == pytest.approx(max(means) - min(means))
-        assert list(rankings.columns[:1]) == ["spread"] and ">spread<" in (tmp_path / "sw" / "audit.html").read_text()
+        assert list(rankings.columns[:3]) == ["setting", "group", "spread"] and ">spread<" in (tmp_path / "sw" / "audit.html").read_text()
     finally:
         del KINDS["toy-spread"]
         get_kind.cache_clear()

@@ -101,3 +101,41 @@ def test_the_documented_sweep_files_are_valid():
     assert len(blocks) >= 2
     for block in blocks:
         assert list(validator.iter_errors(tomllib.loads(block))) == []
+
+
+@pytest.mark.parametrize("text, message", [
+    ('settings = [{ alternative = "sideways" }]\n', "(settings/0/alternative) 'sideways' is not one of"),
+    ('settings = [{ ddof = -1 }]\n', "(settings/0/ddof) -1 is less than the minimum of 0"),
+    ('settings = [{ params = { iterations = 0 } }]\n', "(settings/0/params/iterations) 0 is less than the minimum of 1"),
+    ('slurm = { gpus = -1 }\n', "(slurm/gpus) -1 is less than the minimum of 0"),
+    ('models = [{ name = "glove-6b-50d", batch_size = 0 }]\n', "(models/0/batch_size) 0 is less than the minimum"),
+    ('suites = [{ suite = "weat", tests = ["weat99"] }]\n', "(suites/0/tests/0) 'weat99' is not one of ['weat1',"),
+])
+def test_a_bad_setting_resource_option_or_test_id_fails_schema_and_loader_with_one_message(tmp_path, capsys, text,
+                                                                                           message):
+    """The loader checks every typed value with the schema: the same message as a schema check of the file."""
+    import tomllib
+
+    from eatkit.run.sweep import check_sweep_schema
+
+    base = {"models": 'models = ["glove-6b-50d"]\n', "suites": 'suites = ["weat"]\n'}
+    key = text.split(" ", 1)[0]
+    body = "".join(v for k, v in base.items() if k != key) + text
+    (tmp_path / "s.toml").write_text(body)
+    with pytest.raises(Exception) as schema_error:
+        check_sweep_schema(tomllib.loads(body), "here")
+    errors = list(jsonschema.Draft202012Validator(sweep_json_schema()).iter_errors(tomllib.loads(body)))
+    assert errors, "the schema accepts the file"
+    assert main(["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert err.rstrip("\n").split(": ", 3)[-1] == str(schema_error.value).split(": ", 1)[1]  # the same message
+
+
+def test_metrics_all_is_a_valid_sweep_suite_entry():
+    data = {"models": ["glove-6b-50d"], "suites": [{"suite": "weat", "tests": ["weat1"], "metrics": ["all"]}]}
+    assert list(jsonschema.Draft202012Validator(sweep_json_schema()).iter_errors(data)) == []
+    from eatkit.run.sweep import parse_sweep
+
+    [cell] = parse_sweep(data).cells
+    assert cell.tests[0] == "weat1" and "weat1:direct-bias" in cell.tests

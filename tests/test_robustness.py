@@ -178,23 +178,28 @@ def test_a_byte_order_mark_and_tabs_are_read_as_a_user_means_them(tmp_path: Path
 
 
 def test_the_sweep_report_lists_failed_cells_and_a_resume_says_finished_before(tiny: Path, capsys) -> None:
+    """A word model x a sentence suite is planned out (inapplicable, not a failure); a model that cannot be
+    read is a failed cell, listed with its error in audit.html; a resume says "finished before"."""
     sentences = json.loads((tiny / "suite.json").read_text())
     for role in "XYAB":
         sentences["tests"][0][role]["modality"] = "sentence"
     sentences["id"] = "sentences"
     (tiny / "sentences.json").write_text(json.dumps(sentences))
-    (tiny / "sweep.toml").write_text('models = [{ vectors = "v.txt" }]\nsuites = ["suite.json", "sentences.json"]\n'
+    (tiny / "sweep.toml").write_text('models = [{ vectors = "v.txt" }, { vectors = "gone.txt" }]\n'
+                                     'suites = ["suite.json", "sentences.json"]\n'
                                      'settings = [{ seed = 0, n_bootstrap = 0, permutations = 10 }]\n')
     argv = ["sweep", str(tiny / "sweep.toml"), "-o", str(tiny / "out"), "--jobs", "0", "-q"]
     assert main(argv) == 1
-    html = (tiny / "out" / "report.html").read_text()
-    assert "Not in this report: 1 failed" in html and "v__sentences__default" in html
-    assert "sentence stimuli, which v.txt cannot embed" in html
+    html = (tiny / "out" / "audit.html").read_text()
+    assert "1 done, 2 inapplicable, 1 failed" in html and "gone__suite__default" in html and "gone.txt" in html
     capsys.readouterr()
     assert main(argv[:-1]) == 1
-    assert "2 cells: 0 computed, 1 finished before, 1 failed" in capsys.readouterr().out
+    assert "4 cells: 0 computed, 1 finished before, 1 failed, 2 inapplicable" in capsys.readouterr().out
     cells = (tiny / "out" / "cells.csv").read_text()
     assert "finished before" in cells and "skipped" not in cells
+    tests = (tiny / "out" / "tests.csv").read_text()
+    assert "v,sentences,default,t1,inapplicable,needs sentence stimuli; v embeds word" in tests
+    assert "gone,suite,default,t1,failed,vectors file " in tests  # a failed cell's tests, with its error
 
 
 # -- #11: small things that misled ------------------------------------------------------------------------

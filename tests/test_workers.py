@@ -102,11 +102,39 @@ def test_a_killed_parent_leaves_no_ring(tmp_path):
     ) % str(Path(__file__).parent)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     name = run.stdout.strip()
-    assert run.returncode == -9 and name.startswith("psm_")
+    assert run.returncode == -9 and name.startswith(f"eatkit-ring-")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and os.path.exists(f"/dev/shm/{name}"):
         time.sleep(0.2)
     assert not os.path.exists(f"/dev/shm/{name}")  # the resource tracker removed it
+
+
+def test_rings_of_a_killed_process_group_are_reclaimed_at_the_next_start(tmp_path):
+    """SIGKILL of the whole process group (the resource tracker included) during decoding leaves the ring in
+    /dev/shm; the next eatkit process that starts a ring removes it (and no ring of a live process)."""
+    script = (
+        "import os, signal, sys\n"
+        "sys.path.insert(0, %r)\n"
+        "from test_workers import pixels\n"
+        "from eatkit.encoders.workers import Prefetcher, start_pool\n"
+        "p = Prefetcher(start_pool(1), 1, pixels)\n"
+        "stream = p.run([[str(i)] for i in range(8)])\n"
+        "for _ in range(4): next(stream)\n"
+        "print(p.ring.name, flush=True)\n"
+        "os.killpg(0, signal.SIGKILL)\n"
+    ) % str(Path(__file__).parent)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, start_new_session=True)
+    name = run.stdout.strip()
+    assert run.returncode == -9 and name.startswith("eatkit-ring-")
+    time.sleep(0.5)
+    assert os.path.exists(f"/dev/shm/{name}")  # nothing left alive to remove it
+    live = Path("/dev/shm") / f"eatkit-ring-{os.getpid()}-live"
+    live.write_bytes(b"x")
+    try:
+        removed = workers.reclaim_rings(Path("/dev/shm"))
+        assert name in removed and not os.path.exists(f"/dev/shm/{name}") and live.exists()
+    finally:
+        live.unlink()
 
 
 def floats_and_objects(item: str) -> np.ndarray:

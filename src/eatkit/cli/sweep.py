@@ -13,8 +13,10 @@ from eatkit.cli import non_negative
 def register(sub: Any) -> None:
     sweep = sub.add_parser("sweep", help="run models x suites x settings from a sweep file (resumable)",
                            description="Run every cell of a sweep file (TOML, or YAML with PyYAML) not finished "
-                           "before; write each cell's run folder, a combined results.csv and report.html "
-                           "(see docs/scale.md). Exit status 1 when a cell failed.")
+                           "before (only the tests each model can embed); write each cell's run folder, the combined "
+                           "tables (results.csv, cells.csv, tests.csv, rankings.csv) and audit.html (see "
+                           "docs/scale.md). Exit status 1 when a cell failed (a test that fails alone is a "
+                           "warning; inapplicable cells are not failures).")
     sweep.add_argument("config", type=Path, help="the sweep file")
     sweep.add_argument("--output", "-o", type=Path, help="output folder (default: 'output' in the sweep file)")
     sweep.add_argument("--executor", default="local", choices=("local", "ray", "slurm"),
@@ -25,7 +27,7 @@ def register(sub: Any) -> None:
                        "machine (local: processes; debug: in this process) to try a sweep file")
     sweep.add_argument("--jobs", type=non_negative, default=1,
                        help="local worker processes (default 1; 0: in this process)")
-    sweep.add_argument("--no-report", action="store_true", help="do not write report.html")
+    sweep.add_argument("--no-report", action="store_true", help="do not write audit.html (eatkit report OUTPUT writes it later)")
     sweep.add_argument("--quiet", "-q", action="store_true", help="no summary, no progress output")
     sweep.set_defaults(func=_cmd_sweep)
 
@@ -35,35 +37,34 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
                        cluster=args.cluster)
-    if not args.no_report and result.finished:
-        from eatkit.report import write_html_report
+    if not args.no_report:
+        from eatkit.report.audit import write_audit_report
 
-        write_html_report(result.finished, result.out / "report.html", {c: result.errors[c] for c in result.failed})
-        _write_audit(args.config, result)
-    for cell in result.failed:
-        print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
+        write_audit_report(result.out)
+    _report_failures(result)
     if not args.quiet:
-        _summary(result)
+        _summary(result, args.no_report)
     return 1 if result.failed else 0
 
 
-def _summary(result: Any) -> None:
-    """The cells computed, finished before and failed, the files written and the rankings."""
-    counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed")}
+def _report_failures(result: Any) -> None:
+    """The failed cells (errors) and the tests that failed alone (warnings: the cells' other tests stand)."""
+    for cell in result.failed:
+        print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
+    for cell, tests in result.failed_tests.items():
+        for error in tests.values():
+            print(f"eatkit: warning: cell {cell}: {error} (the cell's other tests stand; tests.csv)", file=sys.stderr)
+
+
+def _summary(result: Any, no_report: bool) -> None:
+    """The cells computed, finished before, failed and inapplicable, the files written and the rankings."""
+    counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed",
+                                                                   "inapplicable")}
     rankings = result.out / "rankings.csv"
-    written = "results.csv, cells.csv" + (", rankings.csv" if rankings.exists() else "") + (
-        ", report.html, audit.html" if (result.out / "report.html").exists() else "")
+    written = "results.csv, cells.csv, tests.csv" + (", rankings.csv" if rankings.exists() else "") + (
+        ", audit.html" if not no_report else f" (audit.html: eatkit report {result.out})")
     print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
-          f"{counts['failed']} failed; wrote {written} in {result.out}")
+          f"{counts['failed']} failed, {counts['inapplicable']} inapplicable (no test applies to the model); "
+          f"wrote {written} in {result.out}")
     if rankings.exists():
         print(rankings.read_text(encoding="utf-8").rstrip())
-
-
-def _write_audit(config: Path, result: Any) -> None:
-    """audit.html: the finished cells as a sortable, filterable models x tests table with the model entries'
-    metadata (eatkit.report.audit)."""
-    from eatkit.report.audit import write_audit_report
-    from eatkit.run.sweep import METADATA_KEYS, load_sweep
-
-    metadata = {c.model["label"]: {k: c.model[k] for k in METADATA_KEYS if k in c.model} for c in load_sweep(config).cells}
-    write_audit_report(result.finished, result.out / "audit.html", metadata, rankings=result.out / "rankings.csv")

@@ -131,14 +131,62 @@ class _InRing:
     dtype: str
 
 
+#: the names of eatkit's rings in ``/dev/shm``: the prefix, then the creating process's id
+RING_PREFIX = "eatkit-ring-"
+_RECLAIMED: list[bool] = []
+
+
+def reclaim_rings(folder: Path = _SHM) -> list[str]:
+    """Remove the rings left in ``folder`` by eatkit processes that no longer run (a process group killed
+    with SIGKILL takes its resource tracker with it, which would have removed them); a process does this
+    before its first ring. Returns the names removed.
+
+    >>> isinstance(reclaim_rings(), list)
+    True
+    """
+    removed = []
+    try:
+        names = [p.name for p in folder.iterdir() if p.name.startswith(RING_PREFIX)]
+    except OSError:
+        return []
+    for name in names:
+        pid = name[len(RING_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            try:
+                (folder / name).unlink()
+                removed.append(name)
+            except OSError:
+                pass  # another process reclaimed it first, or it is not ours to remove
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
 class _Ring:
     """Slots of ``nbytes`` each in one block of shared memory created by the parent (Linux: a file of
-    ``/dev/shm``, which the resource tracker removes should the parent die). Both sides map it as a
+    ``/dev/shm`` named after the parent's process id, which the resource tracker removes should the parent
+    die, and which the next eatkit process reclaims (:func:`reclaim_rings`) should the tracker die too). Both sides map it as a
     :class:`numpy.memmap`, so a view outlives :meth:`close` safely."""
 
     def __init__(self, nbytes: int, slots: int) -> None:
         self.nbytes, self.slots = nbytes, slots
-        memory = shared_memory.SharedMemory(create=True, size=nbytes * slots)
+        if not _RECLAIMED:
+            _RECLAIMED.append(True)
+            reclaim_rings()
+        memory = shared_memory.SharedMemory(name=f"{RING_PREFIX}{os.getpid()}-{os.urandom(6).hex()}", create=True,
+                                            size=nbytes * slots)
         memory.close()  # the name stays (and the tracker's record of it); mapped below as a memmap
         self.name, self.memory = memory.name, memory
         self.array: np.ndarray | None = np.memmap(_SHM / self.name, np.uint8, "r+", shape=(nbytes * slots,))

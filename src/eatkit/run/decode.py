@@ -19,9 +19,10 @@ from typing import Any
 from eatkit.errors import EatkitError
 
 
-def predecode_sweep(cells: Sequence[Any], out: Path) -> dict[str, Any] | None:
-    """Decode the image files of ``cells`` (sweep cells) once for all their models; write and return the
-    record (``None`` when no cell embeds images through the pixel cache)."""
+def predecode_sweep(cells: Sequence[Any], out: Path, name: str = "decoding.json") -> dict[str, Any] | None:
+    """Decode the image files of ``cells`` (sweep cells) once for all their models; write the record to
+    ``out / name`` (a SLURM task: one per model task) and return it (``None`` when no cell embeds images
+    through the pixel cache)."""
     from eatkit.encoders.base import NeuralEncoder
     from eatkit.encoders.pixels import predecode, prune_pixels
     from eatkit.encoders.workers import start_pool
@@ -62,8 +63,8 @@ def predecode_sweep(cells: Sequence[Any], out: Path) -> dict[str, Any] | None:
     record = {"files": sum(len(jobs) for jobs in wanted.values()), "decodes": decodes,
               "preprocessings": len({p for jobs in wanted.values() for _, ps in jobs.values() for p in ps}),
               "models": models, "seconds": round(time.perf_counter() - start, 3), "cache": sorted(wanted)}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "decoding.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (out / name).parent.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
 

@@ -51,6 +51,8 @@ class RunResult:
     suite: Suite
     outcomes: list[Outcome]
     manifest: dict[str, Any]
+    #: test id -> the one-line error of a test that failed alone (``run_suite(..., isolate=True)``)
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def records(self) -> list[Record]:
@@ -102,6 +104,7 @@ def run_suite(
     tests: Sequence[str] | None = None,
     options: RunOptions | None = None,
     command: str | None = None,
+    isolate: bool = False,
     progress: bool | None = None,
     **option_values: Any,
 ) -> RunResult:
@@ -115,13 +118,17 @@ def run_suite(
     ran. A set shared by several tests is embedded once. ``progress`` shows (True) or silences (False) the
     progress of embedding and long statistics on stderr (None: as set for the process, e.g. ``--quiet``; a
     line every few seconds where stderr is not a terminal, as in a notebook or a log).
+
+    ``isolate=True`` (a sweep's cells): a test whose check, embedding or statistics fail is left out with
+    its one-line error in :attr:`RunResult.failed` (and the manifest's ``failed_tests``), the other tests
+    go on; only when every test fails is the run an error.
     """
     with enabled(progress):
-        return _run_suite(suite, source, tests, options, command, option_values)
+        return _run_suite(suite, source, tests, options, command, option_values, isolate)
 
 
 def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: RunOptions | None,
-               command: str | None, option_values: dict[str, Any]) -> RunResult:
+               command: str | None, option_values: dict[str, Any], isolate: bool = False) -> RunResult:
     """:func:`run_suite` with progress set."""
     suite, source = _resolve(suite, source)
     if options is not None and option_values:
@@ -147,8 +154,25 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
         raise EatkitError("validity (--validity) applies to EAT tests (kinds 'eat' and 't2iat'); none of the selected "
                           "tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once
+    failed: dict[str, str] = {}
+
+    def attempt(test: AssociationTest, step: Any, named: bool = False) -> Any:
+        """``step()``; its error names the test (``named``: the step's errors do not), or, isolated, is
+        recorded and ``None`` returned."""
+        try:
+            return step()
+        except EatkitError as err:
+            if not isolate and not named:
+                raise
+            message = f"test '{test.id}': {err}" if named or not str(err).startswith(f"test '{test.id}'") else str(err)
+            if not isolate:
+                raise EatkitError(message) from None
+            failed[test.id] = message
+            return None
+
     for test in selected:
-        analyses[test.id].check(test, given[test.id])
+        attempt(test, lambda t=test: analyses[t.id].check(t, given[t.id]))
+    selected = [t for t in selected if t.id not in failed]
     sets = [s for test in selected for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()]
     with activity(f"embedding {len(sets)} stimulus sets"):
         memo = _embed_all(source, sets)
@@ -156,19 +180,22 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
     for test in progressing(selected, desc="embedding"):
-        embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t),
-                                                    given[test.id])
+        embedded[test.id] = attempt(test, lambda t=test: analyses[t.id].embed(
+            t, lambda s: _embed(source, s, memo, t), given[t.id]))
+    selected = [t for t in selected if t.id not in failed]
     for test in selected:
-        analyses[test.id].precheck(test, embedded[test.id], given[test.id])
+        attempt(test, lambda t=test: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
+    selected = [t for t in selected if t.id not in failed]
     outcomes: list[Outcome] = []
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
         for test in progressing(selected, desc=suite.id):
-            try:
-                outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
-                                                      seed=_test_seed(run_seed, test.id))
-            except EatkitError as err:
-                raise EatkitError(f"test '{test.id}': {err}") from None
+            outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
+                t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
+    selected = [t for t in selected if t.id not in failed]
+    if failed and not selected:
+        raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
+                                                          if len(failed) > 1 else ""))
     outcomes = _with_q_values(outcomes, options.correction_family)
     warnings = options.warnings()
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
@@ -176,7 +203,9 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
     statistics = options.manifest() | {"seed": run_seed, "warnings": warnings}
     manifest = build_manifest(suite, source, statistics, stimuli, command)
-    return RunResult(suite, outcomes, manifest)
+    if failed:
+        manifest["failed_tests"] = failed
+    return RunResult(suite, outcomes, manifest, failed)
 
 
 def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:

@@ -8,11 +8,84 @@ checks that the shipped file is what :func:`sweep_json_schema` generates.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 SCHEMA_FILE = "sweep.schema.json"
+
+
+def param_schema(param: Any) -> dict[str, Any]:
+    """The JSON Schema of one kind parameter (:class:`eatkit.kinds.Param`): its type, choices, range, list.
+
+    >>> from eatkit.kinds import Param
+    >>> param_schema(Param("iterations", int, 1000, low=1))
+    {'type': 'integer', 'minimum': 1}
+    """
+    one: dict[str, Any] = {int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"},
+                           str: {"type": "string"}}.get(param.type, {})
+    if param.choices is not None:
+        one = {"enum": list(param.choices)}
+    if param.low is not None:
+        one["exclusiveMinimum" if param.low_open else "minimum"] = param.low
+    if param.high is not None:
+        one["exclusiveMaximum" if getattr(param, "high_open", False) else "maximum"] = param.high
+    if getattr(param, "words", ()):  # words the parameter also takes (e.g. permutations = "auto")
+        one = {"anyOf": [{"enum": list(param.words)}, one]}
+    if param.many == "pairs":
+        return {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+    if param.many == "list":
+        out: dict[str, Any] = {"type": "array", "items": one}
+        if not param.empty:
+            out["minItems"] = 1
+        if param.length is not None:
+            out["minItems"] = out["maxItems"] = param.length
+        return out
+    return one
+
+
+def _setting_properties() -> dict[str, Any]:
+    """The typed run options of a setting: each declared once (:data:`eatkit.stats.options.OPTIONS`,
+    ``alternative`` also ``observed``) and ``params``, every kind's parameters (:mod:`eatkit.kinds`)."""
+    import dataclasses
+
+    from eatkit.kinds import KINDS, get_kind
+    from eatkit.run.runner import RunOptions
+    from eatkit.stats.options import OBSERVED, OPTIONS
+
+    params: dict[str, Any] = {}
+    for kind in KINDS:
+        for param in get_kind(kind).params:
+            params.setdefault(param.name, param_schema(param))
+    typed = {name: param_schema(param) for name, param in OPTIONS.items()}
+    typed["alternative"] = {"enum": [*OPTIONS["alternative"].choices, OBSERVED]}
+    typed["params"] = {"type": "object", "properties": params, "additionalProperties": False}
+    return {f.name: typed.get(f.name, {}) for f in dataclasses.fields(RunOptions)}
+
+
+def _slurm_properties() -> dict[str, Any]:
+    from eatkit.run.slurm import RESOURCE_KEYS
+
+    name = {"type": "string", "minLength": 1}
+    typed = {"partition": name, "account": name, "qos": name, "constraint": name,
+             "gpus": {"type": "integer", "minimum": 0}, "cpus": {"type": "integer", "minimum": 1},
+             "max_parallel": {"type": "integer", "minimum": 1},
+             "mem": {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+                               {"type": "string", "pattern": "^\\s*\\d+(\\.\\d+)?\\s*[MGTmgt][Bb]?\\s*$"}]},
+             "time": {"anyOf": [{"type": "integer", "minimum": 1},
+                                {"type": "string", "pattern": "^\\s*(\\d+-)?\\d+:\\d\\d:\\d\\d\\s*$"}]},
+             "extra": {"type": "object", "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
+                       "additionalProperties": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"const": True}]}},
+             "setup": {"type": "array", "items": {"type": "string", "pattern": "^[^\\n]*$"}}}
+    return {k: {**typed.get(k, {}), "description": meaning} for k, meaning in RESOURCE_KEYS.items()}
+
+
+def _suite_tests() -> list[dict[str, Any]]:
+    """For each bundled suite, the test ids a suite entry naming it may select (checked when read)."""
+    from eatkit.stimuli.loader import list_suites
+
+    return [{"if": {"properties": {"suite": {"const": suite.id}}, "required": ["suite"]},
+             "then": {"properties": {"tests": {"items": {"enum": [t.id for t in suite.tests]}}}}}
+            for suite in list_suites()]
 
 
 def sweep_json_schema() -> dict[str, Any]:
@@ -23,16 +96,19 @@ def sweep_json_schema() -> dict[str, Any]:
     >>> sorted(sweep_json_schema()["$defs"])
     ['model', 'setting', 'slurm', 'suite']
     """
-    from eatkit.run.runner import RunOptions
-    from eatkit.run.slurm import RESOURCE_KEYS
+    from eatkit.sources.vectors import OOV_POLICIES
     from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SUITE_KEYS, TOP_KEYS
     from eatkit.specs import METRICS
 
     text = {"type": "string", "minLength": 1}
-    slurm = {"type": "object", "additionalProperties": False,
-             "properties": {k: {"description": meaning} for k, meaning in RESOURCE_KEYS.items()}}
+    slurm = {"type": "object", "additionalProperties": False, "properties": _slurm_properties()}
     model_properties: dict[str, Any] = {k: {} for k in MODEL_KEYS}
+    whole = {"type": "integer", "minimum": 1}
     model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text,
+                             "embeddings_model": text, "images": text, "checkpoint": text, "revision": text,
+                             "device": text, "prompt": {"type": "string"}, "batch_size": whole,
+                             "workers": {"type": "integer", "minimum": 0}, "cache": {"type": "boolean"},
+                             "lowercase": {"type": "boolean"}, "oov": {"enum": list(OOV_POLICIES)},
                              "slurm": {"$ref": "#/$defs/slurm"}, **{k: {"description": "report metadata"}
                                                                     for k in METADATA_KEYS}})
     model = {"oneOf": [text, {"type": "object", "properties": model_properties, "additionalProperties": False,
@@ -43,10 +119,10 @@ def sweep_json_schema() -> dict[str, Any]:
                                              "metrics": {"type": "array", "items": {
                                                  **text, "examples": list(METRICS.names()),
                                                  "description": "a member of the metrics family (a registered "
-                                                 "one is known without regenerating this file)"}}}}]}
-    fields = [f.name for f in dataclasses.fields(RunOptions)]
+                                                 "one is known without regenerating this file)"}}},
+                              "allOf": _suite_tests()}]}
     setting = {"type": "object", "additionalProperties": False,
-               "properties": {"label": text, **{f: {} for f in fields}}}
+               "properties": {"label": text, **_setting_properties()}}
     top: dict[str, Any] = {k: {} for k in TOP_KEYS}
     top.update({"output": text, "models": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/model"}},
                 "suites": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/suite"}},

@@ -1,11 +1,14 @@
-"""The SLURM executor of a sweep, through submitit: one job-array task per cell.
+"""The SLURM executor of a sweep, through submitit: one task per model, running all of its cells.
 
-Cells that ask for the same resources go into one job array (``sbatch --array``); each task runs its cell
-with :func:`eatkit.run.sweep.run_cell` and writes the cell's folder itself (the output folder must be on a
-file system the nodes share), ``cell.json`` last, so the driver (``eatkit sweep``) may be interrupted and
-run again: finished cells are skipped, as with the other executors. A task preempted or timed out is
-requeued by submitit (:meth:`CellJob.checkpoint`); the requeued task runs its cell again from the start,
-or does nothing when the cell finished in the meantime.
+Each task (:class:`ModelJob`) runs the cells of one model in one process: the model is built once, its
+images are decoded once for all its cells (:func:`eatkit.run.decode.predecode_sweep`), each cell is run
+with :func:`eatkit.run.sweep.run_cell` and written by the task itself (the output folder must be on a file
+system the nodes share), ``cell.json`` last. Tasks that ask for the same resources go into one job array
+(``sbatch --array``). The driver (``eatkit sweep``) records the tasks' job ids (``slurm/jobs.json``) and
+may be interrupted and run again: finished cells are skipped, as with the other executors, and cells held
+by a task still queued or running are waited for, not submitted again. A task preempted or timed out is
+requeued by submitit (:meth:`ModelJob.checkpoint`); the requeued task skips the cells written meanwhile.
+On submitit's ``local`` cluster at most ``--jobs`` tasks run at once.
 
 Resources come from the sweep file: a top-level ``slurm`` table of defaults and a ``slurm`` table in a
 model entry that overrides them for that model's cells (:data:`RESOURCE_KEYS`)::
@@ -20,8 +23,11 @@ cells. submitit's ``local`` cluster runs the same jobs as processes of this mach
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,9 @@ RESOURCE_KEYS: dict[str, str] = {
     "qos": "the quality of service (--qos)",
     "constraint": "node features (--constraint)",
     "max_parallel": "tasks of one array running at once (--array=...%N)",
+    "extra": "other sbatch options, a table of option = value without the dashes (e.g. { gres = 'gpu:a100:1', "
+             "exclude = 'node[01-02]' }); true for an option without a value",
+    "setup": "shell lines run before the task (e.g. ['module load cuda/12.1', 'source venv/bin/activate'])",
 }
 CLUSTERS: tuple[str, ...] = ("slurm", "local", "debug")
 #: seconds between two looks at the jobs' states
@@ -55,7 +64,7 @@ def parse_resources(value: Any, where: str) -> dict[str, Any]:
     {'mem': 0.5, 'time': 1560, 'gpus': 1}
     >>> parse_resources({"gpu": 1}, "sweep")
     Traceback (most recent call last):
-    eatkit.errors.EatkitError: sweep: slurm: unknown key 'gpu' (known: partition, gpus, cpus, mem, time, account, qos, constraint, max_parallel)
+    eatkit.errors.EatkitError: sweep: slurm: unknown key 'gpu' (known: partition, gpus, cpus, mem, time, account, qos, constraint, max_parallel, extra, setup)
     """
     where = f"{where}: slurm"
     if not isinstance(value, dict):
@@ -65,7 +74,19 @@ def parse_resources(value: Any, where: str) -> dict[str, Any]:
         raise EatkitError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(RESOURCE_KEYS)})")
     out: dict[str, Any] = {}
     for key, given in value.items():
-        if key in _STRINGS:
+        if key == "extra":
+            if not isinstance(given, dict) or not all(
+                    isinstance(k, str) and re.fullmatch(r"[a-z][a-z0-9-]*", k)
+                    and (isinstance(v, (str, int)) and not isinstance(v, bool) or v is True)
+                    for k, v in given.items()):
+                raise EatkitError(f"{where}: 'extra' must be a table of sbatch options (lower-case names without "
+                                  f"dashes) and their values (text, a whole number, or true), got {given!r}")
+            out[key] = dict(given)
+        elif key == "setup":
+            if not isinstance(given, list) or not all(isinstance(line, str) and "\n" not in line for line in given):
+                raise EatkitError(f"{where}: 'setup' must be a list of shell lines, got {given!r}")
+            out[key] = list(given)
+        elif key in _STRINGS:
             if not isinstance(given, str) or not given:
                 raise EatkitError(f"{where}: '{key}' must be a name, got {given!r}")
             out[key] = given
@@ -105,6 +126,8 @@ def submitit_parameters(resources: Mapping[str, Any]) -> dict[str, Any]:
 
     >>> submitit_parameters({"partition": "gpu", "gpus": 1, "mem": 32.0, "time": 90})
     {'timeout_min': 90, 'gpus_per_node': 1, 'slurm_partition': 'gpu', 'mem_gb': 32.0}
+    >>> submitit_parameters({"extra": {"gres": "gpu:a100:1", "exclusive": True}, "setup": ["module load cuda"]})
+    {'timeout_min': 60, 'gpus_per_node': 0, 'slurm_additional_parameters': {'gres': 'gpu:a100:1', 'exclusive': True}, 'slurm_setup': ['module load cuda']}
     """
     params: dict[str, Any] = {"timeout_min": resources.get("time", _DEFAULT_TIME_MIN),
                               "gpus_per_node": resources.get("gpus", 0)}
@@ -117,6 +140,10 @@ def submitit_parameters(resources: Mapping[str, Any]) -> dict[str, Any]:
         params["mem_gb"] = resources["mem"]
     if "max_parallel" in resources:
         params["slurm_array_parallelism"] = resources["max_parallel"]
+    if "extra" in resources:  # sbatch's own options, e.g. --gres=gpu:a100:1 (a flag: true)
+        params["slurm_additional_parameters"] = dict(resources["extra"])
+    if "setup" in resources:
+        params["slurm_setup"] = list(resources["setup"])
     return params
 
 
@@ -124,52 +151,163 @@ def check_cluster(cluster: str) -> None:
     """Refuse an unknown submitit cluster, and ``slurm`` where ``sbatch`` is not on the PATH."""
     if cluster not in CLUSTERS:
         raise EatkitError(f"unknown cluster '{cluster}' (known: {', '.join(CLUSTERS)})")
-    if cluster == "slurm" and shutil.which("sbatch") is None:
-        raise EatkitError("no SLURM here: sbatch is not on the PATH (run eatkit sweep on a login node of the "
-                          "cluster, or try the sweep on this machine with --cluster local)")
+    if cluster == "slurm":
+        for command in ("sbatch", "srun", "sacct"):  # submitit submits with sbatch, starts with srun, polls sacct
+            if shutil.which(command) is None:
+                raise EatkitError(f"no SLURM here: {command} is not on the PATH (run eatkit sweep on a login node "
+                                  "of the cluster, or try the sweep on this machine with --cluster local)")
 
 
-class CellJob:
-    """A SLURM task: ``work(out, cell)`` runs one cell and writes its folder, returning its error (``None``
-    when it finished) and seconds; requeued by submitit when preempted or timed out."""
+class ModelJob:
+    """A SLURM task: ``work(out, cells)`` runs the cells of one model in one process (the model loads once,
+    its images are decoded once) and writes their folders, returning ``(cell id, error, seconds)`` of each
+    cell it ran; requeued by submitit when preempted or timed out (the cells written stay written)."""
 
-    def __init__(self, work: Callable[[Path, Any], tuple[str | None, float]], out: Path, cell: Any) -> None:
-        self.work, self.out, self.cell = work, out, cell
+    def __init__(self, work: Callable[[Path, Any], list[tuple[str, str | None, float]]], out: Path,
+                 cells: list[Any]) -> None:
+        self.work, self.out, self.cells = work, out, cells
 
-    def __call__(self) -> tuple[str | None, float]:
-        return self.work(self.out, self.cell)
+    def __call__(self) -> list[tuple[str, str | None, float]]:
+        return self.work(self.out, self.cells)
 
     def checkpoint(self) -> Any:
-        """Requeue this task as it is (submitit calls it on preemption or timeout; the cell is resumable)."""
+        """Requeue this task as it is (submitit calls it on preemption or timeout; its cells are resumable)."""
         import submitit
 
         return submitit.helpers.DelayedSubmission(self)
 
 
-def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], tuple[str | None, float]],
-              cluster: str = "slurm") -> Iterator[tuple[Any, str | None, float, bool]]:
-    """Submit ``cells`` (one job array per distinct ``slurm`` resources, each task a :class:`CellJob` of
-    ``work``) and yield ``(cell, error, seconds, saved)`` as the tasks end; ``saved``: the task wrote the
-    cell (a task that died did not)."""
+#: the record of the submitted tasks, so that a restarted driver waits for them instead of submitting again
+JOBS_FILE = "jobs.json"
+_ALIVE = {"RUNNING", "PENDING", "REQUEUED", "CONFIGURING", "COMPLETING", "RESIZING", "SUSPENDED"}
+
+
+def _alive(cluster: str, folder: Path, job_id: str) -> bool:
+    """Whether a recorded task is still queued or running (``local``: its process lives and has no result)."""
+    import submitit
+
+    if cluster == "debug":
+        return False
+    if cluster == "local":
+        job = submitit.local.local.LocalJob(folder, job_id)
+        return not job.paths.result_pickle.exists() and _task_process(job_id)
+    state = submitit.SlurmJob(folder, job_id).state
+    return state.split(" ")[0].upper() in _ALIVE
+
+
+def _task_process(pid: str) -> bool:
+    """Whether process ``pid`` lives (not a zombie) and is a submitit task (its id may have been reused)."""
+    proc = Path("/proc") / pid
+    if proc.is_dir():
+        try:
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (proc / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            return False
+        return state not in ("Z", "X") and b"submitit" in command
+    try:
+        os.kill(int(pid), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+class _Attached:
+    """A task submitted by an earlier driver: done once it no longer runs; its result read from its folder."""
+
+    def __init__(self, cluster: str, folder: Path, job_id: str) -> None:
+        import submitit
+
+        self.cluster, self.folder, self.job_id = cluster, folder, job_id
+        self.job = (submitit.local.local.LocalJob if cluster == "local" else submitit.SlurmJob)(folder, job_id)
+
+    def done(self) -> bool:
+        return not _alive(self.cluster, self.folder, self.job_id)
+
+    def result(self) -> Any:
+        if not self.job.paths.result_pickle.exists():
+            raise EatkitError("it ended without a result")
+        return self.job.result()
+
+
+def _done(job: Any) -> bool:
+    try:
+        return bool(job.done())
+    except Exception:  # noqa: BLE001 -- the debug cluster runs the task here: its failure comes with result()
+        return True
+
+
+def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tuple[str, str | None, float]]],
+              cluster: str = "slurm", parallel: int = 1) -> Iterator[tuple[Any, str | None, float, bool]]:
+    """Run ``cells`` as one task per model (:class:`ModelJob` of ``work``; tasks that ask for the same
+    resources in one job array on SLURM, at most ``parallel`` at once on the ``local`` and ``debug``
+    clusters) and yield ``(cell, error, seconds, saved)`` as the tasks end; ``saved``: the task wrote the
+    cell (a task that died did not). The tasks' ids are recorded in ``slurm/jobs.json``: a driver started
+    again while tasks of an earlier one still run waits for those and submits only the cells no task holds."""
     check_cluster(cluster)
     submitit = require("submitit", "the slurm executor", "slurm")
-    executor = submitit.AutoExecutor(folder=out / "slurm" / "%j", cluster=cluster)
-    groups: dict[str, list[Any]] = {}
+    folder = out / "slurm" / "%j"
+    record_path = out / "slurm" / JOBS_FILE
+    try:
+        recorded = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    except (OSError, ValueError):
+        recorded = {}
+    by_id = {cell.id: cell for cell in cells}
+    pending: list[tuple[Any, list[Any]]] = []  # (job, its cells)
+    for job_id, entry in recorded.items():
+        held = [by_id[c] for c in entry.get("cells", []) if c in by_id]
+        if held and entry.get("cluster") == cluster and _alive(cluster, Path(str(folder).replace("%j", job_id)), job_id):
+            pending.append((_Attached(cluster, Path(str(folder).replace("%j", job_id)), job_id), held))
+    held_ids = {c.id for _, group in pending for c in group}
+    tasks: dict[str, list[Any]] = {}
     for cell in cells:
-        groups.setdefault(repr(sorted(cell.model.get("slurm", {}).items())), []).append(cell)
-    jobs: dict[Any, Any] = {}
-    for group in groups.values():
-        executor.update_parameters(name="eatkit-sweep", **submitit_parameters(group[0].model.get("slurm", {})))
+        if cell.id not in held_ids:
+            tasks.setdefault(cell.model["label"], []).append(cell)
+    executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
+    record = {job.job_id: recorded[job.job_id] for job, _ in pending}
+
+    def submit(groups: list[list[Any]]) -> None:
+        resources = groups[0][0].model.get("slurm", {})
+        executor.update_parameters(name="eatkit-sweep", **submitit_parameters(resources))
         try:
-            with executor.batch():
-                submitted = [executor.submit(CellJob(work, out, cell)) for cell in group]
+            if len(groups) > 1:
+                with executor.batch():
+                    jobs = [executor.submit(ModelJob(work, out, group)) for group in groups]
+            else:
+                jobs = [executor.submit(ModelJob(work, out, groups[0]))]
         except Exception as exc:  # noqa: BLE001 -- sbatch errors (bad partition, ...) come in many types
             raise EatkitError(f"cannot submit the sweep's jobs: {one_line(exc)}") from None
-        jobs.update(zip(submitted, group))
-    for job in submitit.helpers.as_completed(list(jobs), poll_frequency=POLL_S[cluster]):
-        try:
-            error, seconds = job.result()
-        except Exception as exc:  # noqa: BLE001 -- killed, out of memory, node lost: the cell failed
-            yield jobs[job], f"the SLURM job {job.job_id} failed: {one_line(exc)}", 0.0, False
+        for job, group in zip(jobs, groups):
+            pending.append((job, group))
+            record[job.job_id] = {"cells": [c.id for c in group], "cluster": cluster}
+        record_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = record_path.with_name(JOBS_FILE + ".tmp")
+        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, record_path)
+
+    queue = list(tasks.values())
+    if cluster == "slurm":  # one job array per distinct resources
+        arrays: dict[str, list[list[Any]]] = {}
+        for group in queue:
+            arrays.setdefault(repr(sorted(group[0].model.get("slurm", {}).items())), []).append(group)
+        for groups in arrays.values():
+            submit(groups)
+        queue = []
+    while pending or queue:
+        while queue and len(pending) < max(1, parallel):
+            submit([queue.pop(0)])
+        finished = [(job, group) for job, group in pending if _done(job)]
+        if not finished:
+            time.sleep(POLL_S[cluster])
             continue
-        yield jobs[job], error, seconds, True
+        for job, group in finished:
+            pending.remove((job, group))
+            try:
+                ran = {cell_id: (error, seconds) for cell_id, error, seconds in job.result()}
+            except Exception as exc:  # noqa: BLE001 -- killed, out of memory, node lost: its cells failed
+                for cell in group:
+                    yield cell, f"the SLURM job {job.job_id} failed: {one_line(exc)}", 0.0, False
+                continue
+            for cell in group:
+                error, seconds = ran.get(cell.id, (None, 0.0))  # not run: finished before the task reached it
+                yield cell, error, seconds, True

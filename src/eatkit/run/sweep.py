@@ -17,13 +17,19 @@ A sweep file (TOML, or YAML when PyYAML is installed) lists the three axes; ever
 
 Relative paths are read from the sweep file's folder. An unknown key is an error naming it.
 
+**Applicability**: a model declares what it embeds (``modalities`` in ``models.json``; a word-vector file:
+words) and each test needs what its stimulus sets are (words, sentences, images, image-caption pairs;
+:func:`test_needs`); a cell runs only the tests its model can embed, a cell with none is ``inapplicable``
+(planned out: never run, never a failure), and within a cell a test that fails does so alone, with its
+error (``run_suite(..., isolate=True)``), the cell's other records standing.
+
 Output: ``<output>/cells/<model>__<suite>__<setting>/`` holds one run folder per cell (``results.json``,
-``manifest.json``, ...) and ``cell.json`` (its status and the hash of its configuration); ``results.csv``
-combines every finished cell's table (columns ``model``, ``suite``, ``setting`` first); ``cells.csv``
-lists every cell's status; with two or more models, ``rankings.csv`` ranks them by each measure (the EAT's
-|d|, each metric's bias magnitude, averaged over tests) and overall, and ``ranking-correlations.csv`` gives
-Spearman's rho between the measures' rankings (:func:`write_rankings`). ``eatkit sweep`` then writes ``report.html``, the HTML report of the finished
-cells (:attr:`SweepResult.finished`; a models x tests heatmap when there are several).
+``manifest.json``, ...) and ``cell.json`` (its status, the hash of its configuration, its failed and
+inapplicable tests); ``sweep.json`` indexes the cells, and :func:`eatkit.run.sweep_tables.write_tables`
+writes ``cells.csv``, ``tests.csv``, ``results.csv``, ``rankings.csv``, ``ranking-correlations.csv`` and
+``audit.json`` from them (per setting, models ranked within groups of comparable models on the measures
+they share). ``eatkit sweep`` then writes ``audit.html`` (:mod:`eatkit.report.audit`; ``eatkit report
+OUTPUT`` writes it again from the folder).
 
 **Resuming**: a cell whose ``cell.json`` says ``done`` under the same configuration hash (the cell's
 model, suite and setting, the suite's content, and the eatkit version) is skipped, so an interrupted
@@ -36,8 +42,9 @@ one actor per model that embeds (asking for a GPU, ``num_gpus=1``, when the clus
 model is a neural encoder; no CPU reserved, so that cell tasks waiting on it cannot starve it) and one
 task per cell that computes the statistics, calling its model's actor
 for embeddings; the results are gathered to the driver, which writes them. ``slurm`` submits one SLURM
-job-array task per cell through submitit (:mod:`eatkit.run.slurm`; resources from the sweep file's
-``slurm`` tables); each task writes its own cell.
+task per model through submitit, running all of the model's cells (:mod:`eatkit.run.slurm`; resources from
+the sweep file's ``slurm`` tables; ``jobs``: tasks at once on submitit's local cluster); each task writes
+its own cells.
 
 A model entry may also carry descriptive metadata (:data:`METADATA_KEYS`: ``architecture``,
 ``parameters``, ``training_data``) for the report; these and ``slurm`` are not part of the cell's hash.
@@ -59,9 +66,8 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import check_json_schema, require, shipped_json
+from eatkit.io import require
 from eatkit.progress import progress
-from eatkit.run.meta_analysis import write_meta_analysis
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
 from eatkit.sources.base import Embedded, EmbeddingSource
@@ -91,6 +97,15 @@ class Cell:
     suite: dict[str, Any]
     settings: dict[str, Any]
     hash: str
+    #: the tests of the cell its model can embed (metric tests ``t:<kind>`` included), in suite order
+    tests: tuple[str, ...] = ()
+    #: (test id, reason) of each selected test the model cannot embed: not run, not a failure
+    inapplicable: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def applies(self) -> bool:
+        """Whether any of the cell's tests applies to its model (a cell with none is not run)."""
+        return bool(self.tests)
 
     @property
     def labels(self) -> tuple[str, str, str]:
@@ -119,7 +134,8 @@ class CellOutcome:
 
 @dataclass
 class SweepResult:
-    """The cells of a sweep and their statuses (``done``, ``finished before`` (by an earlier run of the sweep, not run again), ``failed``)."""
+    """The cells of a sweep and their statuses (``done``, ``finished before`` (by an earlier run of the sweep,
+    not run again), ``failed``, ``inapplicable`` (no test of the cell applies to its model: not run))."""
 
     out: Path
     statuses: dict[str, str]
@@ -131,9 +147,27 @@ class SweepResult:
         return [c for c, s in self.statuses.items() if s == "failed"]
 
     @property
+    def failed_tests(self) -> dict[str, dict[str, str]]:
+        """Cell id -> {test id: error} of the tests that failed alone in the cells computed now."""
+        out = {}
+        for cell in self.computed:
+            try:
+                state = json.loads((self.out / "cells" / cell / "cell.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if state.get("failed_tests"):
+                out[cell] = state["failed_tests"]
+        return out
+
+    @property
+    def inapplicable(self) -> list[str]:
+        """The cells none of whose tests the model can embed (planned out, never run, not failures)."""
+        return [c for c, s in self.statuses.items() if s == "inapplicable"]
+
+    @property
     def finished(self) -> list[Path]:
-        """The run folders of the cells that did not fail, in the sweep's order."""
-        return [self.out / "cells" / c for c, s in self.statuses.items() if s != "failed"]
+        """The run folders of the cells that ran and did not fail, in the sweep's order."""
+        return [self.out / "cells" / c for c, s in self.statuses.items() if s not in ("failed", "inapplicable")]
 
 
 # -- the sweep file --------------------------------------------------------------------------------
@@ -171,9 +205,11 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
 def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -> Sweep:
     """Validate a sweep's data (the parsed file) and expand it into cells."""
     where = f"sweep file {source}"
-    if not isinstance(data, dict):
-        raise EatkitError(f"{where}: expected a table of {', '.join(TOP_KEYS)}")
-    _check_keys(data, TOP_KEYS, where)
+    _check_shape(data, where)
+    # then the shipped JSON Schema (eatkit.run.schemas): every typed value (settings, resources, options,
+    # bundled suites' test ids) is refused there, with the message a schema check gives; then what types
+    # and ranges cannot say
+    check_sweep_schema(data, where)
     slurm = parse_resources(data["slurm"], where) if "slurm" in data else {}
     models = [_model_entry(m, base, where, slurm) for m in _list(data, "models", where)]
     suites = [_suite_entry(s, base, where) for s in _list(data, "suites", where)]
@@ -186,13 +222,79 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
         repeated = sorted({label for label in labels if labels.count(label) > 1})
         if repeated:
             raise EatkitError(f"{where}: {name} labelled twice: {', '.join(repeated)} (give each a distinct label)")
-    cells = tuple(_cell(m, s, o) for m in models for s in suites for o in settings)
+    for name, entries in (("models", models), ("suites", suites), ("settings", settings)):
+        folders: dict[str, str] = {}
+        for label in (e["label"] for e in entries):
+            other = folders.setdefault(_safe(label).casefold(), label)
+            if other != label:
+                raise EatkitError(f"{where}: {name} '{other}' and '{label}' map to one folder name "
+                                  f"'{_safe(label)}' (give them labels that differ in letters or digits)")
+    plans = {s["label"]: _suite_plan(s, where) for s in suites}
+    cells = tuple(_cell(m, s, o, plans[s["label"]]) for m in models for s in suites for o in settings)
     output = data.get("output")
     if output is not None and not isinstance(output, str):
         raise EatkitError(f"{where}: 'output' must be a folder name")
-    # the shipped JSON Schema (eatkit.run.schemas) too, after the checks above (their messages are precise)
-    check_json_schema(data, shipped_json("eatkit.run", "sweep.schema.json"), where)
     return Sweep(cells, (base / output) if output else None, source)
+
+
+def check_sweep_schema(data: Any, where: str) -> None:
+    """Check parsed sweep file ``data`` against the shipped schema (``sweep.schema.json``, :mod:`eatkit.run.schemas`; with jsonschema installed): the best
+    match of its problems as one :class:`EatkitError` naming where in the file, what the key means (its
+    ``description``) and jsonschema's message. This is the sweep loader's check of every typed value, so
+    the loader and an editor's schema check refuse the same files with the same message.
+
+    >>> check_sweep_schema({"models": ["m"], "suites": ["weat"], "slurm": {"gpus": -1}}, "s.toml")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: s.toml: (slurm/gpus) -1 is less than the minimum of 0 (GPUs per task (--gpus-per-node))
+    """
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    from eatkit.io import shipped_json
+
+    schema = shipped_json("eatkit.run", "sweep.schema.json")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path)
+        meaning = error.schema.get("description") if isinstance(error.schema, dict) else None
+        if meaning is None and error.parent is not None and isinstance(error.parent.schema, dict):
+            meaning = error.parent.schema.get("description")
+        message = f"{error.instance!r} is not valid" if error.validator == "pattern" else one_line(error.message)
+        raise EatkitError(f"{where}: ({path or 'top level'}) {message}"
+                          + (f" ({meaning})" if meaning else ""))
+
+
+def _check_shape(data: Any, where: str) -> None:
+    """The structure of a sweep file (tables, lists, known keys, one model source per entry), with the
+    loader's own messages, before its values are checked against the schema."""
+    from eatkit.run.runner import RunOptions
+    from eatkit.run.slurm import RESOURCE_KEYS
+
+    if not isinstance(data, dict):
+        raise EatkitError(f"{where}: expected a table of {', '.join(TOP_KEYS)}")
+    _check_keys(data, TOP_KEYS, where)
+    slurm_keys = tuple(RESOURCE_KEYS)
+    if isinstance(data.get("slurm"), dict):
+        _check_keys(data["slurm"], slurm_keys, f"{where}: slurm")
+    for entry in _list(data, "models", where):
+        if isinstance(entry, dict):
+            label = f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip()
+            _check_keys(entry, MODEL_KEYS, label)
+            if len([k for k in ("name", "vectors", "embeddings") if k in entry]) != 1:
+                raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
+            if isinstance(entry.get("slurm"), dict):
+                _check_keys(entry["slurm"], slurm_keys, f"{label}: slurm")
+    for entry in _list(data, "suites", where):
+        if isinstance(entry, dict) and isinstance(entry.get("suite"), str):
+            _check_keys(entry, SUITE_KEYS, f"{where}, suite {entry['suite']}")
+    given = data.get("settings") or []
+    if not isinstance(given, list):
+        raise EatkitError(f"{where}: 'settings' must be a list of tables of run options")
+    fields = ("label", *(f.name for f in dataclasses.fields(RunOptions)))
+    for index, entry in enumerate(given):
+        if isinstance(entry, dict):
+            _check_keys(entry, fields, f"{where}, setting {index + 1}")
 
 
 def _check_keys(entry: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -261,16 +363,75 @@ def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str,
     return {**entry, "label": str(label)}
 
 
-def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]) -> Cell:
+def _suite_plan(entry: dict[str, Any], where: str) -> tuple[str, list[tuple[str, frozenset[str]]]]:
+    """A suite entry's content hash and its selected tests (metric tests included) with the modalities
+    each needs; an unknown test id is an error here, when the sweep file is read."""
     from eatkit.run.manifest import suite_sha256
+    from eatkit.run.request import expand_metrics
+    from eatkit.run.runner import select_tests
     from eatkit.stimuli.loader import load_suite
 
-    content = suite_sha256(load_suite(suite["suite"]))
+    try:
+        suite = load_suite(entry["suite"])
+        content = suite_sha256(suite)
+        select_tests(suite, entry.get("tests"))
+        suite, tests = expand_metrics(suite, entry.get("metrics"), entry.get("tests"))
+        selected = select_tests(suite, tests)
+    except EatkitError as err:
+        raise EatkitError(f"{where}, suite {entry['label']}: {err}") from None
+    return content, [(t.id, test_needs(t)) for t in selected]
+
+
+def test_needs(test: Any) -> frozenset[str]:
+    """The stimulus modalities a suite test needs its model to embed (a word set with templates: sentences).
+
+    >>> from eatkit.stimuli.loader import load_suite
+    >>> sorted(test_needs(load_suite("weat").test("weat1")))
+    ['word']
+    """
+    return frozenset("sentence" if s.templates else s.modality for s in test.sets().values())
+
+
+def model_modalities(model: Mapping[str, Any]) -> frozenset[str] | None:
+    """What a sweep's model entry embeds, as declared (``models.json`` for a registered model; a word-vector
+    file: words); ``None`` when only building it would tell (precomputed embeddings, an unknown name).
+
+    >>> sorted(model_modalities({"name": "efficientnet_lite0"})), model_modalities({"embeddings": "e/"})
+    (['image'], None)
+    """
+    if "vectors" in model:
+        return frozenset({"word"})
+    if "name" in model:
+        from eatkit.registry import get_model
+
+        try:
+            return frozenset(get_model(model["name"]).modalities)
+        except EatkitError:
+            return None  # the cell reports the unknown name when it runs
+    return None
+
+
+def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any],
+          plan: tuple[str, list[tuple[str, frozenset[str]]]]) -> Cell:
+    content, needs = plan
+    embeds = model_modalities(model)
+    if embeds is not None and embeds & {"sentence", "prompt"}:
+        # a word is a short text: a model of sentences or prompts takes it (an LM, a text-to-image model is
+        # prompted with it)
+        embeds = embeds | {"word", "sentence"} if "prompt" in embeds else embeds | {"word"}
+    tests, inapplicable = [], []
+    for test, need in needs:
+        if embeds is None or need <= embeds:
+            tests.append(test)
+        else:
+            inapplicable.append((test, f"needs {', '.join(sorted(need - embeds))} stimuli; "
+                                       f"{model['label']} embeds {', '.join(sorted(embeds)) or 'nothing'}"))
     identity = {k: v for k, v in model.items() if k not in UNHASHED_KEYS}
     payload = json.dumps({"model": identity, "suite": suite, "suite_sha256": content, "settings": settings,
                           "eatkit": __version__}, sort_keys=True)
     ident = "__".join(_safe(label) for label in (model["label"], suite["label"], settings["label"]))
-    return Cell(ident, model, suite, settings, hashlib.sha256(payload.encode()).hexdigest())
+    return Cell(ident, model, suite, settings, hashlib.sha256(payload.encode()).hexdigest(), tuple(tests),
+                tuple(inapplicable))
 
 
 def _safe(label: str) -> str:
@@ -293,7 +454,8 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
         suite, tests = expand_metrics(load_suite(cell.suite["suite"]), cell.suite.get("metrics"), cell.suite.get("tests"))
         options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
-        run = run_suite(suite, source, tests=tests, options=options,
+        planned = list(cell.tests) if cell.inapplicable else tests  # only the tests the model can embed
+        run = run_suite(suite, source, tests=planned, options=options, isolate=True,
                         command=f"eatkit sweep (cell {cell.id})")
     except EatkitError as err:
         return CellOutcome(cell, error=str(err), seconds=time.perf_counter() - start)
@@ -490,8 +652,9 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     from eatkit.run.folder import prepare_output
 
     prepare_output(out)
-    statuses = {c.id: "finished before" for c in sweep.cells if _finished(out, c)}
-    todo = [c for c in sweep.cells if c.id not in statuses]
+    statuses = {c.id: "inapplicable" for c in sweep.cells if not c.applies}
+    statuses |= {c.id: "finished before" for c in sweep.cells if c.applies and _finished(out, c)}
+    todo = pin_revisions([c for c in sweep.cells if c.id not in statuses], out)
     errors: dict[str, str] = {}
     if executor == "local" and todo:  # decode each image once for all the models (eatkit.run.decode)
         from eatkit.run.decode import predecode_sweep
@@ -503,8 +666,61 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         if outcome.error is not None:
             errors[outcome.cell.id] = outcome.error
     statuses = {c.id: statuses[c.id] for c in sweep.cells}
-    _write_tables(out, sweep, statuses, errors)
+    _write_index(out, sweep, statuses, errors)
+    from eatkit.run.sweep_tables import write_tables
+
+    write_tables(out)
     return SweepResult(out, statuses, errors, [c.id for c in todo])
+
+
+#: the hub commits a sweep resolved its models' revisions to, once (its output folder)
+REVISIONS_FILE = "revisions.json"
+
+
+def pin_revisions(cells: list[Cell], out: Path) -> list[Cell]:
+    """Resolve the hub revision of each model of ``cells`` once for the whole sweep and record it in
+    ``<out>/revisions.json``; return the cells with ``revision`` set to that commit, so that every cell and
+    every resume loads the same weights. A model whose branch moved since the sweep recorded it keeps the
+    recorded commit, with a warning naming both commits. Models that take no ``revision`` (word vectors,
+    packaged weights) are left as they are; a model that cannot be built is left to its cells to report."""
+    from eatkit.progress import warn
+    from eatkit.registry import get_model
+    from eatkit.stimuli.loader import load_suite
+
+    path = out / REVISIONS_FILE
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        recorded = {}
+    pins: dict[str, dict[str, str]] = {}
+    for cell in cells:
+        label = cell.model["label"]
+        if label in pins or "name" not in cell.model:
+            continue
+        try:
+            if "revision" not in (get_model(cell.model["name"]).option_names() or ()):
+                continue
+            hub = build_source(cell.model, load_suite(cell.suite["suite"])).manifest().get("hub")
+        except Exception:  # noqa: BLE001 -- the cell reports its model's failure when it runs
+            continue
+        if not hub or hub.get("commit") in (None, "unknown"):
+            continue
+        old = recorded.get(label)
+        if old and (old["repo"], old["revision"]) == (hub["repo"], hub["revision"]):
+            if old["commit"] != hub["commit"]:
+                warn(f"model {label}: revision '{hub['revision']}' of {hub['repo']} is now commit {hub['commit']}; "
+                     f"this sweep keeps commit {old['commit']}, which it recorded first (in {path}; pin the "
+                     f"model's revision, or use a new output folder, to audit the new commit)")
+            pins[label] = old
+        else:
+            pins[label] = hub
+    if pins:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(REVISIONS_FILE + ".tmp")
+        tmp.write_text(json.dumps({**recorded, **pins}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    return [dataclasses.replace(c, model={**c.model, "revision": pins[c.model["label"]]["commit"]})
+            if c.model["label"] in pins else c for c in cells]
 
 
 def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, out: Path,
@@ -513,18 +729,26 @@ def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, o
         from eatkit.run.slurm import run_slurm
 
         return (CellOutcome(cell, error=error, seconds=seconds, saved=saved)
-                for cell, error, seconds, saved in run_slurm(todo, out, slurm_task, cluster))
+                for cell, error, seconds, saved in run_slurm(todo, out, slurm_task, cluster, max(jobs, 1)))
     return _local(todo, jobs) if executor == "local" else _ray(todo, address)
 
 
-def slurm_task(out: Path, cell: Cell) -> tuple[str | None, float]:
-    """What a SLURM task runs (:class:`eatkit.run.slurm.CellJob`): one cell, written to its folder; nothing
-    when the cell finished before (a task requeued after its cell was written). Returns (error, seconds)."""
-    if _finished(out, cell):
-        return None, 0.0
-    outcome = run_cell(cell)
-    _write_cell(out, outcome)
-    return outcome.error, outcome.seconds
+def slurm_task(out: Path, cells: list[Cell]) -> list[tuple[str, str | None, float]]:
+    """What a SLURM task runs (:class:`eatkit.run.slurm.ModelJob`): the cells of one model, in this process
+    (the model built once; its images decoded once for all its cells, the record in
+    ``slurm/decoding-<model>.json``), each written to its folder; the cells finished before (a task requeued
+    after some were written) are skipped. Returns ``(cell id, error, seconds)`` of each cell run."""
+    todo = [cell for cell in cells if not _finished(out, cell)]
+    if todo:
+        from eatkit.run.decode import predecode_sweep
+
+        predecode_sweep(todo, out, f"slurm/decoding-{_safe(todo[0].model['label'])}.json")
+    ran = []
+    for cell in todo:
+        outcome = run_cell(cell)
+        _write_cell(out, outcome)
+        ran.append((cell.id, outcome.error, outcome.seconds))
+    return ran
 
 
 def _finished(out: Path, cell: Cell) -> bool:
@@ -546,87 +770,25 @@ def _write_cell(out: Path, outcome: CellOutcome) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     model, suite, setting = outcome.cell.labels
     state = {"status": status, "hash": outcome.cell.hash, "model": model, "suite": suite, "setting": setting,
-             "error": outcome.error, "seconds": round(outcome.seconds, 3)}
+             "error": outcome.error, "seconds": round(outcome.seconds, 3),
+             "failed_tests": outcome.run.failed if outcome.run is not None else {},
+             "inapplicable_tests": dict(outcome.cell.inapplicable)}
     tmp = folder / "cell.json.tmp"
     tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, folder / "cell.json")
     return status
 
 
-def _write_tables(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict[str, str]) -> None:
-    import pandas as pd
+def _write_index(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict[str, str]) -> None:
+    """``sweep.json``: the cells (labels, inapplicable tests), statuses, errors and each model's metadata, so
+    that :func:`eatkit.run.sweep_tables.write_tables` needs nothing but the output folder."""
+    from eatkit.run.sweep_tables import SWEEP_FILE, write_json
 
-    frames, rows = [], []
+    index: dict[str, Any] = {"source": sweep.source, "metadata": {}, "cells": []}
     for cell in sweep.cells:
         model, suite, setting = cell.labels
-        rows.append({"cell": cell.id, "model": model, "suite": suite, "setting": setting,
-                     "status": statuses[cell.id], "error": errors.get(cell.id)})
-        if statuses[cell.id] != "failed":
-            table = pd.read_csv(out / "cells" / cell.id / "results.csv")
-            frames.append(table.assign(model=model, suite=suite, setting=setting))
-    pd.DataFrame(rows).to_csv(out / "cells.csv", index=False)
-    if frames:
-        combined = pd.concat(frames, ignore_index=True)
-        first = ["model", "suite", "setting"]
-        combined[first + [c for c in combined.columns if c not in first]].to_csv(out / "results.csv", index=False)
-        write_rankings(out, combined)
-        write_meta_analysis(out, combined)
-
-
-def model_measures(results: Any) -> Any:
-    """The bias magnitude (:func:`eatkit.stats.metrics.bias_magnitude`) of every model and measure: the EAT's
-    |d| and each metric kind's, averaged over the tests (and suites and settings) of a combined results
-    table; a models x measures DataFrame, models and measures in order of first appearance."""
-    import pandas as pd
-
-    from eatkit.kinds import ranked_kinds
-    from eatkit.stats.metrics import bias_magnitude
-
-    rows, measures = [], []
-    for spec in ranked_kinds():  # the kinds that declare how they rank models (eatkit.kinds.Ranking)
-        kind, (headline, rule, measure) = spec.name, (spec.ranking.headline, spec.ranking.magnitude,
-                                                      spec.ranking.measure)
-        measures.append(measure)
-        if "kind" not in results or headline not in results:
-            continue
-        part = results[results["kind"] == kind]
-        if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
-            part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
-        magnitudes = pd.Series(bias_magnitude(rule, part[headline]), index=part.index)
-        per_model = magnitudes.groupby(part["model"], sort=False).agg(spec.ranking.aggregation)  # declared
-        rows += [{"model": m, "measure": measure, "magnitude": float(v)} for m, v in per_model.items()]
-    frame = pd.DataFrame(rows, columns=["model", "measure", "magnitude"])
-    table = frame.pivot_table(index="model", columns="measure", values="magnitude", aggfunc="mean", sort=False)
-    return table[[m for m in measures if m in table.columns]]
-
-
-def write_rankings(out: Path, results: Any) -> Path | None:
-    """``rankings.csv`` (each model's rank by each measure, its mean rank and overall rank; 1: least biased),
-    ``ranking-correlations.csv`` (Spearman's rho between the measures' rankings, with p and a Fisher-z CI,
-    :func:`eatkit.stats.agreement.spearman_ci`) and ``measure-agreement.csv`` (the ICC(3,1) of the models x
-    measures ranks with three or more models, :func:`eatkit.stats.agreement.icc`; Du et al. 2021), from a combined
-    results table with at least two models; ``None`` (nothing written) otherwise."""
-    import pandas as pd
-
-    from eatkit.stats.agreement import icc, spearman_ci
-    from eatkit.stats.metrics import rank_models
-
-    table = model_measures(results).dropna(axis=1)
-    if len(table) < 2 or table.shape[1] == 0:
-        return None
-    ranking = rank_models(table.to_numpy())
-    ranks = pd.DataFrame(ranking.ranks, index=table.index, columns=[f"rank_{m}" for m in table.columns])
-    ranks["mean_rank"], ranks["overall_rank"] = ranking.mean_rank, ranking.overall
-    pd.concat([table, ranks], axis=1).reset_index().to_csv(out / "rankings.csv", index=False)
-    pairs = [{"measure_1": a, "measure_2": b, "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j],
-              **dict(zip(("ci_low", "ci_high"), spearman_ci(float(ranking.spearman[i, j]), len(table))))}
-             for i, a in enumerate(table.columns) for j, b in enumerate(table.columns) if i < j]
-    pd.DataFrame(pairs, columns=["measure_1", "measure_2", "spearman", "p_value", "ci_low", "ci_high"]).to_csv(
-        out / "ranking-correlations.csv", index=False)
-    if table.shape[1] >= 2 and len(table) >= 3:  # do the measures rank the models alike? ICC(3,1) of the ranks
-        agreement = icc(ranking.ranks, "3,1")
-        pd.DataFrame([{"form": agreement.form, "icc": agreement.icc, "ci_low": agreement.ci[0],
-                       "ci_high": agreement.ci[1], "f": agreement.f, "df1": agreement.df1, "df2": agreement.df2,
-                       "p_value": agreement.p_value, "models": agreement.n, "measures": agreement.k}]).to_csv(
-            out / "measure-agreement.csv", index=False)
-    return out / "rankings.csv"
+        index["metadata"][model] = {k: cell.model[k] for k in METADATA_KEYS if k in cell.model}
+        index["cells"].append({"id": cell.id, "model": model, "suite": suite, "setting": setting,
+                               "status": statuses[cell.id], "error": errors.get(cell.id), "tests": list(cell.tests),
+                               "inapplicable_tests": dict(cell.inapplicable)})
+    write_json(out / SWEEP_FILE, index)

@@ -226,7 +226,9 @@ def _fetch(fetcher: Any, rel: str, downloader: Any, processor: Any, expected: Ma
                           f"{err.response.reason}") from None
     except (OSError, requests.RequestException) as err:  # connection refused, timeout, disk full, no such file
         cause = re.search(r"\[Errno -?\d+\] [^'\")]+", str(err)) if isinstance(err, requests.ConnectionError) else None
-        raise EatkitError(f"cannot download '{rel}' from {url}: {cause[0] if cause else one_line(err)}") from None
+        hint = ("; offline, or behind a firewall? download from a copy with --base-url file://MIRROR (a folder "
+                "in the source's layout) or an http(s) mirror") if isinstance(err, requests.RequestException) else ""
+        raise EatkitError(f"cannot download '{rel}' from {url}: {cause[0] if cause else one_line(err)}{hint}") from None
 
 
 def _copy_file(url: str, output_file: str, pooch: Any) -> None:

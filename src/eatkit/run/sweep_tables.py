@@ -1,0 +1,317 @@
+"""A sweep's tables, from its cell folders: what ``eatkit sweep`` writes after its cells and what the audit
+page (:mod:`eatkit.report.audit`) reads, so that the page computes nothing.
+
+Written into the sweep's output folder by :func:`write_tables` (``run_sweep`` calls it; it reads only
+``sweep.json`` and the cell folders, so it can be run again on a finished sweep):
+
+- ``cells.csv``: one row per cell (model x suite x setting): its status (``done``, ``finished before``,
+  ``failed``, ``inapplicable``: no test of the suite applies to the model, never run), its error, how many
+  of its tests ran, failed alone, or did not apply;
+- ``tests.csv``: one row per (model, suite, setting, test): ``done``, ``failed`` (with the test's own
+  error: a test fails alone, the cell's other tests stand) or ``inapplicable`` (with the reason);
+- ``results.csv``: every finished cell's records, ``model``, ``suite``, ``setting`` first (each setting's
+  rows apart: two settings are two rows);
+- ``rankings.csv`` and ``ranking-correlations.csv`` (:func:`rank_groups`): per setting, the models ranked
+  within each group of comparable models on the measures the group shares, and the rank correlation
+  between those measures;
+- ``audit.json`` (:func:`audit_data`): per setting, models x tests of every measure's headline value and
+  p-value, and the rows' order (models clustered by their profiles of d, :func:`eatkit.stats.cluster_profiles`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from eatkit.errors import EatkitError
+from eatkit.run.meta_analysis import write_meta_analysis
+
+#: the index of a sweep's output folder that :func:`write_tables` reads
+SWEEP_FILE = "sweep.json"
+
+
+def measure_kinds() -> tuple[tuple[str, str, str, str, str], ...]:
+    """The measures a sweep reports and ranks models by, as ``(kind, headline column, measure, magnitude
+    rule, aggregation over a model's tests)``: each registered kind that declares how it ranks models
+    (:func:`eatkit.kinds.ranked_kinds`, its :class:`eatkit.kinds.Ranking`: the EAT's d, each metric's
+    value, ...), the one place that says which exist.
+
+    >>> measure_kinds()[0][:3], len(measure_kinds()) > 1
+    (('eat', 'effect_size', 'd'), True)
+    """
+    from eatkit.kinds import ranked_kinds
+
+    return tuple((spec.name, spec.ranking.headline, spec.ranking.measure, spec.ranking.magnitude,
+                  spec.ranking.aggregation) for spec in ranked_kinds())
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_index(out: str | Path) -> dict[str, Any]:
+    """The ``sweep.json`` of a sweep's output folder; a folder without one is a one-line error."""
+    path = Path(out) / SWEEP_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EatkitError(f"{out} is not a sweep's output folder (cannot read {SWEEP_FILE}: "
+                          f"{getattr(exc, 'strerror', None) or exc})") from None
+
+
+def write_tables(out: str | Path) -> None:
+    """Write ``cells.csv``, ``tests.csv``, ``results.csv``, ``rankings.csv``, ``ranking-correlations.csv``,
+    ``measure-agreement.csv``, ``meta-analysis.csv`` / ``.json`` (each test's random-effects combination across
+    the models: :func:`eatkit.run.meta_analysis.write_meta_analysis`) and ``audit.json`` (module docstring)
+    from ``sweep.json`` and the cell folders of ``out``."""
+    import pandas as pd
+
+    out = Path(out)
+    index = read_index(out)
+    frames, cell_rows, test_rows = [], [], []
+    owners: list[tuple[str, str, str]] = []  # (model, suite, setting) of each row of the frames
+    for cell in index["cells"]:
+        labels = {"model": cell["model"], "suite": cell["suite"], "setting": cell["setting"]}
+        state: dict[str, Any] = {}
+        if cell["status"] not in ("failed", "inapplicable"):
+            folder = out / "cells" / cell["id"]
+            state = json.loads((folder / "cell.json").read_text(encoding="utf-8"))
+            table = pd.read_csv(folder / "results.csv")
+            frames.append(table)
+            owners += [tuple(labels.values())] * len(table)
+            test_rows += [{**labels, "test": t, "status": "done", "reason": None}
+                          for t in dict.fromkeys(table["test"].astype(str))]
+        failed = state.get("failed_tests", {})
+        if cell["status"] == "failed":  # each planned test of a failed cell, with the cell's error
+            failed = {t: cell["error"] for t in cell.get("tests", [])}
+        inapplicable = cell["inapplicable_tests"]
+        test_rows += [{**labels, "test": t, "status": "failed", "reason": e} for t, e in failed.items()]
+        test_rows += [{**labels, "test": t, "status": "inapplicable", "reason": r} for t, r in inapplicable.items()]
+        cell_rows.append({"cell": cell["id"], **labels, "status": cell["status"], "error": cell["error"],
+                          "tests_failed": len(state.get("failed_tests", {})), "tests_inapplicable": len(inapplicable)})
+    pd.DataFrame(cell_rows).to_csv(out / "cells.csv", index=False)
+    pd.DataFrame(test_rows, columns=["model", "suite", "setting", "test", "status", "reason"]).to_csv(
+        out / "tests.csv", index=False)
+    for name in ("results.csv", "rankings.csv", "ranking-correlations.csv", "measure-agreement.csv",
+                 "meta-analysis.csv", "meta-analysis.json"):
+        (out / name).unlink(missing_ok=True)  # nothing left from an earlier state of the sweep
+    combined = None
+    if frames:
+        combined = pd.concat(frames, ignore_index=True)
+        first = ["model", "suite", "setting"]
+        combined = pd.concat([pd.DataFrame(owners, columns=first),
+                              combined.drop(columns=[c for c in first if c in combined])], axis=1)
+        combined.to_csv(out / "results.csv", index=False)
+        write_rankings(out, combined)
+        write_meta_analysis(out, combined)
+    write_json(out / "audit.json", audit_data(index, combined))
+
+
+def measures_table(results: Any) -> Any:
+    """The long table of every measure's value in a combined results table: one row per (setting, model,
+    suite, test, measure) with the headline ``value``, ``p_value`` and the bias ``magnitude``
+    (:func:`eatkit.stats.metrics.bias_magnitude`) of the kinds that rank models (:func:`measure_kinds`);
+    the other kinds' records with their presentation's headline, as a measure named by the kind, unranked
+    (magnitude NaN). The language-model kinds give their overall record, not each bias type's."""
+    import numpy as np
+    import pandas as pd
+
+    from eatkit.kinds import KINDS, get_kind
+    from eatkit.stats.metrics import bias_magnitude
+
+    columns = ["setting", "model", "suite", "test", "kind", "measure", "value", "p_value", "magnitude"]
+    if "kind" not in results:
+        return pd.DataFrame(columns=columns)
+    ranked = {kind: (headline, measure, rule) for kind, headline, measure, rule, _ in measure_kinds()}
+    parts = []
+    for kind in dict.fromkeys(results["kind"].astype(str)):
+        if kind in ranked:
+            headline, measure, rule = ranked[kind]
+        else:
+            spec = get_kind(kind) if kind in KINDS else None
+            headline = spec.presentation.headline if spec is not None and spec.presentation else None
+            measure, rule = kind.replace("-", "_"), None
+        if headline is None or headline not in results:
+            continue
+        part = results[results["kind"] == kind]
+        if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
+            part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
+        values = pd.to_numeric(part[headline], errors="coerce")
+        if part.empty:
+            continue
+        p = part["p_value"] if "p_value" in part else float("nan")
+        magnitude = bias_magnitude(rule, values) if rule is not None else np.full(len(part), np.nan)
+        parts.append(pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
+                                   "suite": part["suite"].astype(str), "test": part["test"].astype(str),
+                                   "kind": kind, "measure": measure, "value": values.astype(float),
+                                   "p_value": p, "magnitude": magnitude}))
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+    return frame[columns]
+
+
+#: the columns of ``measure-agreement.csv`` after setting and group (:func:`eatkit.stats.agreement.icc`)
+AGREEMENT_COLUMNS = ("form", "icc", "ci_low", "ci_high", "f", "df1", "df2", "p_value", "models", "measures")
+
+
+def rank_groups(results: Any) -> tuple[Any, Any, Any]:
+    """Rankings of a combined results table (:func:`measures_table`), per setting and per group of comparable
+    models: the ``all models`` group on the measures every model of the setting has, and one group per
+    larger set of measures that two or more models share (e.g. the text models' metrics, which image models
+    lack), named by its measures. A model's magnitude on a measure is its mean over the group's **shared
+    tests** of that measure (the tests every model of the group has); where the group shares none (text
+    and image models: different tests), over each model's own tests, and ``basis`` says so. Returns the
+    rankings, the Spearman correlations between the measures (:func:`eatkit.stats.metrics.rank_models`)
+    with their Fisher-z CIs (:func:`eatkit.stats.agreement.spearman_ci`), and, for groups of three or more
+    models and two or more measures, the ICC(3,1) of the models x measures ranks (Du et al. 2021), as three
+    DataFrames."""
+    import numpy as np
+    import pandas as pd
+
+    from eatkit.stats.agreement import icc, spearman_ci
+    from eatkit.stats.metrics import rank_models
+
+    long = measures_table(results).dropna(subset=["magnitude"])
+    order = [m for _, _, m, _, _ in measure_kinds()]
+    aggregate = {m: getattr(np, agg) for _, _, m, _, agg in measure_kinds()}  # declared (mean, median, ...)
+    rankings, correlations, agreements = [], [], []
+    for setting in dict.fromkeys(long["setting"]):
+        part = long[long["setting"] == setting]
+        models = list(dict.fromkeys(part["model"]))
+        found: dict[tuple[str, str], dict[tuple[str, str], float]] = {}  # (measure, model) -> test -> magnitude
+        for model, measure, suite, test, magnitude in zip(part["model"], part["measure"], part["suite"],
+                                                          part["test"], part["magnitude"]):
+            found.setdefault((measure, model), {})[(suite, test)] = float(magnitude)
+        has = {m: {x for x in order if (x, m) in found} for m in models}
+        shared = set.intersection(*has.values())
+        groups = {tuple(x for x in order if x in shared): models}
+        for signature in dict.fromkeys(tuple(x for x in order if x in has[m]) for m in models):
+            members = [m for m in models if set(signature) <= has[m]]
+            if set(signature) != shared and len(members) >= 2:
+                groups[signature] = members
+        for measures, members in groups.items():
+            if len(members) < 2 or not measures:
+                continue
+            name = "all models" if members == models else "models with " + ", ".join(measures)
+            columns, basis = {}, []
+            for measure in measures:
+                common = set.intersection(*(set(found[(measure, m)]) for m in members))
+                if common:
+                    basis.append(f"{measure}: {len(common)} shared test(s)")
+                else:
+                    basis.append(f"{measure}: each model's own tests (none shared)")
+                columns[measure] = [float(aggregate[measure]([v for k, v in found[(measure, m)].items()
+                                                              if not common or k in common])) for m in members]
+            table = pd.DataFrame(columns, index=pd.Index(members, name="model"))
+            ranking = rank_models(table.to_numpy())
+            frame = table.reset_index()
+            frame.insert(0, "group", name)
+            frame.insert(0, "setting", setting)
+            for j, measure in enumerate(measures):
+                frame[f"rank_{measure}"] = ranking.ranks[:, j]
+            frame["mean_rank"], frame["overall_rank"] = ranking.mean_rank, ranking.overall
+            frame["basis"] = "; ".join(basis)
+            rankings.append(frame)
+            correlations += [{"setting": setting, "group": name, "measure_1": a, "measure_2": b,
+                              "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j],
+                              **dict(zip(("ci_low", "ci_high"), spearman_ci(float(ranking.spearman[i, j]),
+                                                                            len(members))))}
+                             for i, a in enumerate(measures) for j, b in enumerate(measures) if i < j]
+            if len(measures) >= 2 and len(members) >= 3:  # do the measures rank the models alike? ICC(3,1)
+                agreement = icc(ranking.ranks, "3,1")
+                agreements.append({"setting": setting, "group": name, "form": agreement.form, "icc": agreement.icc,
+                                   "ci_low": agreement.ci[0], "ci_high": agreement.ci[1], "f": agreement.f,
+                                   "df1": agreement.df1, "df2": agreement.df2, "p_value": agreement.p_value,
+                                   "models": agreement.n, "measures": agreement.k})
+    return (pd.concat(rankings, ignore_index=True) if rankings else pd.DataFrame(),
+            pd.DataFrame(correlations, columns=["setting", "group", "measure_1", "measure_2", "spearman", "p_value",
+                                                "ci_low", "ci_high"]),
+            pd.DataFrame(agreements, columns=["setting", "group", *AGREEMENT_COLUMNS]))
+
+
+def write_rankings(out: Path, results: Any) -> Path | None:
+    """``rankings.csv``, ``ranking-correlations.csv`` and ``measure-agreement.csv`` of :func:`rank_groups`
+    (1: least biased; columns ``setting``, ``group``, ``model``, each measure's magnitude, ``rank_<measure>``,
+    ``mean_rank``, ``overall_rank``, ``basis``); ``None`` (nothing written) when no setting has two models to
+    rank."""
+    rankings, correlations, agreement = rank_groups(results)
+    if rankings.empty:
+        return None
+    rankings.to_csv(out / "rankings.csv", index=False)
+    correlations.to_csv(out / "ranking-correlations.csv", index=False)
+    if not agreement.empty:
+        agreement.to_csv(out / "measure-agreement.csv", index=False)
+    return out / "rankings.csv"
+
+
+def profile_order(d: Any) -> tuple[list[int], str]:
+    """Rows (models) in the order of the clustering of their profiles of d (models x tests, NaN: no result;
+    :func:`eatkit.stats.cluster_profiles`), models without any d last, and how they were ordered.
+
+    >>> profile_order([[0.1, 0.2], [2.0, 2.1], [0.2, 0.1]])[0]
+    [1, 0, 2]
+    """
+    import numpy as np
+
+    from eatkit.stats.clustering import cluster_profiles
+
+    d = np.asarray(d, dtype=float).reshape(len(d), -1)
+    usable = [i for i in range(len(d)) if np.isfinite(d[i]).any()]
+    rest = [i for i in range(len(d)) if i not in usable]
+    if len(usable) < 2:
+        return usable + rest, "sweep order (fewer than two models to cluster)"
+    try:
+        clustering = cluster_profiles(d[usable])
+    except EatkitError as err:
+        return usable + rest, f"sweep order (not clustered: {err})"
+    return [usable[i] for i in clustering.order] + rest, (
+        f"clustered by profile of d ({clustering.method} linkage, {clustering.metric}, {clustering.missing})")
+
+
+def audit_data(index: dict[str, Any], results: Any) -> dict[str, Any]:
+    """What the audit page shows (``audit.json``): the settings, the models (sweep order) and their
+    metadata, the columns (suite, test, measure: d of EAT tests, each metric's value), and per setting the
+    models x columns values and p-values (``None``: no result) and the rows' order (:func:`profile_order`
+    of the d columns); the cells with their statuses."""
+    import numpy as np
+
+    cells = index["cells"]
+    settings = list(dict.fromkeys(c["setting"] for c in cells))
+    models = list(dict.fromkeys(c["model"] for c in cells))
+    data: dict[str, Any] = {"settings": settings, "models": models, "metadata": index["metadata"],
+                            "columns": [], "values": {}, "p": {}, "order": {},
+                            "cells": [{k: c[k] for k in ("id", "model", "suite", "setting", "status", "error")}
+                                      for c in cells]}
+    long = measures_table(results) if results is not None else None
+    if long is None or long.empty:
+        for setting in settings:
+            data["values"][setting], data["p"][setting] = [], []
+            data["order"][setting] = {"rows": list(range(len(models))), "how": "sweep order (no results)"}
+        return data
+    suites = list(dict.fromkeys(c["suite"] for c in cells))
+    keys = list(dict.fromkeys(zip(long["suite"], long["test"], long["measure"])))
+    keys.sort(key=lambda k: suites.index(k[0]))  # grouped by suite, stable
+    data["columns"] = [{"suite": s, "test": t, "measure": m} for s, t, m in keys]
+    where = {k: j for j, k in enumerate(keys)}
+    row = {m: i for i, m in enumerate(models)}
+    for setting in settings:
+        values = np.full((len(models), len(keys)), np.nan)
+        p = np.full((len(models), len(keys)), np.nan)
+        part = long[long["setting"] == setting]
+        for m, s, t, measure, v, pv in zip(part["model"], part["suite"], part["test"], part["measure"],
+                                           part["value"], part["p_value"]):
+            values[row[m], where[(s, t, measure)]] = v
+            p[row[m], where[(s, t, measure)]] = pv
+        rows, how = profile_order(values[:, [j for j, k in enumerate(keys) if k[2] == "d"]])
+        data["values"][setting], data["p"][setting] = _plain(values), _plain(p)
+        data["order"][setting] = {"rows": rows, "how": how}
+    return data
+
+
+def _plain(array: Any) -> list[list[float | None]]:
+    return [[float(v) if math.isfinite(v) else None for v in row] for row in array]
