@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eatkit.io import read_json
 from eatkit.errors import EatkitError
 
 
@@ -63,10 +64,7 @@ def _cmd_analysis_set(args: argparse.Namespace) -> int:
             raise EatkitError("analysis-set coco needs --instances, --captions and --objects")
         lexicon = None
         if args.lexicon:
-            try:
-                lexicon = json.loads(args.lexicon.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as err:
-                raise EatkitError(f"cannot read the lexicon {args.lexicon}: {type(err).__name__}") from None
+            lexicon = read_json(args.lexicon, "lexicon")  # the one reader: regular files only, bounded
             if not isinstance(lexicon, dict) or not all(isinstance(v, list) for v in lexicon.values()):
                 raise EatkitError(f"the lexicon {args.lexicon} must be a JSON object of word lists")
         aset = coco_analysis_set(args.instances, args.captions, args.images,

@@ -32,6 +32,7 @@ from eatkit.records import Record
 from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stats.degeneracy import p_floor_warning
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
 from eatkit.stats.options import OBSERVED
@@ -150,8 +151,8 @@ def run_suite(
             raise EatkitError(f"test '{test.id}': {err}") from None
     outcomes = _with_q_values(outcomes)
     warnings = options.warnings()
-    outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
-                for o in outcomes]
+    outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[
+        *o.record.warnings, *warnings, *filter(None, [p_floor_warning(o.record, options.alpha)])])) for o in outcomes]
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
     statistics = options.manifest() | {"seed": run_seed, "warnings": warnings}
     manifest = build_manifest(suite, source, statistics, stimuli, command)

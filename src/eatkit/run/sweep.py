@@ -59,7 +59,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import check_json_schema, require, shipped_json
+from eatkit.io import check_depth, check_json_schema, read_text, require, shipped_json
 from eatkit.progress import progress
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
@@ -147,23 +147,21 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     ['glove-6b-50d__weat__default']
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EatkitError(f"cannot read sweep file {path}: {one_line(getattr(exc, 'strerror', None) or exc)}") from None
+    text = read_text(path, "sweep file")  # the one reader: regular files only, bounded
     if path.suffix.lower() in (".yaml", ".yml"):
         yaml = require("yaml", "a YAML sweep file", "yaml")
         try:
             data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, RecursionError) as exc:
             raise EatkitError(f"sweep file {path}: not valid YAML: {one_line(exc)}") from None
     else:
         import tomllib
 
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
             raise EatkitError(f"sweep file {path}: not valid TOML: {one_line(exc)}") from None
+    check_depth(data, f"sweep file {path}")
     return parse_sweep(data, base=path.parent, source=str(path))
 
 

@@ -30,6 +30,7 @@ class). Both the available and the kept counts are reported. A class with fewer 
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
+from eatkit.io import read_json, read_text
 from eatkit.stimuli.images import IMAGE_SUFFIXES
 
 #: Caption words that mark an image's person as a man or a woman (edit or replace as needed).
@@ -212,12 +214,7 @@ def _enough(name: str, files: tuple[str, ...], where: str) -> tuple[str, ...]:
 def read_coco(path: str | Path, kind: str) -> dict[str, Any]:
     """A COCO annotation file (``kind`` "instances" or "captions"), checked for the keys used here."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EatkitError(f"COCO {kind} file {path} not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise EatkitError(f"COCO {kind} file {path} is not readable JSON ({type(err).__name__})") from None
+    data = read_json(path, f"COCO {kind} file")  # the one reader: regular files only, bounded
     need = {"images": ("id", "file_name"), "annotations": ("image_id",) + (("category_id",) if kind == "instances"
                                                                            else ("caption",))}
     if kind == "instances":
@@ -437,10 +434,10 @@ def _csv_rows(path: str | Path, width: int | None, what: str) -> list[list[str]]
     """The rows of a CSV file (``width``: the number of columns every row must have)."""
     import csv
 
+    text = read_text(path, f"the {what}")  # the one reader: regular files only, bounded
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = [row for row in csv.reader(fh) if row]
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
+    except csv.Error as err:
         raise EatkitError(f"cannot read the {what} {path}: {one_line(err)}") from None
     if not rows or (width is not None and any(len(row) != width for row in rows)):
         raise EatkitError(f"the {what} {path} must be a CSV file of {width or 'some'} columns per row, and not empty")
