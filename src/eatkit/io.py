@@ -149,6 +149,8 @@ def os_error(err: OSError, doing: str) -> EatkitError:
 #: what marks a file as written by eatkit (:func:`check_replaceable`), per kind of file
 OWN_MARKERS: dict[str, tuple[bytes, ...]] = {
     "html": (b'<meta name="generator" content="eatkit', b"<h1>eatkit report</h1>"),
+    "safetensors": (b'"format":"eatkit.finetune/', b'"format": "eatkit.finetune/'),
+    "finetune-json": (b'"num_classes": ',),
 }
 
 
@@ -175,6 +177,31 @@ def check_replaceable(path: str | os.PathLike[str], kind: str, what: str) -> Pat
     if not any(marker in head for marker in OWN_MARKERS[kind]):
         raise EatkitError(f"{what} {target} exists and is not an eatkit {kind} file: eatkit does not write over "
                           "it (give a new file name)")
+    return target
+
+
+def check_output_file(path: str | os.PathLike[str], what: str, *, inputs: Sequence[Any] = (),
+                      kind: str | None = None) -> Path:
+    """A file a command will write, checked before any work: not one of the command's ``inputs``, not a
+    folder, and new, or (with ``kind``) a file eatkit wrote (:func:`check_replaceable`). eatkit never writes
+    over a file it did not create.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "train.json"; _ = p.write_text("{}")
+    >>> check_output_file(p, "checkpoint", inputs=[p])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: checkpoint .../train.json is one of the command's inputs: give another file name
+    """
+    target = checked_path(path, what)
+    for given in inputs:
+        if given is not None and Path(given).exists() and Path(given).resolve() == target.absolute().resolve():
+            raise EatkitError(f"{what} {target} is one of the command's inputs: give another file name")
+    if kind is not None:
+        return check_replaceable(target, kind, what)
+    if target.is_dir():
+        raise EatkitError(f"{what} {target} is a folder; give a file name")
+    if target.exists() or target.is_symlink():
+        raise EatkitError(f"{what} {target} exists: eatkit does not write over a file it did not create (give a "
+                          "new file name)")
     return target
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import read_json
+from eatkit.io import atomic_write_bytes, check_output_file, read_json
 from eatkit.errors import EatkitError
 
 
@@ -43,8 +43,9 @@ def _cmd_analysis_set(args: argparse.Namespace) -> int:
 
     if args.source == "folders":
         classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
+        out = check_output_file(args.output, "suite file", inputs=[args.images])  # never over a user's file
         aset = folder_analysis_set(args.images, classes)
-        args.output.write_text(json.dumps(aset.suite(), indent=1) + "\n", encoding="utf-8")
+        atomic_write_bytes(out, (json.dumps(aset.suite(), indent=1) + "\n").encode("utf-8"))
         suite, images = args.output, args.images
     elif args.source == "open-images":
         from eatkit.stimuli.analysis_sets import open_images_analysis_set

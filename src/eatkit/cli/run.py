@@ -142,7 +142,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         params=params,
     ).validated())
     run_warnings = options.warnings()
-    args.output = prepare_output(args.output)  # (a new folder when not given)
+    args.output = prepare_output(args.output, "series" if args.series else "run", inputs=[  # (new when not given)
+        args.suite, args.vectors, args.embeddings, *(args.series or ())])
     from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
 
     postprocess = Postprocessing.parse(args.postprocess) if args.postprocess is not None else None

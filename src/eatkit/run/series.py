@@ -25,7 +25,7 @@ from typing import Any
 from eatkit.analyses.base import RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
-from eatkit.run.folder import prepare_output
+from eatkit.run.folder import OWNER_FILE, owner_marker, prepare_output
 from eatkit.run.runner import RunResult, run_suite
 from eatkit.sources.base import EmbeddingSource
 from eatkit.stats import resolve_rng
@@ -46,7 +46,7 @@ class SeriesResult:
 
     def save(self, out_dir: str | Path) -> Path:
         """Write each point's run folder and ``series.json`` (schema, kind, points: label and folder)."""
-        out = prepare_output(out_dir)
+        out = prepare_output(out_dir, "series")
         points = []
         for k, (label, run) in enumerate(zip(self.labels, self.runs), start=1):
             folder = f"{k:02d}-{_slug(label)}"
@@ -55,6 +55,7 @@ class SeriesResult:
         text = json.dumps({"schema": SERIES_SCHEMA, "kind": self.kind, "points": points}, indent=2)
         try:
             atomic_write_bytes(out / "series.json", (text + "\n").encode("utf-8"))
+            atomic_write_bytes(out / OWNER_FILE, owner_marker("series"))
         except OSError as err:
             raise EatkitError(f"cannot write {out / 'series.json'}: {one_line(err.strerror or err)}") from None
         return out

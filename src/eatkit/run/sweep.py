@@ -486,9 +486,9 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     out = Path(out_dir) if out_dir is not None else sweep.output
     if out is None:
         raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
-    from eatkit.run.folder import prepare_output
+    from eatkit.run.folder import claim_output, prepare_output
 
-    prepare_output(out)
+    prepare_output(out, "sweep", inputs=[sweep.source if Path(sweep.source).exists() else None])
     statuses = {c.id: "finished before" for c in sweep.cells if _finished(out, c)}
     todo = [c for c in sweep.cells if c.id not in statuses]
     errors: dict[str, str] = {}
@@ -496,6 +496,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         from eatkit.run.decode import predecode_sweep
 
         predecode_sweep(todo, out)
+    claim_output(out, "sweep")  # the folder is the sweep's (cells written so far are kept on a stop)
     outcomes = _executor(executor, todo, jobs, address, out, cluster)
     for outcome in progress(outcomes, total=len(todo), desc="sweep cells"):
         statuses[outcome.cell.id] = _write_cell(out, outcome)

@@ -45,7 +45,8 @@ from scipy.stats import rankdata
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_embeddings, check_sets
+from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, unit_rows
 from eatkit.stats.options import check_choice, check_permutations
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
@@ -353,6 +354,9 @@ def _bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarr
     is resampled by pair)."""
     if n_resamples == 0:
         return None
+    size = sum(s.size for s in sets)  # one value reads every set once (RNSB's fit: some hundred times more)
+    check_cost(f"{n_resamples:.3g} bootstrap resamples of {sum(len(s) for s in sets)} stimuli",
+               float(n_resamples) * size * 100, "use fewer resamples (10^3 to 10^4 give a 95% CI to two digits)")
     values = np.empty(n_resamples)
     for r in range(n_resamples):
         values[r] = compute([s[generator.integers(0, len(s), len(s))] for s in sets])

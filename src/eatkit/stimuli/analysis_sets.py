@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import read_json, read_text
+from eatkit.io import atomic_write_bytes, check_output_file, inside, read_json, read_text
 from eatkit.stimuli.images import IMAGE_SUFFIXES
 
 #: Caption words that mark an image's person as a man or a woman (edit or replace as needed).
@@ -105,6 +105,11 @@ class AnalysisSet:
         out = Path(out)
         images = out / "images"
         for name, files in self.classes.items():
+            seen: dict[str, str] = {}
+            for f in files:  # links are named by the file's name: two files of one name would collide
+                if seen.setdefault(Path(f).name, str(f)) != str(f):
+                    raise EatkitError(f"class '{name}': {seen[Path(f).name]} and {f} have the same file name "
+                                      f"{Path(f).name}; their links would collide")
             folder = images / name
             if folder.exists():
                 raise EatkitError(f"{folder} already exists: write the analysis set to a new folder")
@@ -116,7 +121,7 @@ class AnalysisSet:
                 else:
                     shutil.copy2(src, folder / src.name)
         suite = out / "suite.json"
-        suite.write_text(json.dumps(self.suite(), indent=1) + "\n", encoding="utf-8")
+        atomic_write_bytes(check_output_file(suite, "suite file"), (json.dumps(self.suite(), indent=1) + "\n").encode())
         return suite
 
 
@@ -278,7 +283,8 @@ def coco_analysis_set(
                               f"e.g. {', '.join(sorted(known)[:5])})")
     if "person" in objects:
         raise EatkitError("'person' cannot be an object of interest: it is the gender classes' category")
-    files = {im["id"]: str(Path(images) / im["file_name"]) for im in inst["images"]}
+    # a file name read from the annotations never leaves the image folder (the suite paths' rule)
+    files = {im["id"]: str(inside(images, im["file_name"], "COCO file_name", links_out=True)) for im in inst["images"]}
     present: dict[Any, set[str]] = {i: set() for i in files}
     for ann in inst["annotations"]:
         if ann["image_id"] in present and ann["category_id"] in names:

@@ -22,6 +22,7 @@ in the entry's ``sha256_note``) is downloaded only with ``allow_unverified=True`
 from __future__ import annotations
 
 import contextlib
+import os
 import json
 import re
 import shutil
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import file_sha256, inside, require
+from eatkit.io import FILE_MODE, file_sha256, inside, require
 from eatkit.paths import user_dir
 from eatkit.progress import progress as progress_bar
 
@@ -204,8 +205,12 @@ def _fetch_all(name: str, dest: Path, spec: Mapping[str, Any], source: str, bar:
             if not target.is_file():
                 _fetch(fetcher, rel, downloader, processor, expected)
         elif not _verified(target, expected):
-            target.unlink(missing_ok=True)  # never leave an unverified file in place
+            if target.exists() or target.is_symlink():  # a file eatkit did not download: never replaced
+                raise EatkitError(f"{target} exists and is not the file '{rel}' of dataset '{name}' (its SHA-256 "
+                                  "differs): eatkit does not write over it (move it, or give another --dest)")
             _fetch(fetcher, rel, downloader, processor, expected)
+        if target.is_file():
+            os.chmod(target, FILE_MODE)  # as every file eatkit writes (pooch leaves its temporary file's 0600)
 
 
 def _fetch(fetcher: Any, rel: str, downloader: Any, processor: Any, expected: Mapping[str, Any] | None) -> None:
