@@ -110,6 +110,8 @@ def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int =
         dropped["specific"] = lost
     specific = lists.gender_words()
     neutral = np.array([i for i, w in enumerate(source.words) if w not in specific and index[w] == i], dtype=np.int64)
+    if neutral.size == 0:
+        raise EatkitError("every word of the vectors is in the word lists: no neutral word is left to debias")
     table = np.asarray(source.vectors, dtype=np.float64)
     if method == "hard":
         out, info = sd.hard_debias(table, definitional, neutral, equalize)
