@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.io import check_output_file, require
+from eatkit.io import check_output_file, inside, require
 from eatkit.encoders.checkpoints import save_checkpoint
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line

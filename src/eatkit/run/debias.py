@@ -52,7 +52,7 @@ class WordLists:
 def load_word_lists(name_or_path: str | Path = "gender") -> WordLists:
     """A bundled word-list file by name or a JSON file (``definitional`` pairs required)."""
     path = BUNDLED / f"{name_or_path}.json" if (BUNDLED / f"{name_or_path}.json").is_file() else Path(name_or_path)
-    if not path.is_file():
+    if not path.exists():  # (a folder, FIFO or device is refused by name by the one reader)
         raise EatkitError(f"word lists {name_or_path}: no such bundled list ({', '.join(p.stem for p in BUNDLED.glob('*.json'))}) or file")
     data = read_json(path, "word lists")  # the one reader: regular files only, bounded
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:

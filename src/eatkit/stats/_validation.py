@@ -39,7 +39,8 @@ def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | N
     if not finite.all():
         rows = np.flatnonzero(~finite)
         raise EatkitError(f"set '{name}' has non-finite values (NaN or inf) in row(s) {_rows(rows)}")
-    norms = np.linalg.norm(arr, axis=1)
+    largest = float(np.abs(arr).max())
+    norms = np.linalg.norm(arr / largest, axis=1) * largest if largest > 0 else np.zeros(n)  # no overflow
     if not (norms > 0).all():
         rows = np.flatnonzero(norms <= 0)
         raise EatkitError(f"set '{name}' has zero-norm vector(s) in row(s) {_rows(rows)}")

@@ -325,6 +325,8 @@ def _permutation_p(null: _Null, statistic: Callable[[np.ndarray], np.ndarray], o
                           f"{EXACT_MAX}); pass a number of Monte Carlo permutations instead")
     exact = permutations == "exact" or (permutations == "auto" and null.size <= DEFAULT_MONTE_CARLO)
     draws = null.size if exact else (DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations))
+    check_cost(f"{draws:.3g} permutations of {null.n} stimuli", float(draws) * null.n * 4,
+               "pass fewer permutations (10^4 to 10^5 give p to about two digits)")
     counts = dict.fromkeys(("greater", "less", "two-sided"), 0)
     for rows in (null.all() if exact else null.sample(draws, generator)):
         values = statistic(rows)
