@@ -11,7 +11,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "eatkit"
 #: what eatkit.stats may import from eatkit
-STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io", "eatkit._lazy"}
+STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io", "eatkit._lazy", "eatkit.kinds"}
 
 
 def _module_name(path: Path) -> str:
@@ -206,3 +206,29 @@ def _private_crossings() -> list[tuple[str, str]]:
 
 def test_no_private_name_crosses_a_package():
     assert _private_crossings() == []
+
+
+def _complexity(function: ast.AST) -> int:
+    """McCabe's cyclomatic complexity as radon counts it (1, plus one per if/elif, loop, except, assert,
+    conditional expression, comprehension loop and condition, and boolean operand beyond the first),
+    nested functions and lambdas included."""
+    count = 1
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Assert, ast.IfExp,
+                             ast.match_case)):
+            count += 1
+        elif isinstance(node, ast.comprehension):
+            count += 1 + len(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            count += len(node.values) - 1
+    return count
+
+
+def test_the_command_line_is_thin():
+    """No function of eatkit.cli has a cyclomatic complexity above 10: commands parse, build a request,
+    call the Python API and print (orchestration lives in eatkit.run, e.g. eatkit.run.request)."""
+    assert _complexity(ast.parse("def f(x):\n    if x and x > 1:\n        return [y for y in x if y]\n")) == 5
+    found = {f"{path.name}:{node.name}": _complexity(node) for path in sorted((SRC / "cli").glob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    assert {name: c for name, c in found.items() if c > 10} == {}

@@ -114,6 +114,23 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         damaged = json.loads(json.dumps(records))
         change(damaged)
         (copy / "results.json").write_text(json.dumps(damaged))
+    # text-to-image (issue 39): a folder that is no pipeline, suites of the t2iat and depiction kinds
+    (root / "not-a-pipeline").mkdir()
+    (root / "t2i-pipe").mkdir()
+    (root / "t2i-pipe" / "model_index.json").write_text("{}")  # never loaded: the tests below fail before
+    t2i_words = {r: {"name": r, "modality": "word", "items": w} for r, w in
+                 {"X": ["math", "physics"], "Y": ["art", "music"], "A": ["man"], "B": ["woman"], "N": ["person"]}.items()}
+    (root / "t2iat-template.json").write_text(json.dumps(_suite(
+        kind="t2iat", **t2i_words, params={"template": "a photo of a {attribute}"})))
+    (root / "t2iat-overlap.json").write_text(json.dumps(_suite(
+        kind="t2iat", **{**t2i_words, "Y": {"name": "Y", "modality": "word", "items": ["math", "music"]}})))
+    (root / "depiction-words.json").write_text(json.dumps({**_suite(), "tests": [
+        {"id": "d1", "kind": "depiction", "title": "D", "Doctor": t2i_words["X"], "Nurse": t2i_words["Y"]}]}))
+    prompts = {g: {"name": g, "modality": "prompt", "items": [f"a photo of a {g.lower()}"]} for g in ("Doctor", "Nurse")}
+    (root / "depiction.json").write_text(json.dumps({**_suite(), "tests": [
+        {"id": "d1", "kind": "depiction", "title": "D", **prompts}]}))
+    (root / "reference-bad.csv").write_text("group,attribute,class,share\nDoctor,gender,man,-1\n")
+    (root / "reference-classes.csv").write_text("group,attribute,class,share\nDoctor,gender,male,1\n")
     (root / "run-badjson").mkdir()
     (root / "run-badjson" / "results.json").write_text("[{")
     (root / "run-empty").mkdir()
@@ -143,7 +160,7 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
-    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "params.iat_d must be a number"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),
     (_run("--decades", "1810-1990"), "--decades applies to --series only"),
     (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
@@ -298,6 +315,44 @@ CLI: list[tuple[list[str], str]] = [
      "simclrv2 needs its checkpoint file: --weights PATH"),
     (["run", "{d}/suite.json", "--model", "moco-v2-resnet50", "--weights", "{d}/missing.pth", "-q", "-o", "{o}"],
      "checkpoint {d}/missing.pth not found"),
+    # text-to-image generation, T2IAT and depiction (issue 39, docs/generation.md)
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/no-such-pipe", "--embedder", "hf-clip:x", "-q", "-o", "{o}"],
+     "text-to-image model folder not found"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/not-a-pipeline", "-q", "-o", "{o}"],
+     "is not a diffusers pipeline folder (it has no model_index.json)"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "step=2", "-q", "-o", "{o}"],
+     "unknown generation setting 'step'"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "steps", "-q", "-o", "{o}"],
+     "--generation takes KEY=VALUE, got 'steps'"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "steps=0", "-q", "-o", "{o}"],
+     "steps must be an integer >= 1, got 0"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "scheduler=fast", "-q", "-o",
+      "{o}"], "scheduler must be one of ddim"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--embedder", "glove-6b-50d", "-q", "-o", "{o}"],
+     "the embedder 'glove-6b-50d' does not embed images"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--revision", "main", "-q", "-o", "{o}"],
+     "--revision applies to a hub model, not to a local folder"),
+    (["run", "{d}/suite.json", "--model", "glove-6b-50d", "--embedder", "hf-clip:x", "-q", "-o", "{o}"],
+     "does not take the option --embedder"),
+    (["run", "{d}/t2iat-template.json", "--model", "diffusers:{d}/t2i-pipe", "-q", "-o", "{o}"],
+     "template must hold {attribute} and {concept}"),
+    (["run", "{d}/t2iat-overlap.json", "--model", "diffusers:{d}/t2i-pipe", "-q", "-o", "{o}"],
+     "the concepts of X and Y must differ, both hold math"),
+    (["run", "{d}/depiction-words.json", "--model", "diffusers:{d}/t2i-pipe", "-q", "-o", "{o}"],
+     "group Doctor of a depiction test must be a non-empty prompt set"),
+    (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--reference", "{d}/reference-bad.csv",
+      "-q", "-o", "{o}"], "share must be a positive number, got '-1'"),
+    (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--reference", "{d}/reference-classes.csv",
+      "-q", "-o", "{o}"], "Doctor/gender gives the classes male, the classifier has man, woman"),
+    (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--reference", "{d}/no-such.csv",
+      "-q", "-o", "{o}"], "no-such.csv"),
+    (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--attributes", "gender,height",
+      "-q", "-o", "{o}"], "attributes must be one of gender, skin-tone, age, got 'height'"),
+    (["run", "{d}/depiction.json", "--model", "diffusers:{d}/t2i-pipe", "--class", "man=a photo of a man",
+      "-q", "-o", "{o}"], "replaces the prompts of one attribute"),
+    (["compare", "{d}/run", "{d}/run"], "have no depiction record in common"),
+    (["compare", "{d}/no-such-run", "{d}/run"], "no-such-run does not exist"),
+    (["compare", "{d}/run", "{d}/run", "--measure", "js"], "invalid choice: 'js'"),
 ]
 
 

@@ -103,6 +103,9 @@ EPOCHS_1 = {"15": "1"}  # the one word "15" of that command: --epochs 15 -> 1
 SMALL_GROUNDED_COCO = ("--tests", "occ_gender")  # 1 of 6 tests: 234 pairs instead of 5459
 GENERATE_SMALL = ("--max-images", "1", "--cutouts", "0")  # and 4 steps, a frame every 2 (the words 80, 10)
 RESULTS = ("results.json", "manifest.json")
+T2I = {"diffusers:stabilityai/stable-diffusion-2-1-base": "diffusers:{t2i_pipe}",
+       "hf-clip:openai/clip-vit-large-patch14": "hf-clip:{clip}", "hf-clip:openai/clip-vit-base-patch32": "hf-clip:{clip}"}
+T2I_SMALL = ("--generation", "size=16", "--bootstrap", "100")  # 16 x 16 images
 
 CASES: dict[str, Case] = {
     # README.md
@@ -291,6 +294,31 @@ CASES: dict[str, Case] = {
     "eatkit sweep sweep.toml": Case(builds=("sweep",), files=("results/sweep/results.csv",)),
     "eatkit sweep sweep.toml --executor ray --address HEAD:6379": Case(builds=("sweep",), ray=True,
                                                                        slow=True),
+    # docs/generation.md: a tiny random Stable Diffusion pipeline and a tiny CLIP, the tiny suite of tests/test_generation.py
+    "eatkit run t2iat --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+    "hf-clip:openai/clip-vit-large-patch14 --generation images_per_prompt=10 --generation steps=25 --seed 0 "
+    "-o results/t2iat --report": Case(subs={**T2I, "t2iat": "{t2i_suite}", "images_per_prompt=10": "images_per_prompt=1",
+                                            "steps=25": "steps=2"}, extra=(*T2I_SMALL, "--tests", "gs"),
+                                      files=("results/t2iat/report.html", "results/t2iat/generated")),
+    "eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+    "hf-clip:openai/clip-vit-base-patch32 --generation images_per_prompt=20 --seed 0 -o results/depiction --report":
+        Case(subs={**T2I, "depiction-occupations": "{t2i_suite}", "images_per_prompt=20": "images_per_prompt=2"},
+             extra=(*T2I_SMALL, "--generation", "steps=2", "--tests", "occ"),
+             contains=(("results/depiction/report.html", "contact-sheet"),)),
+    "eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+    "hf-clip:openai/clip-vit-base-patch32 --attributes gender --reference labour-gender.csv --seed 0 "
+    "-o results/depiction-labour": Case(subs={**T2I, "depiction-occupations": "{t2i_suite}"}, builds=("labour",),
+                                        extra=(*T2I_SMALL, "--generation", "steps=2", "--tests", "occ"),
+                                        contains=(("results/depiction-labour/results.json", "labour-gender.csv"),)),
+    "eatkit compare results/depiction results/depiction-labour --measure mad --seed 0": Case(
+        after=("eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+               "hf-clip:openai/clip-vit-base-patch32 --generation images_per_prompt=20 --seed 0 -o results/depiction "
+               "--report",
+               "eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
+               "hf-clip:openai/clip-vit-base-patch32 --attributes gender --reference labour-gender.csv --seed 0 "
+               "-o results/depiction-labour"), stdout="Doctor"),
+    "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",),
+                                        contains=(("results/t2i-sweep/audit.html", "<th>t2iat_d</th><th>mad</th>"),)),
 }
 
 
@@ -534,6 +562,39 @@ class Workspace:
                         'suites = [{ suite = "weat", tests = ["weat1", "weat2"] }]\nsettings = [{ seed = 0 }]\n')
         return path
 
+
+    # text-to-image (docs/generation.md)
+    def _t2i_pipe(self, seed: int = 0) -> str:
+        from tiny_t2i import tiny_pipeline
+
+        return tiny_pipeline(self.folder(f"t2i-pipe-{seed}"), seed=seed)
+
+    def _t2i_suite(self) -> Path:
+        import json
+
+        from test_generation import tiny_suite
+
+        path = self.folder("t2i") / "suite.json"
+        path.write_text(json.dumps(tiny_suite()))
+        return path
+
+    def _labour(self) -> Path:
+        """labour-gender.csv in the working folder: a reference share per class of the tiny suite's groups."""
+        path = self.root / "labour-gender.csv"
+        path.write_text("group,attribute,class,share\nDoctor,gender,man,0.62\nDoctor,gender,woman,0.38\n"
+                        "Nurse,gender,man,0.12\nNurse,gender,woman,0.88\n")
+        return path
+
+    def _t2i_sweep(self) -> Path:
+        """t2i-sweep.toml in the working folder: two tiny text-to-image models over the tiny suite."""
+        generation = "generation = { images_per_prompt = 1, steps = 2, size = 16 }"
+        models = ", ".join(f'{{ label = "tiny-{s}", name = "diffusers:{self._t2i_pipe(s)}", '
+                           f'embedder = "hf-clip:{self["clip"]}", {generation} }}' for s in (0, 1))
+        path = self.root / "t2i-sweep.toml"
+        path.write_text(f'output = "results/t2i-sweep"\nmodels = [{models}]\n'
+                        f'suites = ["{self["t2i_suite"]}"]\n'
+                        'settings = [{ seed = 0, n_bootstrap = 100 }]\n')
+        return path
 
 def _categories(*suites: str) -> list[str]:
     from eatkit.stimuli.loader import load_suite

@@ -23,11 +23,16 @@ def _shipped(package: str, name: str) -> dict:
 
 
 def test_the_shipped_schemas_are_the_generated_ones():
-    """Regenerate with: python -c "import json; from eatkit.stimuli.schema import suite_json_schema as s;
-    print(json.dumps(s(), indent=1))" > src/eatkit/stimuli/suite.schema.json (the same for
-    eatkit.run.schemas.sweep_json_schema and src/eatkit/run/sweep.schema.json)."""
+    """Regenerate both with: python -m eatkit.run.schemas (docs/architecture.md)."""
     assert _shipped("eatkit.stimuli", "suite.schema.json") == suite_json_schema()
     assert _shipped("eatkit.run", "sweep.schema.json") == sweep_json_schema()
+
+
+def test_the_regeneration_command_writes_the_shipped_bytes(tmp_path):
+    from eatkit.run.schemas import write_schemas
+
+    for path, package in zip(write_schemas(tmp_path), ("eatkit.stimuli", "eatkit.run")):
+        assert path.read_bytes() == resources.files(package).joinpath(path.name).read_bytes()
     for schema in (suite_json_schema(), sweep_json_schema()):
         jsonschema.Draft202012Validator.check_schema(schema)
     assert suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"] == list(KINDS)

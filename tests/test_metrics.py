@@ -137,7 +137,8 @@ def test_model_objects_by_duck_typing_and_missing_words():
     (lambda X, Y, A: metrics.ripa([X, Y[:2]], [A]), "pairs the targets row by row"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], distance="manhattan"), "distance must be one of"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], permutations=0), "permutations must be"),
-    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), "c must be a positive"),
+    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), "c must be a number > 0"),
+    (lambda X, Y, A: metrics.rnd([X, Y], [A], distanse="cosine"), "RND takes no option .distanse. .its options: distance, "),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], model=object()), "gensim KeyedVectors"),
 ])
 def test_bad_input_is_one_line_error(call, message):
@@ -265,7 +266,7 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     import pandas as pd
 
     from eatkit.cli import main
-    from eatkit.stats.metrics import bias_magnitude, rank_models
+    from eatkit.stats.metrics import rank_models
 
     glove = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
     words = [line.split(" ", 1)[0] for line in glove.read_text(encoding="utf-8").splitlines()]
@@ -283,12 +284,14 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     rankings = pd.read_csv(tmp_path / "out" / "rankings.csv").set_index("model")
     assert list(rankings.index) == ["glove", "rand1", "rand2"]
     # the measures: mean bias magnitude over the two tests, recomputed from results.csv
-    for measure, kind, column in (("d", "eat", "effect_size"), ("rnd", "rnd", "value"), ("ect", "ect", "value"),
-                                  ("mac", "mac", "value")):
+    # (distance from no bias, written out: |d|, |RND|, 1 - ECT, |1 - MAC|)
+    for measure, kind, column, far in (("d", "eat", "effect_size", abs), ("rnd", "rnd", "value", abs),
+                                       ("ect", "ect", "value", lambda v: 1 - v),
+                                       ("mac", "mac", "value", lambda v: abs(1 - v))):
         for model in rankings.index:
             rows = results[(results["kind"] == kind) & (results["model"] == model)]
             assert len(rows) == 2
-            assert rankings.loc[model, measure] == pytest.approx(bias_magnitude(measure, rows[column]).mean())
+            assert rankings.loc[model, measure] == pytest.approx(np.mean([far(v) for v in rows[column]]))
     expected = rank_models(rankings[["d", "rnd", "ect", "mac"]].to_numpy())
     assert rankings["overall_rank"].tolist() == expected.overall.tolist()
     correlations = pd.read_csv(tmp_path / "out" / "ranking-correlations.csv")

@@ -257,7 +257,7 @@ MALFORMED = [
     (mutated("tests.0.X.items", ["rose "]), f"{T}: set 'X': item 'rose ' has leading or trailing whitespace"),
     (mutated("tests.0.X.items", "rose"), f"{T}: set 'X': 'items' must be an array, got string"),
     (mutated("tests.0.X.modality", "text"),
-     f"{T}: set 'X': unknown modality 'text' (known: word, sentence, image, image-caption)"),
+     f"{T}: set 'X': unknown modality 'text' (known: word, sentence, image, image-caption, prompt)"),
     (mutated("tests.0.Y.category", delete=True), f"{T}: set 'Y': image sets need 'category'"),
     (mutated("tests.0.Y.items", ["a.jpg"]), f"{T}: set 'Y': image sets take no 'items' (only category)"),
     (mutated("tests.0.X.category", "x/y"),

@@ -26,7 +26,9 @@ eatkit.errors.EatkitError: experiment must be one of 1, 2, 3, all, got '5'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -51,6 +53,8 @@ KINDS: dict[str, str | KindSpec] = {
     "rnsb": "eatkit.specs:RNSB",
     "direct-bias": "eatkit.specs:DIRECT_BIAS",
     "retrieval": "eatkit.specs:RETRIEVAL",
+    "t2iat": "eatkit.specs:T2IAT",
+    "depiction": "eatkit.specs:DEPICTION",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -103,6 +107,27 @@ class Param:
     cli: bool = True
     metavar: str | None = None
     empty: bool = False
+    words: tuple[str, ...] = ()
+    high_open: bool = False
+    useful: tuple[float | None, float | None] | None = None
+
+    def warning(self, value: Any) -> str | None:
+        """A legal value outside the declared ``useful`` range (``(low, high)``, ``None`` for no bound) is
+        run, with this warning (recorded in the records and the manifest, printed once); ``None`` when the
+        value is useful, is the default, or is one of ``words``.
+
+        >>> Param("iterations", int, 1000, low=1, useful=(100, None)).warning(10)
+        'iterations=10 is outside its useful range (>= 100): the result may mean little'
+        """
+        if self.useful is None or value is None or value == self.default or value in self.words:
+            return None
+        low, high = self.useful
+        values = value if isinstance(value, list) else [value]
+        if all(isinstance(v, (int, float)) and (low is None or v >= low) and (high is None or v <= high)
+               for v in values):
+            return None
+        bounds = " and ".join(f"{sign} {b:g}" for sign, b in ((">=", low), ("<=", high)) if b is not None)
+        return f"{self.name}={value} is outside its useful range ({bounds}): the result may mean little"
 
     @property
     def option(self) -> str:
@@ -144,6 +169,8 @@ class Param:
         return _PLURALS.get(self.type, f"{self.type.__name__} values")
 
     def _one(self, value: Any) -> Any:
+        if isinstance(value, str) and value in self.words:
+            return value
         if self.choices is not None:
             for choice in self.choices:  # a command line gives text: "2" is the choice 2
                 if value == choice and type(value) is type(choice) or str(value) == str(choice):
@@ -161,9 +188,11 @@ class Param:
             value, ok = float(value), True
         if self.type is str and ok and not value.strip():
             raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
+        if ok and self.type is float and not math.isfinite(value):
+            raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
         if ok and self.type in (int, float):
             ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
-                 (self.high is None or value <= self.high)
+                 (self.high is None or value < self.high or (value == self.high and not self.high_open))
         if not ok:
             raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}")
         return value
@@ -171,10 +200,12 @@ class Param:
     def _range(self) -> str:
         what = _TYPE_NAMES.get(self.type, self.type.__name__)
         if self.low is not None and self.high is not None:
-            return f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
-        if self.low is not None:
-            return f"{what} {'>' if self.low_open else '>='} {self.low:g}"
-        return what if self.high is None else f"{what} <= {self.high:g}"
+            what = f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+        elif self.low is not None:
+            what = f"{what} {'>' if self.low_open else '>='} {self.low:g}"
+        elif self.high is not None:
+            what = f"{what} {'<' if self.high_open else '<='} {self.high:g}"
+        return ", ".join(self.words) + f" or {what}" if self.words else what
 
     def argparse_kwargs(self) -> dict[str, Any]:
         """The keywords of ``ArgumentParser.add_argument`` for this parameter: every value reaches
@@ -201,6 +232,51 @@ class Param:
         return self.help + (f" (default {default})" if shown else "")
 
 
+#: role names of kinds that take any roles (``KindSpec.roles`` None): a capital, then letters, digits, _
+ROLE_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class RoleGroup:
+    """A group of roles of one meaning whose number a suite test chooses: ``<prefix>1``, ``<prefix>2``, ...
+    (numbered from 1 without gaps), at least ``least`` and at most ``most`` (``None``: no limit); e.g. the
+    generalised WEAT's n target sets and m attribute sets, ``roles=(RoleGroup("T", 2), RoleGroup("A", 2))``.
+
+    >>> RoleGroup("T", 2).match(["A1", "T2", "T1", "title"])
+    ('T1', 'T2')
+    >>> RoleGroup("T", 3).match(["T1", "T2"])
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: needs at least 3 sets T1, T2, ... (got T1, T2)
+    """
+
+    prefix: str
+    least: int = 1
+    most: int | None = None
+    help: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """The regular expression of the group's role names."""
+        return f"^{re.escape(self.prefix)}[1-9][0-9]*$"
+
+    def match(self, keys: Iterable[str]) -> tuple[str, ...]:
+        """The roles of this group among ``keys``, in order, checked: numbered 1..n, ``least <= n <= most``."""
+        found = sorted((k for k in keys if re.fullmatch(self.pattern, k)), key=lambda k: int(k[len(self.prefix):]))
+        expected = [f"{self.prefix}{i}" for i in range(1, len(found) + 1)]
+        got = ", ".join(found) or "none"
+        if found != expected:
+            raise EatkitError(f"sets {self.prefix}1, {self.prefix}2, ... must be numbered from 1 without gaps "
+                              f"(got {got})")
+        if len(found) < self.least or (self.most is not None and len(found) > self.most):
+            bound = f"at least {self.least}" if len(found) < self.least else f"at most {self.most}"
+            raise EatkitError(f"needs {bound} sets {self.prefix}1, {self.prefix}2, ... (got {got})")
+        return tuple(found)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}1..{self.prefix}n"
+
+
 @dataclass(frozen=True)
 class Presentation:
     """How a kind's records are shown when it has no renderer of its own: ``columns`` are the record
@@ -219,8 +295,9 @@ class Presentation:
 class KindSpec:
     """Everything eatkit knows about one kind of test (module docstring).
 
-    ``roles``: the role names, in order, of a suite test of this kind (``None``: any names starting with
-    a capital, at least two, e.g. the classes of a geometry test or the groups of a probe); ``params``:
+    ``roles``: the role names, in order, of a suite test of this kind, each a name or a
+    :class:`RoleGroup` (n sets of one meaning, e.g. n target sets), or ``None``: any names starting with
+    a capital, at least two (e.g. the classes of a geometry test or the groups of a probe); ``params``:
     its parameters; ``analysis``: ``"module:Class"`` of its :class:`eatkit.analyses.base.Analysis`;
     ``renderer``: ``"module:Class"`` of a renderer of the report layer (``None``: the generic one, from
     ``presentation``); ``probe``: the ``eatkit probe`` sub-command that runs it (``None``: suites run it);
@@ -228,13 +305,46 @@ class KindSpec:
     """
 
     name: str
-    roles: tuple[str, ...] | None
+    roles: tuple[str | RoleGroup, ...] | None
     analysis: str
     params: tuple[Param, ...] = ()
     renderer: str | None = None
     presentation: Presentation = field(default_factory=Presentation)
     probe: str | None = None
     title: str = ""
+    member: Member | None = None
+    ranking: Ranking | None = None
+
+    @property
+    def api_name(self) -> str:
+        """The kind's name in Python (the one rule: dashes become underscores): its public API function
+        and its statistics function, e.g. ``direct-bias`` -> ``direct_bias``."""
+        return api_name(self.name)
+
+    def test_roles(self, keys: Iterable[str], reserved: Iterable[str] = ()) -> tuple[str, ...]:
+        """The roles of a suite test of this kind whose keys are ``keys`` (``reserved``: keys that are not
+        roles): the declared names, each group's members, or (roles ``None``) every key that looks like a
+        role; a one-line error when a group's sets are miscounted or fewer than two sets are given.
+
+        >>> KindSpec("k", ("X", RoleGroup("A", 2)), "m:C").test_roles(["A2", "X", "A1", "id"])
+        ('X', 'A1', 'A2')
+        """
+        keys = [k for k in keys if k not in set(reserved)]
+        if self.roles is None:
+            roles = tuple(k for k in keys if ROLE_NAME.fullmatch(k))
+            if len(roles) < 2:
+                raise EatkitError(f"a {self.name} test needs at least two sets (keys starting with a capital)")
+            return roles
+        found: list[str] = []
+        for role in self.roles:
+            if isinstance(role, RoleGroup):
+                try:
+                    found += role.match(keys)
+                except EatkitError as e:
+                    raise EatkitError(f"a {self.name} test {e}") from None
+            else:
+                found.append(role)
+        return tuple(found)
 
     def param(self, name: str) -> Param:
         """The parameter ``name``."""
@@ -257,6 +367,10 @@ class KindSpec:
         """Every parameter of the kind: ``checked`` (from :meth:`check`) over ``test_params`` (a suite test's
         ``params``, checked here) over the defaults."""
         suite = test_params or {}
+        unknown = sorted(set(suite) - {p.name for p in self.params})
+        if unknown:
+            known = ", ".join(p.name for p in self.params) or "none"
+            raise EatkitError(f"params: {self.name} tests take no parameter {unknown[0]!r} (known: {known})")
         return {p.name: checked[p.name] if p.name in checked else
                 p.convert(suite[p.name]) if p.name in suite else p.default for p in self.params}
 
@@ -265,8 +379,116 @@ class KindSpec:
         return self.complete(self.check(given), test_params)
 
     def load_analysis(self) -> Any:
-        """An instance of the kind's analysis."""
-        return load_object(self.analysis)()
+        """An instance of the kind's analysis (a family's analysis is told which member it runs)."""
+        analysis = load_object(self.analysis)
+        return analysis.for_member(self) if self.member is not None else analysis()
+
+
+def api_name(kind: str) -> str:
+    """A kind's name in Python: dashes become underscores (the one rule between the two spellings).
+
+    >>> api_name("direct-bias")
+    'direct_bias'
+    """
+    return kind.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How a kind's records rank models (a sweep's ``rankings.csv``, WEFE's rankings): the record field
+    ``headline`` of each test, turned by ``magnitude`` (a rule of :data:`eatkit.stats.metrics.MAGNITUDES`:
+    how far a value is from no bias) into a bias magnitude, averaged over a model's tests (``aggregation``)
+    and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points."""
+
+    headline: str
+    magnitude: str
+    measure: str
+    higher_is_better: bool | None = None
+    aggregation: str = "mean"
+
+
+@dataclass(frozen=True)
+class Family:
+    """What the kinds of one family share, declared once (as lm-evaluation-harness attaches a metric's
+    direction and aggregation to its registration): the roles of their suite tests, one analysis
+    (``"module:Class"`` with a ``for_member(spec)`` constructor) and record base for all members, one
+    renderer and presentation (its ``headline`` is the field that models are ranked by), and the name of
+    a member (``noun``: what ``--metrics`` and error messages call it). A member is its statistics function
+    plus one :meth:`member` declaration; :meth:`members` lists those registered in :data:`KINDS`, from
+    which the command line, the report's legend, the sweep's rankings, the JSON Schemas and the public API
+    derive (``docs/architecture.md``, "How to add").
+
+    >>> from eatkit.specs import METRICS
+    >>> METRICS.names()
+    ('rnd', 'ect', 'ripa', 'mac', 'rnsb', 'direct-bias')
+    >>> METRICS.parse("all") == METRICS.names(), METRICS.parse("mac,rnd")
+    (True, ('mac', 'rnd'))
+    """
+
+    name: str
+    noun: str
+    roles: tuple[str | RoleGroup, ...] | None
+    analysis: str
+    renderer: str | None = None
+    presentation: Presentation = field(default_factory=Presentation)
+    title: str = ""
+
+    def member(self, name: str, stats: str, *, title: str, params: tuple[Param, ...] = (),
+               template: tuple[int | None, int | None] = (2, 1), null: str = "", magnitude: str = "abs",
+               higher_is_better: bool | None = None, fixed: Mapping[str, Any] | None = None,
+               label: str | None = None) -> KindSpec:
+        """The spec of the member ``name`` (a kind): ``stats`` (``"module:function"``) computes it;
+        ``template`` is its numbers of target and attribute sets (WEFE's query template; ``None``: any
+        number, passed as a list); ``null`` what its permutation null re-arranges (``""``: no p);
+        ``magnitude`` and ``higher_is_better`` how its headline ranks models (:class:`Ranking`); ``fixed``
+        options the member always passes its function; ``label`` its name in tables (default: upper-case)."""
+        traits = Member(self, stats, template, null, dict(fixed or {}), label or name.upper())
+        ranking = Ranking(self.presentation.headline or "", magnitude, api_name(name), higher_is_better)
+        return KindSpec(name, self.roles, self.analysis, params=params, renderer=self.renderer,
+                        presentation=self.presentation, title=title, member=traits, ranking=ranking)
+
+    def members(self) -> list[KindSpec]:
+        """The registered members, in registry order."""
+        return [spec for spec in map(get_kind, KINDS) if spec.member is not None and spec.member.family == self]
+
+    def names(self) -> tuple[str, ...]:
+        """The kind names of the registered members."""
+        return tuple(spec.name for spec in self.members())
+
+    def parse(self, text: str) -> tuple[str, ...]:
+        """The members named in a comma-separated list (``all``: every one), or a one-line error."""
+        known = self.names()
+        names = known if text.strip() == "all" else tuple(n.strip() for n in text.split(",") if n.strip())
+        unknown = [n for n in names if n not in known]
+        if unknown or not names:
+            raise EatkitError(f"unknown {self.noun}(s) {', '.join(unknown) or repr(text)} "
+                              f"(known: {', '.join(known)}, all)")
+        return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class Member:
+    """What one member of a :class:`Family` declares beside its spec (see :meth:`Family.member`)."""
+
+    family: Family
+    stats: str
+    template: tuple[int | None, int | None]
+    null: str
+    fixed: Mapping[str, Any]
+    label: str
+
+    def arguments(self, targets: list[Any], attributes: list[Any]) -> list[Any]:
+        """The positional arguments of the statistics function: each group of sets unpacked when the
+        template fixes its number, else passed as one list (one rule for the runner and the API)."""
+        out: list[Any] = []
+        for sets, count in ((targets, self.template[0]), (attributes, self.template[1])):
+            out += list(sets) if count is not None else [list(sets)]
+        return out
+
+
+def ranked_kinds() -> list[KindSpec]:
+    """The registered kinds whose records rank models (a :class:`Ranking`), in registry order."""
+    return [spec for spec in map(get_kind, KINDS) if spec.ranking is not None]
 
 
 def register_kind(name: str, spec: str | KindSpec) -> None:

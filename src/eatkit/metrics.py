@@ -8,6 +8,9 @@ listed in the result's ``dropped``. Each metric checks its query's template (WEF
 attribute sets) and calls :mod:`eatkit.stats.metrics`, which computes the value, a permutation p where the
 metric has a null, and a bootstrap CI (``n_resamples > 0``); see there for the formulas and citations.
 
+One function per member of the metrics family (:data:`eatkit.specs.METRICS`), made from its declaration
+(the kind's name with dashes as underscores, :func:`eatkit.kinds.api_name`); eatkit's own:
+
 =====================  ===================  ===============================================================
 function               template (T, A)      attributes
 =====================  ===================  ===============================================================
@@ -31,61 +34,65 @@ function               template (T, A)      attributes
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats import metrics as _m
+from eatkit.io import load_object
 from eatkit.stats.metrics import MetricResult
 
-__all__ = ["MetricResult", "direct_bias", "ect", "mac", "ripa", "rnd", "rnsb", "word_vectors"]
+__all__ = ["MetricResult", "word_vectors"]  # and a function per member of the metrics family (__getattr__)
+
+def __getattr__(name: str) -> Any:
+    """``eatkit.metrics.<name>``: the API function of the member ``name`` of the metrics family (made on
+    first use from its declaration: a new member is here without another line)."""
+    spec = _members().get(name)
+    if spec is None:
+        raise AttributeError(f"module 'eatkit.metrics' has no attribute {name!r}")
+    return _api_function(spec.name)
 
 
-def rnd(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
-        **options: Any) -> MetricResult:
-    """Relative norm distance of targets (X, Y) and one attribute set (:func:`eatkit.stats.metrics.rnd`;
-    options ``distance``, ``alternative``, ``permutations``, ``n_resamples``, ``confidence_level``, ``rng``)."""
-    (X, Y), (A,), dropped = _query("RND", targets, attributes, (2, 1), model, oov)
-    return _with(_m.rnd(X, Y, A, **options), dropped)
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_members()])
 
 
-def ect(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
-        **options: Any) -> MetricResult:
-    """Embedding coherence test of targets (X, Y) and one attribute set (:func:`eatkit.stats.metrics.ect`)."""
-    (X, Y), (A,), dropped = _query("ECT", targets, attributes, (2, 1), model, oov)
-    return _with(_m.ect(X, Y, A, **options), dropped)
+def _members() -> dict[str, Any]:
+    from eatkit.specs import METRICS
+
+    return {spec.api_name: spec for spec in METRICS.members()}
 
 
-def ripa(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
-         **options: Any) -> MetricResult:
-    """RIPA of target pairs (X[i], Y[i]) and one attribute set (:func:`eatkit.stats.metrics.ripa`)."""
-    (X, Y), (A,), dropped = _query("RIPA", targets, attributes, (2, 1), model, oov)
-    return _with(_m.ripa(X, Y, A, **options), dropped)
+@cache
+def _api_function(kind: str) -> Callable[..., MetricResult]:
+    """The API function of a member: its query checked against the member's template, words looked up,
+    the options checked by name (the function's keywords) and its declared parameters, then the member's
+    statistics function called by the family's one rule (:meth:`eatkit.kinds.Member.arguments`)."""
+    from eatkit.kinds import get_kind
 
+    spec = get_kind(kind)
+    member = spec.member
+    function = load_object(member.stats)
+    takes = [n for n, p in inspect.signature(function).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    declared = {p.name: p for p in spec.params}
 
-def mac(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
-        **options: Any) -> MetricResult:
-    """Mean average cosine distance of any target and attribute sets (:func:`eatkit.stats.metrics.mac`)."""
-    T, A, dropped = _query("MAC", targets, attributes, (None, None), model, oov)
-    return _with(_m.mac(T, A, **options), dropped)
+    def metric(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
+               **options: Any) -> MetricResult:
+        unknown = sorted(set(options) - set(takes))
+        if unknown:
+            raise EatkitError(f"{member.label} takes no option {unknown[0]!r} (its options: {', '.join(takes)})")
+        options = {k: declared[k].convert(v) if k in declared else v for k, v in options.items()}
+        T, A, dropped = _query(member.label, targets, attributes, member.template, model, oov)
+        return _with(function(*member.arguments(T, A), **options), dropped)
 
-
-def rnsb(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
-         **options: Any) -> MetricResult:
-    """RNSB of any target sets with a positive and a negative attribute set
-    (:func:`eatkit.stats.metrics.rnsb`; options ``n_fits``, ``holdout``, ``n_resamples``, ``rng``)."""
-    T, (A, B), dropped = _query("RNSB", targets, attributes, (None, 2), model, oov)
-    return _with(_m.rnsb(T, A, B, **options), dropped)
-
-
-def direct_bias(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
-                **options: Any) -> MetricResult:
-    """Direct bias of neutral words (the attribute set) on the direction of the definitional pairs
-    (X[i], Y[i]) (:func:`eatkit.stats.metrics.direct_bias`; option ``c``)."""
-    (X, Y), (N,), dropped = _query("direct bias", targets, attributes, (2, 1), model, oov)
-    return _with(_m.direct_bias(X, Y, N, **options), dropped)
+    shape = "/".join("n" if c is None else str(c) for c in member.template)
+    metric.__name__ = metric.__qualname__ = spec.api_name
+    metric.__doc__ = (f"{spec.title}: template (targets/attributes) {shape} (:func:`{member.stats.replace(':', '.')}`;"
+                      f" options {', '.join(takes)}).")
+    return metric
 
 
 def word_vectors(model: Any) -> tuple[dict[str, int], np.ndarray]:

@@ -8,17 +8,20 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import KindSpec, Param, Presentation
+from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
-    presentation=Presentation(headline="effect_size"),
+    presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "abs", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
-        Param("specificity", int, 0, low=0, metavar="N",
+        Param("specificity", int, 0, low=0, metavar="N", useful=(100, None),
               help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
+        # facts of each test (its suite file's params)
+        Param("iat_d", float, cli=False, useful=(-3, 3), help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
+              "beside the embedding's d for comparison only"),
     ))
 SC_EAT = KindSpec("sc-eat", ("T", "A", "B"), "eatkit.analyses.sc_eat:SCEATAnalysis",
                   renderer="eatkit.report.kinds:SCEATRenderer", title="Single-category EAT")
@@ -46,7 +49,7 @@ GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
     title="Feature-space geometry of image classes (seed 004)",
     params=(
-        Param("iterations", int, 1000, low=1, help="random fold draws per score"),
+        Param("iterations", int, 1000, low=1, useful=(100, None), help="random fold draws per score"),
         Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
         Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
         Param("t_test", choices=("off", "one-sample"), default="off",
@@ -57,6 +60,16 @@ GEOMETRY = KindSpec(
               "Spearman's rho between every two models"),
         Param("compare_options", dict, cli=False, help="model options of the compare models"),
         Param("label", cli=False, help="the run model's name in the record"),
+        # facts of each test (its suite file's params; eatkit analysis-set writes them)
+        Param("pairs", list, many="list", cli=False, help="the inter-class comparisons, each [class, class] "
+              "(default: the design of eatkit.stimuli.analysis_sets.design)"),
+        Param("groups", dict, cli=False, help="group name -> score keys (a class, or 'a vs b') whose ranks are "
+              "compared across models (default: the design's)"),
+        Param("reference", cli=False, help="the class each class is compared with (default: random, when a "
+              "class has that name)"),
+        Param("sizes", dict, cli=False, help="images per class (provenance written by eatkit analysis-set)"),
+        Param("available", dict, cli=False, help="images per class before sampling (provenance)"),
+        Param("source", dict, cli=False, help="the inputs and options the set was made from (provenance)"),
     ))
 RANKING = KindSpec(
     "ranking", None, "eatkit.analyses.ranking:RankingAnalysis", renderer="eatkit.report.probes:RankingRenderer",
@@ -69,9 +82,9 @@ RANKING = KindSpec(
         Param("columns", many="pairs", default={}, flag="--column", metavar="GROUP=COLUMN",
               help="the reference column of a group (repeatable; default: the table's own mapping, else the "
               "group name)"),
-        Param("k", int, low=1, help="images kept per region (default: the downsampled group size)"),
-        Param("group_size", int, low=1, help="images drawn per group (default: the smallest group's size)"),
-        Param("repeats", int, 1000, low=1, help="random balancings averaged"),
+        Param("k", int, low=1, useful=(None, None), help="images kept per region (default: the downsampled group size)"),
+        Param("group_size", int, low=1, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
+        Param("repeats", int, 1000, low=1, useful=(100, None), help="random balancings averaged"),
         Param("tables", many="list", default=[], flag="--table", help="another per-region table (CSV) to correlate"),
     ))
 VQA = KindSpec(
@@ -89,7 +102,8 @@ CAPTION = KindSpec(
     "caption", None, "eatkit.analyses.rates:CaptionAnalysis", renderer="eatkit.report.probes:CaptionRenderer",
     probe="caption", title="Captions that mention race or ethnicity per group",
     params=(
-        Param("top_p", float, [0.5, 0.6, 0.7, 0.8, 0.9], low=0, high=1, low_open=True, many="list", sep=",",
+        Param("top_p", float, [0.5, 0.6, 0.7, 0.8, 0.9], low=0, high=1, low_open=True, useful=(0.1, 1),
+               many="list", sep=",",
               help="comma-separated nucleus sizes"),
         Param("lexicon", default="race-ethnicity", help="bundled lexicon or a lexicon JSON file"),
     ))
@@ -107,40 +121,51 @@ GENERATION = KindSpec(
         Param("prompt", default="an American person", help="the text the image is optimised toward"),
         Param("text_only", bool, False, help="generate from the prompt alone, each start from seeded noise (no "
               "--images: the study's appendix A.3, Figure 8)"),
-        Param("starts", int, 3, low=1, help="with --text-only: noise starts, start i drawn from seed + i"),
-        Param("steps", int, 80, low=1, help="optimisation steps"),
-        Param("every", int, 10, low=1, help="keep a frame every N steps"),
-        Param("lr", float, 0.05, low=0, low_open=True, help="Adam learning rate"),
+        Param("starts", int, 3, low=1, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
+        Param("steps", int, 80, low=1, useful=(10, None), help="optimisation steps"),
+        Param("every", int, 10, low=1, useful=(None, None), help="keep a frame every N steps"),
+        Param("lr", float, 0.05, low=0, low_open=True, useful=(None, 1), help="Adam learning rate"),
         Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
-        Param("size", int, low=1, help="side of the generated image (default: the model's input size)"),
-        Param("cutouts", int, 4, low=0, help="random crops per step (0: the whole image)"),
-        Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, many="list", sep=",", length=4,
+        Param("size", int, low=1, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
+        Param("cutouts", int, 4, low=0, useful=(None, 64), help="random crops per step (0: the whole image)"),
+        Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, useful=(None, None),
+               many="list", sep=",", length=4,
               help="left,top,width,height of the measured region as fractions (image starts; default: a centred "
               "square of 1/12 of the side)"),
-        Param("max_images", int, low=1, help="at most N images per group (image starts)"),
+        Param("max_images", int, low=1, useful=(None, None), help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
               "the forehead region); options given beside it win"),
     ))
 
 
-# the field's metrics (eatkit.analyses.metrics, docs/metrics.md): the EAT's roles, one renderer (one table)
-def _metric(name: str, analysis: str, title: str, params: tuple[Param, ...] = ()) -> KindSpec:
-    return KindSpec(name, ("X", "Y", "A", "B"), f"eatkit.analyses.metrics:{analysis}", params=params,
-                    renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
-                    title=title)
-
-
-RND = _metric("rnd", "RNDAnalysis", "Relative norm distance (Garg et al. 2018)", (
-    Param("distance", choices=("euclidean", "cosine"), default="euclidean",
-          help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
-ECT = _metric("ect", "ECTAnalysis", "Embedding coherence test (Dev & Phillips 2019)")
-RIPA = _metric("ripa", "RIPAAnalysis", "Relational inner product association (Ethayarajh et al. 2019)")
-MAC = _metric("mac", "MACAnalysis", "Mean average cosine distance (Manzini et al. 2019)")
-RNSB = _metric("rnsb", "RNSBAnalysis", "Relative negative sentiment bias (Sweeney & Najafian 2019)", (
-    Param("n_fits", int, 20, low=1, help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
-DIRECT_BIAS = _metric("direct-bias", "DirectBiasAnalysis", "Direct bias (Bolukbasi et al. 2016)", (
-    Param("c", float, 1.0, low=0, low_open=True, flag="--direct-bias-c", metavar="C",
-          help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+# the field's metrics (eatkit.analyses.metrics, docs/metrics.md): a family on the EAT's roles, one analysis,
+# one renderer (one table); a member is its function in eatkit.stats.metrics and one declaration
+METRICS = Family(
+    "metrics", "metric", ("X", "Y", "A", "B"), "eatkit.analyses.metrics:MetricAnalysis",
+    renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
+    title="The field's bias metrics (WEFE's definitions) on an EAT test's sets")
+RND = METRICS.member(
+    "rnd", "eatkit.stats.metrics:rnd", title="Relative norm distance (Garg et al. 2018)",
+    null="X ∪ Y re-partitioned", params=(
+        Param("distance", choices=("euclidean", "cosine"), default="euclidean",
+              help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
+ECT = METRICS.member("ect", "eatkit.stats.metrics:ect", title="Embedding coherence test (Dev & Phillips 2019)",
+                     null="X ∪ Y re-partitioned", magnitude="one_minus", higher_is_better=True,
+                     fixed={"alternative": "less"})
+RIPA = METRICS.member("ripa", "eatkit.stats.metrics:ripa",
+                      title="Relational inner product association (Ethayarajh et al. 2019)", null="pair order flipped")
+MAC = METRICS.member("mac", "eatkit.stats.metrics:mac", title="Mean average cosine distance (Manzini et al. 2019)",
+                     template=(None, None), magnitude="abs_one_minus")
+RNSB = METRICS.member(
+    "rnsb", "eatkit.stats.metrics:rnsb", title="Relative negative sentiment bias (Sweeney & Najafian 2019)",
+    template=(None, 2), magnitude="as_is", higher_is_better=False, params=(
+        Param("n_fits", int, 20, low=1, useful=(5, None),
+              help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+DIRECT_BIAS = METRICS.member(
+    "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
+    magnitude="as_is", higher_is_better=False, label="direct bias", params=(
+        Param("c", float, 1.0, low=0, low_open=True, useful=(0.1, 10), flag="--direct-bias-c", metavar="C",
+              help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
@@ -153,5 +178,43 @@ RETRIEVAL = KindSpec(
               default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
               help="comma-separated concepts, each put into the template"),
         Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
-        Param("k", int, low=1, help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+        Param("k", int, low=1, useful=(None, None),
+              help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+    ))
+T2IAT = KindSpec(
+    "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
+    ranking=Ranking("effect_size", "abs", "t2iat_d"),
+    title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
+          "attribute-specific prompts",
+    presentation=Presentation(
+        columns=("template", "effect_size", "p_value", "q_value", "ci_low", "ci_high", "n_partitions"),
+        headline="effect_size", formats={"effect_size": ".2f", "ci_low": ".2f", "ci_high": ".2f"},
+        heading="T2IAT (text-to-image association tests)",
+        legend="d over concepts: s(c) = mean cos(neutral, A-specific images) - mean cos(neutral, B-specific images) "
+               "of concept c; p: permutation over re-partitions of the concepts X ∪ Y; CI: bootstrap over concepts"),
+    params=(
+        Param("template", default="a photo of a {attribute} studying {concept}", cli=False,
+              help="the prompt, with {attribute} (a word of N, A or B) and {concept} (a word of X or Y)"),
+    ))
+#: the zero-shot classifier's default classes and prompts per perceived attribute (depiction tests); the
+#: classes are perceived presentation, not identity (Luccioni et al. 2023, section 3)
+DEPICTION_CLASSES: dict[str, dict[str, str]] = {
+    "gender": {"man": "a photo of a man", "woman": "a photo of a woman"},
+    "skin-tone": {"lighter": "a photo of a person with light skin", "darker": "a photo of a person with dark skin"},
+    "age": {"young": "a photo of a young person", "middle-aged": "a photo of a middle-aged person",
+            "old": "a photo of an old person"},
+}
+DEPICTION = KindSpec(
+    "depiction", None, "eatkit.analyses.depiction:DepictionAnalysis",
+    renderer="eatkit.report.generated:DepictionRenderer", ranking=Ranking("mad", "abs", "mad"),
+    title="Who gets generated: perceived gender, skin tone and age of each prompt's images (DALL-Eval, Stable Bias)",
+    params=(
+        Param("attributes", many="list", sep=",", choices=tuple(DEPICTION_CLASSES), default=list(DEPICTION_CLASSES),
+              help="comma-separated perceived attributes to classify"),
+        Param("classes", many="pairs", default={}, flag="--class", metavar="CLASS=PROMPT",
+              help="a class of the zero-shot classifier and its prompt (repeatable; replaces the default prompts "
+              "of a single --attributes)"),
+        Param("reference", default="uniform",
+              help="the reference distribution: uniform, or a CSV of group,attribute,class,share rows (e.g. a "
+              "labour-statistics table; groups it does not list are compared with uniform)"),
     ))

@@ -26,7 +26,7 @@ from eatkit.errors import EatkitError
 from eatkit.kinds import get_kind, param_owners
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats.options import OBSERVED, TestOptions
+from eatkit.stats.options import OBSERVED, OPTIONS, TestOptions, check_option
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 Embed = Callable[[StimulusSet], Embedded]
@@ -66,17 +66,10 @@ class RunOptions(TestOptions):
 
         stand_in = "greater" if self.alternative in (None, OBSERVED) else self.alternative
         base = TestOptions.validated(dataclasses.replace(self, alternative=stand_in))
-        resolve_rng(self.seed)
-        if not isinstance(self.n_bootstrap, int) or isinstance(self.n_bootstrap, bool) or self.n_bootstrap < 0:
-            raise EatkitError(f"the number of bootstrap resamples must be 0 (none) or more, got {self.n_bootstrap!r}")
-        for name, value in (("confidence_level", self.confidence_level), ("alpha", self.alpha)):
-            if not isinstance(value, (int, float)) or not 0 < value < 1:
-                raise EatkitError(f"{name} must lie strictly between 0 and 1, got {value!r}")
-        if not isinstance(self.validity, bool):
-            raise EatkitError(f"validity must be true or false, got {self.validity!r}")
-        if not isinstance(self.effect_threshold, (int, float)) or self.effect_threshold < 0:
-            raise EatkitError(f"effect_threshold must be non-negative, got {self.effect_threshold!r}")
-        return dataclasses.replace(self, **{**base.test_fields(), "alternative": self.alternative})
+        checked = {name: check_option(name, getattr(self, name))  # each by its one declaration
+                   for name in ("seed", "n_bootstrap", "confidence_level", "alpha", "validity", "effect_threshold")}
+        resolve_rng(checked["seed"])
+        return dataclasses.replace(self, **{**base.test_fields(), **checked, "alternative": self.alternative})
 
     def for_suite(self, default: str | None) -> "RunOptions":
         """These options with the alternative resolved: the one given, else the suite's ``default``, else
@@ -85,13 +78,18 @@ class RunOptions(TestOptions):
 
     def warnings(self) -> list[str]:
         """Legal but useless option values (printed, and recorded in every record and the manifest): a
-        Monte Carlo p-value whose floor 1/(N + 1) exceeds ``alpha`` (no test can be significant), and a
-        bootstrap CI with fewer than 2 / (1 - confidence_level) resamples (no resample in its tails).
+        Monte Carlo p-value whose floor 1/(N + 1) exceeds ``alpha`` (no test can be significant), a
+        bootstrap CI with fewer than 2 / (1 - confidence_level) resamples (no resample in its tails), and any
+        option or kind parameter outside the useful range its declaration states (:meth:`Param.warning`).
 
         >>> RunOptions(permutations=1, n_bootstrap=1).warnings()[0]
         'permutations=1: a sampled p-value is at least 1/(1 + 1) = 0.5, above alpha=0.05, so no test can be significant'
+        >>> [w.split(" is outside")[0] for w in RunOptions(confidence_level=0.2, params={"iterations": 5}).warnings()]
+        ['confidence_level=0.2', 'iterations=5']
         """
-        out = []
+        declared = [(param, getattr(self, name)) for name, param in OPTIONS.items() if hasattr(self, name)]
+        declared += [(param_owners(name)[0].param(name), value) for name, value in self.params.items()]
+        out = [w for w in (param.warning(value) for param, value in declared) if w]
         n = self.permutations
         if isinstance(n, int) and self.p_method == "permutation" and 1 / (n + 1) > self.alpha:
             out.append(f"permutations={n}: a sampled p-value is at least 1/({n} + 1) = {1 / (n + 1):.3g}, above "

@@ -133,14 +133,6 @@ class EATRecord(FourSetRecord):
             )
 
 
-def _iat_d(test: AssociationTest) -> float | None:
-    """The test's ``params.iat_d`` (the human IAT effect size it replicates, e.g. iEAT Table 1), or None."""
-    value = test.param("iat_d")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
-        raise EatkitError(f"test '{test.id}': params.iat_d must be a number (the human IAT's d), got {value!r}")
-    return None if value is None else float(value)
-
-
 def _specificity(vectors: list[np.ndarray], options: RunOptions, seed: int) -> dict[str, Any] | None:
     """The false-positive rates of ``--specificity N`` (iEAT seed, section 6), or None when N is 0."""
     n_splits = options.params.get("specificity", 0)
@@ -209,7 +201,7 @@ class EATAnalysis(Analysis):
             pattern=result.pattern,
             pattern_thresholds={"effect_size": result.effect_threshold, "alpha": result.alpha},
             anisotropy=diagnostic.to_dict(), warnings=[diagnostic.warning] if diagnostic.fires else [],
-            iat_d=_iat_d(test), specificity=_specificity(vectors, options, seed),
+            iat_d=options.params.get("iat_d"), specificity=_specificity(vectors, options, seed),
         )
         arrays = {pair: result.level3[pair].similarities for pair in PAIRS}
         if options.validity:

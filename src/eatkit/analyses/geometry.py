@@ -75,10 +75,10 @@ class GeometryAnalysis(Analysis):
         names = [s.name for s in test.sets().values()]
         if len(set(names)) != len(names):
             raise EatkitError(f"test '{test.id}': two classes have the same name")
-        for pair in test.param("pairs") or []:
+        for pair in options.params.get("pairs") or []:
             if not (isinstance(pair, list) and len(pair) == 2 and all(p in names for p in pair)):
                 raise EatkitError(f"test '{test.id}': pair {pair!r} does not name two of its classes")
-        reference = test.param("reference", REFERENCE if REFERENCE in names else None)
+        reference = options.params.get("reference") or (REFERENCE if REFERENCE in names else None)
         if reference is not None and reference not in names:
             raise EatkitError(f"test '{test.id}': the reference class '{reference}' is not one of its classes")
 
@@ -101,9 +101,9 @@ class GeometryAnalysis(Analysis):
         sets = test.sets()
         names = [s.name for s in sets.values()]
         models = [str(params["label"] or "model"), *params["compare"]]
-        pairs = [tuple(p) for p in test.param("pairs")] if test.param("pairs") else list(design(names)[0])
-        groups = test.param("groups") or design(names)[1]
-        reference = test.param("reference", REFERENCE if REFERENCE in names else None)
+        pairs = [tuple(p) for p in params["pairs"]] if params["pairs"] else list(design(names)[0])
+        groups = params["groups"] or design(names)[1]
+        reference = params["reference"] or (REFERENCE if REFERENCE in names else None)
         scores, comparisons, means, arrays = [], [], [], {}
         for i, model in enumerate(models):
             suffix = f"@{i}" if i else ""

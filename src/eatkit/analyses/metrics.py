@@ -2,7 +2,12 @@
 ``"direct-bias"``), on the EAT's roles X, Y, A, B, so that any EAT test of any modality (words, sentences,
 images, image-caption pairs) runs as a metric too (``eatkit run --metrics``, :func:`with_metrics`).
 
-How each metric reads the roles (WEFE's query templates; :mod:`eatkit.stats.metrics` computes):
+Every member is its statistics function (:mod:`eatkit.stats.metrics`) and one declaration
+(:meth:`eatkit.kinds.Family.member`, in :mod:`eatkit.specs`); one analysis and one record base serve them
+all. The one rule: targets X, Y; attributes A ∪ B when the member's template takes one attribute set, else
+A and B; each group unpacked into the function's arguments when the template fixes its number, else passed
+as a list; the run's options passed where the function takes them, then the kind's parameters and the
+member's fixed options. So (WEFE's query templates):
 
 * RND, ECT, RIPA: targets X, Y and one attribute set, A ∪ B; direct bias: the definitional pairs
   (X[i], Y[i]) and the neutral words A ∪ B (RIPA and direct bias need |X| = |Y|);
@@ -16,7 +21,9 @@ suite test's ``params``): ``distance`` (RND), ``c`` (direct bias), ``n_fits`` (R
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -24,20 +31,16 @@ import numpy as np
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.analyses.eat import FourSetRecord
 from eatkit.errors import EatkitError
+from eatkit.io import load_object
+from eatkit.kinds import KindSpec
 from eatkit.sources.base import Embedded
-from eatkit.stats import metrics as sm
 from eatkit.stimuli.types import AssociationTest, Suite
-
-#: kind of test -> the metric of :mod:`eatkit.stats.metrics` (the kinds' specs, with their parameters, are in
-#: :mod:`eatkit.specs`)
-KINDS: dict[str, str] = {"rnd": "rnd", "ect": "ect", "ripa": "ripa", "mac": "mac", "rnsb": "rnsb",
-                         "direct-bias": "direct_bias"}
-
 
 @dataclass(frozen=True, kw_only=True)
 class MetricRecord(FourSetRecord):
     """One metric of one test: its value, options, permutation p (None without a null), bootstrap CI and,
-    for RNSB, the spread over its fits. One subclass per kind (:data:`RECORDS`), no other fields."""
+    for RNSB, the spread over its fits. Each member of the family has its subclass (:func:`record_type`),
+    with no other fields."""
 
     metric: str
     value: float
@@ -53,48 +56,52 @@ class MetricRecord(FourSetRecord):
     n_resamples: int = 0
     spread: dict[str, float] = field(default_factory=dict)
 
-
-# one record type per kind (module attributes, so that records pickle across processes)
-class RNDRecord(MetricRecord): kind = "rnd"  # noqa: E701
-class ECTRecord(MetricRecord): kind = "ect"  # noqa: E701
-class RIPARecord(MetricRecord): kind = "ripa"  # noqa: E701
-class MACRecord(MetricRecord): kind = "mac"  # noqa: E701
-class RNSBRecord(MetricRecord): kind = "rnsb"  # noqa: E701
-class DirectBiasRecord(MetricRecord): kind = "direct-bias"  # noqa: E701
+    def __reduce__(self) -> tuple[Any, ...]:  # made per member at run time: pickled by kind and fields
+        return _rebuild, (self.kind, {f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
-#: kind -> its record type
-RECORDS: dict[str, type[MetricRecord]] = {
-    r.kind: r for r in (RNDRecord, ECTRecord, RIPARecord, MACRecord, RNSBRecord, DirectBiasRecord)}
+@cache
+def record_type(kind: str) -> type[MetricRecord]:
+    """The record type of the member ``kind`` of the metrics family (made once per kind).
+
+    >>> record_type("direct-bias").__name__, record_type("rnd").kind
+    ('DirectBiasRecord', 'rnd')
+    """
+    name = "".join(part.capitalize() for part in kind.split("-")) + "Record"
+    return type(name, (MetricRecord,), {"kind": kind, "__module__": __name__})
+
+
+def _rebuild(kind: str, fields: dict[str, Any]) -> MetricRecord:
+    return record_type(kind)(**fields)
 
 
 class MetricAnalysis(Analysis):
-    """A metric of :mod:`eatkit.stats.metrics` on a test's roles X, Y, A, B (see the module docstring)."""
+    """A member of the metrics family (:data:`eatkit.specs.METRICS`) on a test's roles X, Y, A, B: its
+    statistics function, called by the one rule of the module docstring."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.record_type = RECORDS[cls.kind]
+    def __init__(self, spec: KindSpec) -> None:
+        self.spec, self.kind, self.record_type = spec, spec.name, record_type(spec.name)
+
+    @classmethod
+    def for_member(cls, spec: KindSpec) -> MetricAnalysis:
+        """The analysis of the member ``spec``."""
+        return cls(spec)
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         X, Y, A, B = (embedded[r].vectors for r in "XYAB")
-        AB = np.concatenate([A, B])
-        metric = KINDS[self.kind]
-        uncertainty = dict(n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
-        null = dict(permutations=options.permutations, **uncertainty)
-        params = dict(options.params)  # this kind's parameters, validated, with their defaults
-        calls = {
-            "rnd": lambda: sm.rnd(X, Y, AB, alternative=options.alternative, **params, **null),
-            "ect": lambda: sm.ect(X, Y, AB, alternative="less", **null),
-            "ripa": lambda: sm.ripa(X, Y, AB, alternative=options.alternative, **null),
-            "mac": lambda: sm.mac([X, Y], [A, B], **uncertainty),
-            "rnsb": lambda: sm.rnsb([X, Y], A, B, **params, **uncertainty),
-            "direct_bias": lambda: sm.direct_bias(X, Y, AB, **params, **uncertainty),
-        }
-        result = calls[metric]()
+        member = self.spec.member
+        assert member is not None
+        function = load_object(member.stats)
+        attributes = [np.concatenate([A, B])] if member.template[1] == 1 else [A, B]
+        run = dict(alternative=options.alternative, permutations=options.permutations,
+                   n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
+        takes = inspect.signature(function).parameters
+        keywords = {k: v for k, v in run.items() if k in takes} | dict(options.params) | dict(member.fixed)
+        result = function(*member.arguments([X, Y], attributes), **keywords)
         sets = test.sets()
-        record = RECORDS[self.kind](
-            suite=suite, test=test.id, title=test.title, seed=seed, metric=metric,
+        record = self.record_type(
+            suite=suite, test=test.id, title=test.title, seed=seed, metric=result.metric,
             **{f"{r.lower()}_name": sets[r].name for r in "XYAB"},
             **{f"n_{r.lower()}": len(embedded[r].ids) for r in "XYAB"},
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
@@ -107,26 +114,15 @@ class MetricAnalysis(Analysis):
         return [Outcome(record, {name: np.asarray(v) for name, v in result.parts.items()}, result)]
 
 
-# one class per kind, as ANALYSES names them (their record type follows from the kind)
-class RNDAnalysis(MetricAnalysis): kind = "rnd"  # noqa: E701
-class ECTAnalysis(MetricAnalysis): kind = "ect"  # noqa: E701
-class RIPAAnalysis(MetricAnalysis): kind = "ripa"  # noqa: E701
-class MACAnalysis(MetricAnalysis): kind = "mac"  # noqa: E701
-class RNSBAnalysis(MetricAnalysis): kind = "rnsb"  # noqa: E701
-class DirectBiasAnalysis(MetricAnalysis): kind = "direct-bias"  # noqa: E701
-
-
 def parse_metrics(text: str) -> tuple[str, ...]:
-    """The metric kinds of a comma-separated list (``all``: every one), or a one-line error.
+    """The metric kinds of a comma-separated list (``all``: every member of the family), or a one-line error.
 
     >>> parse_metrics("rnd,mac"), len(parse_metrics("all"))
     (('rnd', 'mac'), 6)
     """
-    names = tuple(KINDS) if text.strip() == "all" else tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in KINDS]
-    if unknown or not names:
-        raise EatkitError(f"unknown metric(s) {', '.join(unknown) or repr(text)} (known: {', '.join(KINDS)}, all)")
-    return tuple(dict.fromkeys(names))
+    from eatkit.specs import METRICS
+
+    return METRICS.parse(text)
 
 
 def with_metrics(suite: Suite, metrics: tuple[str, ...], tests: list[str] | None = None) -> tuple[Suite, list[str] | None]:

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import os_error
@@ -19,7 +20,7 @@ from eatkit.io import os_error
 EXIT_BAD_INPUT = 2
 #: the command modules, in the order ``eatkit --help`` lists them
 COMMANDS: tuple[str, ...] = ("run", "probe", "sweep", "listing", "report", "verify", "data", "cache", "analysis_set",
-                             "finetune", "debias")
+                             "finetune", "debias", "compare")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,20 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
         return args.func(args) or 0
-    except EatkitError as err:
-        print(f"eatkit: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except OSError as err:  # what only the file system can say (permissions, a full disk, a name too long)
-        print(f"eatkit: error: {os_error(err, 'use')}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except MemoryError:
-        print("eatkit: error: out of memory (ask for fewer permutations, resamples or stimuli, or a smaller "
-              "--batch-size)", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ValueError as err:
-        if "null byte" not in str(err):  # a path with a NUL byte (os functions raise ValueError); else a bug
-            raise
-        print("eatkit: error: a path contains a NUL byte, which no file name can hold", file=sys.stderr)
+    except (EatkitError, OSError, MemoryError, ValueError) as err:
+        print(f"eatkit: error: {_message(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _stop_workers()
@@ -99,6 +88,34 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         importlib.import_module(f"eatkit.cli.{name}").register(sub)
     return parser
+
+
+def _message(err: Exception) -> str:
+    """The one line of an error of bad input; a ``ValueError`` that is not one (a bug) is raised again."""
+    if isinstance(err, EatkitError):
+        return str(err)
+    if isinstance(err, OSError):  # what only the file system can say (permissions, a full disk, a name too long)
+        return os_error(err, "use")
+    if isinstance(err, MemoryError):
+        return "out of memory (ask for fewer permutations, resamples or stimuli, or a smaller --batch-size)"
+    if "null byte" not in str(err):  # a path with a NUL byte (os functions raise ValueError); else a bug
+        raise err
+    return "a path contains a NUL byte, which no file name can hold"
+
+
+def declared(name: str) -> Any:
+    """argparse type of the run option ``name``: its one declaration (:data:`eatkit.stats.options.OPTIONS`)
+    converts and checks the text."""
+    from eatkit.stats.options import OPTIONS
+
+    def convert(value: str) -> Any:
+        try:
+            return OPTIONS[name].convert(value)
+        except EatkitError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = name
+    return convert
 
 
 def non_negative(value: str) -> int:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import atomic_write_bytes, check_output_file, read_json
 from eatkit.errors import EatkitError
+from eatkit.io import atomic_write_bytes, check_output_file, read_json
 
 
 def register(sub: Any) -> None:
@@ -39,43 +39,57 @@ def register(sub: Any) -> None:
 
 
 def _cmd_analysis_set(args: argparse.Namespace) -> int:
-    from eatkit.stimuli.analysis_sets import coco_analysis_set, folder_analysis_set
-
-    if args.source == "folders":
-        classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
-        out = check_output_file(args.output, "suite file", inputs=[args.images])  # never over a user's file
-        aset = folder_analysis_set(args.images, classes)
-        atomic_write_bytes(out, (json.dumps(aset.suite(), indent=1) + "\n").encode("utf-8"))
-        suite, images = args.output, args.images
-    elif args.source == "open-images":
-        from eatkit.stimuli.analysis_sets import open_images_analysis_set
-
-        if not (args.boxes and args.class_descriptions and args.objects):
-            raise EatkitError("analysis-set open-images needs --boxes, --class-descriptions and --objects")
-        if args.lexicon:
-            raise EatkitError("--lexicon applies to coco (Open Images labels say the gender)")
-        aset = open_images_analysis_set(args.boxes, args.class_descriptions, args.images,
-                                        [o.strip() for o in args.objects.split(",") if o.strip()],
-                                        per_class=args.per_class, seed=args.seed, control=not args.no_control,
-                                        exclusive=args.exclusive)
-        suite = aset.write(args.output)
-        images = args.output / "images"
-    else:
-        if not (args.instances and args.captions and args.objects):
-            raise EatkitError("analysis-set coco needs --instances, --captions and --objects")
-        lexicon = None
-        if args.lexicon:
-            lexicon = read_json(args.lexicon, "lexicon")  # the one reader: regular files only, bounded
-            if not isinstance(lexicon, dict) or not all(isinstance(v, list) for v in lexicon.values()):
-                raise EatkitError(f"the lexicon {args.lexicon} must be a JSON object of word lists")
-        aset = coco_analysis_set(args.instances, args.captions, args.images,
-                                 [o.strip() for o in args.objects.split(",") if o.strip()],
-                                 per_class=args.per_class, seed=args.seed, lexicon=lexicon,
-                                 control=not args.no_control, exclusive=args.exclusive)
-        suite = aset.write(args.output)
-        images = args.output / "images"
+    aset, suite, images = {"folders": _folders, "open-images": _open_images, "coco": _coco}[args.source](args)
     width = max(len(n) for n in aset.classes)
     for name, n in aset.sizes().items():
         print(f"{name:{width}s} {n:6d} images ({aset.available.get(name, n)} available)")
     print(f"wrote {suite}; run it with: eatkit run {suite} --images {images} --model <image model>")
     return 0
+
+
+def _objects(args: argparse.Namespace) -> list[str]:
+    return [o.strip() for o in args.objects.split(",") if o.strip()]
+
+
+def _folders(args: argparse.Namespace) -> tuple[Any, Path, Path]:
+    from eatkit.stimuli.analysis_sets import folder_analysis_set
+
+    classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
+    out = check_output_file(args.output, "suite file", inputs=[args.images])  # never over a user's file
+    aset = folder_analysis_set(args.images, classes)
+    atomic_write_bytes(out, (json.dumps(aset.suite(), indent=1) + "\n").encode("utf-8"))
+    return aset, args.output, args.images
+
+
+def _open_images(args: argparse.Namespace) -> tuple[Any, Path, Path]:
+    from eatkit.stimuli.analysis_sets import open_images_analysis_set
+
+    if not (args.boxes and args.class_descriptions and args.objects):
+        raise EatkitError("analysis-set open-images needs --boxes, --class-descriptions and --objects")
+    if args.lexicon:
+        raise EatkitError("--lexicon applies to coco (Open Images labels say the gender)")
+    aset = open_images_analysis_set(args.boxes, args.class_descriptions, args.images, _objects(args),
+                                    per_class=args.per_class, seed=args.seed, control=not args.no_control,
+                                    exclusive=args.exclusive)
+    return aset, aset.write(args.output), args.output / "images"
+
+
+def _coco(args: argparse.Namespace) -> tuple[Any, Path, Path]:
+    from eatkit.stimuli.analysis_sets import coco_analysis_set
+
+    if not (args.instances and args.captions and args.objects):
+        raise EatkitError("analysis-set coco needs --instances, --captions and --objects")
+    aset = coco_analysis_set(args.instances, args.captions, args.images, _objects(args), per_class=args.per_class,
+                             seed=args.seed, lexicon=_lexicon(args.lexicon), control=not args.no_control,
+                             exclusive=args.exclusive)
+    return aset, aset.write(args.output), args.output / "images"
+
+
+def _lexicon(path: Path | None) -> dict[str, list[str]] | None:
+    """The coco gender lexicon of --lexicon (word lists by gender), or None."""
+    if path is None:
+        return None
+    lexicon = read_json(path, "lexicon")  # the one reader: regular files only, bounded
+    if not isinstance(lexicon, dict) or not all(isinstance(v, list) for v in lexicon.values()):
+        raise EatkitError(f"the lexicon {path} must be a JSON object of word lists")
+    return lexicon

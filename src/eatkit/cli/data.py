@@ -33,11 +33,15 @@ def _cmd_data(args: argparse.Namespace) -> int:
         raise EatkitError("'eatkit data get' needs a dataset name, e.g. eatkit data get ieat")
     dest = download_dataset(args.name, args.dest, base_url=args.base_url, allow_unverified=args.allow_unverified)
     if not args.quiet:
-        from eatkit.io import file_sha256
-
-        files = load_manifest(args.name)["files"]
-        for rel in sorted(rel for rel, entry in files.items() if not entry.get("sha256")):
-            print(f"{rel}: sha256 {file_sha256(dest / rel)} (not verified: eatkit knows no checksum of this file)")
-        verified = sum(1 for entry in files.values() if entry.get("sha256"))
-        print(f"{args.name}: {verified} of {len(files)} files verified in {dest}")
+        _verified(args.name, load_manifest(args.name)["files"], dest)
     return 0
+
+
+def _verified(name: str, files: dict[str, Any], dest: Any) -> None:
+    """The checksum of each file eatkit could not verify, and how many it verified."""
+    from eatkit.io import file_sha256
+
+    for rel in sorted(rel for rel, entry in files.items() if not entry.get("sha256")):
+        print(f"{rel}: sha256 {file_sha256(dest / rel)} (not verified: eatkit knows no checksum of this file)")
+    verified = sum(1 for entry in files.values() if entry.get("sha256"))
+    print(f"{name}: {verified} of {len(files)} files verified in {dest}")

@@ -16,29 +16,38 @@ def register(sub: Any) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    if args.what == "suites":
-        from eatkit.stimuli.loader import list_suites
-
-        for s in list_suites():
-            print(f"{s.id:24s} {len(s.tests):3d} {'test ' if len(s.tests) == 1 else 'tests'}  {s.title}")
-    elif args.what == "tests":
-        from eatkit.stimuli.loader import load_suite
-
-        if not args.suite:
-            raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
-        for t in load_suite(args.suite).tests:
-            print(f"{t.id:24s} {t.kind:8s} {t.title}")
-    elif args.what == "kinds":
-        from eatkit.kinds import KINDS, get_kind
-
-        for spec in map(get_kind, KINDS):
-            roles = ",".join(spec.roles) if spec.roles else "groups" if spec.probe else "classes"
-            runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
-            flags = " ".join(p.option for p in spec.params if p.cli)
-            print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
-    else:
-        from eatkit.registry import models
-
-        for m in models():
-            print(f"{m.name:24s} [{','.join(m.modalities)}] (extra: {m.extra})  {m.description}")
+    {"suites": _suites, "tests": _tests, "kinds": _kinds, "models": _models}[args.what](args)
     return 0
+
+
+def _suites(args: argparse.Namespace) -> None:
+    from eatkit.stimuli.loader import list_suites
+
+    for s in list_suites():
+        print(f"{s.id:24s} {len(s.tests):3d} {'test ' if len(s.tests) == 1 else 'tests'}  {s.title}")
+
+
+def _tests(args: argparse.Namespace) -> None:
+    from eatkit.stimuli.loader import load_suite
+
+    if not args.suite:
+        raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
+    for t in load_suite(args.suite).tests:
+        print(f"{t.id:24s} {t.kind:8s} {t.title}")
+
+
+def _kinds(args: argparse.Namespace) -> None:
+    from eatkit.kinds import KINDS, get_kind
+
+    for spec in map(get_kind, KINDS):
+        roles = ",".join(map(str, spec.roles)) if spec.roles else "groups" if spec.probe else "classes"
+        runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
+        flags = " ".join(p.option for p in spec.params if p.cli)
+        print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
+
+
+def _models(args: argparse.Namespace) -> None:
+    from eatkit.registry import models
+
+    for m in models():
+        print(f"{m.name:24s} [{','.join(m.modalities)}] (extra: {m.extra})  {m.description}")

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import non_negative
+from eatkit.cli import declared
 from eatkit.cli.run import add_kind_flags, given_params, show_run
+
 
 def register(sub: Any) -> None:
     from eatkit.kinds import probe_kinds
@@ -39,7 +40,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     images.add_argument("--cfd", type=Path, help="a Chicago Face Database folder: its neutral images are linked "
                         "into <output>/images/<race>/ from the file-name codes")
     p.add_argument("--groups", help="comma-separated group folders to use (default: all)")
-    p.add_argument("--seed", type=non_negative, help="seed of every random draw (default: drawn and recorded)")
+    p.add_argument("--seed", type=declared("seed"), help="seed of every random draw (default: drawn and recorded)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="of the Wilson intervals (default 0.95)")
     p.add_argument("--batch-size", type=int, help="inference batch size")
     p.add_argument("--device", help="torch device of the BLIP probe heads (default cpu)")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.analyses.base import RunOptions, checked_options
-from eatkit.cli import non_negative
+from eatkit.cli import declared, non_negative
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES, OBSERVED
 
@@ -64,22 +64,25 @@ def register(sub: Any) -> None:
                      help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
     run.add_argument("--tests", help="comma-separated test ids (default: all)")
+    from eatkit.specs import METRICS
+
     run.add_argument("--metrics", metavar="NAMES",
-                     help="also run every selected EAT test as these metrics (comma-separated: rnd, ect, ripa, mac, "
-                     "rnsb, direct-bias, or all), each with its permutation p and bootstrap CI (docs/metrics.md)")
-    run.add_argument("--permutations", default=defaults.permutations,
+                     help="also run every selected EAT test as these metrics (comma-separated: "
+                     f"{', '.join(METRICS.names())}, or all), each with its permutation p and bootstrap CI "
+                     "(docs/metrics.md)")
+    run.add_argument("--permutations", default=defaults.permutations, type=declared("permutations"),
                      help="auto (default), exact, or a number of random draws")
     run.add_argument("--alternative", default=defaults.alternative, choices=(*CHOICES["alternative"], OBSERVED),
                      help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
                      "american-white; else greater); observed: the one-sided p on the side of the observed d "
                      "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
-    run.add_argument("--seed", type=non_negative, help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
-    run.add_argument("--ddof", type=non_negative, default=defaults.ddof,
+    run.add_argument("--seed", type=declared("seed"), help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
+    run.add_argument("--ddof", type=declared("ddof"), default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
-    run.add_argument("--bootstrap", type=non_negative, default=defaults.n_bootstrap,
+    run.add_argument("--bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
                      help="bootstrap resamples for the CI of d (0: none)")
     run.add_argument("--validity", action="store_true",
                      help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
@@ -107,6 +110,12 @@ def register(sub: Any) -> None:
                      "into --model")
     run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
+    gen = run.add_argument_group("text-to-image models (diffusers:<hub id or folder>, docs/generation.md)")
+    gen.add_argument("--embedder", metavar="MODEL", help="the image model that embeds the generated images (e.g. "
+                     "hf-clip:openai/clip-vit-large-patch14; a CLIP-like model for depiction tests)")
+    gen.add_argument("--generation", action="append", metavar="KEY=VALUE",
+                     help="a generation setting (repeatable): images_per_prompt, seed (image i: seed + i), steps, "
+                     "guidance_scale, scheduler, negative_prompt, size")
     add_kind_flags(run, suite_kinds())
     joint = run.add_argument_group("joint models (Grounded-WEAT/SEAT: hf-vilt: and others)")
     joint.add_argument("--regions", help="region features: a folder of .npz files (one per image), the "
@@ -121,65 +130,57 @@ def register(sub: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from eatkit.report.kinds import console_tables
+    """Parse the flags into a request (:class:`eatkit.run.request.RunRequest`), run it, print."""
     from eatkit.run.folder import prepare_output
-    from eatkit.run.runner import run_suite, select_tests
+    from eatkit.run.request import RunRequest, expand_metrics, run_request
+    from eatkit.run.runner import select_tests
     from eatkit.stimuli.loader import load_suite
 
     # everything that can be checked is checked before a model is loaded or a test computed
-    suite = load_suite(args.suite)
-    tests = _split(args.tests)
-    if args.metrics is not None:
-        from eatkit.analyses.metrics import parse_metrics, with_metrics
-
-        select_tests(suite, tests)
-        suite, tests = with_metrics(suite, parse_metrics(args.metrics), tests)
+    suite, tests = expand_metrics(load_suite(args.suite), args.metrics, _split(args.tests))
     selected = select_tests(suite, tests)
-    params = given_params(args, suite_kinds()) | _geometry_params(args, selected)
     options = checked_options(selected, RunOptions(
-        permutations=_permutations(args.permutations), alternative=args.alternative, seed=args.seed,
-        ddof=args.ddof, sd=args.sd, p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
-        params=params,
+        permutations=args.permutations, alternative=args.alternative, seed=args.seed, ddof=args.ddof, sd=args.sd,
+        p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
+        params=given_params(args, suite_kinds()) | _geometry_params(args, selected),
     ).validated())
-    run_warnings = options.warnings()
-    args.output = prepare_output(args.output, "series" if args.series else "run", inputs=[  # (new when not given)
-        args.suite, args.vectors, args.embeddings, *(args.series or ())])
-    from eatkit.sources.postprocess import Postprocessing, PostprocessedSource
-
-    postprocess = Postprocessing.parse(args.postprocess) if args.postprocess is not None else None
+    args.output = prepare_output(args.output, "series" if args.series or args.compare_prompts else "run",
+                                 inputs=[args.suite, args.vectors, args.embeddings, *(args.series or ())])
+    series = "prompts" if args.compare_prompts else "series" if args.series is not None else None
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
-    points = _points(args, suite)
-    if postprocess is not None:
-        sets = [s for t in selected for s in t.sets().values()]
-        points = [(label, PostprocessedSource(source, postprocess).fit(sets)) for label, source in points]
-    if len(points) > 1 or args.series is not None:
-        from eatkit.report.series import load_series, series_table
-        from eatkit.run.series import run_series
+    done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command),
+                       args.output)
+    _print_notices(done.records, args.quiet)
+    for warning in options.warnings():  # recorded in every record and the manifest; printed once, even with -q
+        print(f"eatkit: warning: {warning}", file=sys.stderr)
+    return show_run(*_tables(done, options.warnings()), done.out, args)
 
-        kind = "prompts" if args.compare_prompts else "series"
-        result = run_series(suite, points, kind=kind, tests=tests, options=options, command=command)
-        out = result.save(args.output)
-        records = [r for run in result.runs for r in run.records]
-        table = series_table(load_series(out))  # warnings follow each test's rows
-        written = f"{out / 'series.json'} and one run folder per {'prompt' if kind == 'prompts' else 'point'}"
-    else:
-        run = run_suite(suite, points[0][1], tests=tests, options=options, command=command)
-        out = run.save(args.output)
-        records = run.records
-        warned = [f"warning: {r.test}: {w}" for r in records for w in r.warnings if w not in run_warnings]
-        table = "\n".join([console_tables(records), *([""] + warned if warned else [])])
-        written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json"
-    notices: dict[tuple[str, str], list[str]] = {}  # one notice per set and drop, naming its tests (not with -q:
-    for r in records:                                # every drop is recorded in results.json and the manifest)
+
+def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:
+    """The console tables of a finished request and the files it wrote."""
+    from eatkit.report.kinds import console_tables
+
+    if done.series is not None:
+        from eatkit.report.series import load_series, series_table
+
+        per = "prompt" if done.series == "prompts" else "point"
+        return series_table(load_series(done.out)), f"{done.out / 'series.json'} and one run folder per {per}"
+    warned = [f"warning: {r.test}: {w}" for r in done.records for w in r.warnings if w not in run_warnings]
+    table = "\n".join([console_tables(done.records), *([""] + warned if warned else [])])
+    return table, f"{done.out / 'results.json'}, results.csv, similarities.npz, manifest.json"
+
+
+def _print_notices(records: list[Any], quiet: bool) -> None:
+    """One notice per set and drop, naming its tests (not with -q: every drop is recorded in results.json
+    and the manifest)."""
+    notices: dict[tuple[str, str], list[str]] = {}
+    for r in records:
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
             tests = notices.setdefault((f"{role} ({names[role.upper()]})", ", ".join(words)), [])
             tests += [] if r.test in tests else [r.test]
-    for (where, words), tests in notices.items() if not args.quiet else ():
+    for (where, words), tests in notices.items() if not quiet else ():
         print(f"{', '.join(tests)}: dropped from {where}: {words}", file=sys.stderr)
-    for warning in run_warnings:  # recorded in every record and the manifest; printed once, even with -q
-        print(f"eatkit: warning: {warning}", file=sys.stderr)
-    return show_run(table, written, out, args)
 
 
 def show_run(table: str, written: str, out: Path, args: argparse.Namespace) -> int:
@@ -204,37 +205,55 @@ def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
     if args.decades is not None and args.series is None:
         raise EatkitError("--decades applies to --series only")
     if args.series is not None:
-        from eatkit.run.series import histwords_sources, parse_decades
-
-        from eatkit.run.runner import refuse_model_options
-
-        refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
-        twice = [str(p) for k, p in enumerate(args.series) if p.resolve() in {q.resolve() for q in args.series[:k]}]
-        if twice:  # the same input twice: a series of a point with itself
-            raise EatkitError(f"--series names {twice[0]} more than once: give each file once")
-        if args.embeddings_model:
-            raise EatkitError("--embeddings-model does not apply to --series")
-        if len(args.series) == 1:
-            if args.lowercase:
-                raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
-            decades = parse_decades(args.decades) if args.decades is not None else None
-            return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
-        if args.decades is not None:
-            raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
-        from eatkit.sources.vectors import load_word_vectors
-
-        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
-        return [(path.stem, load_word_vectors(path, cased=not args.lowercase, oov=args.oov or "error", words=words))
-                for path in args.series]
+        return _series_points(args, suite)
     if args.compare_prompts is None:
         return [("", _source(args, suite))]
+    return _prompt_points(args, suite)
+
+
+def _series_points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
+    """The points of --series: a HistWords folder's decades, or word-vector files in order."""
+    from eatkit.run.runner import refuse_model_options
+
+    refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
+    twice = [str(p) for k, p in enumerate(args.series) if p.resolve() in {q.resolve() for q in args.series[:k]}]
+    if twice:  # the same input twice: a series of a point with itself
+        raise EatkitError(f"--series names {twice[0]} more than once: give each file once")
+    if args.embeddings_model:
+        raise EatkitError("--embeddings-model does not apply to --series")
+    return _histwords_points(args) if len(args.series) == 1 else _vector_file_points(args, suite)
+
+
+def _vector_file_points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
+    """The word-vector files of --series, in order (checkpoints)."""
+    from eatkit.sources.vectors import load_word_vectors
+
+    if args.decades is not None:
+        raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
+    words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
+    return [(path.stem, load_word_vectors(path, cased=not args.lowercase, oov=args.oov or "error", words=words))
+            for path in args.series]
+
+
+def _histwords_points(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """The decades of a HistWords folder (--series DIR, --decades)."""
+    from eatkit.run.series import histwords_sources, parse_decades
+
+    if args.lowercase:
+        raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
+    decades = parse_decades(args.decades) if args.decades is not None else None
+    return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
+
+
+def _prompt_points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
+    """One source per --compare-prompts prompt, every prompt checked before any model is built."""
     if args.prompt is not None:
         raise EatkitError("give the prompts either with --prompt or with --compare-prompts, not both")
     if len(args.compare_prompts) < 2 or len(set(args.compare_prompts)) < len(args.compare_prompts):
         raise EatkitError(f"--compare-prompts needs 2 or more different prompts, got {args.compare_prompts}")
     from eatkit.encoders.text import check_prompt
 
-    for prompt in args.compare_prompts:  # all checked before any model is built
+    for prompt in args.compare_prompts:
         if prompt:
             check_prompt(prompt)
     return [(prompt, _source(args, suite, prompt=prompt or None)) for prompt in args.compare_prompts]
@@ -270,14 +289,6 @@ def _geometry_params(args: argparse.Namespace, selected: Any) -> dict[str, Any]:
               "cache": False if args.no_cache else None}
     label = args.model + (f"@{args.weights}" if args.weights else "")
     return {"label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
-
-
-def _permutations(value: str) -> str | int:
-    if value in ("auto", "exact"):
-        return value
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    raise EatkitError(f"--permutations must be auto, exact or a positive number of draws, got '{value}'")
 
 
 def _split(value: str | None) -> list[str] | None:

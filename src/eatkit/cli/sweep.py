@@ -43,15 +43,20 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     for cell in result.failed:
         print(f"eatkit: cell {cell} failed: {result.errors[cell]}", file=sys.stderr)
     if not args.quiet:
-        counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed")}
-        rankings = result.out / "rankings.csv"
-        written = "results.csv, cells.csv" + (", rankings.csv" if rankings.exists() else "") + (
-            ", report.html, audit.html" if (result.out / "report.html").exists() else "")
-        print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
-              f"{counts['failed']} failed; wrote {written} in {result.out}")
-        if rankings.exists():
-            print(rankings.read_text(encoding="utf-8").rstrip())
+        _summary(result)
     return 1 if result.failed else 0
+
+
+def _summary(result: Any) -> None:
+    """The cells computed, finished before and failed, the files written and the rankings."""
+    counts = {s: list(result.statuses.values()).count(s) for s in ("done", "finished before", "failed")}
+    rankings = result.out / "rankings.csv"
+    written = "results.csv, cells.csv" + (", rankings.csv" if rankings.exists() else "") + (
+        ", report.html, audit.html" if (result.out / "report.html").exists() else "")
+    print(f"{len(result.statuses)} cells: {counts['done']} computed, {counts['finished before']} finished before, "
+          f"{counts['failed']} failed; wrote {written} in {result.out}")
+    if rankings.exists():
+        print(rankings.read_text(encoding="utf-8").rstrip())
 
 
 def _write_audit(config: Path, result: Any) -> None:

@@ -128,6 +128,16 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _csv_number(text: str, spec: str) -> str:
+    """A number of a CSV cell formatted, or "n/a" for an empty cell (e.g. Spearman's rho of two models, or of
+    a measure that ties every model).
+
+    >>> _csv_number("0.5", ".2f"), _csv_number("", ".2f")
+    ('0.50', 'n/a')
+    """
+    return format(float(text), spec) if text.strip() else "n/a"
+
+
 def _rankings_html(rankings: Path | None) -> str:
     """The sweep's model rankings (``rankings.csv``) and the Spearman correlations between the measures'
     rankings (``ranking-correlations.csv`` beside it) as two tables; "" when the sweep wrote none."""
@@ -147,7 +157,8 @@ def _rankings_html(rankings: Path | None) -> str:
     pairs = rankings.with_name("ranking-correlations.csv")
     if pairs.is_file() and (corr := _csv_rows(pairs)):
         cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
-                        f"<td>{float(r['spearman']):.2f}</td><td>{float(r['p_value']):.3g}</td></tr>" for r in corr)
+                        f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_csv_number(r['p_value'], '.3g')}</td></tr>"
+                        for r in corr)
         out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models.</p><table '
                 'class="rankings"><thead><tr><th>measure</th><th>measure</th><th>rho</th><th>p</th></tr></thead>'
                 f"<tbody>{cells}</tbody></table>")

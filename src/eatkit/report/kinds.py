@@ -94,9 +94,20 @@ class MetricRenderer(Table):
         ("q", lambda r: fmt_p(r.q_value)),
         ("spread", lambda r: f"±{_g4(r.spread['sd'])} ({r.spread['n_fits']:g} fits)" if r.spread else ""),
     )
-    legend = ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the stimuli; "
-              "p: permutation p (RND, ECT: X ∪ Y re-partitioned; RIPA: pair order flipped; † sampled, else exact; "
-              "– : the metric has no such null); q: Benjamini-Hochberg across the run; spread: RNSB's SD over fits")
+
+    @property
+    def legend(self) -> str:  # type: ignore[override]
+        """The columns explained; the nulls as the family's members declare them."""
+        from eatkit.specs import METRICS
+
+        nulls: dict[str, list[str]] = {}
+        for spec in METRICS.members():
+            if spec.member is not None and spec.member.null:
+                nulls.setdefault(spec.member.null, []).append(spec.member.label)
+        shown = "; ".join(f"{', '.join(labels)}: {null}" for null, labels in nulls.items())
+        return ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the "
+                f"stimuli; p: permutation p ({shown}; † sampled, else exact; – : the metric has no such null); "
+                "q: Benjamini-Hochberg across the run; spread: RNSB's SD over fits")
 
 
 def _g4(value: float | None) -> str:

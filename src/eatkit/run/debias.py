@@ -149,11 +149,10 @@ def before_after(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], 
                  after: WordVectors, seed: int | None) -> list[dict[str, Any]]:
     """One row per selected test and measure: the EAT's d (``"d"``) and each metric's value, before and
     after (no bootstrap; the same seed for both runs)."""
-    from eatkit.analyses.metrics import with_metrics
+    from eatkit.run.request import expand_metrics
     from eatkit.run.runner import run_suite
 
-    if metrics:
-        suite, tests = with_metrics(suite, metrics, tests)
+    suite, tests = expand_metrics(suite, metrics, tests)
     runs = [run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0) for source in (before, after)]
     rows = []
     for first, second in zip(runs[0].records, runs[1].records):

@@ -128,7 +128,8 @@ def run_suite(
         raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
                           "and sc-eat tests only")
     if options.validity and not any(a.takes_validity for a in analyses.values()):
-        raise EatkitError("validity (--validity) applies to EAT tests (kind 'eat'); none of the selected tests is one")
+        raise EatkitError("validity (--validity) applies to EAT tests (kinds 'eat' and 't2iat'); none of the selected "
+                          "tests is one")
     given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
         analyses[test.id].check(test, given[test.id])
@@ -178,7 +179,8 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
-                                  "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision")
+                                  "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision",
+                                  "embedder", "generation")
 
 
 def model_flag(key: str) -> str:

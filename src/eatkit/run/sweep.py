@@ -285,11 +285,9 @@ def run_cell(cell: Cell, source: EmbeddingSource | None = None) -> CellOutcome:
 
     start = time.perf_counter()
     try:
-        suite, tests = load_suite(cell.suite["suite"]), cell.suite.get("tests")
-        if cell.suite.get("metrics"):
-            from eatkit.analyses.metrics import parse_metrics, with_metrics
+        from eatkit.run.request import expand_metrics
 
-            suite, tests = with_metrics(suite, parse_metrics(",".join(cell.suite["metrics"])), tests)
+        suite, tests = expand_metrics(load_suite(cell.suite["suite"]), cell.suite.get("metrics"), cell.suite.get("tests"))
         options = RunOptions(**{k: v for k, v in cell.settings.items() if k != "label"}).validated()
         source = source if source is not None else _cached_source(cell, suite)
         run = run_suite(suite, source, tests=tests, options=options,
@@ -578,20 +576,22 @@ def model_measures(results: Any) -> Any:
     table; a models x measures DataFrame, models and measures in order of first appearance."""
     import pandas as pd
 
-    from eatkit.stats.metrics import MAGNITUDES, bias_magnitude
+    from eatkit.kinds import ranked_kinds
+    from eatkit.stats.metrics import bias_magnitude
 
-    rows = []
-    for kind, headline in (("eat", "effect_size"), *((k, "value") for k in ("rnd", "ect", "ripa", "mac", "rnsb",
-                                                                           "direct-bias"))):
+    rows, measures = [], []
+    for spec in ranked_kinds():  # the kinds that declare how they rank models (eatkit.kinds.Ranking)
+        kind, (headline, rule, measure) = spec.name, (spec.ranking.headline, spec.ranking.magnitude,
+                                                      spec.ranking.measure)
+        measures.append(measure)
         if "kind" not in results or headline not in results:
             continue
         part = results[results["kind"] == kind]
-        measure = "d" if kind == "eat" else kind.replace("-", "_")
         rows += [{"model": m, "measure": measure, "magnitude": float(v)}
-                 for m, v in zip(part["model"], bias_magnitude(measure, part[headline]))]
+                 for m, v in zip(part["model"], bias_magnitude(rule, part[headline]))]
     frame = pd.DataFrame(rows, columns=["model", "measure", "magnitude"])
     table = frame.pivot_table(index="model", columns="measure", values="magnitude", aggfunc="mean", sort=False)
-    return table[[m for m in MAGNITUDES if m in table.columns]]
+    return table[[m for m in measures if m in table.columns]]
 
 
 def write_rankings(out: Path, results: Any) -> Path | None:

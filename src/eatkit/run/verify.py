@@ -49,6 +49,7 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     manifest = _mapping(read_manifest(run_dir), "manifest.json")
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
+    generated = run_dir / "generated" if "generator" in source else None  # a text-to-image run's images
     checked, changes = 0, []
     for test_id, sets in _mapping(manifest.get("stimuli"), "stimuli").items():
         for role, entry in _mapping(sets, f"stimuli.{test_id}").items():
@@ -63,7 +64,8 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
                 changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
             for item_id, recorded in items:
                 checked += 1
-                changes += _check_item(where, entry.get("modality"), str(item_id), recorded, root, source)
+                changes += _check_item(where, entry.get("modality"), str(item_id), recorded, root, source,
+                                       generated)
             if isinstance(entry.get("category"), str) and root is not None:
                 changes += _added(where, entry, items, root)
     for name, path, recorded in _source_files(source):
@@ -97,12 +99,21 @@ def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]
 
 
 def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Path | None,
-                source: dict[str, Any]) -> list[str]:
+                source: dict[str, Any], generated: Path | None = None) -> list[str]:
     pairs = source.get("pairs") if isinstance(source.get("pairs"), dict) else {}
     if modality == "image-caption" or recorded in pairs:  # (a grounded test's roles are "<embedding>/<role>")
         return _check_pair(where, item_id, recorded, pairs)
     if modality != "image":
-        return [] if text_sha256(item_id) == recorded else [f"{where}: '{item_id}' does not match its sha256"]
+        if text_sha256(item_id) == recorded:
+            return []
+        if generated is None:
+            return [f"{where}: '{item_id}' does not match its sha256"]
+        path = generated / f"{recorded}.png"  # the image generated from the prompt (docs/generation.md)
+        if not path.is_file():
+            return [f"{where}: the image generated for '{item_id}' ({path.name}) is missing from {generated}"]
+        now = file_sha256(path)
+        return [] if now == recorded else [f"{where}: the image generated for '{item_id}' changed (sha256 "
+                                           f"{recorded[:12]}... recorded, {now[:12]}... now)"]
     if root is None:
         raise EatkitError("the run's manifest names no image folder: pass --images DIR (images=DIR)")
     path = inside(root, item_id, "image", links_out=True)

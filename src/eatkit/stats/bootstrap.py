@@ -23,7 +23,7 @@ from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
 from eatkit.stats.effect_size import check_sd_sizes, cohens_d
-from eatkit.stats.options import TestOptions
+from eatkit.stats.options import TestOptions, check_option
 from eatkit.stats._random import resolve_rng
 
 _BATCH = 2048  # resamples per vectorised batch (part of the seeded stream's layout, like MC_BATCH)
@@ -73,8 +73,7 @@ def bootstrap_effect_size(
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     ddof = TestOptions(sd=sd, ddof=ddof).validated().ddof
     check_sd_sizes(sd, len(sets["X"]), len(sets["Y"]), ddof)
-    if not 0 < confidence_level < 1:
-        raise EatkitError(f"confidence_level must be between 0 and 1, got {confidence_level}")
+    confidence_level = check_option("confidence_level", confidence_level)
     n_resamples = check_count("n_resamples", n_resamples)
     if n_resamples > MAX_RESAMPLES:
         raise EatkitError(f"n_resamples={n_resamples:.3g} bootstrap resamples is more than eatkit takes "

@@ -48,11 +48,9 @@ from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, unit_rows
-from eatkit.stats.options import check_choice, check_permutations
+from eatkit.stats.options import check_choice, check_option, check_permutations
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
 
-#: the metrics of this module, by name
-METRICS: tuple[str, ...] = ("rnd", "ect", "ripa", "mac", "rnsb", "direct_bias")
 #: the RND distances: WEFE's "norm" (Euclidean) and "cos" (WEFE uses the cosine *similarity* here)
 DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
 #: ``permutations="exact"`` enumerates at most this many re-partitions or sign patterns
@@ -72,7 +70,7 @@ class MetricResult:
     Attributes
     ----------
     metric : str
-        One of :data:`METRICS`.
+        The name of the function that computed it (the kind's name in Python, eatkit.kinds.api_name).
     value : float
         The metric (WEFE's definition; see the function's docstring).
     options : dict
@@ -381,8 +379,7 @@ def _check_common(alternative: str, n_resamples: int, confidence_level: float) -
     check_choice("alternative", alternative)
     if n_resamples != 0:
         check_count("n_resamples", n_resamples)
-    if not 0 < confidence_level < 1:
-        raise EatkitError(f"confidence_level must be between 0 and 1, got {confidence_level}")
+    check_option("confidence_level", confidence_level)
 
 
 def _pairs(X: np.ndarray, Y: np.ndarray, what: str) -> None:
@@ -589,23 +586,24 @@ def _seed(seed: int | None, p: dict[str, Any], n_resamples: int) -> int | None:
 
 # --- rankings of models ---------------------------------------------------------------------------------
 
-#: how far each measure is from "no bias" (WEFE's rankings study ranks models by these): |d| for the EAT,
-#: |RND|, |RIPA|, 1 - ECT (1: coherent), |1 - MAC| (1: targets orthogonal to the attributes, as WEFE reads
-#: MAC), RNSB and direct bias as they are (0: no bias)
+#: how far a value is from "no bias", by rule (WEFE's rankings study ranks models by these; each kind declares
+#: its rule, eatkit.kinds.Ranking): "abs" |v| (the EAT's d, RND, RIPA: 0 is no bias), "one_minus" 1 - v (ECT:
+#: 1 is coherent), "abs_one_minus" |1 - v| (MAC: 1 is targets orthogonal to the attributes, as WEFE reads
+#: MAC), "as_is" v (RNSB, direct bias: 0 is no bias, never negative)
 MAGNITUDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "d": np.abs, "rnd": np.abs, "ripa": np.abs, "ect": lambda v: 1.0 - v, "mac": lambda v: np.abs(1.0 - v),
-    "rnsb": lambda v: v, "direct_bias": lambda v: v,
+    "abs": np.abs, "one_minus": lambda v: 1.0 - v, "abs_one_minus": lambda v: np.abs(1.0 - v),
+    "as_is": lambda v: v,
 }
 
 
-def bias_magnitude(measure: str, values: Any) -> np.ndarray:
-    """How biased each value of ``measure`` (a key of :data:`MAGNITUDES`) is: 0 is no bias, larger is more.
+def bias_magnitude(rule: str, values: Any) -> np.ndarray:
+    """How biased each value is by ``rule`` (a key of :data:`MAGNITUDES`): 0 is no bias, larger is more.
 
-    >>> bias_magnitude("ect", [1.0, 0.25]).tolist(), bias_magnitude("d", [-1.5]).tolist()
+    >>> bias_magnitude("one_minus", [1.0, 0.25]).tolist(), bias_magnitude("abs", [-1.5]).tolist()
     ([0.0, 0.75], [1.5])
     """
-    check_choice("measure", measure, tuple(MAGNITUDES))
-    return MAGNITUDES[measure](np.asarray(values, dtype=np.float64))
+    check_choice("rule", rule, tuple(MAGNITUDES))
+    return MAGNITUDES[rule](np.asarray(values, dtype=np.float64))
 
 
 @dataclass(frozen=True, kw_only=True)

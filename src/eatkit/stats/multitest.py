@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats.options import check_option
 
 METHODS = ("holm", "bh")
 
@@ -54,6 +55,5 @@ def significant(p_value: float | None, alpha: float) -> bool:
     >>> significant(0.01, 0.05), significant(0.05, 0.05), significant(None, 0.05), significant(float("nan"), 0.05)
     (True, False, False, False)
     """
-    if not 0 < alpha < 1:
-        raise EatkitError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    check_option("alpha", alpha)
     return p_value is not None and bool(np.isfinite(p_value)) and p_value < alpha

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.kinds import Param
 
 ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
 #: an alternative that :func:`~eatkit.stats.ml_eat` (and the runner's eat and sc-eat tests) also take: the
@@ -29,6 +30,40 @@ SD_METHODS: tuple[str, ...] = ("caliskan", "pooled")
 P_METHODS: tuple[str, ...] = ("permutation", "welch")
 #: the allowed values of each option with a fixed set of choices
 CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_METHODS, "p_method": P_METHODS}
+
+
+#: the options of every run and of the statistics functions that take them, each declared once with its
+#: range and its useful range (:class:`eatkit.kinds.Param`): the one place each is range-checked
+#: (:func:`check_option`; the runner's ``RunOptions``, the command line and the statistics call it)
+OPTIONS: dict[str, Param] = {p.name: p for p in (
+    Param("permutations", int, "auto", words=("auto", "exact"), low=1, useful=(None, None),
+          help="auto, exact, or a number of random draws (its usefulness against alpha: RunOptions.warnings)"),
+    Param("alternative", choices=ALTERNATIVES, default="greater", help="alternative hypothesis of the p-values"),
+    Param("sd", choices=SD_METHODS, default="caliskan", help="the SD of the effect size"),
+    Param("p_method", choices=P_METHODS, default="permutation", help="how the p-value is computed"),
+    Param("ddof", int, 1, low=0, useful=(0, 1), help="delta degrees of freedom of the SD"),
+    Param("n_bootstrap", int, 2000, low=0, useful=(None, None),
+          help="bootstrap resamples (0: none; too few for the CI's tails: RunOptions.warnings)"),
+    Param("confidence_level", float, 0.95, low=0, high=1, low_open=True, high_open=True, useful=(0.5, 0.999),
+          help="confidence level of the bootstrap CI"),
+    Param("alpha", float, 0.05, low=0, high=1, low_open=True, high_open=True, useful=(None, 0.2),
+          help="significance level"),
+    Param("effect_threshold", float, 0.2, low=0, useful=(None, 2.0), help="|d| below which a pattern is 'none'"),
+    Param("seed", int, None, low=0, useful=(None, None), help="seed of the random draws"),
+    Param("validity", bool, False, help="the 'how far to trust this' panel of each EAT"),
+)}
+
+
+def check_option(name: str, value: Any) -> Any:
+    """``value`` of the run option ``name`` checked against its declaration (:data:`OPTIONS`) and converted
+    (a command line's text too), or the one-line error of that declaration.
+
+    >>> check_option("confidence_level", 1.0)
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: confidence_level must be a number in (0, 1), got 1.0
+    """
+    return OPTIONS[name].convert(value)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...] | None = None) -> str:
@@ -53,11 +88,9 @@ def check_permutations(permutations: Any) -> str | int:
     >>> check_permutations("exact"), check_permutations(1000)
     ('exact', 1000)
     """
-    if permutations in ("auto", "exact"):
-        return permutations
-    if isinstance(permutations, numbers.Integral) and not isinstance(permutations, bool) and permutations >= 1:
-        return int(permutations)
-    raise EatkitError(f"permutations must be 'auto', 'exact' or a positive integer, got {permutations!r}")
+    if isinstance(permutations, numbers.Integral) and not isinstance(permutations, bool):
+        permutations = int(permutations)  # a numpy integer
+    return check_option("permutations", permutations)
 
 
 def check_ddof(ddof: Any) -> int:
@@ -66,9 +99,9 @@ def check_ddof(ddof: Any) -> int:
     >>> check_ddof(0)
     0
     """
-    if not isinstance(ddof, numbers.Integral) or isinstance(ddof, bool) or ddof < 0:
-        raise EatkitError(f"ddof must be a non-negative integer, got {ddof!r}")
-    return int(ddof)
+    if isinstance(ddof, numbers.Integral) and not isinstance(ddof, bool):
+        ddof = int(ddof)  # a numpy integer
+    return check_option("ddof", ddof)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats.options import check_ddof
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,7 @@ def describe(values: Any, *, axis: int = 0, ddof: int = 1) -> Description:
     x = np.asarray(values, dtype=np.float64)
     if x.size == 0 or x.ndim == 0:
         raise EatkitError("describe needs at least one value")
-    if not isinstance(ddof, int) or isinstance(ddof, bool) or ddof < 0:
-        raise EatkitError(f"ddof must be a whole number >= 0, got {ddof!r}")
+    ddof = check_ddof(ddof)
     n = x.shape[axis]
     mean = x.mean(axis=axis)
     sd = x.std(axis=axis, ddof=ddof) if n - ddof >= 1 else np.full_like(mean, np.nan)

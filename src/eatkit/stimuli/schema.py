@@ -12,7 +12,7 @@ from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import check_json_schema, parse_json
-from eatkit.kinds import KINDS, get_kind
+from eatkit.kinds import KINDS, ROLE_NAME, RoleGroup, get_kind
 from eatkit.stats.options import ALTERNATIVES
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
 from eatkit.stimuli.types import MODALITIES, AssociationTest, StimulusSet, Suite
@@ -39,7 +39,6 @@ _TEST_KEYS: dict[str, tuple[Any, bool]] = {
     "notes": (str, False),
     "params": (dict, False),
 }
-_ROLE = re.compile(r"[A-Z][A-Za-z0-9_]*")  # role names of kinds that take any roles (KindSpec.roles None)
 _SET_KEYS: dict[str, tuple[Any, bool]] = {
     "name": (str, True),
     "modality": (str, True),
@@ -55,6 +54,7 @@ _MODALITY_KEYS: dict[str, tuple[str, frozenset[str]]] = {
     "sentence": ("items", frozenset({"items"})),
     "image": ("category", frozenset({"category"})),
     "image-caption": ("captions", frozenset({"captions", "images"})),
+    "prompt": ("items", frozenset({"items"})),
 }
 assert tuple(_MODALITY_KEYS) == MODALITIES
 
@@ -98,6 +98,28 @@ def parse_suite(text: str, label: str, source: str = "", *, check_schema: bool =
     return suite
 
 
+def _roles_schema(roles: tuple[Any, ...]) -> dict[str, Any]:
+    """The JSON Schema of a kind's declared roles: its names required, its role groups by pattern."""
+    names = [r for r in roles if not isinstance(r, RoleGroup)]
+    schema: dict[str, Any] = {"required": names, "properties": {r: {"$ref": "#/$defs/set-or-name"} for r in names}}
+    groups = {g.pattern: {"$ref": "#/$defs/set-or-name"} for g in roles if isinstance(g, RoleGroup)}
+    return {**schema, "patternProperties": groups} if groups else schema
+
+
+def _params_schema(params: tuple[Any, ...]) -> dict[str, Any]:
+    """The JSON Schema of a kind's ``params`` in a suite file: its declared names only, each typed."""
+    json_types = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "object"}
+
+    def typed(param: Any) -> dict[str, Any]:
+        one: dict[str, Any] = {"enum": list(param.choices)} if param.choices else {"type": json_types[param.type]}
+        if param.many == "list":
+            return {"type": "array", "items": one}
+        return {"type": "object"} if param.many == "pairs" else one
+
+    return {"type": "object", "additionalProperties": False,
+            "properties": {p.name: {**typed(p), "description": p.help} for p in params}}
+
+
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of suite files, generated from this module's key tables and the kinds
     of tests (their specs in :data:`eatkit.kinds.KINDS`: names, titles, roles); shipped as ``suite.schema.json``
@@ -130,8 +152,9 @@ def suite_json_schema() -> dict[str, Any]:
         roles = get_kind(kind).roles
         when = {"anyOf": [{"not": {"required": ["kind"]}}, {"properties": {"kind": {"const": kind}}}]} \
             if kind == "eat" else {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
-        then = ({"patternProperties": {_ROLE.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}} if roles is None
-                else {"required": list(roles), "properties": {r: {"$ref": "#/$defs/set-or-name"} for r in roles}})
+        then = ({"patternProperties": {ROLE_NAME.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}}
+                if roles is None else _roles_schema(roles))
+        then["properties"] = {**then.get("properties", {}), "params": _params_schema(get_kind(kind).params)}
         kinds.append({"if": when, "then": then, "description": f"{kind}: {get_kind(kind).title}"})
     test = table(_TEST_KEYS)
     test["properties"]["id"]["pattern"] = _ID.pattern.join("^$")
@@ -198,13 +221,16 @@ def _test(
     kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
     if not isinstance(kind, str) or kind not in KINDS:
         raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
-    roles = get_kind(kind).roles  # the kind's spec (eatkit.kinds)
-    if roles is None:  # any role names: every key that looks like a role
-        roles = tuple(k for k in data if _ROLE.fullmatch(k) and k not in _TEST_KEYS)
-        if len(roles) < 2:
-            raise EatkitError(f"{numbered}: a {kind} test needs at least two sets (keys starting with a capital)")
+    try:  # the kind's spec (eatkit.kinds): its names, its role groups' members, or any role-like keys
+        roles = get_kind(kind).test_roles(data, _TEST_KEYS)
+    except EatkitError as e:
+        raise EatkitError(f"{numbered}: {e}") from None
     _check_keys(data, {**_TEST_KEYS, **{role: ((dict, str), True) for role in roles}}, numbered)
     _check_id(data["id"], f"{numbered}: test id")
+    try:  # the test's params: the names and types its kind declares (eatkit.kinds.KindSpec.complete)
+        get_kind(kind).complete({}, data.get("params") if isinstance(data.get("params"), dict) else None)
+    except EatkitError as e:
+        raise EatkitError(f"{numbered}: {e}") from None
     sets: list[tuple[str, StimulusSet]] = []
     for role in roles:
         value = data[role]

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Modality = Literal["word", "sentence", "image", "image-caption"]
-MODALITIES: tuple[str, ...] = ("word", "sentence", "image", "image-caption")
+Modality = Literal["word", "sentence", "image", "image-caption", "prompt"]
+MODALITIES: tuple[str, ...] = ("word", "sentence", "image", "image-caption", "prompt")
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,9 @@ class StimulusSet:
     ``modality`` is ``"word"`` (words or short phrases, ``items``), ``"sentence"`` (full sentences,
     ``items``) or ``"image"`` (an image category: the folder ``category`` of an image layout such as
     the iEAT one, ``<test>/<category>``; ``items`` is empty until files are resolved) or
-    ``"image-caption"`` ((image, caption) pairs: :class:`eatkit.stimuli.captioned.CaptionedImages`).
+    ``"image-caption"`` ((image, caption) pairs: :class:`eatkit.stimuli.captioned.CaptionedImages`) or
+    ``"prompt"`` (generation prompts, ``items``: a text-to-image source embeds each as the images it
+    generates from it, :mod:`eatkit.encoders.diffusion`).
     ``templates`` optionally lists sentence templates (``"This is {x}."``) to apply to word items.
     """
 
@@ -74,7 +76,8 @@ class AssociationTest:
         raise EatkitError(f"test '{self.id}' has no set '{role}' (it has {', '.join(r for r, _ in self.roles)})")
 
     def param(self, name: str, default: Any = None) -> Any:
-        """A kind-specific parameter of the test (``params`` in the suite file)."""
+        """A kind-specific parameter of the test as its suite file gives it (``params``); an analysis reads
+        its parameters validated, defaults filled in, from ``options.params`` instead."""
         return dict(self.params).get(name, default)
 
 

@@ -1,0 +1,353 @@
+"""Families of kinds (eatkit.kinds: role groups, Family): what members share is declared once, and a new
+member is a statistics function plus one declaration, shown everywhere without touching another file."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from eatkit.errors import EatkitError
+from eatkit.kinds import KINDS, KindSpec, RoleGroup, get_kind, register_kind
+
+
+@pytest.fixture
+def grouped():
+    """A kind with n target sets and m attribute sets (role groups), registered for the test only."""
+    register_kind("toy-groups", KindSpec("toy-groups", (RoleGroup("T", 2), RoleGroup("A", 1, 3)),
+                                         "eatkit.analyses.eat:EATAnalysis", title="toy role groups"))
+    yield
+    del KINDS["toy-groups"]
+    get_kind.cache_clear()
+
+
+def _suite(**roles):
+    word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+    test = {"id": "g1", "title": "groups", "kind": "toy-groups", **{r: word(*w) for r, w in roles.items()}}
+    return json.dumps({"schema": "eatkit.suite/1", "id": "g", "title": "g", "tests": [test]})
+
+
+def test_role_groups_are_declared_and_checked(grouped):
+    from eatkit.stimuli.schema import check_json_schema, parse_suite, suite_json_schema
+
+    text = _suite(T1=["a"], T3=["c"], T2=["b"], A1=["x"])
+    test = parse_suite(text, "g.json").tests[0]
+    assert [r for r, _ in test.roles] == ["T1", "T2", "T3", "A1"]
+    check_json_schema(json.loads(text), suite_json_schema(), "g.json")  # the schema's patterns admit them
+    with pytest.raises(EatkitError, match=r"^suite file g.json: test 'g1': a toy-groups test needs at least 2 sets T1, "
+                                          r"T2, \.\.\. \(got T1\)$"):
+        parse_suite(_suite(T1=["a"], A1=["x"]), "g.json")
+    with pytest.raises(EatkitError, match=r"numbered from 1 without gaps \(got T1, T3\)$"):
+        parse_suite(_suite(T1=["a"], T3=["c"], A1=["x"]), "g.json")
+    with pytest.raises(EatkitError, match=r"at most 3 sets A1, A2, \.\.\. \(got A1, A2, A3, A4\)$"):
+        parse_suite(_suite(T1=["a"], T2=["b"], A1=["x"], A2=["y"], A3=["z"], A4=["w"]), "g.json")
+    with pytest.raises(EatkitError, match="B1"):  # a key of no role is refused as before
+        parse_suite(_suite(T1=["a"], T2=["b"], A1=["x"], B1=["y"]), "g.json")
+
+
+# --- a new member of the metrics family: a statistics function and one declaration ----------------------
+
+METRIC_MODULE = '''
+"""A throwaway metric: the distance of mean X from mean A minus that of mean Y (Euclidean)."""
+import numpy as np
+
+from eatkit.specs import METRICS
+from eatkit.stats.metrics import MetricResult
+
+
+def centroid_gap(X, Y, A, *, n_resamples=0, confidence_level=0.95, rng=None):
+    X, Y, A = (np.asarray(s, dtype=float) for s in (X, Y, A))
+    gap = np.linalg.norm(X.mean(0) - A.mean(0)) - np.linalg.norm(Y.mean(0) - A.mean(0))
+    return MetricResult(metric="centroid_gap", value=float(gap), null="no null here",
+                        confidence_level=confidence_level)
+
+
+CENTROID_GAP = METRICS.member("centroid-gap", "toy_metric:centroid_gap", title="Toy centroid gap",
+                              null="pairs of toy sets swapped", label="GAP", magnitude="abs")
+'''
+
+#: words of the toy suite and three models' vectors (models 2 and 3: X further out)
+WORDS = {"x1": (1, 0), "x2": (1, 0.2), "y1": (0, 1), "y2": (0.2, 1), "a1": (1, 1), "a2": (0.8, 1),
+         "b1": (1, 0.5), "b2": (0.9, 0.6)}
+TOY_SUITE = {"schema": "eatkit.suite/1", "id": "toyfam", "title": "Toy", "tests": [
+    {"id": "t1", "title": "T one", "X": {"name": "Xs", "modality": "word", "items": ["x1", "x2"]},
+     "Y": {"name": "Ys", "modality": "word", "items": ["y1", "y2"]},
+     "A": {"name": "As", "modality": "word", "items": ["a1", "a2"]},
+     "B": {"name": "Bs", "modality": "word", "items": ["b1", "b2"]}},
+    {"id": "g1", "title": "gap from a suite file", "kind": "centroid-gap",
+     "X": "Xs", "Y": "Ys", "A": "As", "B": "Bs"}],
+    "sets": {"Xs": {"modality": "word", "items": ["x1", "x2"]}, "Ys": {"modality": "word", "items": ["y1", "y2"]},
+             "As": {"modality": "word", "items": ["a1", "a2"]}, "Bs": {"modality": "word", "items": ["b1", "b2"]}}}
+
+
+def _gap(vectors, x, y, a):
+    mean = lambda ws: np.mean([vectors[w] for w in ws], axis=0)  # noqa: E731
+    return float(np.linalg.norm(mean(x) - mean(a)) - np.linalg.norm(mean(y) - mean(a)))
+
+
+@pytest.fixture
+def new_metric(tmp_path, monkeypatch):
+    """The metric's module on sys.path and its one registry line; both gone afterwards."""
+    import sys
+    import textwrap
+
+    (tmp_path / "toy_metric.py").write_text(textwrap.dedent(METRIC_MODULE), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_kind("centroid-gap", "toy_metric:CENTROID_GAP")  # the one registry line
+    (tmp_path / "suite.json").write_text(json.dumps(TOY_SUITE), encoding="utf-8")
+    for k, scale in ((1, 1.0), (2, 3.0), (3, 2.0)):
+        (tmp_path / f"v{k}.txt").write_text("".join(
+            f"{w} {x * (scale if w[0] == 'x' else 1):g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+    yield tmp_path
+    del KINDS["centroid-gap"]
+    get_kind.cache_clear()
+    sys.modules.pop("toy_metric", None)
+
+
+def test_a_new_metric_is_a_function_and_one_declaration(new_metric, capsys):
+    import eatkit.metrics
+    from eatkit.cli import main
+    from eatkit.report import load_run
+    from eatkit.run.schemas import sweep_json_schema
+    from eatkit.stimuli.schema import suite_json_schema
+
+    d = new_metric
+    vectors = {w: np.array(v, dtype=float) for w, v in WORDS.items()}
+    expected = _gap(vectors, ["x1", "x2"], ["y1", "y2"], ["a1", "a2", "b1", "b2"])  # A ∪ B: one attribute set
+    # --metrics: the flag takes it, the help lists it
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "direct-bias, centroid-gap, or all" in " ".join(capsys.readouterr().out.split()).replace("- ", "-")
+    assert main(["run", str(d / "suite.json"), "--vectors", str(d / "v1.txt"), "--metrics", "centroid-gap",
+                 "-o", str(d / "r"), "--report", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "t1:centroid-gap" in out and "pairs of toy sets swapped" in out  # the table and its legend
+    # results.json: the --metrics test and the suite file's test
+    records = {r.test: r for r in load_run(d / "r").records}
+    assert records["t1:centroid-gap"].value == pytest.approx(expected)
+    assert records["g1"].value == pytest.approx(expected) and records["g1"].metric == "centroid_gap"
+    saved = json.loads((d / "r" / "results.json").read_text(encoding="utf-8"))
+    assert {r["kind"] for r in saved if r["test"] != "t1"} == {"centroid-gap"}
+    html = (d / "r" / "report.html").read_text(encoding="utf-8")
+    assert "t1:centroid-gap" in html and "GAP: pairs of toy sets swapped" in html
+    # the JSON Schemas
+    assert "centroid-gap" in suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"]
+    assert "centroid-gap" in json.dumps(sweep_json_schema()["$defs"]["suite"])
+    # the public API, in WEFE's vocabulary
+    got = eatkit.metrics.centroid_gap([[[1, 0], [1, 0.2]], [[0, 1], [0.2, 1]]], [[[1, 1], [0.8, 1], [1, 0.5],
+                                                                                 [0.9, 0.6]]])
+    assert got.value == pytest.approx(expected) and "centroid_gap" in dir(eatkit.metrics)
+    # a sweep's rankings (and its audit page): the measure "centroid_gap", |value| averaged per model
+    (d / "sweep.toml").write_text(
+        f'models = [{{ vectors = "{d / "v1.txt"}", label = "m1" }}, {{ vectors = "{d / "v2.txt"}", label = "m2" }}, '
+        f'{{ vectors = "{d / "v3.txt"}", label = "m3" }}]\n'
+        f'suites = [{{ suite = "{d / "suite.json"}", tests = ["t1"], metrics = ["centroid-gap", "rnd"] }}]\n'
+        'settings = [{ seed = 0, n_bootstrap = 0, permutations = 9 }]\n', encoding="utf-8")
+    assert main(["sweep", str(d / "sweep.toml"), "-o", str(d / "s"), "--jobs", "0", "--quiet"]) == 0
+    import pandas as pd
+
+    rankings = pd.read_csv(d / "s" / "rankings.csv").set_index("model")
+    wide = {w: v * ([3, 1] if w[0] == "x" else 1) for w, v in vectors.items()}  # x words: first coordinate x3
+    assert rankings.loc["m1", "centroid_gap"] == pytest.approx(abs(expected))
+    assert rankings.loc["m2", "centroid_gap"] == pytest.approx(abs(_gap(wide, ["x1", "x2"], ["y1", "y2"],
+                                                                        ["a1", "a2", "b1", "b2"])))
+    assert ">centroid_gap<" in (d / "s" / "audit.html").read_text(encoding="utf-8")
+
+
+# --- a new association-test kind with role groups (n target sets, m attribute sets) ------------------------
+
+GROUPS_MODULE = '''
+"""A throwaway generalised association test: the spread (max - min) over the target sets T1..Tn of each
+set's mean cosine with the attribute sets A1..Am pooled."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from eatkit.analyses.base import Analysis, Outcome
+from eatkit.kinds import KindSpec, Presentation, Ranking, RoleGroup
+from eatkit.records import Record
+
+SPEC = KindSpec(
+    "toy-spread", (RoleGroup("T", 2), RoleGroup("A", 1)), "toy_groups:SpreadAnalysis", title="Toy spread over n targets",
+    presentation=Presentation(columns=("n_targets", "spread"), headline="spread", formats={"spread": ".4f"},
+                              legend="spread: max - min of the target sets' mean cosine with the attributes"),
+    ranking=Ranking("spread", "as_is", "spread"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpreadRecord(Record):
+    kind = "toy-spread"
+
+    n_targets: int
+    spread: float
+
+
+class SpreadAnalysis(Analysis):
+    kind = "toy-spread"
+    record_type = SpreadRecord
+
+    def compute(self, test, embedded, options, *, suite, seed):
+        unit = lambda v: v / np.linalg.norm(v, axis=1, keepdims=True)
+        A = unit(np.concatenate([e.vectors for r, e in embedded.items() if r.startswith("A")]))
+        means = [float((unit(e.vectors) @ A.T).mean()) for r, e in embedded.items() if r.startswith("T")]
+        return [Outcome(SpreadRecord(suite=suite, test=test.id, title=test.title, seed=seed, n_targets=len(means),
+                                     spread=max(means) - min(means)))]
+'''
+
+
+def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkeypatch, capsys):
+    import sys
+    import textwrap
+
+    from eatkit.cli import main
+    from eatkit.report import load_run
+    from eatkit.stimuli.schema import check_json_schema, suite_json_schema
+
+    (tmp_path / "toy_groups.py").write_text(textwrap.dedent(GROUPS_MODULE), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_kind("toy-spread", "toy_groups:SPEC")  # the one registry line
+    try:
+        word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+        suite = {"schema": "eatkit.suite/1", "id": "spread", "title": "Spread", "tests": [
+            {"id": "s3", "title": "three targets", "kind": "toy-spread", "T1": word("x1", "x2"),
+             "T2": word("y1", "y2"), "T3": word("b1", "b2"), "A1": word("a1"), "A2": word("a2")}]}
+        check_json_schema(suite, suite_json_schema(), "spread.json")
+        (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+        (tmp_path / "v.txt").write_text("".join(f"{w} {x:g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+        assert main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "-o",
+                     str(tmp_path / "r"), "--report"]) == 0
+        out = capsys.readouterr().out
+        v = {w: np.array(x, dtype=float) / np.linalg.norm(x) for w, x in WORDS.items()}
+        means = [np.mean([v[t] @ v[a] for t in ts for a in ("a1", "a2")]) for ts in (("x1", "x2"), ("y1", "y2"),
+                                                                                     ("b1", "b2"))]
+        record = load_run(tmp_path / "r").records[0]
+        assert record.n_targets == 3 and record.spread == pytest.approx(max(means) - min(means))
+        assert f"{max(means) - min(means):.4f}" in out and "spread: max - min" in out
+        html = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+        assert "Toy spread over n targets" in html and f"{max(means) - min(means):.4f}" in html
+        from eatkit.kinds import ranked_kinds
+
+        assert ranked_kinds()[-1].ranking.measure == "spread"  # a sweep ranks models by it too
+    finally:
+        del KINDS["toy-spread"]
+        get_kind.cache_clear()
+        sys.modules.pop("toy_groups", None)
+
+
+# --- one validation mechanism: suite params, facts, API keywords --------------------------------------------
+
+@pytest.mark.parametrize("test, params, message", [
+    ({"id": "t", "title": "t"}, {"no_such_param": 3},
+     r"test 't': params: eat tests take no parameter 'no_such_param' \(known: specificity, iat_d\)"),
+    ({"id": "t", "title": "t", "kind": "rnd"}, {"distanse": "cosine"},
+     r"test 't': params: rnd tests take no parameter 'distanse' \(known: distance\)"),
+    ({"id": "t", "title": "t", "kind": "mac"}, {"distance": "cosine"},
+     r"test 't': params: mac tests take no parameter 'distance' \(known: none\)"),
+    ({"id": "t", "title": "t"}, {"iat_d": "big"}, r"test 't': iat_d must be a number, got 'big'"),
+    ({"id": "t", "title": "t", "kind": "rnsb"}, {"n_fits": 0}, r"test 't': n_fits must be an integer >= 1, got 0"),
+])
+def test_a_suite_params_name_or_type_is_refused_with_the_known_names(tmp_path, capsys, test, params, message):
+    from eatkit.cli import main
+
+    word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+    suite = {"schema": "eatkit.suite/1", "id": "p", "title": "p", "tests": [
+        {**test, "params": params, "X": word("x1"), "Y": word("y1"), "A": word("a1"), "B": word("b1")}]}
+    (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+    (tmp_path / "v.txt").write_text("x1 1 0\ny1 0 1\na1 1 1\nb1 1 0.5\n", encoding="utf-8")
+    code = main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "-o", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and re.fullmatch(f"eatkit: error: suite file .*s.json: {message}\n", err), err
+
+
+def test_the_facts_a_suite_carries_are_declared():
+    """Every key of every bundled test's params is a declared parameter of its kind."""
+    from eatkit.stimuli.loader import list_suites, load_suite
+
+    for info in list_suites():
+        for test in load_suite(info.id).tests:
+            names = {p.name for p in get_kind(test.kind).params}
+            assert {k for k, _ in test.params} <= names, (info.id, test.id)
+    assert get_kind("eat").param("iat_d").type is float and not get_kind("eat").param("iat_d").cli
+    with pytest.raises(EatkitError, match="iat_d must be a finite number, got nan"):
+        get_kind("eat").complete({}, {"iat_d": float("nan")})
+
+
+def _declared_params():
+    from eatkit.stats.options import OPTIONS
+
+    return [("run options", p) for p in OPTIONS.values()] + [
+        (spec.name, p) for spec in map(get_kind, KINDS) for p in spec.params]
+
+
+def test_every_numeric_parameter_declares_its_useful_range():
+    """A new int or float parameter (of a kind or of the run) without ``useful=`` fails here (issue 36)."""
+    missing = [f"{owner}: {p.name}" for owner, p in _declared_params() if p.type in (int, float) and p.useful is None]
+    assert missing == []
+    from eatkit.kinds import Param
+
+    register_kind("toy-undeclared", KindSpec("toy-undeclared", ("T", "A"), "m:C", params=(Param("n", int, 3, low=1),)))
+    try:
+        assert [p.name for _, p in _declared_params() if p.type in (int, float) and p.useful is None] == ["n"]
+    finally:
+        del KINDS["toy-undeclared"]
+        get_kind.cache_clear()
+
+
+def test_no_option_is_range_checked_outside_its_declaration():
+    """The run options' messages ("<name> must ...") come from their declarations (eatkit.kinds.Param) only:
+    no module writes its own check of a declared option (a second check with another message)."""
+    from pathlib import Path
+
+    import eatkit
+    from eatkit.stats.options import OPTIONS
+
+    src = Path(eatkit.__file__).parent
+    # rules between options or kinds, which one range cannot say, and a namesake of another meaning
+    between = {"stats/options.py: \"ddof must",  # ddof 0 or 1 with the pooled SD or Welch's test
+               "stats/grounded.py: \"alternative must",  # the grounded experiments test "greater" only
+               "stats/debias.py: \"alpha must"}  # RAN's repulsion weight, not a significance level
+    found = []
+    for path in src.rglob("*.py"):
+        if path.name == "kinds.py" and path.parent == src:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(src)}: {m.group(0)}" for name in OPTIONS
+                  for m in re.finditer(rf"[\"'](?:--)?{name}(?:=[^\"']*)? must\b", text)]
+    assert set(found) == between
+
+
+def test_a_value_outside_the_useful_range_runs_with_a_warning_printed_once_and_recorded(tmp_path, capsys):
+    from eatkit.cli import main
+    from eatkit.report import load_run
+
+    word = lambda *w: {"name": w[0], "modality": "word", "items": list(w)}  # noqa: E731
+    suite = {"schema": "eatkit.suite/1", "id": "u", "title": "u", "tests": [
+        {"id": "t", "title": "t", "X": word("x1", "x2"), "Y": word("y1", "y2"), "A": word("a1", "a2"),
+         "B": word("b1", "b2")}]}
+    (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+    (tmp_path / "v.txt").write_text("".join(f"{w} {x:g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+    assert main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "--metrics", "rnsb,mac",
+                 "--n-fits", "2", "--seed", "0", "--bootstrap", "0", "-o", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    warning = "n_fits=2 is outside its useful range (>= 5): the result may mean little"
+    assert err.count(warning) == 1
+    run = load_run(tmp_path / "r")
+    assert all(warning in r.warnings for r in run.records)
+    assert warning in json.dumps(json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8")))
+
+
+def test_the_recipe_in_the_architecture_doc_names_every_keyword_of_a_declaration():
+    """docs/architecture.md's recipe for a new member stays true to Family.member and Param."""
+    import inspect
+    from pathlib import Path
+
+    from eatkit.kinds import Family, Param
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    recipe = doc[doc.index("**a member of a family of kinds**"):doc.index("**a command:**")]
+    keywords = [n for n in inspect.signature(Family.member).parameters if n not in ("self", "name", "stats")]
+    assert [k for k in keywords if f"{k}=" not in recipe] == []
+    assert "useful=" in recipe and "words" in recipe and "python -m eatkit.run.schemas" in recipe
+    assert {f.name for f in __import__("dataclasses").fields(Param)} >= {"useful", "words", "high_open"}
