@@ -193,7 +193,11 @@ def check_output_file(path: str | os.PathLike[str], what: str, *, inputs: Sequen
     """
     target = checked_path(path, what)
     for given in inputs:
-        if given is not None and Path(given).exists() and Path(given).resolve() == target.absolute().resolve():
+        try:
+            same = given is not None and Path(given).exists() and Path(given).resolve() == target.absolute().resolve()
+        except OSError:  # a name no file system holds: its reader says so, by name
+            same = False
+        if same:
             raise EatkitError(f"{what} {target} is one of the command's inputs: give another file name")
     if kind is not None:
         return check_replaceable(target, kind, what)

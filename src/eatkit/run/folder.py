@@ -174,9 +174,12 @@ def check_not_input(out: Path, inputs: Sequence[str | os.PathLike[str] | None], 
     """
     target = out.absolute().resolve()
     for given in inputs:
-        if given is None or not Path(given).exists():  # (a bundled name such as "weat" is no file)
+        try:
+            if given is None or not Path(given).exists():  # (a bundled name such as "weat" is no file)
+                continue
+            path = Path(given).absolute().resolve()
+        except OSError:  # a name no file system holds: its reader says so, by name
             continue
-        path = Path(given).absolute().resolve()
         if path == target or target in path.parents:
             shown = "is" if path == target else "holds"
             raise EatkitError(f"{what} {out} {shown} the input {given}: give an output that is not an input")

@@ -154,6 +154,10 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], tuple[str
     check_cluster(cluster)
     submitit = require("submitit", "the slurm executor", "slurm")
     executor = submitit.AutoExecutor(folder=out / "slurm" / "%j", cluster=cluster)
+    try:  # submitit creates the folder pattern itself; each job writes into its own "<job id>" folder
+        (out / "slurm" / "%j").rmdir()
+    except OSError:
+        pass
     groups: dict[str, list[Any]] = {}
     for cell in cells:
         groups.setdefault(repr(sorted(cell.model.get("slurm", {}).items())), []).append(cell)

@@ -15,7 +15,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_count, check_sets
-from eatkit.stats.options import check_choice
+from eatkit.stats.options import check_choice, check_permutations
 from eatkit.stats.association import differential_association, rounding_error, unit_rows
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats._random import resolve_rng
@@ -67,6 +67,7 @@ def specificity(
     if n_splits < 2:
         raise EatkitError("n_splits=1: a false-positive rate from one split is 0 or 1 (use 1000 or more)")
     sizes = [len(sets[k]) for k in "XYAB"]
+    permutations = check_permutations(permutations)
     draws = 10_000 if permutations in ("auto", "exact") else permutations  # (exact counts at most as many)
     check_cost(f"{n_splits:.3g} specificity splits of {sizes[0]} + {sizes[1]} targets x {draws} permutations",
                float(n_splits) * draws * (sizes[0] + sizes[1]) * 2, "use fewer splits (1000 give the rate of a "
