@@ -31,7 +31,8 @@ SHORT = {"listing": "prints the registries", "cache": "lists or removes cache fi
 ELSEWHERE = {"probe": "tests/test_interrupts.py::test_ctrl_c_stops_a_probe (a tiny CLIP; slow)",
              "finetune": "tests/test_finetune.py (torch training loop; each batch sees the signal)",
              "data": "tests/test_datasets.py (pooch downloads with a timeout)",
-             "analysis_set": "links or copies files; its readers are bounded (eatkit.io)"}
+             "analysis_set": "links or copies files; its readers are bounded (eatkit.io)",
+             "compare": "NOT YET COVERED: came with the merge of main (issue 39); needs two depiction runs"}
 
 
 @pytest.fixture(scope="module")
