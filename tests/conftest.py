@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# no periodic progress lines in captured stderr (also of subprocesses) unless a test asks for them
+os.environ.setdefault("EATKIT_PROGRESS_EVERY", "inf")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: scripts that made committed test data (e.g. the WEFE reference numbers, in WEFE's own environment)

@@ -82,7 +82,8 @@ def test_bad_alternatives(capsys, toy):
     fixed = {**suite, "tests": [{**suite["tests"][1], "params": {"alternative": "less"}}]}
     (toy / "fixed.json").write_text(json.dumps(fixed))
     code, _, err = run_cli(capsys, "run", str(toy / "fixed.json"), "--vectors", str(toy / "v.txt"), "-o", str(toy / "o"))
-    assert_one_line_error(code, err, "has unknown params: alternative", "top-level 'alternative'")
+    assert_one_line_error(code, err, "sc-eat tests take no parameter 'alternative' (known: none)",
+                          "top-level 'alternative'")
 
 
 def test_observed_refused_where_it_cannot_apply():

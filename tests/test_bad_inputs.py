@@ -11,6 +11,7 @@ import gzip
 import json
 import pickle
 import re
+import shutil
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +62,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "badmodality.json": json.dumps(_suite(A={"name": "A", "modality": "smell", "items": ["x"]})),
         "badalternative.json": json.dumps({**_suite(), "alternative": "sideways"}),
         "badiat.json": json.dumps(_suite(params={"iat_d": "large"})),
+        "unknownparam.json": json.dumps(_suite(params={"no_such_param": 3})),
+        "nanparam.json": json.dumps(_suite(params={"iat_d": float("nan")})),
         "v.txt": _vectors(),
         "empty.txt": "",
         "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
@@ -81,9 +84,14 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "a-file": "not a folder",
         "badkey.toml": "bogus = 1\n",
         "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
+        # language models: CrowS-Pairs pairs, recorded LLM-IAT answers
+        "crows-direction.csv": ",sent_more,sent_less,stereo_antistereo,bias_type\n0,A b.,C b.,both,gender\n",
+        "resp/r.csv": ',0,llm,domain,category,variation\n0,"joy - white",gpt4o,race,racism,instruction1\n',
+        "noresp/r.csv": ",text,category,variation\n0,joy - white,racism,instruction1\n",
     }
     for name, content in files.items():
         path = root / name
+        path.parent.mkdir(exist_ok=True)
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
@@ -108,9 +116,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "run-duplicate": lambda r: r.append(dict(r[0])),
     }.items():
         copy = root / name
-        copy.mkdir()
-        for part in good.iterdir():
-            (copy / part.name).write_bytes(part.read_bytes())
+        shutil.copytree(good, copy)
         damaged = json.loads(json.dumps(records))
         change(damaged)
         (copy / "results.json").write_text(json.dumps(damaged))
@@ -161,6 +167,10 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
     (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),
+    (["run", "{d}/unknownparam.json", "--vectors", "{d}/v.txt"],
+     "test 't1': params: eat tests take no parameter 'no_such_param' (known: specificity, iat_d)"),
+    (["run", "{d}/nanparam.json", "--vectors", "{d}/v.txt"], "test 't1': iat_d must be a finite number, got nan"),
+    (_run("--metrics", "rnd,nosuch"), "unknown metric(s) nosuch (known: rnd, ect, ripa, mac, rnsb, direct-bias, all)"),
     (_run("--decades", "1810-1990"), "--decades applies to --series only"),
     (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
@@ -356,6 +366,38 @@ CLI: list[tuple[list[str], str]] = [
 ]
 
 
+CLI += [  # the language-model kinds (docs/language-models.md); recorded answers stand in for a model
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/nosuch.csv", "-q", "-o", "{o}"],
+     "the crows-pairs file {d}/nosuch.csv does not exist"),
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/noid.csv", "-q", "-o", "{o}"],
+     "is not a CrowS-Pairs file: no column 'sent_more'"),
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv", "-q", "-o",
+      "{o}"], "line 2: stereo_antistereo must be stereo or antistereo, got 'both'"),
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/latin1.json", "-q", "-o", "{o}"],
+     "is not a UTF-8 text file"),
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
+      "--max-pairs", "0", "-q", "-o", "{o}"], "max_pairs must be an integer >= 1, got 0"),
+    (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/results-text.json", "-q", "-o", "{o}"],
+     "is not a StereoSet JSON file"),
+    (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/suite.json", "-q", "-o", "{o}"],
+     "is not a StereoSet file: no data.intrasentence examples"),
+    (["run", "llm-iat", "--model", "responses:{d}/nosuch", "-q", "-o", "{o}"], "the responses {d}/nosuch do not exist"),
+    (["run", "llm-iat", "--model", "responses:{d}/folder", "-q", "-o", "{o}"], "holds no .csv response file"),
+    (["run", "llm-iat", "--model", "responses:{d}/noresp", "-q", "-o", "{o}"], "has no response column"),
+    (["run", "llm-iat", "--model", "responses:{d}/resp", "--tests", "age", "-q", "-o", "{o}"],
+     "holds no response of category 'age' in variations instruction1, instruction2, replication"),
+    (["run", "llm-iat", "--model", "responses:{d}/resp", "--templates", "Pair {words}.", "-q", "-o", "{o}"],
+     "must contain {a}, {b} and {words}"),
+    (["run", "llm-iat", "--model", "responses:{d}/resp", "--samples", "0", "-q", "-o", "{o}"],
+     "samples must be an integer >= 1, got 0"),
+    (["run", "llm-iat", "--model", "responses:{d}/resp", "--temperature", "-1", "-q", "-o", "{o}"],
+     "temperature must be a number >= 0, got -1"),
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
+      "--samples", "3", "-q", "-o", "{o}"], "--samples applies to llm-iat tests only"),
+    (["run", "weat", "--model", "responses:{d}/resp", "-q", "-o", "{o}"], "cannot embed (it embeds sentence)"),
+]
+
+
 def _ids(cases: list[tuple[list[str], str]]) -> list[str]:
     return [re.sub(r"[^\w.-]+", "-", " ".join(argv).replace("{d}/", "").replace("-q -o {o}", ""))[:60]
             for argv, _ in cases]
@@ -471,6 +513,10 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: _table_regions(d, np.ones((1, 4)), [[0, 0, 2, 2]], [np.inf]), EatkitError,
          "has non-finite confidence values"),
         (lambda d: _table_regions(d, np.ones((1, 4)), [[2, 0, 1, 2]], [1.0]), EatkitError, "every box x1 < x2"),
+        # language models
+        (lambda d: build_model("hf-lm:x", precision="float8"), EatkitError, "precision must be one of float32"),
+        (lambda d: build_model("hf-mlm:x", chat_template=False), EatkitError,
+         "model 'hf-mlm:x' does not take the option 'chat_template'"),
     ]
 
 

@@ -161,6 +161,8 @@ CASES: dict[str, Case] = {
     "eatkit run weat --model gpt2-mleat:gpt2 --postprocess center -o results/gpt2-centred": Case(
         subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2-centred/results.json",)),
     "eatkit verify results/effnet": Case(after=(RUN_EFFNET,), slow=True),
+    "eatkit verify results/igpt": Case(after=(RUN_IGPT,), stdout="image names recorded from the embedding files, "
+                                                              "45 embedding files), unchanged"),
     "eatkit sweep sweep.toml --executor ray --address auto": Case(builds=("sweep",), ray=True,
                                                                   slow=True),
     # docs/studies.md (the commands not also in README.md or another page)
@@ -319,6 +321,26 @@ CASES: dict[str, Case] = {
                "-o results/depiction-labour"), stdout="Doctor"),
     "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",),
                                         contains=(("results/t2i-sweep/audit.html", "<th>t2iat_d</th><th>mad</th>"),)),
+    # docs/language-models.md (tiny stand-ins: a BERT, GPT-2s, a CrowS-Pairs file, recorded answers)
+    "eatkit data get crows-pairs": Case(stdout="crows-pairs: 1 of 1 files verified"),
+    "eatkit run crows-pairs --model hf-mlm:bert-base-uncased --seed 0 -o results/crows-bert": Case(
+        subs={"hf-mlm:bert-base-uncased": "hf-mlm:{tiny_mlm}"}, after=("eatkit data get crows-pairs",),
+        files=("results/crows-bert/crows_pairs_scores.csv",), stdout="socioeconomic"),
+    "eatkit run crows-pairs --model hf-lm:gpt2 --seed 0 -o results/crows-gpt2": Case(
+        subs={"hf-lm:gpt2": "hf-lm:{tiny_lm}"}, after=("eatkit data get crows-pairs",),
+        files=("results/crows-gpt2/results.json",)),
+    "eatkit data get stereoset --allow-unverified": Case(stdout="dev.json: sha256"),
+    "eatkit run stereoset --model hf-lm:gpt2 --seed 0 -o results/stereoset-gpt2": Case(
+        subs={"hf-lm:gpt2": "hf-lm:{tiny_lm}"}, after=("eatkit data get stereoset --allow-unverified",),
+        files=("results/stereoset-gpt2/results.json",), stdout="profession"),
+    "eatkit run llm-iat --model responses:llm-implicit-bias/data/result_gpt4o --seed 0 -o results/llm-iat-gpt4o "
+    "--report": Case(subs={"responses:llm-implicit-bias/data/result_gpt4o": "responses:{gpt4o_responses}"},
+                     files=("results/llm-iat-gpt4o/report.html", "results/llm-iat-gpt4o/llm_iat_responses.csv"),
+                     stdout="racism-synonym"),
+    "eatkit run llm-iat --model hf-lm:Qwen/Qwen2.5-0.5B-Instruct --tests racism,career --seed 0 -o "
+    "results/llm-iat-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}"},
+                                 extra=("--samples", "1", "--answer-tokens", "4", "--templates", "replication"),
+                                 files=("results/llm-iat-qwen/llm_iat_responses.csv",), stdout="career"),
 }
 
 
@@ -455,6 +477,11 @@ class Workspace:
             tree = mirror / real.get("prefix", "")
             if name == "ieat":
                 _images(tree, _categories("ieat"), 2)
+            elif name in ("crows-pairs", "stereoset"):
+                from tiny_lm import write_pairs, write_stereoset
+
+                write_pairs(tree / "crows_pairs_anonymized.csv") if name == "crows-pairs" else write_stereoset(
+                    tree / "dev.json")
             elif name == "glove-6b":
                 import zipfile
 
@@ -471,6 +498,30 @@ class Workspace:
                     manifest["files"][rel]["sha256"] = None
             self._manifests[name] = manifest
         return self._manifests[name]
+
+    # language models (docs/language-models.md)
+    def _tiny_mlm(self) -> str:
+        from tiny_lm import make_bert
+
+        return make_bert(self.folder("tiny-mlm"))
+
+    def _tiny_lm(self) -> str:
+        from tiny_lm import make_gpt2
+
+        return make_gpt2(self.folder("tiny-lm"))
+
+    def _tiny_chat_lm(self) -> str:
+        from tiny_lm import make_gpt2
+
+        return make_gpt2(self.folder("tiny-chat-lm"), chat=True)
+
+    def _gpt4o_responses(self) -> Path:
+        from tiny_lm import write_responses
+
+        from eatkit.stimuli.loader import load_suite
+
+        categories = tuple(dict.fromkeys(t.param("category") for t in load_suite("llm-iat").tests))
+        return write_responses(self.folder("gpt4o-responses"), categories)
 
     def _faces(self) -> Path:
         from tiny_vl import group_images

@@ -227,9 +227,20 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
         assert f"{max(means) - min(means):.4f}" in out and "spread: max - min" in out
         html = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
         assert "Toy spread over n targets" in html and f"{max(means) - min(means):.4f}" in html
-        from eatkit.kinds import ranked_kinds
+        # a sweep ranks models by its declared Ranking (as is: the spread), in rankings.csv and audit.html
+        import pandas as pd
 
-        assert ranked_kinds()[-1].ranking.measure == "spread"  # a sweep ranks models by it too
+        for k, scale in ((2, 3.0), (3, 2.0)):
+            (tmp_path / f"v{k}.txt").write_text("".join(f"{w} {x * (scale if w[0] == 'x' else 1):g} {y:g}\n"
+                                                        for w, (x, y) in WORDS.items()), encoding="utf-8")
+        (tmp_path / "sweep.toml").write_text(
+            "models = [" + ", ".join(f'{{ vectors = "{tmp_path / f"v{k}.txt"}", label = "m{k}" }}' for k in (1, 2, 3))
+            + f']\nsuites = ["{tmp_path / "s.json"}"]\n', encoding="utf-8")
+        (tmp_path / "v1.txt").write_bytes((tmp_path / "v.txt").read_bytes())
+        assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "sw"), "--jobs", "0", "-q"]) == 0
+        rankings = pd.read_csv(tmp_path / "sw" / "rankings.csv").set_index("model")
+        assert rankings.loc["m1", "spread"] == pytest.approx(max(means) - min(means))
+        assert list(rankings.columns[:1]) == ["spread"] and ">spread<" in (tmp_path / "sw" / "audit.html").read_text()
     finally:
         del KINDS["toy-spread"]
         get_kind.cache_clear()
@@ -351,3 +362,39 @@ def test_the_recipe_in_the_architecture_doc_names_every_keyword_of_a_declaration
     assert [k for k in keywords if f"{k}=" not in recipe] == []
     assert "useful=" in recipe and "words" in recipe and "python -m eatkit.run.schemas" in recipe
     assert {f.name for f in __import__("dataclasses").fields(Param)} >= {"useful", "words", "high_open"}
+
+
+def test_a_members_record_pickles_across_processes():
+    """Sweeps send records between processes: a member's record type is made at run time, pickled by kind."""
+    import pickle
+
+    from eatkit.analyses.metrics import record_type
+
+    record = record_type("direct-bias")(suite="s", test="t", title="T", seed=0, metric="direct_bias", value=0.5,
+                                        x_name="X", y_name="Y", a_name="A", b_name="B", n_x=1, n_y=1, n_a=1, n_b=1)
+    again = pickle.loads(pickle.dumps(record))
+    assert again == record and type(again) is record_type("direct-bias") and again.kind == "direct-bias"
+
+
+def test_analyses_read_validated_parameters_not_raw_suite_facts():
+    """A suite's params reach an analysis only through its kind's declarations (options.params)."""
+    from pathlib import Path
+
+    import eatkit.analyses
+
+    folder = Path(eatkit.analyses.__file__).parent  # base.py: options_by_test, the boundary that checks them
+    assert [p.name for p in folder.glob("*.py") if p.name != "base.py" and re.search(r"\btest\.param\(|\btest\.params\b",
+                                                             p.read_text(encoding="utf-8"))] == []
+
+
+def test_a_parameter_given_as_null_is_not_given():
+    """eatkit analysis-set writes "reference": null when a set has no 'random' class: the loader and the
+    JSON Schema both take null as "not given"."""
+    from eatkit.stimuli.schema import check_json_schema, parse_suite, suite_json_schema
+
+    image = lambda c: {"name": c, "modality": "image", "category": c}  # noqa: E731
+    data = {"schema": "eatkit.suite/1", "id": "g", "title": "g", "tests": [
+        {"id": "geo", "title": "geo", "kind": "geometry", "params": {"reference": None, "pairs": [["a", "b"]]},
+         "Ca": image("a"), "Cb": image("b")}]}
+    check_json_schema(data, suite_json_schema(), "g.json")
+    assert dict(parse_suite(json.dumps(data), "g.json").tests[0].params)["reference"] is None

@@ -126,7 +126,7 @@ def test_report_results_table(two_runs):
             '<td class="num">0.310\u2020</td><td class="pattern">Non-Directional</td></tr>') in text
     assert ("\u2020: sampled p-value, a Monte Carlo estimate from n = 100000 random partitions (unmarked ones are "
             "exact); \u2264: none of the n = 100000 random partitions was as extreme as the observed one, so p is the "
-            "Monte Carlo floor 1/(n + 1); q: p after Benjamini-Hochberg correction across the run; d_ABX, d_ABY: "
+            "Monte Carlo floor 1/(n + 1); q: p after Benjamini-Hochberg correction among the tests of its kind in the run; d_ABX, d_ABY: "
             "level-2 (ML-EAT) effect sizes of X and Y with A vs. B; p_ABX, p_ABY: their p-values, one-sided towards "
             "the sign of the level-2 d (A when d \u2265 0, else B), not corrected for multiple testing;") in text
     assert "<li>weat3 Y: Tashika, Ebony</li>" in text

@@ -37,7 +37,7 @@ def test_a_new_run_replaces_an_older_ones_files_and_removes_its_stale_report(inp
     first = json.loads((out / "manifest.json").read_text())
     assert run(suite, vectors, out, "--seed", "2", "--alternative", "less") == 0
     assert sorted(p.name for p in out.iterdir()) == [".eatkit-output.json", "manifest.json", "notes.txt",
-                                                   "results.csv", "results.json", "similarities.npz"]
+                                                   "results.csv", "results.json", "similarities.npz", "tables"]
     second = json.loads((out / "manifest.json").read_text())
     assert (first["statistics"]["seed"], second["statistics"]["seed"]) == (1, 2)
     assert json.loads((out / "results.json").read_text())[0]["alternative"] == "less"
@@ -52,9 +52,9 @@ def test_a_failed_run_creates_nothing_and_keeps_the_older_run(inputs, tmp_path: 
     assert run(suite, bad, out) == 2
     assert not (tmp_path / "deep").exists()
     assert run(suite, vectors, out) == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert run(suite, bad, out) == 2
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert "out-of-vocabulary" in capsys.readouterr().err
 
 

@@ -4,6 +4,7 @@ threads and windows; the feasibility limits."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -108,6 +109,7 @@ def test_count_independent_of_threads_and_windows(monkeypatch) -> None:
 def test_monte_carlo_stream_is_the_same_compiled_numpy_and_any_thread_count(k: int, m: int, monkeypatch) -> None:
     import numba
 
+    monkeypatch.setattr(perm, "NUMPY_MC_FIRST_STEPS", 0)  # the compiled kernel also for these few draws
     x, y = _values("real", k, m, seed=k + m)
     compiled = group_permutation_test(x, y, permutations=30_000, rng=42)
     threads = numba.get_num_threads()
@@ -204,3 +206,38 @@ def test_tied_path_gives_way_to_listing() -> None:
     assert perm._tied_sums(ints, 20, budget=10) is None  # more live sums than the budget
     sums, counts = perm._tied_sums(ints, 20, budget=10**6)
     assert sums[0] == np.sort(ints)[:20].sum() and sums[-1] == np.sort(ints)[-20:].sum()
+
+
+def test_default_monte_carlo_of_a_weat_sized_test_is_drawn_without_the_compiled_kernel(monkeypatch) -> None:
+    # 10^5 draws of 32 + 32 (WEAT 3): numpy, so that no run waits for the kernel's first compilation
+    def refuse(*args):
+        raise AssertionError("the compiled Monte Carlo kernel was used for a small test")
+
+    monkeypatch.setattr(_kernels, "monte_carlo", refuse, raising=False)
+    x, y = _values("real", 32, 32, seed=5)
+    out = group_permutation_test(x, y, rng=1)
+    assert not out.exact and out.n_permutations == perm.DEFAULT_MONTE_CARLO
+
+
+@pytest.mark.parametrize("kind", ["exact", "monte-carlo"])
+def test_count_store_gives_the_counts_made_and_keys_every_input(kind: str, tmp_path) -> None:
+    x, y = _values("real", 21, 21, seed=9)  # 42 values: counted once, then read from the store
+
+    def run(first: np.ndarray) -> perm.PermutationOutcome:
+        if kind == "exact":
+            return group_permutation_test(first, y, permutations="exact")
+        return group_permutation_test(first, y, permutations=3_000, rng=7)
+
+    made, other = run(x), run(x + 1e-3)
+    with perm.count_store(tmp_path):
+        assert run(x) == made
+        (entry,) = (tmp_path / kind).glob("*.json")
+        # the entry is what is read: a changed entry shows in the counts
+        stored = json.loads(entry.read_text())
+        entry.write_text(json.dumps(np.add(stored, 1).tolist()))
+        assert run(x).counts != made.counts
+        assert run(x + 1e-3) == other  # other values: another entry, counted afresh
+        assert len(list((tmp_path / kind).glob("*.json"))) == 2
+        entry.write_text("not json")  # an unreadable entry is counted again
+        assert run(x) == made
+    assert perm._STORE[0] is None

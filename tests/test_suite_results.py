@@ -25,5 +25,40 @@ BEFORE = {
 }
 
 
+#: the same since issue 34's statistics defaults: per-test seeds below 2**53 (read exactly by every tool) and
+#: Benjamini-Hochberg over each kind's tests (``correction_family="kind"``); the test below shows that these
+#: two are all that changed
+NOW = {
+    "american-white": "d4a339bbd7e1b35478d8e9dd2a465195d91b00540eb0d888e4e13aa218c3b20b",
+    "ieat": "06eca3198468d98961ebe3b5714610fb83e25a028444650d5fcb09c0bdc01aa3",
+    "ieat-intersectional": "ccd5b13620d1545796291b6ae5e6387373b15d49e03198e967e3e893cd3b58c0",
+    "mleat-clip": "cb16fb059e12ce10478661340432501e779d5f3b0f5c6d76ad497c663514031f",
+    "mleat-gpt2": "59a06af1d3859c8663cc267be21682cf0cd84bafc6b7ca98f63ec8830ccc0568",
+    "mleat-histwords": "48b15b21e23edb88c769d8630b652dd7d73aefe844e0b97827f01403d23f317a",
+    "seat": "4f0e4ce8093364a961981ecad7b73b9cc7ee08c497fbd83ff10459b2c40aa9ef",
+    "weat": "600408d491fc0f7cd1f88c23330fc596075bd94846336649e8512b81ebaebf43",
+    "weat-w2v": "a739451189bed3035fed20e0b7d9b479b40990aeea4c27ea67e22de9306c49a5",
+}
+
+
 def test_every_bundled_suite_gives_the_same_bytes_as_before_the_refactor():
+    assert digests() == NOW
+
+
+def test_the_old_seed_range_and_one_correction_family_give_the_bytes_of_before(monkeypatch):
+    """With the per-test seeds of 64 bits and one Benjamini-Hochberg family for the whole run (the defaults
+    before issue 34), every digest is that of commit fa3c7e6: nothing else changed a result."""
+    import zlib
+
+    import numpy as np
+
+    import suite_digests
+    from eatkit.run import runner
+
+    def seed_of_64_bits(run_seed: int, test_id: str) -> int:
+        state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
+        return int(state[0]) << 32 | int(state[1])
+
+    monkeypatch.setattr(runner, "_test_seed", seed_of_64_bits)
+    monkeypatch.setattr(suite_digests, "OPTIONS", {**suite_digests.OPTIONS, "correction_family": "run"})
     assert digests() == BEFORE

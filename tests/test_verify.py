@@ -71,7 +71,7 @@ def test_changing_one_image_changes_its_sets_hash_and_verify_names_it(image_run,
     assert main(["verify", str(out)]) == 1
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("changed: test 't' set A (A): t/pleasant/1.png changed (sha256 ")
-    assert printed[-1] == f"{out}: 16 checksums checked, 1 changed"
+    assert printed[-1] == f"{out}: 16 checksums checked (4 set fingerprints, 12 image files), 1 changed"
     rerun = tmp_path / "rerun"
     run_suite(load_suite(suite), Pixels(images=images, cache=False), seed=0, permutations=10, n_bootstrap=0).save(rerun)
     after = json.loads((rerun / "manifest.json").read_text())["stimuli"]["t"]
@@ -96,7 +96,8 @@ def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, c
     out = tmp_path / "run"
     assert main(["run", str(suite), "--vectors", str(vectors), "-q", "--bootstrap", "0", "-o", str(out)]) == 0
     assert main(["verify", str(out)]) == 0
-    assert capsys.readouterr().out.strip() == f"{out}: 13 checksums checked, unchanged"
+    assert capsys.readouterr().out.strip() == (f"{out}: 13 checksums checked (4 set fingerprints, 8 stimulus strings, "
+                                               "1 source files), unchanged")
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["stimuli"]["t"]["X"]["items"][0][0] = "z"
     (out / "manifest.json").write_text(json.dumps(manifest))
@@ -125,3 +126,27 @@ def test_verify_bad_run_folders_are_one_line_errors(tmp_path: Path, capsys, setu
     err = capsys.readouterr().err.strip()
     assert err.startswith("eatkit: error: ") and "\n" not in err
     assert message.format(d=tmp_path) in err
+
+
+def test_a_run_on_published_embeddings_checks_their_files_and_recorded_names(tmp_path: Path, capsys) -> None:
+    # iEAT layout: {test}_{category}_{model}.csv, one row per image name; no image folder at all
+    folder, rng = tmp_path / "embeddings", np.random.default_rng(0)
+    folder.mkdir()
+    sets = {r: {"name": r, "modality": "image", "category": f"t/{r.lower()}"} for r in "XYAB"}
+    for role in "XYAB":
+        rows = [",".join([str(i), *(f"{v:.5f}" for v in rng.normal(size=4)), f"{role}{i}.jpg"]) for i in range(4)]
+        (folder / f"t_{role.lower()}_m.csv").write_text(",0,1,2,3,img\n" + "\n".join(rows) + "\n")
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "p", "title": "P",
+                                 "tests": [{"id": "t", "title": "T", **sets}]}))
+    out = tmp_path / "run"
+    assert main(["run", str(suite), "--embeddings", str(folder), "--embeddings-model", "m", "-q",
+                 "--bootstrap", "0", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == (f"{out}: 24 checksums checked (4 set fingerprints, 16 image names "
+                                               "recorded from the embedding files, 4 embedding files), unchanged")
+    renamed = folder / "t_x_m.csv"
+    renamed.write_text(renamed.read_text().replace("X0.jpg", "X9.jpg"))
+    assert main(["verify", str(out)]) == 1
+    assert "changed: source file t_x_m.csv:" in capsys.readouterr().out

@@ -9,8 +9,15 @@ on first access (:mod:`eatkit._lazy`), so ``import eatkit`` and ``eatkit --help`
 'Pleasant'
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from eatkit._lazy import attach
 from eatkit._version import __version__
+
+if TYPE_CHECKING:
+    from eatkit.report.run import Run
 
 #: public name -> the module that defines it (loaded on first access)
 _NAMES: dict[str, str] = {
@@ -41,5 +48,22 @@ _NAMES: dict[str, str] = {
     "compare_shares": "eatkit.stats.ranking",
     "rank_shares": "eatkit.stats.ranking",
 }
-__all__ = ["__version__", *sorted(_NAMES)]
-__getattr__, __dir__ = attach(__name__, _NAMES)
+__all__ = ["__version__", "read_run", *sorted(_NAMES)]
+__getattr__, _names = attach(__name__, _NAMES)
+
+
+def __dir__() -> list[str]:
+    return sorted([*_names(), "read_run"])
+
+
+def read_run(folder: str) -> "Run":
+    """A saved run folder (``eatkit run ... -o FOLDER``): its ``records`` (typed), ``manifest``,
+    ``similarities`` and ``to_frame()`` (the rows of ``results.csv`` as a pandas DataFrame).
+
+    >>> run = read_run("results/weat")                 # doctest: +SKIP
+    >>> run.to_frame()[["test", "estimate", "p_value", "q_value"]]  # doctest: +SKIP
+    """
+    from eatkit.report.run import load_run
+
+    return load_run(folder)
+

@@ -55,6 +55,9 @@ KINDS: dict[str, str | KindSpec] = {
     "retrieval": "eatkit.specs:RETRIEVAL",
     "t2iat": "eatkit.specs:T2IAT",
     "depiction": "eatkit.specs:DEPICTION",
+    "crows-pairs": "eatkit.specs:CROWS_PAIRS",
+    "stereoset": "eatkit.specs:STEREOSET",
+    "llm-iat": "eatkit.specs:LLM_IAT",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -398,7 +401,8 @@ class Ranking:
     """How a kind's records rank models (a sweep's ``rankings.csv``, WEFE's rankings): the record field
     ``headline`` of each test, turned by ``magnitude`` (a rule of :data:`eatkit.stats.metrics.MAGNITUDES`:
     how far a value is from no bias) into a bias magnitude, averaged over a model's tests (``aggregation``)
-    and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points."""
+    and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points (``None``:
+    neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``."""
 
     headline: str
     magnitude: str

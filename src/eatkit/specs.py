@@ -218,3 +218,69 @@ DEPICTION = KindSpec(
               help="the reference distribution: uniform, or a CSV of group,attribute,class,share rows (e.g. a "
               "labour-statistics table; groups it does not list are compared with uniform)"),
     ))
+# language models (eatkit.analyses.language_models, docs/language-models.md): a model hf-mlm:/hf-lm: scores or answers
+CROWS_PAIRS = KindSpec(
+    "crows-pairs", (), "eatkit.analyses.language_models:CrowsPairsAnalysis",
+    title="CrowS-Pairs: how often a language model prefers the more stereotyping sentence (Nangia et al. 2020)",
+    presentation=Presentation(columns=("bias_type", "pairs", "share", "ci_low", "ci_high", "p_value", "ties"),
+                              headline="bias", formats={"share": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+                              heading="CrowS-Pairs",
+                              legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
+                              "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
+                              "against 1/2; CI: bootstrap over pairs; headline (heatmaps, audit): bias = 2 share - 1"),
+    ranking=Ranking("bias", "abs", "crows_pairs"),
+    params=(
+        Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
+              help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
+        Param("max_pairs", int, low=1, useful=(100, None),
+              help="score only the first N pairs (a quick look; default: all)"),
+        Param("decimals", int, 3, low=0, high=15, useful=(3, None),
+              help="compare scores rounded to this many decimals, as CrowS-Pairs' "
+              "metric.py (3)"),
+    ))
+STEREOSET = KindSpec(
+    "stereoset", (), "eatkit.analyses.language_models:StereoSetAnalysis",
+    title="StereoSet intrasentence: stereotype score, language-model score, ICAT (Nadeem et al. 2021)",
+    presentation=Presentation(columns=("bias_type", "examples", "ss", "lms", "icat", "p_value"), headline="bias",
+                              formats={"ss": ".2f", "lms": ".2f", "icat": ".2f"}, heading="StereoSet (intrasentence)",
+                              legend="SS: percent of examples whose stereotype is more likely than its anti-stereotype "
+                              "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
+                              "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2; "
+                              "headline (heatmaps, audit): bias = (SS - 50) / 50"),
+    ranking=Ranking("bias", "abs", "stereoset"),
+    params=(
+        Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
+              help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
+        Param("max_examples", int, low=1, useful=(100, None), help="score only the first N examples (default: all)"),
+    ))
+LLM_IAT = KindSpec(
+    "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
+    title="Prompted word-association test of a language model (LLM-IAT, Bai et al. 2025)",
+    presentation=Presentation(columns=("domain", "responses", "parsed", "unparseable", "refused", "bias_score",
+                                       "association", "ci_low", "ci_high", "p_value"),
+                              headline="bias_score",
+                              formats={"bias_score": ".3f", "association": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+                              heading="LLM-IAT",
+                              legend="bias_score: the authors' mean over responses of N(B words, Y)/N(Y) + "
+                              "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
+                              "pairings of the A words minus that of the B words; its p: permutation test over "
+                              "attribute words, CI: bootstrap over prompt variants and words"),
+    ranking=Ranking("bias_score", "abs", "llm_iat"),
+    params=(
+        Param("samples", int, 50, low=1, useful=(10, None),
+              help="prompts per template, each with a random pair of group names, their "
+              "order and the order of the words drawn from the seed (the authors sent 50)"),
+        Param("templates", many="list", default=["instruction1", "instruction2", "replication"], sep=",",
+              help="prompt templates: the authors' instruction1, instruction2, replication, or a text with {a}, {b} "
+              "(the group names) and {words}"),
+        Param("answer_tokens", int, 200, low=1, useful=(64, None), help="longest answer in tokens"),
+        Param("temperature", float, 1.0, low=0, useful=(0, 2),
+              help="sampling temperature (0: greedy; the authors' API default 1)"),
+        # facts of each test (the suite file's params)
+        Param("category", cli=False, help="the dataset's name in the authors' response files"),
+        Param("variations", many="list", default=[], cli=False, empty=True,
+              help="the authors' prompt variations of this test's words, in their response files"),
+        Param("domain", default="", cli=False, help="the test's domain (race, gender, religion, health, age)"),
+        Param("unscored", many="list", default=[], cli=False, empty=True,
+              help="words of the prompts whose side is unknown: their pairings are read, counted apart, not scored"),
+    ))

@@ -8,7 +8,7 @@ A test's ``kind`` (``"eat"``, ``"sc-eat"``, ...) names an :class:`Analysis` (reg
 3. :meth:`Analysis.precheck` on the embeddings of every test (e.g. an exact count that cannot run),
 4. :meth:`Analysis.compute`: the statistics (:mod:`eatkit.stats` only), returning :class:`Outcome`\\ s,
 
-then adds Benjamini-Hochberg q-values across the run and writes the records.
+then adds Benjamini-Hochberg q-values (over each kind's tests, or the run's: ``correction_family``) and writes the records.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class RunOptions(TestOptions):
     """
 
     alternative: str | None = None  # type: ignore[assignment]  # None: the suite's default
-    seed: int | None = None
+    seed: int | str | None = None  # None: the run layer's fixed default; "random": a fresh seed (recorded)
+    correction_family: str = "kind"  # Benjamini-Hochberg over each kind's tests ("kind") or all ("run")
     n_bootstrap: int = 2000
     confidence_level: float = 0.95
     effect_threshold: float = 0.2
@@ -67,7 +68,8 @@ class RunOptions(TestOptions):
         stand_in = "greater" if self.alternative in (None, OBSERVED) else self.alternative
         base = TestOptions.validated(dataclasses.replace(self, alternative=stand_in))
         checked = {name: check_option(name, getattr(self, name))  # each by its one declaration
-                   for name in ("seed", "n_bootstrap", "confidence_level", "alpha", "validity", "effect_threshold")}
+                   for name in ("seed", "correction_family", "n_bootstrap", "confidence_level", "alpha", "validity",
+                             "effect_threshold")}
         resolve_rng(checked["seed"])
         return dataclasses.replace(self, **{**base.test_fields(), **checked, "alternative": self.alternative})
 

@@ -57,14 +57,6 @@ class SCEATAnalysis(Analysis):
     record_type = SCEATRecord
     observed_alternative = True
 
-    def check(self, test: AssociationTest, options: RunOptions) -> None:
-        super().check(test, options)
-        if test.params:
-            hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
-                    "replaces it)") if "alternative" in dict(test.params) else ""
-            raise EatkitError(f"test '{test.id}' (sc-eat) has unknown params: {', '.join(sorted(dict(test.params)))}"
-                              f"{hint}")
-
     def precheck(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions) -> None:
         if options.permutations == "exact" and options.p_method == "permutation":
             try:

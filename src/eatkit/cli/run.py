@@ -76,7 +76,11 @@ def register(sub: Any) -> None:
                      help="alternative hypothesis of the p-values (default: the suite's, e.g. two-sided for "
                      "american-white; else greater); observed: the one-sided p on the side of the observed d "
                      "(ML-EAT's convention; eat and sc-eat tests). Records keep the p of all three alternatives")
-    run.add_argument("--seed", type=declared("seed"), help="seed for Monte Carlo and bootstrap draws (default: drawn and recorded)")
+    run.add_argument("--seed", type=declared("seed"), help="seed for Monte Carlo and bootstrap draws (default: 0, "
+                     "so the same command gives the same digits; random: a fresh one); recorded")
+    run.add_argument("--correction-family", default="kind", choices=CHOICES["correction_family"],
+                     help="Benjamini-Hochberg q-values over each kind's tests (default: EATs among EATs, each metric "
+                     "among its own) or over all of the run's tests (run)")
     run.add_argument("--ddof", type=declared("ddof"), default=defaults.ddof,
                      help="delta degrees of freedom of the SD (default 1; 0 or 1 with --sd pooled or --p-method welch)")
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
@@ -141,6 +145,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     selected = select_tests(suite, tests)
     options = checked_options(selected, RunOptions(
         permutations=args.permutations, alternative=args.alternative, seed=args.seed, ddof=args.ddof, sd=args.sd,
+        correction_family=args.correction_family,
         p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
         params=given_params(args, suite_kinds()) | _geometry_params(args, selected),
     ).validated())
@@ -153,7 +158,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print_notices(done.records, args.quiet)
     for warning in options.warnings():  # recorded in every record and the manifest; printed once, even with -q
         print(f"eatkit: warning: {warning}", file=sys.stderr)
-    return show_run(*_tables(done, options.warnings()), done.out, args)
+    table, written = _tables(done, options.warnings())
+    if options.correction_family == "run":  # the legends state the default family
+        table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
+    return show_run(table, written, done.out, args)
 
 
 def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:

@@ -28,5 +28,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}")
     verdict = "unchanged" if result.ok else f"{len(result.changes)} changed"
-    print(f"{result.run_dir}: {result.checked} checksums checked, {verdict}")
+    kinds = ", ".join(f"{n} {kind}" for kind, n in result.what.items())
+    print(f"{result.run_dir}: {result.checked} checksums checked ({kinds}), {verdict}")
     return 0 if result.ok else EXIT_CHANGED

@@ -191,5 +191,7 @@ def cache_info() -> dict[str, Any]:
 
 
 def clear_cache() -> int:
-    """Empty the cache in :func:`cache_dir` (``eatkit cache clear``); return the entries deleted."""
+    """Empty the cache in :func:`cache_dir` (``eatkit cache clear``): the embeddings and the permutation
+    counts a run kept (:func:`eatkit.stats.permutation.count_store`); return the embeddings deleted."""
+    shutil.rmtree(cache_dir() / "counts", ignore_errors=True)
     return EmbeddingCache().clear()

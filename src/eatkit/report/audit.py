@@ -60,15 +60,27 @@ def audit_table(run_dirs: Sequence[str | Path], metadata: Mapping[str, Mapping[s
         model, suite = str(state["model"]), str(state["suite"])
         models += [model] if model not in models else []
         for record in records:
+            if record.get("bias_type", "all") != "all":  # language-model kinds: the overall record per test
+                continue
             key = (suite, str(record.get("test")))
             tests += [key] if key not in tests else []
-            cells[(model, *key)] = (_number(record.get("effect_size")), _number(record.get("p_value")))
+            cells[(model, *key)] = (_number(record.get("effect_size", _headline(record))),
+                                    _number(record.get("p_value")))
     d = np.array([[cells.get((m, *t), (math.nan, math.nan))[0] for t in tests] for m in models], dtype=float)
     p = np.array([[cells.get((m, *t), (math.nan, math.nan))[1] for t in tests] for m in models], dtype=float)
     suites = list(dict.fromkeys(s for s, _ in tests))
     order = sorted(range(len(tests)), key=lambda i: suites.index(tests[i][0]))  # grouped by suite, stable
     return AuditTable(tuple(models), tuple(tests[i] for i in order), d[:, order].reshape(len(models), len(order)),
                       p[:, order].reshape(len(models), len(order)), dict(metadata or {}))
+
+
+def _headline(record: Mapping[str, Any]) -> Any:
+    """A record's headline value where it has no effect size (e.g. the language-model kinds' signed bias)."""
+    from eatkit.kinds import KINDS, get_kind
+
+    kind = record.get("kind")
+    headline = get_kind(kind).presentation.headline if kind in KINDS else None
+    return record.get(headline) if headline else None
 
 
 def _number(value: Any) -> float:

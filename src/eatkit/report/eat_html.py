@@ -161,7 +161,7 @@ class EATRenderer:
             for r in records
         ]
         lines = [aligned(rows, numeric=range(1, 10)), p_note(records) + "; q: p after Benjamini-Hochberg "
-                 "correction across the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"]
+                 "correction among the EATs of the run", "d(X), d(Y): ML-EAT level 2 (X, resp. Y, with A vs B)"]
         trust = validity_console(records)
         return "\n".join(lines + ([trust] if trust else []))
 

@@ -13,7 +13,7 @@ STAR_LEVELS: tuple[tuple[float, str], ...] = ((0.001, "***"), (0.01, "**"), (0.0
 #: the legend of the significance marks, shared by every figure that uses them
 STARS_NOTE = (
     ", ".join(f"{mark} q < {level:g}" for level, mark in reversed(STAR_LEVELS))
-    + " (q: p-value after Benjamini-Hochberg correction across the run)"
+    + " (q: p-value after Benjamini-Hochberg correction among the tests of its kind in the run)"
 )
 #: marks of a sampled permutation p-value: at the Monte Carlo floor 1/(n + 1), or above it
 AT_FLOOR, SAMPLED = "\u2264", "\u2020"

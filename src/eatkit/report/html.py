@@ -35,7 +35,8 @@ p.lead { color: #444; margin-top: 0; }
 nav ul { padding-left: 1.2rem; }
 .scroll { overflow-x: auto; }
 img.thumb { display: block; max-width: 64px; max-height: 64px; margin: 2px 0; }
-table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; }
+table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; display: block; max-width: 100%;
+        overflow-x: auto; }
 th, td { padding: .28rem .45rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
 thead th { border-bottom: 2px solid #222; background: #f4f4f4; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -96,7 +97,9 @@ def _rows(section: Mapping[str, Any], first: Iterable[str], prefix: str) -> list
             if not _is_checksum(path) and not _is_empty(value)]
 
 
-def _manifest_html(run: Run) -> str:
+def _manifest_html(run: Run, shared: str = "") -> str:
+    """The manifest as tables; ``shared``: where the stimulus checksums are shown instead (the same in several
+    runs: once, in their own section)."""
     m = run.manifest
     groups = {
         heading: _rows(m[key] if isinstance(m.get(key), Mapping) else {}, first, key)
@@ -109,23 +112,52 @@ def _manifest_html(run: Run) -> str:
             continue
         body.append(f'<tr class="group"><th colspan="2">{escape(group)}</th></tr>')
         body += [f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows]
-    checksums = [(p, v) for p, v in _flatten(m) if _is_checksum(p)]
-    sums = "".join(f"<tr><th>{escape(p)}</th><td><code>{escape(_text(v))}</code></td></tr>" for p, v in checksums)
+    checksums = [(p, v) for p, v in _flatten({k: v for k, v in m.items() if not (shared and k == "stimuli")})
+                 if _is_checksum(p)]
+    full = {k: v for k, v in m.items() if k != "stimuli"} | {"stimuli": "(the checksums above)"}
     return (
         f'<table class="manifest">{"".join(body)}</table>'
-        f"<details><summary>Checksums ({len(checksums)})</summary>"
-        f'<div class="scroll"><table class="manifest">{sums}</table></div></details>'
-        f"<details><summary>Full manifest.json</summary><pre>{escape(json.dumps(m, indent=2))}</pre></details>"
+        + (f'<p class="note">Stimulus checksums: as in <a href="#{shared}">the stimuli shared by these runs</a>.</p>'
+           if shared else "")
+        + _checksums_html(checksums)
+        + f"<details><summary>manifest.json</summary><pre>{escape(json.dumps(full, indent=2))}</pre></details>"
     )
 
 
-def _run_section(index: int, run: Run, label: str) -> str:
+def _checksums_html(checksums: list[tuple[str, Any]]) -> str:
+    sums = "".join(f"<tr><th>{escape(p)}</th><td><code>{escape(_text(v))}</code></td></tr>" for p, v in checksums)
+    return (f"<details><summary>Checksums ({len(checksums)})</summary>"
+            f'<div class="scroll"><table class="manifest">{sums}</table></div></details>')
+
+
+def _shared_stimuli(runs: Sequence[Run]) -> tuple[dict[int, str], str]:
+    """Runs whose manifests record the same stimuli (same items, same checksums: e.g. one suite's images
+    through several models): each run's anchor of the section that lists them once, and those sections."""
+    groups: dict[str, list[int]] = {}
+    for i, run in enumerate(runs, 1):
+        stimuli = run.manifest.get("stimuli")
+        if isinstance(stimuli, Mapping) and stimuli:
+            groups.setdefault(json.dumps(stimuli, sort_keys=True), []).append(i)
+    anchors: dict[int, str] = {}
+    sections = []
+    for k, (text, members) in enumerate((t, m) for t, m in groups.items() if len(m) > 1):
+        anchor = f"stimuli-{k + 1}"
+        anchors |= {i: anchor for i in members}
+        which = ", ".join(f"run {i}" for i in members)
+        sums = [(p, v) for p, v in _flatten({"stimuli": json.loads(text)}) if _is_checksum(p)]
+        sections.append(f'<section id="{anchor}"><h2>Stimuli of {which}</h2><p class="note">The same stimuli, '
+                        f"with the same checksums, in each of these runs; listed once.</p>{_checksums_html(sums)}"
+                        "</section>")
+    return anchors, "".join(sections)
+
+
+def _run_section(index: int, run: Run, label: str, shared: str = "") -> str:
     title = f"Run {index}: {run.suite_title} \u2014 {label}"
     kinds = "".join(shown.html_section(run, records, label) for shown, records in by_renderer(run.records))
     return (
         f'<section id="run-{index}"><h2>{escape(title)}</h2>'
         f'<p class="note">Folder: <code>{escape(str(run.path))}</code></p>'
-        f"{kinds}<h3>Manifest</h3>{_manifest_html(run)}</section>"
+        f"{kinds}<h3>Manifest</h3>{_manifest_html(run, shared)}</section>"
     )
 
 
@@ -162,7 +194,9 @@ def render_html(runs: Sequence[Run], series: Sequence[Series] = (), failed: Mapp
         nav = f'<li><a href="#series-{k}">{what}: {escape(", ".join(one.labels))}</a></li>' + nav
         comparison = (f'<section id="series-{k}"><h2>{what}: {escape(one.runs[0].suite_title)}</h2>'
                       f"{series_html(one)}</section>") + comparison
-    sections = "".join(_run_section(i, run, label) for i, (run, label) in enumerate(zip(runs, labels), 1))
+    anchors, shared = _shared_stimuli(runs)
+    sections = "".join(_run_section(i, run, label, anchors.get(i, ""))
+                       for i, (run, label) in enumerate(zip(runs, labels), 1)) + shared
     if failed:
         nav = f'<li><a href="#failed">Failed: {len(failed)}</a></li>' + nav
         items = "".join(f"<li><b>{escape(name)}</b>: {escape(error)}</li>" for name, error in failed.items())

@@ -73,7 +73,7 @@ class SCEATRenderer(Table):
         ("d", lambda r: fmt_d(r.effect_size)), ("p", lambda r: _marked(r)), ("q", lambda r: fmt_p(r.q_value)),
     )
     legend = ("d: effect size of T with A vs B (SD: see the manifest's sd and ddof); p: permutation p over "
-              "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg across the run")
+              "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg among the tests of this kind in the run")
 
 
 def _marked(record: Any) -> str:
@@ -107,7 +107,7 @@ class MetricRenderer(Table):
         shown = "; ".join(f"{', '.join(labels)}: {null}" for null, labels in nulls.items())
         return ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the "
                 f"stimuli; p: permutation p ({shown}; † sampled, else exact; – : the metric has no such null); "
-                "q: Benjamini-Hochberg across the run; spread: RNSB's SD over fits")
+                "q: Benjamini-Hochberg among the tests of this kind in the run; spread: RNSB's SD over fits")
 
 
 def _g4(value: float | None) -> str:

@@ -61,6 +61,13 @@ class Run:
         fields = {kind: get_kind(kind).presentation.headline for kind in self.by_kind()}
         return tuple((r, fields[r.kind]) for r in self.records if fields[r.kind])
 
+    def to_frame(self) -> Any:
+        """The records as a pandas DataFrame with the columns of the folder's ``results.csv`` (one row per
+        record, one column per value; ``estimate``: each kind's headline value)."""
+        from eatkit.run.folder import records_frame
+
+        return records_frame(self.records)
+
     def by_kind(self) -> dict[str, list[Record]]:
         """The records grouped by kind, kinds in order of first appearance."""
         groups: dict[str, list[Record]] = {}

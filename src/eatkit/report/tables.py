@@ -46,7 +46,7 @@ _HEADERS = {  # (Markdown/CSV, LaTeX) header of each column
 }
 #: the column legend; {names} are the symbols of TEXT_SYMBOLS/TEX_SYMBOLS or the headers of _HEADERS
 _LEGEND = (
-    "{d}: level-1 effect size; {p_note}; {q}: {p} after Benjamini-Hochberg correction across the run; "
+    "{d}: level-1 effect size; {p_note}; {q}: {p} after Benjamini-Hochberg correction among the tests of its kind in the run; "
     "{d_x}, {d_y}: level-2 (ML-EAT) effect sizes of {x} and {y} with {a} {vs} {b}; {p_x}, {p_y}: their "
     "{p}-values, one-sided towards the sign of the level-2 {d} ({a} when {d} {ge} 0, else {b}), not corrected "
     "for multiple testing; {n_t}, {n_a}: stimuli per target and attribute set ({sizes} where they differ)"

@@ -24,7 +24,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import checked_path, os_error, text_sha256
-from eatkit.records import Record, plain_json
+from eatkit.records import Record, flatten_record, plain_json
 
 #: the files every run writes into its output folder
 RUN_FILES: tuple[str, ...] = ("results.json", "results.csv", "similarities.npz", "manifest.json")
@@ -227,32 +227,33 @@ def new_output_folder(parent: Path = DEFAULT_OUTPUT) -> Path:
     return folder
 
 
-def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's JSON with nested fields flattened for tables (``level3_xa_mean``, ``effect_size_ci_low``,
-    ``p_value_two_sided``...).
+def record_tables(records: Sequence[Record]) -> dict[str, bytes]:
+    """``results.csv`` (one row per record, one column per value) and ``tables/*.csv`` (the panels and
+    lists of objects, each row naming the ``row`` of its record in ``results.csv``, its kind and test), as
+    CSV bytes by file name."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    rows = []
+    for i, record in enumerate(records, start=1):
+        data = record.to_json()
+        ident = {"row": i, "kind": data.get("kind"), "test": data.get("test")}
+        rows.append(flatten_record(data, tables, ident))
+    return {name: _csv(table) for name, table in {"results.csv": rows, **tables}.items() if table}
 
-    >>> flatten_record({"level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None, "warnings": []})
-    {'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None, 'warnings': ''}
-    >>> flatten_record({"p_values": {"greater": 0.9, "less": 0.1, "two-sided": 0.2}})
-    {'p_value_greater': 0.9, 'p_value_less': 0.1, 'p_value_two_sided': 0.2}
-    """
-    flat: dict[str, Any] = {}
-    for key, value in record.items():
-        if key == "level3":
-            for pair, stats in value.items():
-                for name, v in stats.items():
-                    flat[f"level3_{pair}_{name}"] = v
-        elif key == "p_values":  # the p of every alternative, one column each
-            flat |= {f"p_value_{alternative.replace('-', '_')}": v for alternative, v in value.items()}
-        elif key == "effect_size_ci":
-            flat["effect_size_ci_low"], flat["effect_size_ci_high"] = value or (None, None)
-        elif key == "warnings":
-            flat[key] = "; ".join(value)
-        elif isinstance(value, (dict, list)):
-            flat[key] = json.dumps(value)
-        else:
-            flat[key] = value
-    return flat
+
+def records_frame(records: Sequence[Record]) -> Any:
+    """The rows of ``results.csv`` as a pandas DataFrame (read back with the same columns and types)."""
+    import pandas as pd
+
+    return pd.DataFrame([flatten_record(r.to_json()) for r in records])
+
+
+def _csv(rows: list[dict[str, Any]]) -> bytes:
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return table.getvalue().encode("utf-8")
 
 
 def results_json(records: Sequence[Record]) -> str:
@@ -270,15 +271,10 @@ def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[st
     moved atomically, and the files made from an earlier run there (:data:`DERIVED_FILES`, e.g. its
     ``report.html``) are removed. A failure leaves no new folder and no partial file."""
     out = prepare_output(out_dir, command)
-    rows = [flatten_record(r.to_json()) for r in records]
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    table = io.StringIO()
-    writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    tables = record_tables(records)
     files: dict[str, Callable[[Any], Any]] = {
         "results.json": lambda fh: fh.write((results_json(records) + "\n").encode("utf-8")),
-        "results.csv": lambda fh: fh.write(table.getvalue().encode("utf-8")),
+        **{name: (lambda fh, data=data: fh.write(data)) for name, data in tables.items()},
         "similarities.npz": lambda fh: np.savez_compressed(fh, **arrays),
         "manifest.json": lambda fh: fh.write(
             (json.dumps(plain_json(manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
@@ -303,6 +299,8 @@ def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[st
             os.replace(staging / name, out / name)
         for name in DERIVED_FILES:
             (out / name).unlink(missing_ok=True)
+        if not any(name.startswith("tables/") for name in files) and (out / "tables").is_dir():
+            shutil.rmtree(out / "tables")  # an earlier run's panels
     except OSError as err:
         raise EatkitError(f"cannot write results to {out}: {one_line(err.strerror or err)}") from None
     finally:

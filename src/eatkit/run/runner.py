@@ -25,17 +25,20 @@ import numpy as np
 
 from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
+from eatkit.encoders.cache import cache_dir
 from eatkit.errors import EatkitError
 from eatkit.io import checked_path, text_sha256
-from eatkit.progress import progress
+from eatkit.progress import activity, enabled
+from eatkit.progress import progress as progressing
 from eatkit.records import Record
-from eatkit.run.folder import flatten_record, results_json, set_entry, write_run
+from eatkit.run.folder import records_frame, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats.degeneracy import p_floor_warning
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
 from eatkit.stats.options import OBSERVED
+from eatkit.stats.permutation import count_store
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
 
 __all__ = ["RunOptions", "RunResult", "run_suite", "select_tests", "build_source"]
@@ -66,10 +69,13 @@ class RunResult:
         return {o.record.test: o.arrays for o in self.outcomes}
 
     def table(self) -> Any:
-        """The records as a pandas DataFrame (one row per record; nested fields flattened)."""
-        import pandas as pd
+        """The records as a pandas DataFrame: ``results.csv``'s rows and columns (:func:`to_frame`)."""
+        return self.to_frame()
 
-        return pd.DataFrame([flatten_record(r.to_json()) for r in self.records])
+    def to_frame(self) -> Any:
+        """The records as a pandas DataFrame, one row per record and one column per value, as ``results.csv``
+        (``estimate``: each kind's headline value; panels such as ``validity`` are in ``tables/*.csv``)."""
+        return records_frame(self.records)
 
     def to_json(self) -> str:
         """``results.json``: the records as a JSON list."""
@@ -97,6 +103,7 @@ def run_suite(
     tests: Sequence[str] | None = None,
     options: RunOptions | None = None,
     command: str | None = None,
+    progress: bool | None = None,
     **option_values: Any,
 ) -> RunResult:
     """Run ``tests`` (default: all) of ``suite`` on ``source`` and collect records and a manifest.
@@ -106,8 +113,17 @@ def run_suite(
     ``permutations=``, ``alternative=``, ``sd=``, ``ddof=``, ``p_method=``, ``n_bootstrap=``, ... the
     fields of :class:`RunOptions`) or one ``options`` object. Each test gets its own seed derived from
     the run seed and the test id, so a test's Monte Carlo p-value does not depend on which other tests
-    ran. A set shared by several tests is embedded once.
+    ran. A set shared by several tests is embedded once. ``progress`` shows (True) or silences (False) the
+    progress of embedding and long statistics on stderr (None: as set for the process, e.g. ``--quiet``; a
+    line every few seconds where stderr is not a terminal, as in a notebook or a log).
     """
+    with enabled(progress):
+        return _run_suite(suite, source, tests, options, command, option_values)
+
+
+def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: RunOptions | None,
+               command: str | None, option_values: dict[str, Any]) -> RunResult:
+    """:func:`run_suite` with progress set."""
     suite, source = _resolve(suite, source)
     if options is not None and option_values:
         raise TypeError("run_suite takes either options= or option keywords, not both")
@@ -121,7 +137,8 @@ def run_suite(
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
     selected = select_tests(suite, tests)
     options = checked_options(selected, options.validated().for_suite(suite.alternative))
-    _, run_seed = resolve_rng(options.seed)
+    run_seed = resolve_run_seed(options.seed)
+    options = dataclasses.replace(options, seed=run_seed)  # what an analysis draws before compute uses it too
     analyses = {test.id: get_analysis(test.kind) for test in selected}
     refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
     if refused:
@@ -133,24 +150,27 @@ def run_suite(
     given = options_by_test(selected, options)  # each test's parameters, validated once
     for test in selected:
         analyses[test.id].check(test, given[test.id])
-    memo = _embed_all(source, [s for test in selected
-                               for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()])
+    sets = [s for test in selected for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()]
+    with activity(f"embedding {len(sets)} stimulus sets"):
+        memo = _embed_all(source, sets)
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
-    for test in progress(selected, desc="embedding"):
+    for test in progressing(selected, desc="embedding"):
         embedded[test.id] = analyses[test.id].embed(test, lambda s, t=test: _embed(source, s, memo, t),
                                                     given[test.id])
     for test in selected:
         analyses[test.id].precheck(test, embedded[test.id], given[test.id])
     outcomes: list[Outcome] = []
-    for test in progress(selected, desc=suite.id):
-        try:
-            outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
-                                                  seed=_test_seed(run_seed, test.id))
-        except EatkitError as err:
-            raise EatkitError(f"test '{test.id}': {err}") from None
-    outcomes = _with_q_values(outcomes)
+    # counts made by an earlier run on the same values are read, not made again (same integers)
+    with count_store(cache_dir() / "counts"):
+        for test in progressing(selected, desc=suite.id):
+            try:
+                outcomes += analyses[test.id].compute(test, embedded[test.id], given[test.id], suite=suite.id,
+                                                      seed=_test_seed(run_seed, test.id))
+            except EatkitError as err:
+                raise EatkitError(f"test '{test.id}': {err}") from None
+    outcomes = _with_q_values(outcomes, options.correction_family)
     warnings = options.warnings()
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[
         *o.record.warnings, *warnings, *filter(None, [p_floor_warning(o.record, options.alpha)])])) for o in outcomes]
@@ -245,15 +265,33 @@ def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], sou
         raise EatkitError(f"{model_flag(extra[0])} applies to --model, not to {source}")
 
 
-def _with_q_values(outcomes: list[Outcome]) -> list[Outcome]:
-    """Benjamini-Hochberg q-values across the run's tested p-values, set on the records that have one."""
-    tested = [i for i, o in enumerate(outcomes) if o.record.p_value is not None]
-    if not tested:
-        return outcomes
-    q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
+#: the run seed when none is given, so that the same command gives the same digits (``seed="random"`` draws
+#: a fresh one); recorded in the manifest like any seed
+DEFAULT_SEED = 0
+
+
+def resolve_run_seed(seed: int | str | None) -> int:
+    """The run seed of ``seed``: ``DEFAULT_SEED`` for None, a fresh seed below 2**53 for ``"random"``.
+
+    >>> resolve_run_seed(None), resolve_run_seed(7), resolve_run_seed("random") < 2**53
+    (0, 7, True)
+    """
+    return resolve_rng(DEFAULT_SEED if seed is None else seed)[1] or 0  # an int or "random" gives a seed
+
+
+def _with_q_values(outcomes: list[Outcome], family: str = "kind") -> list[Outcome]:
+    """Benjamini-Hochberg q-values over each family of tested p-values, set on the records that have one: the
+    records of each kind apart (EATs among EATs, each metric among its own) for ``family="kind"``, all of
+    the run's for ``"run"``."""
+    families: dict[str, list[int]] = {}
+    for i, o in enumerate(outcomes):
+        if o.record.p_value is not None:
+            families.setdefault(o.record.kind if family == "kind" else "", []).append(i)
     out = list(outcomes)
-    for i, q in zip(tested, q_values):
-        out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
+    for tested in families.values():
+        q_values = adjust_p_values([outcomes[i].record.p_value for i in tested], method="bh")
+        for i, q in zip(tested, q_values):
+            out[i] = dataclasses.replace(out[i], record=dataclasses.replace(out[i].record, q_value=float(q)))
     return out
 
 
@@ -290,7 +328,7 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
 def _test_seed(run_seed: int, test_id: str) -> int:
     """A per-test seed from the run seed and the test id (independent of which tests run)."""
     state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
-    return int(state[0]) << 32 | int(state[1])
+    return (int(state[0]) << 32 | int(state[1])) % 2**53  # read exactly from a file by every tool
 
 
 def _embed_all(source: EmbeddingSource, sets: list[StimulusSet]) -> dict[str, Embedded]:

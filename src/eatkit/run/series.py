@@ -26,9 +26,8 @@ from eatkit.analyses.base import RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
 from eatkit.run.folder import OWNER_FILE, owner_marker, prepare_output
-from eatkit.run.runner import RunResult, run_suite
+from eatkit.run.runner import RunResult, resolve_run_seed, run_suite
 from eatkit.sources.base import EmbeddingSource
-from eatkit.stats import resolve_rng
 
 #: the format of series.json
 SERIES_SCHEMA = "eatkit.series/1"
@@ -89,8 +88,7 @@ def run_series(
     if repeated:
         raise EatkitError(f"series points must have distinct labels; repeated: {', '.join(repeated)}")
     options = (options or RunOptions()).validated()
-    _, seed = resolve_rng(options.seed)
-    fixed = RunOptions(**{**options.manifest(), "seed": seed})
+    fixed = RunOptions(**{**options.manifest(), "seed": resolve_run_seed(options.seed)})
     runs = [run_suite(suite, source, tests=tests, options=fixed, command=command) for _, source in sources]
     return SeriesResult(kind, labels, runs)
 

@@ -587,8 +587,11 @@ def model_measures(results: Any) -> Any:
         if "kind" not in results or headline not in results:
             continue
         part = results[results["kind"] == kind]
-        rows += [{"model": m, "measure": measure, "magnitude": float(v)}
-                 for m, v in zip(part["model"], bias_magnitude(rule, part[headline]))]
+        if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
+            part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
+        magnitudes = pd.Series(bias_magnitude(rule, part[headline]), index=part.index)
+        per_model = magnitudes.groupby(part["model"], sort=False).agg(spec.ranking.aggregation)  # declared
+        rows += [{"model": m, "measure": measure, "magnitude": float(v)} for m, v in per_model.items()]
     frame = pd.DataFrame(rows, columns=["model", "measure", "magnitude"])
     table = frame.pivot_table(index="model", columns="measure", values="magnitude", aggfunc="mean", sort=False)
     return table[[m for m in measures if m in table.columns]]

@@ -5,7 +5,9 @@ image file's bytes, or of a word's or sentence's exact string) and one SHA-256 o
 SHA-256 of the source's files (a vectors file, precomputed embeddings), and for a hub model the commit its
 revision resolved to. :func:`verify_run` recomputes them: image files under the run's image folder (or
 ``images``), the set fingerprints from the recorded items, the source files, and the commit the recorded
-revision resolves to now (the one a re-run would load), and lists every difference. File names from the manifest are resolved
+revision resolves to now (the one a re-run would load), and lists every difference. A run on published
+embeddings (``--embeddings``) read no image: its images are the names its embedding files recorded, checked
+as recorded strings, and the embedding files by their SHA-256 (a changed name changes its file). File names from the manifest are resolved
 with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the folders it names.
 """
 
@@ -29,6 +31,8 @@ class Verification:
     checked: int
     changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+    #: how many checksums of each kind were checked, e.g. {"image files": 120, "set fingerprints": 8}
+    what: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -49,6 +53,9 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     manifest = _mapping(read_manifest(run_dir), "manifest.json")
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
+    # published embeddings: an image is the name the embedding files recorded, not a file to read
+    named = source.get("source") == "precomputed"
+    what: dict[str, int] = {}
     generated = run_dir / "generated" if "generator" in source else None  # a text-to-image run's images
     checked, changes = 0, []
     for test_id, sets in _mapping(manifest.get("stimuli"), "stimuli").items():
@@ -60,16 +67,20 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
                                   "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
             fingerprint = set_fingerprint(items)
             checked += 1
+            _count(what, "set fingerprints")
             if fingerprint != entry.get("sha256"):
                 changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
+            modality = "name" if named and entry.get("modality") == "image" else entry.get("modality")
             for item_id, recorded in items:
                 checked += 1
-                changes += _check_item(where, entry.get("modality"), str(item_id), recorded, root, source,
-                                       generated)
-            if isinstance(entry.get("category"), str) and root is not None:
+                _count(what, {"image": "image files", "name": "image names recorded from the embedding files"}.get(
+                    modality, "generated images" if generated is not None else "stimulus strings"))
+                changes += _check_item(where, modality, str(item_id), recorded, root, source, generated)
+            if isinstance(entry.get("category"), str) and root is not None and not named:
                 changes += _added(where, entry, items, root)
     for name, path, recorded in _source_files(source):
         checked += 1
+        _count(what, "embedding files" if named else "source files")
         if not path.is_file():
             changes.append(f"source file {name}: {path} is missing")
         elif file_sha256(path) != recorded:
@@ -77,8 +88,13 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     notes: list[str] = []
     if isinstance(source.get("hub"), dict):
         checked += 1
+        _count(what, "model revision")
         _check_revision(source, changes, notes)
-    return Verification(run_dir, checked, changes, notes)
+    return Verification(run_dir, checked, changes, notes, what)
+
+
+def _count(what: dict[str, int], kind: str) -> None:
+    what[kind] = what.get(kind, 0) + 1
 
 
 def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]) -> None:
@@ -100,6 +116,8 @@ def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]
 
 def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Path | None,
                 source: dict[str, Any], generated: Path | None = None) -> list[str]:
+    """An item's difference: a string's or image name's (``modality`` "name") sha256, an image file's bytes
+    (also of an image generated from a prompt, under ``generated``), an (image, caption) pair's files."""
     pairs = source.get("pairs") if isinstance(source.get("pairs"), dict) else {}
     if modality == "image-caption" or recorded in pairs:  # (a grounded test's roles are "<embedding>/<role>")
         return _check_pair(where, item_id, recorded, pairs)

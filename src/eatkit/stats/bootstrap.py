@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.progress import progress
 from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
@@ -89,7 +90,7 @@ def bootstrap_effect_size(
     atol = rounding_error(sets["X"].shape[1])
     sizes = {name: len(v) for name, v in sets.items()}
     out = np.empty(n_resamples)
-    for start in range(0, out.size, _BATCH):
+    for start in progress(range(0, out.size, _BATCH), desc=f"bootstrap ({n_resamples} resamples)"):
         b = min(_BATCH, out.size - start)
         # weights[name][r, i] = how often stimulus i of set `name` is in resample r, over the set size
         weights = {name: _weights(generator, b, sizes[name], name in resample) for name in "AB"}

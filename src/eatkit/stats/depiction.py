@@ -26,6 +26,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count
+from eatkit.stats.options import check_option
 
 MEASURES: tuple[str, ...] = ("mad", "kl")
 
@@ -119,8 +120,7 @@ def depiction(labels: Any, classes: Sequence[str], *, reference: Any = None, n_r
     generator, seed = resolve_rng(rng)
     cis: dict[str, tuple[float, float] | None] = {"mad": None, "kl": None}
     if n_resamples:
-        if not 0 < confidence_level < 1:
-            raise EatkitError(f"confidence_level must lie strictly between 0 and 1, got {confidence_level!r}")
+        check_option("confidence_level", confidence_level)
         draws = generator.multinomial(labels.size, counts / labels.size, size=n_resamples)
         tail = (1 - confidence_level) / 2
         for name in MEASURES:

@@ -29,7 +29,11 @@ OBSERVED = "observed"
 SD_METHODS: tuple[str, ...] = ("caliskan", "pooled")
 P_METHODS: tuple[str, ...] = ("permutation", "welch")
 #: the allowed values of each option with a fixed set of choices
-CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_METHODS, "p_method": P_METHODS}
+#: the families of the Benjamini-Hochberg correction of a run: the tests of each kind apart (EATs among EATs,
+#: each metric among its own), or all of the run's tested records
+CORRECTION_FAMILIES: tuple[str, ...] = ("kind", "run")
+CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_METHODS, "p_method": P_METHODS,
+                                       "correction_family": CORRECTION_FAMILIES}
 
 
 #: the options of every run and of the statistics functions that take them, each declared once with its
@@ -49,7 +53,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in (
     Param("alpha", float, 0.05, low=0, high=1, low_open=True, high_open=True, useful=(None, 0.2),
           help="significance level"),
     Param("effect_threshold", float, 0.2, low=0, useful=(None, 2.0), help="|d| below which a pattern is 'none'"),
-    Param("seed", int, None, low=0, useful=(None, None), help="seed of the random draws"),
+    Param("seed", int, None, words=("random",), low=0, high=2**53 - 1, useful=(None, None),
+          help="seed of the random draws (default 0; random: a fresh one, recorded; below 2^53, so that every "
+          "tool reads it exactly from a file)"),
+    Param("correction_family", choices=CORRECTION_FAMILIES, default="kind",
+          help="the Benjamini-Hochberg family: each kind's tests (default) or the run's"),
     Param("validity", bool, False, help="the 'how far to trust this' panel of each EAT"),
 )}
 
@@ -126,9 +134,8 @@ class TestOptions:
 
     def validated(self) -> "TestOptions":
         """These options, checked (one precise error per problem) and normalised."""
-        check_choice("alternative", self.alternative)
-        check_choice("sd", self.sd)
-        check_choice("p_method", self.p_method)
+        for name in ("alternative", "sd", "p_method"):
+            check_option(name, getattr(self, name))
         ddof = check_ddof(self.ddof)
         for uses, what in ((self.sd == "pooled", "the pooled SD"), (self.p_method == "welch", "Welch's t-test")):
             if uses and ddof not in (0, 1):

@@ -80,6 +80,13 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   ``permutations="exact"`` refuses more than ``EXACT_MAX_SUMS`` (beyond 32 + 32), and ``"auto"`` counts
   exactly up to ``AUTO_EXACT_MAX_SUMS`` (25 + 25, about a second).
 
+Counts of more than ``NUMPY_FIRST_MAX`` values and Monte Carlo counts can be kept (:func:`count_store`, which
+``run_suite`` opens in the cache folder): an entry is named by the SHA-256 of the integer values, group size
+and thresholds (and draws and key) and holds the integers, so a run repeated on the same embeddings reads
+its counts (the same integers) instead of recounting them. Monte Carlo draws of at most
+``NUMPY_MC_FIRST_STEPS`` shuffled positions (the default 10^5 draws of a WEAT-sized test) are made by numpy
+even where the compiled kernel is installed (the same draws), so that no run waits for its compilation.
+
 Monte Carlo draws partitions uniformly, without replacement within a draw (a partial Fisher-Yates
 shuffle of the indices; draw d's random numbers are a counter-based hash, splitmix64, of the run's key
 and d, so blocks of draws run on any number of threads with identical results, and the numpy fallback
@@ -93,14 +100,22 @@ themselves rather than indices into them.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.io import atomic_write_bytes
+from eatkit.progress import activity
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
 from eatkit.stats.options import check_permutations
@@ -196,6 +211,11 @@ def _compiled_kernels() -> Any:
 #: milliseconds), so that a process whose exact counts are all small never pays numba's start-up (about
 #: 0.25 s for its first compiled call, even with the kernels cached); the counts are the same either way
 NUMPY_FIRST_MAX = 40
+#: Monte Carlo tests of at most this many shuffled positions (draws x positions x (1 + columns)) are drawn
+#: by numpy (under a second: the default 10^5 draws of a WEAT-sized test), so that a run never waits for the
+#: compiled Monte Carlo kernel's first compilation (about a minute on the 2-core machine) for them; the
+#: draws and counts are the same either way
+NUMPY_MC_FIRST_STEPS = 1 << 23
 
 
 def check_exact_feasible(k: int, m: int) -> None:
@@ -244,7 +264,7 @@ def check_monte_carlo_feasible(k: int, m: int, draws: int, columns: int = 1) -> 
     eatkit.errors.EatkitError: 1e+12 Monte Carlo permutations of 25 + 25 values would take about ...
     """
     steps = float(draws) * min(k, m) * (1 + columns)
-    if compiled():
+    if steps > NUMPY_MC_FIRST_STEPS and compiled():
         seconds = steps * MC_SECONDS_PER_STEP / _compiled_kernels().threads()
     else:
         seconds = steps * NUMPY_MC_SECONDS_PER_STEP
@@ -360,6 +380,63 @@ def permutation_tests(
     return outcomes
 
 
+# --- a store of counts already made ----------------------------------------------------------------
+
+#: the folder of :func:`count_store` (None: counts are always made)
+_STORE: list[Path | None] = [None]
+
+
+@contextmanager
+def count_store(folder: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Within the block, counts that take a while (exact counts of more than ``NUMPY_FIRST_MAX`` values,
+    Monte Carlo counts) are read from ``folder`` when made before and written there when made now.
+
+    An entry is named by the SHA-256 of everything its count depends on (the integer-scaled values, the
+    group size, the thresholds; for Monte Carlo also the draws and the stream's key), and holds the
+    integers the count gave: a repeated run on the same embeddings reads its counts instead of
+    recounting them (an exact 25 + 25 count takes seconds without the compiled kernels) and reports the
+    same digits. An unreadable entry is counted again and rewritten; ``None`` turns the store off.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder, count_store(folder):
+    ...     x, y = np.arange(8.0)[:, None], np.arange(8.0)[:, None] / 2
+    ...     first = permutation_tests(x, y, permutations=1000, rng=0)[0].counts
+    ...     again = permutation_tests(x, y, permutations=1000, rng=0)[0].counts
+    ...     stored = len(list(Path(folder).glob("*/*.json")))
+    >>> first == again, stored
+    (True, 1)
+    """
+    previous = _STORE[0]
+    _STORE[0] = None if folder is None else Path(folder)
+    try:
+        yield
+    finally:
+        _STORE[0] = previous
+
+
+def _stored(kind: str, arrays: list[np.ndarray], params: list[int], count: Callable[[], list[Any]]) -> list[Any]:
+    """``count()`` (a JSON list of ints or lists of ints), read from or written to the :func:`count_store`."""
+    folder = _STORE[0]
+    if folder is None:
+        return count()
+    digest = hashlib.sha256(f"eatkit-{kind}-1 {params}".encode())
+    for array in arrays:
+        digest.update(f"{array.shape}".encode())
+        digest.update(np.ascontiguousarray(array, dtype="<i8").tobytes())
+    path = folder / kind / f"{digest.hexdigest()}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        pass
+    result = count()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, json.dumps(result).encode())
+    except (OSError, EatkitError):
+        pass  # a store that cannot be written costs time, never a result
+    return result
+
+
 # --- integer sums and thresholds --------------------------------------------------------------------
 
 
@@ -454,11 +531,16 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
     if tied is not None:
         below = np.concatenate([[0], np.cumsum(tied[1])])
         return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
-    counter = _count_below_compiled if n > NUMPY_FIRST_MAX and compiled() else _count_below_numpy
     result: dict[int, int] = {}
     for group in groups:
         ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
-        clipped = dict(zip(ts, counter(q, k, ts)))
+        if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store (numba loads only to count)
+            with activity(f"exact count of {k} + {n - k} values"):
+                made = _stored("exact", [q], [k, *ts], lambda: (_count_below_compiled if compiled()
+                                                               else _count_below_numpy)(q, k, ts))
+        else:
+            made = _count_below_numpy(q, k, ts)
+        clipped = dict(zip(ts, made))
         result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
     return result
 
@@ -704,19 +786,29 @@ def _monte_carlo_counts(
     lower = np.array([t.bounds()[0] for t in thresholds], dtype=np.int64).reshape(-1, 3)
     upper = np.array([t.bounds()[1] for t in thresholds], dtype=np.int64).reshape(-1, 3)
     values = np.ascontiguousarray(ints, dtype=np.int64)
-    if compiled():
+    with activity(f"{draws} random partitions of {k} + {n - k} values"):
+        table = _stored("monte-carlo", [values, lower, upper], [k, draws, key],
+                        lambda: _monte_carlo_table(values, k, r, draws, key, lower, upper))
+    return [dict(zip(("greater", "less", "two-sided"), row)) for row in table]
+
+
+def _monte_carlo_table(values: np.ndarray, k: int, r: int, draws: int, key: int, lower: np.ndarray,
+                       upper: np.ndarray) -> list[list[int]]:
+    """The counts of :func:`_monte_carlo_counts` as rows of ints (the compiled kernel, or numpy for at most
+    ``NUMPY_MC_FIRST_STEPS`` shuffled positions: the same counts)."""
+    if draws * r * (1 + values.shape[1]) > NUMPY_MC_FIRST_STEPS and compiled():
         # in chunks of draws, each with the key shifted to its first draw (draw d's numbers are a hash
         # of key + d * ceil(r / 2)): the same counts as one call, and Ctrl-C is seen between chunks
         per = (r + 1) // 2
         chunk = max(MC_BATCH, MC_CHUNK_STEPS // max(r * max(values.shape[1], 1), 1) // MC_BATCH * MC_BATCH)
-        counts = np.zeros((len(thresholds), 3), dtype=np.int64)
+        counts = np.zeros(lower.shape, dtype=np.int64)
         for start in range(0, draws, chunk):
             shifted = (key + start * per + 2**63) % 2**64 - 2**63  # as int64: the kernel's uint64 wraps
             counts += _compiled_kernels().monte_carlo(values, r, r != k, shifted, min(chunk, draws - start), MC_BATCH,
                                            lower, upper)
     else:
         counts = _monte_carlo_numpy(values, r, r != k, key, draws, lower, upper)
-    return [dict(zip(("greater", "less", "two-sided"), map(int, row))) for row in counts]
+    return [[int(c) for c in row] for row in counts]
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from eatkit.stats._validation import check_count, check_embeddings
 from eatkit.stats.association import cosine_matrix, rounding_error
 from eatkit.stats.differential import EATResult, difference_tests
 from eatkit.stats.effect_size import cohens_d
-from eatkit.stats.options import TestOptions
+from eatkit.stats.options import TestOptions, check_option
 from eatkit.stats.power import minimum_detectable_effect
 
 
@@ -91,8 +91,7 @@ def t2iat(neutral_x: Sequence[Any], a_x: Sequence[Any], b_x: Sequence[Any], neut
     n_resamples = check_count("n_resamples", n_resamples) if n_resamples else 0
     ci = None
     if n_resamples:
-        if not 0 < confidence_level < 1:
-            raise EatkitError(f"confidence_level must lie strictly between 0 and 1, got {confidence_level!r}")
+        check_option("confidence_level", confidence_level)
         ix = generator.integers(0, len(s_x), size=(n_resamples, len(s_x)))
         iy = generator.integers(0, len(s_y), size=(n_resamples, len(s_y)))
         d = cohens_d(s_x[ix], s_y[iy], ddof=options.ddof, atol=atol)

@@ -110,11 +110,13 @@ def _params_schema(params: tuple[Any, ...]) -> dict[str, Any]:
     """The JSON Schema of a kind's ``params`` in a suite file: its declared names only, each typed."""
     json_types = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "object"}
 
-    def typed(param: Any) -> dict[str, Any]:
+    def typed(param: Any) -> dict[str, Any]:  # null: not given (Param.convert takes None for every parameter)
         one: dict[str, Any] = {"enum": list(param.choices)} if param.choices else {"type": json_types[param.type]}
         if param.many == "list":
-            return {"type": "array", "items": one}
-        return {"type": "object"} if param.many == "pairs" else one
+            return {"type": ["array", *(["string"] if param.sep else []), "null"], "items": one}
+        if param.many == "pairs":
+            return {"type": ["object", "null"]}
+        return {"enum": [*one["enum"], None]} if "enum" in one else {"type": [one["type"], "null"]}
 
     return {"type": "object", "additionalProperties": False,
             "properties": {p.name: {**typed(p), "description": p.help} for p in params}}
@@ -227,10 +229,13 @@ def _test(
         raise EatkitError(f"{numbered}: {e}") from None
     _check_keys(data, {**_TEST_KEYS, **{role: ((dict, str), True) for role in roles}}, numbered)
     _check_id(data["id"], f"{numbered}: test id")
+    params = data.get("params") if isinstance(data.get("params"), dict) else None
     try:  # the test's params: the names and types its kind declares (eatkit.kinds.KindSpec.complete)
-        get_kind(kind).complete({}, data.get("params") if isinstance(data.get("params"), dict) else None)
+        get_kind(kind).complete({}, params)
     except EatkitError as e:
-        raise EatkitError(f"{numbered}: {e}") from None
+        hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
+                "replaces it)") if "alternative" in (params or {}) and "'alternative'" in str(e) else ""
+        raise EatkitError(f"{numbered}: {e}{hint}") from None
     sets: list[tuple[str, StimulusSet]] = []
     for role in roles:
         value = data[role]
