@@ -74,6 +74,15 @@ def test_american_white_tests_both_directions_by_default():
     assert "eatkit data cfd" not in suite.description and "cfd_layout" in suite.description
 
 
+@pytest.mark.parametrize("name", ["mleat-gpt2", "mleat-clip", "mleat-histwords"])
+def test_mleat_suites_test_both_directions_by_default(name):
+    """ML-EAT's tables star effects of both signs (GPT-2 Mental/Physical -1.20*): its suites are two-sided, and
+    their files say why."""
+    suite = load_suite(name)
+    assert suite.alternative == "two-sided" and "stars effects of both signs" in suite.description
+    assert load_suite("weat").alternative is None or load_suite("weat").alternative == "greater"
+
+
 def test_bad_alternatives(capsys, toy):
     suite = json.loads((toy / "suite.json").read_text())
     (toy / "bad.json").write_text(json.dumps({**suite, "alternative": "sideways"}))

@@ -101,7 +101,7 @@ def test_group_sets_bad_input(tmp_path) -> None:
 
 @pytest.mark.parametrize(("caption", "descriptor"), [
     # the forms the study (seed 003, section 5) quotes BLIP producing, and the authors' hyphenated forms
-    ("a close up of an oriental woman with long hair", "oriental"),
+    ("a close up of an oriental woman with long hair", None),  # not in the authors' list (see the extended one)
     ("an african-american man in a grey shirt", "african-american"),
     ("an African American woman with short hair", "african american"),
     ("an asian-american person", "asian-american"),

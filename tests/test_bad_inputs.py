@@ -88,6 +88,15 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "crows-direction.csv": ",sent_more,sent_less,stereo_antistereo,bias_type\n0,A b.,C b.,both,gender\n",
         "resp/r.csv": ',0,llm,domain,category,variation\n0,"joy - white",gpt4o,race,racism,instruction1\n',
         "noresp/r.csv": ",text,category,variation\n0,joy - white,racism,instruction1\n",
+        "ceat.json": json.dumps(_suite(kind="ceat")),
+        "corpus.txt": "the rose is red\nbad and ugly and good and nice\n",
+        "desired.json": json.dumps({"a": 0.5, "c": 0.5}),
+        "effects-nocol.csv": "label,d\na,0.5\n",
+        "effects-text.csv": "effect,se\n0.5,big\n",
+        "effects-one.csv": "effect,variance\n0.5,0.1\n",
+        "gweat3.json": json.dumps({**_suite(), "tests": [{"id": "g", "title": "G", "kind": "generalized-weat", **{
+            r: {"name": r, "modality": "word", "items": w} for r, w in zip(("T1", "T2", "T3", "A1", "A2"),
+                                                                            [*WORDS.values(), ["rose"]])}}]}),
     }
     for name, content in files.items():
         path = root / name
@@ -363,6 +372,32 @@ CLI: list[tuple[list[str], str]] = [
     (["compare", "{d}/run", "{d}/run"], "have no depiction record in common"),
     (["compare", "{d}/no-such-run", "{d}/run"], "no-such-run does not exist"),
     (["compare", "{d}/run", "{d}/run", "--measure", "js"], "invalid choice: 'js'"),
+    # image preprocessing (study presets and overrides)
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--preprocess", "steed2020", "-q", "-o", "{o}"],
+     "invalid choice: 'steed2020'"),
+    (["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--alpha", "grey", "-q", "-o", "{o}"],
+     "invalid choice: 'grey'"),
+    (["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "--preprocess", "steed2021", "-q", "-o", "{o}"],
+     "--preprocess applies to --model, not to --vectors"),
+    # CEAT, multi-group kinds, retrieval skew (docs/meta-analysis.md)
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "needs a corpus file of sentences"),
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/missing.txt", "-q", "-o", "{o}"],
+     "missing.txt"),
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/corpus.txt", "-q", "-o", "{o}"],
+     "no sentence of the corpus contains the word 'tulip'"),
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/corpus.txt", "--contexts", "1", "-q",
+      "-o", "{o}"], "contexts"),
+    (["run", "{d}/gweat3.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"],
+     "the generalised WEAT pairs target and attribute sets, got 3 target roles and 2 attribute roles"),
+    (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--desired", "{d}/desired.json", "-q",
+      "-o", "{o}"], "must map each value (a, b) to a share"),
+    (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--bootstrap", "-1", "-q", "-o", "{o}"],
+     "bootstrap"),
+    (["meta", "{d}/effects-nocol.csv"], "needs a header with the columns effect and variance (or se), got d, label"),
+    (["meta", "{d}/effects-text.csv"], "line 2: effect and se must be numbers, got '0.5' and 'big'"),
+    (["meta", "{d}/effects-one.csv"], "a meta-analysis needs at least 2 effect sizes, got 1"),
+    (["meta", "{d}/missing.csv"], "missing.csv"),
+    (["meta", "{d}/suite.json", "--html", "{d}/v.txt"], "does not write over it"),
 ]
 
 

@@ -37,6 +37,8 @@ def images(tmp_path) -> Path:
 
 PREPROCESSINGS = [Preprocessing(size=16, resize=20), Preprocessing(size=12, crop="stretch", interpolation="box"),
                   Preprocessing(size=16, crop="top-left-square", jpeg_draft=True)]
+#: the iEAT authors' decoding (OpenCV's, alpha dropped) is a decode of its own
+STEED = Preprocessing(size=16).override(preprocess="steed2021")
 
 
 def test_one_decode_serves_every_preprocessing_with_the_same_pixels(images, tmp_path, monkeypatch):
@@ -46,11 +48,15 @@ def test_one_decode_serves_every_preprocessing_with_the_same_pixels(images, tmp_
     decodes = []
     real = module.load_image
     monkeypatch.setattr(module, "load_image", lambda *a, **k: decodes.append(a[0]) or real(*a, **k))
-    monkeypatch.setattr("eatkit.encoders.pixels.load_image", module.load_image)
     jobs = [(f, file_sha256(f), PREPROCESSINGS) for f in files]
     # the first two preprocessings share one full decode; the JPEG draft one decodes at its own scale
     assert predecode(jobs, tmp_path / "cache") == 2 * len(files) == len(decodes)
     assert predecode(jobs, tmp_path / "cache") == 0  # all there
+    steed = [(f, file_sha256(f), [*PREPROCESSINGS, STEED]) for f in files]
+    assert predecode(steed, tmp_path / "steed") == 3 * len(files)  # OpenCV's decoding: one decode more per file
+    for f in files:
+        np.testing.assert_array_equal(pixel_cache(tmp_path / "steed").get(pixel_key(file_sha256(f), STEED)),
+                                      STEED.pixels(f))
     cache = pixel_cache(tmp_path / "cache")
     for f in files:
         for p in PREPROCESSINGS:

@@ -192,10 +192,12 @@ CASES: dict[str, Case] = {
     "eatkit report results/weat --html results/weat-eatmaps.html": Case(
         after=("eatkit run weat --vectors glove.840B.300d.txt --seed 1 -o results/weat",),
         files=("results/weat-eatmaps.html",)),
-    "eatkit run weat --model gpt2-mleat:gpt2 -o results/gpt2": Case(
+    "eatkit run mleat-gpt2 --model gpt2-mleat:gpt2 -o results/gpt2": Case(
         subs={"gpt2-mleat:gpt2": "gpt2-mleat:{gpt2}"}, files=("results/gpt2/results.json",)),
-    "eatkit run weat --vectors GoogleNews-vectors-negative300.bin -o results/word2vec": Case(
+    "eatkit run weat --vectors GoogleNews-vectors-negative300.bin --alternative two-sided -o results/word2vec": Case(
         subs={"GoogleNews-vectors-negative300.bin": "{word2vec}"}, files=("results/word2vec/results.json",)),
+    "eatkit run weat --vectors glove.840B.300d.txt --alternative two-sided --seed 1 -o results/weat": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, files=("results/weat/results.json",)),
     "eatkit run mleat-clip --model open_clip:ViT-B-32/openai --images ~/.local/share/eatkit/ieat -o results/clip-b32":
         Case(subs={"open_clip:ViT-B-32/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
              files=("results/clip-b32/results.json",)),
@@ -240,8 +242,6 @@ CASES: dict[str, Case] = {
     # docs/mleat-studies.md
     "eatkit run mleat-histwords --series histwords/sgns/ --decades 1810-1990 --seed 0 -o results/histwords --report":
         Case(subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
-    "eatkit run mleat-histwords --series histwords/sgns/ --seed 0 -o results/histwords --report": Case(
-        subs={"histwords/sgns/": "{histwords}"}, files=("results/histwords/report.html",)),
     "eatkit run mleat-clip --model open_clip:ViT-L-14-336/openai --images ~/.local/share/eatkit/ieat "
     "--compare-prompts '' 'a picture that brings to mind {x}' -o results/clip-prompts --report": Case(
         subs={"open_clip:ViT-L-14-336/openai": "open_clip:{open_clip}"}, after=(GET_IEAT,),
@@ -341,6 +341,18 @@ CASES: dict[str, Case] = {
     "results/llm-iat-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}"},
                                  extra=("--samples", "1", "--answer-tokens", "4", "--templates", "replication"),
                                  files=("results/llm-iat-qwen/llm_iat_responses.csv",), stdout="career"),
+    # docs/meta-analysis.md
+    "eatkit run ceat.json --model hf:bert-base-uncased --pooling token --corpus corpus.txt --contexts 1000 --seed 0 "
+    "-o results/ceat": Case(subs={"hf:bert-base-uncased": "hf:{ceat_bert}", "1000": "12"}, builds=("ceat",),
+                            files=("results/ceat/results.json",), stdout="flowers-insects"),
+    "eatkit meta effects.csv --method reml --html forest.html": Case(builds=("effects",), files=("forest.html",),
+                                                                   stdout="random effects (REML, k = 4)"),
+    "eatkit run multigroup.json --vectors glove.840B.300d.txt --seed 0 -o results/multigroup": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, builds=("multigroup",), files=("results/multigroup/results.json",),
+        stdout="generalized-weat"),
+    "eatkit probe retrieval --model hf-clip:openai/clip-vit-base-patch32 --images fairface/gender --concepts "
+    "doctor,nurse,CEO --desired uniform --permutations 2000 -o retrieval-uniform": Case(
+        subs={**CLIP, "fairface/gender": "{faces}"}, files=("retrieval-uniform/results.json",), stdout="p_max_skew"),
 }
 
 
@@ -645,6 +657,62 @@ class Workspace:
         path.write_text(f'output = "results/t2i-sweep"\nmodels = [{models}]\n'
                         f'suites = ["{self["t2i_suite"]}"]\n'
                         'settings = [{ seed = 0, n_bootstrap = 100 }]\n')
+        return path
+
+    # docs/meta-analysis.md: the suite files of the page, a corpus, and a tiny BERT knowing their words
+    CEAT_WORDS = {"X": ["rose", "lily"], "Y": ["ant", "fly"], "A": ["love", "peace"], "B": ["war", "hate"]}
+
+    def _ceat(self) -> Path:
+        """ceat.json (the page's example) and corpus.txt: every word in several short sentences."""
+        import json
+
+        text = (ROOT / "docs" / "meta-analysis.md").read_text(encoding="utf-8")
+        suite = text[text.index('{"schema": "eatkit.suite/1", "id": "ceat"'):]
+        (self.root / "ceat.json").write_text(suite[:suite.index("```")])
+        json.loads((self.root / "ceat.json").read_text())
+        words = [w for ws in self.CEAT_WORDS.values() for w in ws]
+        lines = [f"the {a} and the {b} ." for a in words for b in words if a != b]
+        (self.root / "corpus.txt").write_text("\n".join(lines) + "\n")
+        return self.root / "ceat.json"
+
+    def _ceat_bert(self) -> str:
+        folder = self.folder("ceat-bert")
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "and", ".",
+                 *[w for ws in self.CEAT_WORDS.values() for w in ws]]
+        torch.manual_seed(0)
+        config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2,
+                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+        transformers.BertModel(config).save_pretrained(folder)
+        transformers.BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}).save_pretrained(folder)
+        return str(folder)
+
+    def _effects(self) -> Path:
+        """effects.csv: four models' d of one test and their variances."""
+        path = self.root / "effects.csv"
+        path.write_text("label,effect,variance\nmodel A,0.61,0.14\nmodel B,0.42,0.13\nmodel C,0.95,0.15\n"
+                        "model D,0.30,0.13\n")
+        return path
+
+    def _multigroup(self) -> Path:
+        """multigroup.json: a SAME test (WEAT 6's career words against male and female names) and a
+        generalised WEAT (WEAT 1's sets), their words those of the GloVe stand-in."""
+        import json
+
+        from eatkit.stimuli.loader import load_suite
+
+        weat = {t.id: t.sets() for t in load_suite("weat").tests}
+
+        def role(stimuli):
+            return {"name": stimuli.name, "modality": "word", "items": list(stimuli.items)}
+
+        tests = [{"id": "career-gender", "title": "SAME: career words, male vs female names", "kind": "same",
+                  "T1": role(weat["weat6"]["A"]), "A1": role(weat["weat6"]["X"]), "A2": role(weat["weat6"]["Y"])},
+                 {"id": "flowers-insects", "title": "Generalised WEAT: flowers, insects", "kind": "generalized-weat",
+                  "T1": role(weat["weat1"]["X"]), "T2": role(weat["weat1"]["Y"]),
+                  "A1": role(weat["weat1"]["A"]), "A2": role(weat["weat1"]["B"])}]
+        path = self.root / "multigroup.json"
+        path.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "multigroup", "title": "Multi-group",
+                                    "tests": tests}))
         return path
 
 def _categories(*suites: str) -> list[str]:

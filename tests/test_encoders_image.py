@@ -496,10 +496,14 @@ def _ieat_authors_features(model, context, layer):
     state = {k: v for k, v in model.state_dict().items() if k.startswith("transformer.")}
     missing = gpt2.load_state_dict(state, strict=False)
     assert not [k for k in missing.missing_keys if not k.startswith("lm_head")] and not missing.unexpected_keys
+    gpt2.lm_head = torch.nn.Linear(c.n_embd, c.vocab_size - 1, bias=False)  # their head: no SOS logit
+    gpt2.lm_head.weight.data = model.lm_head.weight.data.clone()
     gpt2.eval()
     with torch.no_grad():
-        h = gpt2(context, output_hidden_states=True).hidden_states[layer]
-        return gpt2.transformer.h[layer + 1].ln_1(h).mean(dim=1).numpy()
+        out = gpt2(context, output_hidden_states=True)
+        if layer is None:  # their LogitExtractor: the last position's logits
+            return out.logits[:, -1, :].numpy()
+        return gpt2.transformer.h[layer + 1].ln_1(out.hidden_states[layer]).mean(dim=1).numpy()
 
 
 @pytest.mark.parametrize("layer", [0, 1, 2])
@@ -528,15 +532,21 @@ def test_imagegpt_last_layer_is_ln_f_and_logits_variant(tiny_igpt, image_root):
     last = ImageGPTFeatures(model, clusters=clusters, layer=4, pooling="mean", cache=False, images=image_root,
                             device="cpu")
     with torch.inference_mode():
-        _, logits, tokens = _manual_igpt_features(model, clusters, paths, layer=0)
+        _, _, tokens = _manual_igpt_features(model, clusters, paths, layer=0)
         context = torch.cat([torch.full((2, 1), 16), torch.from_numpy(tokens)[:, :-1]], dim=1)
         ln_f = model.transformer(context).last_hidden_state.mean(dim=1).numpy()
     np.testing.assert_allclose(last.embed(StimulusSet("B", "image", category="toy/b")).vectors, ln_f,
                                rtol=1e-5, atol=1e-6)
+    for norm in [b.ln_1 for b in model.transformer.h] + [model.transformer.ln_f]:
+        torch.nn.init.uniform_(norm.weight, 0.5, 1.5)  # gains away from 1
     logit = ImageGPTFeatures(model, clusters=clusters, pooling="next-pixel-logits", cache=False, images=image_root, device="cpu")
     out = logit.embed(StimulusSet("B", "image", category="toy/b"))
     assert out.vectors.shape == (2, 16)
-    np.testing.assert_allclose(out.vectors, logits, rtol=1e-5, atol=1e-6)
+    # the iEAT authors' LogitExtractor (their ln_mod throughout, ln_f included), not the model as trained
+    np.testing.assert_allclose(out.vectors, _ieat_authors_features(model, context, None), rtol=1e-5, atol=1e-6)
+    with torch.inference_mode():
+        own = model(context).logits[:, -1].numpy()
+    assert np.abs(out.vectors - own).max() > 1e-3
 
 
 def test_imagegpt_options_and_errors(tiny_igpt, hub_igpt):

@@ -70,6 +70,18 @@ def test_moco_checkpoint_errors_are_one_line_and_load_nothing(tmp_path, photos):
         build_model("moco-v2-resnet50", checkpoint=tmp_path / "nope.pth")
 
 
+def test_moco_v3_vit_checkpoint_is_one_line_not_supported(tmp_path, photos):
+    """MoCo v3's ViT checkpoints (vit_small / vit_base: blocks, patch_embed under module.base_encoder.)."""
+    state = {f"module.base_encoder.{k}": torch.zeros(2) for k in ("cls_token", "pos_embed", "patch_embed.proj.weight",
+                                                                   "blocks.0.attn.qkv.weight", "norm.weight")}
+    torch.save({"epoch": 300, "arch": "vit_small", "state_dict": state}, tmp_path / "vit-s-300ep.pth.tar")
+    with pytest.raises(EatkitError) as err:
+        build_model("moco-v3-resnet50", checkpoint=tmp_path / "vit-s-300ep.pth.tar", cache=False).embed(photos)
+    assert str(err.value) == (f"checkpoint {tmp_path / 'vit-s-300ep.pth.tar'} is a MoCo v3 ViT (keys blocks.*, "
+                              "patch_embed.*): not supported; moco-v3-resnet50 reads the authors' ResNet-50 "
+                              "checkpoints only")
+
+
 def test_checkpoints_holding_code_are_refused(tmp_path, photos):
     torch.save({"state_dict": {"module.encoder_q.x": torch.ones(1)}, "hook": re.compile("x")}, tmp_path / "evil.pth")
     with pytest.raises(EatkitError, match=r"^refusing weights file .*evil\.pth \(only tensors"):
@@ -163,8 +175,6 @@ def test_simclrv2_mismatched_checkpoint_is_one_line(tmp_path, photos):
 def test_the_study_models_are_listed_with_layer_pooling_and_preprocessing(capsys):
     from eatkit.cli import main
 
-    assert main(["list", "models"]) == 0
-    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     expected = {"moco-v2-resnet50": ("penultimate layer", "2048-d global average pool", "centre crop 224"),
                 "moco-v3-resnet50": ("penultimate layer", "2048-d global average pool", "ImageNet mean and std"),
                 "simclrv2": ("final layer", "global average pool", "pixels in [0, 1] (no mean/std)"),
@@ -175,7 +185,9 @@ def test_the_study_models_are_listed_with_layer_pooling_and_preprocessing(capsys
                 "slip": ("ViT class token after its final layer norm", "end-of-text token", "centre crop 224"),
                 "volta:<name>": ("last sublayer's text state", "[CLS] or the first sub-token", "mean region feature")}
     for name, parts in expected.items():
-        assert all(part in listed[name] for part in parts), name
+        assert main(["list", "models", name]) == 0
+        described = " ".join(capsys.readouterr().out.split())  # the description, unwrapped
+        assert described.startswith(name) and all(part in described for part in parts), name
 
 
 def test_bit_is_timm_bit_m_r50x1_with_its_preprocessing():
@@ -273,6 +285,22 @@ def test_slip_embeds_images_and_words_as_its_eval_code(tmp_path, photos, slip):
     assert (prep["resize"], prep["size"], prep["interpolation"]) == (224, 224, "bilinear")
 
 
+def test_slip_checkpoint_with_another_global_is_refused_in_one_clean_line(tmp_path, photos):
+    """Paths in args load (the test above); any other class is refused, the line saying which, uncut and
+    without torch's terminal colour codes."""
+    import datetime
+
+    state, _ = slip_checkpoint(tmp_path / "s.pt")
+    checkpoint = torch.load(tmp_path / "s.pt", weights_only=False)
+    checkpoint["args"].started = datetime.datetime(2022, 1, 1)
+    torch.save(checkpoint, tmp_path / "s2.pt")
+    with pytest.raises(EatkitError) as err:
+        build_model("slip", checkpoint=tmp_path / "s2.pt", cache=False).embed(photos)
+    message = str(err.value)
+    assert "\x1b" not in message and "\n" not in message
+    assert "Unsupported global: GLOBAL datetime.datetime was not an allowed global by default" in message
+
+
 def test_slip_truncates_as_its_tokenizer():
     pytest.importorskip("open_clip")
     from eatkit.encoders.slip import slip_tokens
@@ -309,3 +337,46 @@ def test_preprocessing_and_weights_are_in_the_cache_key_and_manifest(tmp_path):
         if name != "slip":
             other = build_model(name, checkpoint=tmp_path / file, interpolation="bicubic").cache_config()
             assert other["preprocessing"]["interpolation"] == "bicubic" and other != key
+
+
+def _bit_npz(net, path):
+    """A BiT checkpoint in Google's published layout (``resnet/...``: HWIO kernels, group-norm gamma/beta),
+    written from a timm ResNetV2's parameters (the layout of big_transfer's ``BiT-M-R50x1.npz``)."""
+    def hwio(w):
+        return w.detach().numpy().transpose(2, 3, 1, 0)
+
+    arrays = {"resnet/root_block/standardized_conv2d/kernel": hwio(net.stem.conv.weight),
+              "resnet/group_norm/gamma": net.norm.weight.detach().numpy(),
+              "resnet/group_norm/beta": net.norm.bias.detach().numpy(),
+              "resnet/head/conv2d/kernel": hwio(net.head.fc.weight), "resnet/head/conv2d/bias": net.head.fc.bias.detach().numpy()}
+    for i, stage in enumerate(net.stages):
+        for j, block in enumerate(stage.blocks):
+            unit = f"resnet/block{i + 1}/unit{j + 1:02d}/"
+            for part, conv, norm in (("a", block.conv1, block.norm1), ("b", block.conv2, block.norm2),
+                                     ("c", block.conv3, block.norm3)):
+                arrays[f"{unit}{part}/standardized_conv2d/kernel"] = hwio(conv.weight)
+                arrays[f"{unit}{part}/group_norm/gamma"] = norm.weight.detach().numpy()
+                arrays[f"{unit}{part}/group_norm/beta"] = norm.bias.detach().numpy()
+            if block.downsample is not None:
+                arrays[f"{unit}a/proj/standardized_conv2d/kernel"] = hwio(block.downsample.conv.weight)
+    np.savez(path, **arrays)
+
+
+def test_bit_npz_via_weights_is_the_networks_own_features(tmp_path, photos):
+    """BiT's published .npz (--weights BiT-M-R50x1.npz) loads into bit-m-r50x1 (today: 'not a safetensors
+    file'): the features equal the network the file was written from."""
+    timm = pytest.importorskip("timm")
+    torch.manual_seed(0)
+    source = timm.create_model("resnetv2_50x1_bit.goog_in21k", pretrained=False).eval()
+    for p in source.parameters():  # away from the initialisation, so that a tensor loaded wrongly shows
+        p.data.add_(0.05 * torch.randn_like(p))
+    _bit_npz(source, tmp_path / "BiT-M-R50x1.npz")
+    enc = build_model("bit-m-r50x1", checkpoint=tmp_path / "BiT-M-R50x1.npz", cache=False, device="cpu")
+    ours = enc.embed(photos).vectors
+    with torch.inference_mode():
+        expected = source.forward_head(source.forward_features(_batch(enc, photos)), pre_logits=True).numpy()
+    np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-4)
+    assert enc.config()["weights"].startswith("checkpoint BiT-M-R50x1.npz sha256:")
+    np.savez(tmp_path / "cut.npz", **{"resnet/root_block/standardized_conv2d/kernel": np.zeros((7, 7, 3, 64))})
+    with pytest.raises(EatkitError, match=r"cut\.npz does not fit bit-m-r50x1: it has no tensor"):
+        build_model("bit-m-r50x1", checkpoint=tmp_path / "cut.npz", cache=False).embed(photos)

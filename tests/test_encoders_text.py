@@ -145,8 +145,8 @@ def test_bad_options_are_one_line_errors(tiny_bert):
     enc = build_model(f"hf:{tiny_bert}", pooling="token", cache=False)
     with pytest.raises(EatkitError) as err:
         enc.embed(sentences("This is rose."))
-    assert str(err.value) == ("pooling 'token' embeds a stimulus word in its prompt; set 'S' holds sentences "
-                              "(use cls, mean or last)")
+    assert str(err.value) == ("pooling 'token' embeds a stimulus word in its prompt (or in a sentence where it is "
+                              "marked, eatkit.stimuli.contexts); set 'S' holds sentences (use cls, mean or last)")
 
 
 def test_config_records_the_embedding_definition_and_weights(tiny_bert):

@@ -369,3 +369,28 @@ def test_sc_eat_suite_with_a_one_sentence_target_runs_from_the_cli_and_matches_s
                 stats.ttest_ind(ua, ub, equal_var=False, alternative="greater").pvalue, rel=1e-9)
     finally:
         extra.unlink()
+
+
+def test_openai_weights_from_a_file_run_quick_gelu(open_clip_weights, images, monkeypatch):
+    """A weights file whose SHA-256 is the one in OpenAI's download address (open_clip's "openai" tag) was
+    trained with QuickGELU: open_clip-image: and open_clip: build the model with it (open_clip would only
+    warn), as open_clip's own "openai" loading does; quick_gelu= says it for any other file."""
+    import hashlib
+
+    import open_clip
+
+    digest = hashlib.sha256(open_clip_weights.read_bytes()).hexdigest()
+    real = open_clip.get_pretrained_cfg
+    monkeypatch.setattr(open_clip, "get_pretrained_cfg", lambda arch, tag: (
+        {"url": f"https://openaipublic.azureedge.net/clip/models/{digest}/x.pt", "quick_gelu": True}
+        if (arch, tag) == ("eatkit-tiny-vit", "openai") else real(arch, tag)))
+    tower = build_model(f"open_clip-image:eatkit-tiny-vit/{open_clip_weights}", images=images, cache=False)
+    assert tower.config()["quick_gelu"] is True
+    ours = tower.embed(FLOWERS).vectors
+    model = open_clip.create_model("eatkit-tiny-vit", pretrained=str(open_clip_weights), force_quick_gelu=True)
+    gelu = open_clip.create_model("eatkit-tiny-vit", pretrained=str(open_clip_weights))
+    x = pixels(tower.preprocessing, images, ("a.png", "b.png", "c.jpg"))
+    with torch.no_grad():
+        np.testing.assert_allclose(ours, model.eval().visual(x).numpy(), atol=1e-5)
+        assert np.abs(ours - gelu.eval().visual(x).numpy()).max() > 1e-4
+    assert build_model(f"open_clip:eatkit-tiny-vit/{open_clip_weights}", quick_gelu=False).quick_gelu is False

@@ -285,3 +285,36 @@ def test_vlbert_equals_voltas_forward_pass(volta_files, tmp_path):
                                                    torch.tensor(boxes, dtype=torch.float32))
                 states = encoder_reference(state, VLBERT, t, v)
             np.testing.assert_allclose(ours[i], states[0].numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_vlbert_global_first_is_batch_independent(volta_files, tmp_path):
+    """add_global_imgfeat "first" (volta's ctrl_vl-bert_base): a pair embedded in a batch with a pair of more
+    regions (its regions padded) equals the pair embedded alone, which is volta's forward pass on the global
+    feature first and the pair's regions after it."""
+    import dataclasses
+
+    from eatkit.encoders.regions import load_regions
+
+    _, _, tokenizer = volta_files
+    regions = write_regions(tmp_path / "regions16", 16, 3)
+    config = {**VLBERT, "add_global_imgfeat": "first", "bert_model": str(tokenizer)}
+    (tmp_path / "ctrl_vl-bert_first.json").write_text(json.dumps(config))
+    state = vlbert_state(config)
+    torch.save(state, tmp_path / "vlbert.bin")
+    enc = build_model(f"volta:{tmp_path / 'ctrl_vl-bert_first.json'}", checkpoint=tmp_path / "vlbert.bin",
+                      regions=regions, cache=False, device="cpu", batch_size=2)
+    together = enc.embed(PAIRS).vectors  # m1 has 3 regions, w1 2: w1's last slot in the batch is padding
+    tok = transformers.BertTokenizerFast.from_pretrained(tokenizer)
+    for i, (caption, image) in enumerate(zip(PAIRS.items, PAIRS.images)):
+        alone = enc.embed(dataclasses.replace(PAIRS, name=f"one{i}", items=(caption,), images=(image,))).vectors
+        np.testing.assert_allclose(together[i], alone[0], rtol=1e-5, atol=1e-5)
+        r = load_regions(regions / image.replace(".png", ".npz"))
+        h, w = r.image_size
+        feats = np.concatenate([r.features.mean(axis=0, keepdims=True), r.features])  # global feature first
+        boxes = np.concatenate([[[0, 0, 1, 1]], r.boxes / [w, h, w, h]])
+        with torch.inference_mode():
+            t, v = vlbert_embeddings_reference(state, torch.tensor(tok(caption)["input_ids"]),
+                                               torch.tensor(feats, dtype=torch.float32),
+                                               torch.tensor(boxes, dtype=torch.float32))
+            states = encoder_reference(state, config, t, v)
+        np.testing.assert_allclose(together[i], states[0].numpy(), rtol=1e-4, atol=1e-5)

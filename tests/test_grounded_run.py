@@ -120,6 +120,25 @@ def test_masking_runs_experiment_2(capsys, setup):
     assert "S (language masked)" in out and "Masked inputs (--mask language)" in out
 
 
+def test_masking_runs_experiment_1_as_the_authors_code_did(capsys, setup):
+    """Table 5 of seed 001 came from the authors' code running the masked inputs through experiment 1 (images
+    integrated out); the paper's text says experiment 2: both run, one record each, told apart by experiment."""
+    root, images, regions, model = setup
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--images", str(images),
+                           "--mask", "language", "--experiment", "all", "--seed", "0", "--no-cache",
+                           "-o", str(root / "masked-all"))
+    assert code == 0, err
+    records = [record_from_json(r) for r in json.loads((root / "masked-all" / "results.json").read_text())]
+    assert sorted((r.embedding, r.experiment, r.mask) for r in records) == [
+        ("sentence", 1, "language"), ("sentence", 2, "language"), ("word", 1, "language"), ("word", 2, "language")]
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--images", str(images),
+                           "--mask", "language", "--experiment", "1", "--seed", "0", "--no-cache",
+                           "-o", str(root / "masked-1"))
+    assert code == 0, err
+    one = [record_from_json(r) for r in json.loads((root / "masked-1" / "results.json").read_text())]
+    assert [r.effect_size for r in one] == [r.effect_size for r in records if r.experiment == 1]
+
+
 @pytest.mark.parametrize(("extra", "fragments"), [
     (("--embedding", "contextual"), ("caption 'This is a man.' of set B_x ('Teacher (men)') contains none of the "
                                      "test's contextual words",)),
@@ -156,7 +175,8 @@ def test_non_joint_model_and_bad_options(capsys, setup, tmp_path):
     assert_one_line_error(code, err, "is image-caption stimuli, which", "cannot embed")
     code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--model", model, "--mask", "vision",
                            "--experiment", "3", "-o", str(tmp_path / "o"))
-    assert_one_line_error(code, err, "--mask vision is the masking variant of experiment 3", "pass --experiment 2")
+    assert_one_line_error(code, err, "--mask vision is the masking variant of experiment 3",
+                          "pass --experiment 2 or 1")
     code, _, err = run_cli(capsys, "run", "weat", "--vectors", str(vectors), "--experiment", "1",
                            "-o", str(tmp_path / "o"))
     assert_one_line_error(code, err, "--experiment applies to grounded tests only")

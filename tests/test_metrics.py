@@ -296,10 +296,18 @@ def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, cap
     assert rankings["overall_rank"].tolist() == expected.overall.tolist()
     correlations = pd.read_csv(tmp_path / "out" / "ranking-correlations.csv")
     assert len(correlations) == 6 and correlations["spearman"].between(-1, 1).all()
+    # their CIs (Fisher z, Bonett & Wright) and the ICC(3,1) of the ranks (eatkit.stats.agreement)
+    from eatkit.stats.agreement import icc, spearman_ci
+
+    for _, row in correlations.iterrows():
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(spearman_ci(row["spearman"], 3), nan_ok=True)
+    agreement = pd.read_csv(tmp_path / "out" / "measure-agreement.csv")
+    ranks = rankings[[f"rank_{m}" for m in ("d", "rnd", "ect", "mac")]].to_numpy()
+    assert agreement["icc"][0] == pytest.approx(icc(ranks, "3,1").icc)
     # the sweep report shows both tables (run again: every cell finished before, the reports written)
     assert main(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "out"), "--quiet"]) == 0
     page = (tmp_path / "out" / "audit.html").read_text(encoding="utf-8")
-    section = page[page.index("<h2>Rankings</h2>"):]
+    section = page[page.index("<h2>Rankings</h2>"):page.index("<h2>Across models (random effects)</h2>")]
     by_rank = rankings.sort_values("overall_rank").index
     assert [section.index(f">{m}</th>") for m in by_rank] == sorted(section.index(f">{m}</th>") for m in by_rank)
     assert section.count("</tr>") == 1 + 3 + 1 + 6  # heads and models; heads and measure pairs
@@ -342,4 +350,14 @@ def test_retrieval_probe_maxskew_and_ndkl_per_prompt(tmp_path, capsys):
         assert record["ndkl"][concept] == pytest.approx(ndkl(ranked[i]), abs=1e-12)
         assert sum(record["top_shares"][concept].values()) == pytest.approx(1.0)
     assert record["mean_ndkl"] == pytest.approx(np.mean(list(record["ndkl"].values())))
+    # permutation p and bootstrap CI per prompt: skew_uncertainty of the saved similarities, seeded per prompt
+    from eatkit.stats.ranking import skew_uncertainty
+
+    for i, concept in enumerate(["doctor", "nurse", "CEO"]):
+        expected = skew_uncertainty(sims[i], labels, 3, permutations=record["n_permutations"],
+                                    bootstrap=record["n_bootstrap"], rng=record["seed"] + i)
+        assert record["p_max_skew"][concept] == expected.p_max_skew and record["p_ndkl"][concept] == expected.p_ndkl
+        assert record["ci_max_skew"][concept] == list(expected.ci_max_skew)
+    assert record["desired"] == {"female": 4 / 7, "male": 3 / 7}
+    assert record["n_permutations"] == 1000 and record["n_bootstrap"] == 1000
     assert "Retrieval bias" in (out / "report.html").read_text(encoding="utf-8")

@@ -34,20 +34,36 @@ def faces(tmp_path_factory):
     return sorted(str(p) for p in root.rglob("*.png"))
 
 
-def test_vqa_answers_are_the_models_own_greedy_answers(blip_vqa, faces) -> None:
-    vqa = build_model(f"hf-blip-vqa:{blip_vqa}", batch_size=2, max_new_tokens=4)
+def test_vqa_answers_are_blips_beam_search_answers(blip_vqa, faces) -> None:
+    """By default, BLIP's VQA inference as the authors ran it: 3 beams, max_length 10, min_length 1, 480 px
+    (Pillow's bicubic resize, CLIP's mean and std), against transformers' generate on those inputs."""
+    from PIL import Image
+
+    vqa = build_model(f"hf-blip-vqa:{blip_vqa}", batch_size=2)
     answers = vqa.answer(faces, "is this an american ?")
     assert len(answers) == 5 and all(isinstance(a, str) for a in answers)
     model = transformers.BlipForQuestionAnswering.from_pretrained(blip_vqa).eval()
     tok = transformers.AutoTokenizer.from_pretrained(blip_vqa)
-    pixels = torch.from_numpy(np.stack([vqa.preprocessing.array(p) for p in faces]))
+    mean, std = np.array([0.48145466, 0.4578275, 0.40821073]), np.array([0.26862954, 0.26130258, 0.27577711])
+    pixels = []
+    for path in faces:  # BLIP's transform: Image.open().convert("RGB"), Resize((480, 480), bicubic), Normalize
+        image = Image.open(path).convert("RGB").resize((480, 480), Image.Resampling.BICUBIC)
+        pixels.append(((np.asarray(image) / 255.0 - mean) / std).transpose(2, 0, 1))
+    pixels = torch.from_numpy(np.stack(pixels).astype(np.float32))
+    np.testing.assert_allclose(np.stack([vqa.preprocessing.array(p) for p in faces]), pixels.numpy(), atol=1e-5)
     t = tok(["is this an american ?"] * 5, return_tensors="pt")
     with torch.no_grad():
         out = model.generate(pixel_values=pixels, input_ids=t.input_ids, attention_mask=t.attention_mask,
-                             max_new_tokens=4)
+                             num_beams=3, max_length=10, min_length=1, interpolate_pos_encoding=True)
     assert answers == [" ".join(s.split()) for s in tok.batch_decode(out, skip_special_tokens=True)]
-    assert vqa.manifest()["decoding"] == {"strategy": "greedy", "max_new_tokens": 4}
+    assert vqa.manifest()["decoding"] == {"strategy": "beam search", "num_beams": 3, "max_length": 10,
+                                          "min_length": 1}
+    assert vqa.manifest()["preprocessing"]["size"] == 480
     assert vqa.manifest()["weights"].startswith("config.json:")
+    greedy = build_model(f"hf-blip-vqa:{blip_vqa}", num_beams=1, max_new_tokens=4, preprocess="model")
+    assert greedy.manifest()["decoding"] == {"strategy": "greedy", "num_beams": 1, "max_new_tokens": 4,
+                                             "min_length": 1}
+    assert greedy.manifest()["preprocessing"]["size"] == 32  # the model's own preprocessor config
 
 
 def test_captions_are_seeded_and_sampled_from_the_nucleus(blip_caption, faces) -> None:
@@ -57,6 +73,31 @@ def test_captions_are_seeded_and_sampled_from_the_nucleus(blip_caption, faces) -
     assert cap.caption(faces, top_p=0.9, seed=4) != first
     with pytest.raises(EatkitError, match=r"top-p must be in \(0, 1\]"):
         cap.caption(faces, top_p=1.5, seed=0)
+
+
+def test_captions_decode_as_blip_sample_did(blip_caption, faces) -> None:
+    """BLIP's ``generate(sample=True, top_p, max_length=20, min_length=5)``: prompt "a picture of " (its
+    first token replaced by [DEC], the [SEP] dropped; removed from the caption by its length),
+    repetition_penalty 1.1, top_k 50; the same draws as transformers' generate under the same seed."""
+    cap = build_model(f"hf-blip-caption:{blip_caption}", batch_size=5, prompt="a photo of ")
+    decoding = cap.manifest()["decoding"]
+    assert {k: decoding[k] for k in ("prompt", "top_k", "repetition_penalty", "max_length", "min_length")} == {
+        "prompt": "a photo of ", "top_k": 50, "repetition_penalty": 1.1, "max_length": 20, "min_length": 5}
+    captions = cap.caption(faces, top_p=0.9, seed=3)
+    model = transformers.BlipForConditionalGeneration.from_pretrained(blip_caption).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(blip_caption)
+    pixels = torch.from_numpy(np.stack([cap.preprocessing.array(p) for p in faces]))
+    t = tok(["a photo of "] * 5, return_tensors="pt")
+    torch.manual_seed(int(np.random.SeedSequence([3, 900, 0]).generate_state(1)[0]))
+    with torch.no_grad():
+        out = model.generate(pixel_values=pixels, input_ids=t.input_ids, attention_mask=t.attention_mask,
+                             do_sample=True, top_p=0.9, top_k=50, repetition_penalty=1.1, max_length=20, min_length=5,
+                             interpolate_pos_encoding=True)
+    texts = tok.batch_decode(out, skip_special_tokens=True)
+    assert all(x.startswith("a photo of") for x in texts)
+    assert captions == [" ".join(x[len("a photo of "):].split()) for x in texts]
+    assert 5 <= out.shape[1] <= 20
+    assert cap.manifest()["preprocessing"]["size"] == 384 and cap.manifest()["preprocessing"]["alpha"] == "drop"
 
 
 def test_probe_heads_refuse_other_model_families(blip_vqa, tmp_path) -> None:
@@ -75,6 +116,23 @@ def clip_model(tmp_path_factory) -> str:
     from tiny_vl import tiny_clip
 
     return tiny_clip(tmp_path_factory.mktemp("clip"))
+
+
+def test_generation_start_image_stretched_as_vqgan_clip(clip_model, tmp_path) -> None:
+    """initial="stretch": the whole image resized to the square with Lanczos (VQGAN-CLIP's init image), not its
+    centre square."""
+    from PIL import Image
+
+    from eatkit.encoders.generation import CLIPGuidedGenerator
+
+    path = tmp_path / "wide.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (20, 48, 3), dtype=np.uint8)).save(path)
+    gen = CLIPGuidedGenerator(build_model(f"hf-clip:{clip_model}", cache=False), steps=1, initial="stretch")
+    expected = np.asarray(Image.open(path).convert("RGB").resize((32, 32), Image.Resampling.LANCZOS))
+    np.testing.assert_array_equal(np.asarray(gen.initial.load(path)), expected)
+    centre = CLIPGuidedGenerator(build_model(f"hf-clip:{clip_model}", cache=False), steps=1)
+    assert not np.array_equal(np.asarray(centre.initial.load(path)), expected)
+    assert "stretched" in gen.config()["initial_image"]
 
 
 @pytest.mark.parametrize("parameterization", ["pixel", "fourier"])
@@ -294,8 +352,10 @@ def test_generation_preset_wolfe2022_and_options_beside_it() -> None:
         return GENERATION.resolve(probe_params("generation", given_params(args, [args.kind])))
 
     study = params("--preset", "wolfe2022")
-    assert (study["steps"], study["every"], study["size"], study["region"]) == (200, 10, 592, [0.45, 0.3, 0.085, 0.085])
-    assert round(study["region"][2] * 592) == round(study["region"][3] * 592) == 50  # the seed's 50 x 50 pixels
+    assert (study["steps"], study["every"], study["size"], study["initial"]) == (200, 10, 592, "stretch")
+    # the authors' crop of the 592 x 592 frame: (250, 175)-(300, 225), the same pixels the analysis measures
+    assert [round(v * 592) for v in study["region"]] == [250, 175, 50, 50]
+    assert params()["initial"] == "center-square"
     mine = params("--preset", "wolfe2022", "--steps", "3", "--region", "0.1,0.1,0.2,0.2")
     assert (mine["steps"], mine["size"], mine["region"], mine["preset"]) == (3, 592, [0.1, 0.1, 0.2, 0.2], "wolfe2022")
     assert (params()["steps"], params()["size"]) == (80, None)  # no preset: the defaults

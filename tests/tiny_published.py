@@ -5,6 +5,7 @@ original code saves them): MoCo v2/v3 (facebookresearch/moco, moco-v3), SimCLRv2
 from __future__ import annotations
 
 import argparse
+import pathlib
 
 import torch
 
@@ -129,7 +130,10 @@ def slip_checkpoint(path, *, slip=True, text_width=16, text_layers=2):
             s |= {f"image_mlp.{name}.weight": torch.ones(24), f"image_mlp.{name}.bias": torch.zeros(24),
                   f"image_mlp.{name}.running_mean": torch.zeros(24), f"image_mlp.{name}.running_var": torch.ones(24),
                   f"image_mlp.{name}.num_batches_tracked": torch.tensor(0)}
-    args = argparse.Namespace(model="SLIP_VITS16" if slip else "CLIP_VITS16", ssl_mlp_dim=24, ssl_emb_dim=6)
+    # SLIP's submitit launcher stores its folders as paths in args (run_with_submitit.py: job_dir, output_dir)
+    args = argparse.Namespace(model="SLIP_VITS16" if slip else "CLIP_VITS16", ssl_mlp_dim=24, ssl_emb_dim=6,
+                              output_dir=pathlib.PosixPath("/checkpoint/slip/run"),
+                              job_dir=pathlib.PosixPath("/checkpoint/slip/run/%j"))
     torch.save({"epoch": 25, "state_dict": {f"module.{k}": v for k, v in s.items()}, "optimizer": {},
                 "scaler": {}, "best_acc1": 0.0, "args": args}, path)
     return s, visual

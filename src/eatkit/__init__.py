@@ -47,6 +47,7 @@ _NAMES: dict[str, str] = {
     "stimulus_stability": "eatkit.stats",
     "compare_shares": "eatkit.stats.ranking",
     "rank_shares": "eatkit.stats.ranking",
+    "random_effects": "eatkit.stats",
 }
 __all__ = ["__version__", "read_run", *sorted(_NAMES)]
 __getattr__, _names = attach(__name__, _NAMES)

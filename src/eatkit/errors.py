@@ -6,6 +6,8 @@ so that the CLI can print it as ``eatkit: error: <message>`` and exit non-zero w
 
 from __future__ import annotations
 
+import re
+
 
 class EatkitError(ValueError):
     """Bad input or an unmet precondition, with a one-line message naming the problem."""
@@ -17,13 +19,17 @@ class EatkitError(ValueError):
 
 
 def one_line(reason: object, limit: int = 200) -> str:
-    """An exception (or any text) as the reason part of an :class:`EatkitError` message: whitespace runs
-    collapsed to one space, at most ``limit`` characters, the type name when there is no text.
+    """An exception (or any text) as the reason part of an :class:`EatkitError` message: terminal colour
+    codes removed, whitespace runs collapsed to one space, at most ``limit`` characters, the type name when
+    there is no text.
 
-    >>> one_line(OSError("bad\\n  header")), one_line(EOFError())
-    ('bad header', 'EOFError')
+    >>> one_line(OSError("bad\\n  header")), one_line(EOFError()), one_line("\\x1b[1mbold\\x1b[0m")
+    ('bad header', 'EOFError', 'bold')
     """
-    return " ".join(str(reason).split())[:limit] or type(reason).__name__
+    return " ".join(_ANSI.sub("", str(reason)).split())[:limit] or type(reason).__name__
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal escape sequences (colours, bold)
 
 
 class MissingExtraError(EatkitError):

@@ -333,8 +333,11 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file
+        reason = str(err)
+        if "WeightsUnpickler error:" in reason:  # torch's advice around it would cut the reason off
+            reason = reason.split("WeightsUnpickler error:", 1)[1].split(" Please use", 1)[0]
         raise EatkitError(f"refusing {what} {path} (only tensors and plain containers are loaded): "
-                          f"{one_line(err)}") from None
+                          f"{one_line(reason)}") from None
 
 
 def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, links_out: bool = False) -> Path:

@@ -58,6 +58,10 @@ KINDS: dict[str, str | KindSpec] = {
     "crows-pairs": "eatkit.specs:CROWS_PAIRS",
     "stereoset": "eatkit.specs:STEREOSET",
     "llm-iat": "eatkit.specs:LLM_IAT",
+    "same": "eatkit.specs:SAME",
+    "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
+    "ceat": "eatkit.specs:CEAT",
+    "seed-sets": "eatkit.specs:SEED_SETS",
 }
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}

@@ -8,7 +8,7 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking
+from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking, RoleGroup
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
@@ -109,9 +109,11 @@ CAPTION = KindSpec(
     ))
 #: named settings of a study (``eatkit probe generate --preset NAME``; options given beside it win).
 #: wolfe2022: seed 003 section 3.5, 200 iterations, 592 x 592 images, the brightness of a 50 x 50 square of
-#: the forehead just above the eyebrows and between the eyes (of a frontal, centred CFD face)
+#: the forehead just above the eyebrows and between the eyes: the authors' crop (250, 175)-(300, 225) of the
+#: 592 x 592 frame; the start image stretched to 592 x 592 (VQGAN-CLIP resizes its init image, Lanczos)
 GENERATION_PRESETS: dict[str, dict[str, object]] = {
-    "wolfe2022": {"steps": 200, "every": 10, "size": 592, "region": [0.45, 0.3, 0.085, 0.085]},
+    "wolfe2022": {"steps": 200, "every": 10, "size": 592, "region": [250 / 592, 175 / 592, 50 / 592, 50 / 592],
+                  "initial": "stretch"},
 }
 GENERATION = KindSpec(
     "generation", None, "eatkit.analyses.generation:GenerationAnalysis",
@@ -134,7 +136,10 @@ GENERATION = KindSpec(
               "square of 1/12 of the side)"),
         Param("max_images", int, low=1, useful=(None, None), help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
-              "the forehead region); options given beside it win"),
+              "the authors' forehead square, the start image stretched); options given beside it win"),
+        Param("initial", choices=("center-square", "stretch"), default="center-square",
+              help="the start image: its centre square resized (bicubic), or the whole image stretched to the "
+              "square (Lanczos, as VQGAN-CLIP)"),
     ))
 
 
@@ -169,10 +174,12 @@ DIRECT_BIAS = METRICS.member(
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
-    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "ndkl"),
+    presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "p_max_skew",
+                                       "ci_max_skew", "ndkl", "p_ndkl"),
                               formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
                               legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
-                              "2019; 0: each value in proportion to its share of the images); means over prompts"),
+                              "2019; 0: each value in its desired proportion, by default its share of the images); "
+                              "means over prompts; p: label-shuffle permutation p; CI: bootstrap over images"),
     params=(
         Param("concepts", many="list", sep=",", metavar="CONCEPTS",
               default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
@@ -180,6 +187,14 @@ RETRIEVAL = KindSpec(
         Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
         Param("k", int, low=1, useful=(None, None),
               help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
+        Param("desired", default="images", metavar="images|uniform|FILE.json",
+              help="the desired proportion of each value: its share of the images, uniform, or a JSON file "
+              "{value: share} (a reference table); the permutation p and bootstrap CI of each prompt's MaxSkew@k "
+              "and NDKL use it"),
+        Param("permutations", int, 1000, low=1, useful=(100, None), metavar="N",
+              help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
+        Param("bootstrap", int, 1000, low=0, useful=(None, None), metavar="N",
+              help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 T2IAT = KindSpec(
     "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
@@ -284,3 +299,57 @@ LLM_IAT = KindSpec(
         Param("unscored", many="list", default=[], cli=False, empty=True,
               help="words of the prompts whose side is unknown: their pairings are read, counted apart, not scored"),
     ))
+
+_MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "
+                      "distinct assignment counted); CI: percentile bootstrap over target words")
+SAME = KindSpec(
+    "same", (RoleGroup("T", 1, help="target sets"), RoleGroup("A", 2, help="attribute sets")),
+    "eatkit.analyses.multigroup:SAMEAnalysis",
+    title="SAME score of target words against two or more attribute sets (Schröder et al. 2021)",
+    presentation=Presentation(columns=("statistic", "value", "ci", "skew", "p_value", "q_value", "p_value_exact"),
+                              headline="value", formats={"value": ".3f", "skew": ".3f"}, heading="SAME",
+                              legend="mean over target words of |cos(t, d_1)| (+ length-weighted |cos| with the "
+                              "orthogonalised further directions); skew: signed mean with two attribute sets; p: "
+                              "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND))
+GENERALIZED_WEAT = KindSpec(
+    "generalized-weat", (RoleGroup("T", 2, help="target sets"), RoleGroup("A", 2, help="attribute sets, paired with them")),
+    "eatkit.analyses.multigroup:GeneralizedWEATAnalysis",
+    title="Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019)",
+    presentation=Presentation(columns=("statistic", "value", "ci", "p_value", "q_value", "p_value_exact"),
+                              headline="value", formats={"value": ".4f"}, heading="Generalised WEAT",
+                              legend="sum over groups of <mean X_i - mean of means, mean A_i - mean of means> "
+                              "(unit vectors); p: target words re-assigned among the target sets. "
+                              + _MULTIGROUP_LEGEND))
+CEAT = KindSpec(
+    "ceat", ("X", "Y", "A", "B"), "eatkit.analyses.ceat:CEATAnalysis",
+    title="CEAT: effect sizes over sampled sentence contexts, combined by random effects (Guo & Caliskan 2021)",
+    presentation=Presentation(
+        columns=("estimate", "ci", "p_value", "tau2", "i2", "q_p_value", "prediction_interval", "mean_effect",
+                 "n_contexts"),
+        headline="estimate", formats={"estimate": ".3f", "tau2": ".3g", "i2": ".0%", "mean_effect": ".3f"},
+        heading="CEAT (random effects over sentence contexts)",
+        legend="estimate: random-effects combination of the N per-context effect sizes (within-sample variance: "
+        "Hedges-Olkin closed form); tau2, I²: their heterogeneity; q_p_value: Cochran's Q test; prediction "
+        "interval: Higgins et al. 2009; mean_effect: CEAT's plain mean of the N effect sizes"),
+    params=(
+        Param("corpus", metavar="FILE", help="CEAT: a text file of sentences, one per line; each word is embedded "
+              "in sentences of it that contain the word (use a contextual model with pooling=token)"),
+        Param("context_templates", many="list", default=[], flag="--context-template", metavar="TEMPLATE",
+              help="CEAT: a sentence template with {x} where the word goes (repeatable), instead of --corpus"),
+        Param("contexts", int, 100, low=2, useful=(20, None), metavar="N",
+              help="CEAT: sentence contexts sampled per word (Guo & Caliskan: 10,000)"),
+        Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
+              help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
+              "REML)"),
+    ))
+SEED_SETS = KindSpec(
+    "seed-sets", None, "eatkit.analyses.seed_sets:SeedSetsAnalysis",
+    title="Seed-set sensitivity: the EAT with alternative attribute sets A_<variant>, B_<variant> "
+    "(Antoniak & Mimno 2021)",
+    presentation=Presentation(
+        columns=("effect_sizes", "d_min", "d_max", "d_sd", "share_significant", "share_same_sign", "verdicts_agree"),
+        formats={"d_min": ".3f", "d_max": ".3f", "d_sd": ".3f", "share_significant": ".0%", "share_same_sign": ".0%"},
+        heading="Seed-set sensitivity",
+        legend="d of the test with the suite's attribute sets A, B and with each variant pair A_<variant>, "
+        "B_<variant>; their range and SD; the share of variants significant (p < alpha) and with the suite's sign; "
+        "whether every verdict agrees"))

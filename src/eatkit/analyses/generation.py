@@ -107,7 +107,7 @@ class GenerationAnalysis(ProbeAnalysis):
         params = options.params
         generator = CLIPGuidedGenerator(model, steps=params["steps"], every=params["every"], lr=params["lr"],
                                         parameterization=params["parameterization"], size=params["size"],
-                                        cutouts=params["cutouts"])
+                                        cutouts=params["cutouts"], initial=params["initial"])
         if params["text_only"]:
             seeds = [options.seed + i for i in range(params["starts"])]
             files = {NOISE: ([None] * len(seeds), tuple(f"seed-{s}" for s in seeds))}

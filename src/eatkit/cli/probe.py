@@ -32,6 +32,20 @@ def register(sub: Any) -> None:
         p.set_defaults(func=_cmd_probe, kind=spec)
 
 
+#: the decoding options of the BLIP probe heads: flag, type, help (the keyword is the flag's name)
+_DECODING: tuple[tuple[str, Any, str], ...] = (
+    ("--max-new-tokens", int, "longest answer or caption in new tokens (replaces --max-length)"),
+    ("--max-length", int, "longest sequence in tokens, a prompt's included (default: VQA 10, captions 20)"),
+    ("--min-length", int, "shortest sequence in tokens (default: VQA 1, captions 5)"),
+    ("--num-beams", int, "VQA beam width (default 3; 1: greedy)"),
+    ("--top-k", int, "captions: sample among the k most likely tokens too (default 50; 0: top-p alone)"),
+    ("--repetition-penalty", float, "captions: repetition penalty (default 1.1)"),
+    ("--caption-prompt", str, "captions: the text the caption continues, removed from it (default 'a picture of ')"),
+    ("--preprocess", str, "image input: a preset of 'eatkit list presets', or 'model' for the model's own "
+     "preprocessor config (default: the authors' BLIP input, 480 px for VQA, 384 px for captions)"),
+)
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="a registered model (see 'eatkit list models')")
     images = p.add_mutually_exclusive_group()
@@ -45,8 +59,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, help="inference batch size")
     p.add_argument("--device", help="torch device of the BLIP probe heads (default cpu)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--max-new-tokens", type=int, help="longest answer or caption in tokens (models that generate "
-                   "text; default 20)")
+    gen = p.add_argument_group("decoding of models that generate text (default: as the \"American == White\" "
+                               "authors ran BLIP; recorded in the manifest)")
+    for flag, kind, what in _DECODING:
+        gen.add_argument(flag, type=kind, help=what)
     p.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     p.add_argument("--report", action="store_true", help="also write report.html into the output folder")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
@@ -96,7 +112,9 @@ def _model(args: argparse.Namespace, kind: str) -> Any:
         options["cache"] = False
     if args.device is not None:
         options["device"] = args.device
-    if getattr(args, "max_new_tokens", None) is not None:
-        options["max_new_tokens"] = args.max_new_tokens
+    for flag, _, _ in _DECODING:
+        key = flag[2:].replace("-", "_")
+        if getattr(args, key, None) is not None:
+            options["prompt" if key == "caption_prompt" else key] = getattr(args, key)
     spec.refuse_options(options, lambda key: "--" + key.replace("_", "-"))
     return spec.build(**options)

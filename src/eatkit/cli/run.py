@@ -21,6 +21,22 @@ def _model_flags() -> list[tuple[str, str]]:
     return [(model_flag(key), key) for key in MODEL_OPTIONS]
 
 
+def add_preprocessing_flags(parser: argparse.ArgumentParser) -> None:
+    """The image-preprocessing flags of an image model, their choices from its declaration
+    (:mod:`eatkit.encoders.images`: the study presets and the fields they set)."""
+    from eatkit.encoders.presets import ALPHAS, CROPS, INTERPOLATIONS, PRESETS
+
+    group = parser.add_argument_group("image preprocessing (default: each model's own evaluation transform)")
+    group.add_argument("--preprocess", choices=tuple(PRESETS), help="a study's decoding, crop and resize "
+                       "('eatkit list presets' shows what each sets; the rest, e.g. steed2021's size and "
+                       "scaling, stays the model's own)")
+    group.add_argument("--crop", choices=CROPS, help="override the crop")
+    group.add_argument("--interpolation", choices=INTERPOLATIONS,
+                       help="override the resize filter ('area': OpenCV's INTER_AREA, exactly)")
+    group.add_argument("--alpha", choices=ALPHAS, help="transparency: composite onto white, or drop the alpha "
+                       "channel as cv2.imread and Pillow's convert('RGB') do")
+
+
 def suite_kinds() -> list[Any]:
     """The specs (:class:`eatkit.kinds.KindSpec`) of the kinds that suites hold (not probes), in registry order."""
     from eatkit.kinds import KINDS, get_kind
@@ -114,6 +130,7 @@ def register(sub: Any) -> None:
                      "into --model")
     run.add_argument("--revision", help="hub revision (branch, tag or commit) of a hub model (hf:, hf-clip:, "
                      "hf-blip:, open_clip:hf-hub:<repo>); the commit it resolves to is recorded")
+    add_preprocessing_flags(run)
     gen = run.add_argument_group("text-to-image models (diffusers:<hub id or folder>, docs/generation.md)")
     gen.add_argument("--embedder", metavar="MODEL", help="the image model that embeds the generated images (e.g. "
                      "hf-clip:openai/clip-vit-large-patch14; a CLIP-like model for depiction tests)")

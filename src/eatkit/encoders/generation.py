@@ -25,6 +25,8 @@ from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError
 
 PARAMETERIZATIONS: tuple[str, ...] = ("pixel", "fourier")
+#: the start image's crop and its resize filter
+INITIAL_INTERPOLATION: dict[str, str] = {"center-square": "bicubic", "stretch": "lanczos"}
 
 
 class CLIPGuidedGenerator:
@@ -38,7 +40,8 @@ class CLIPGuidedGenerator:
     """
 
     def __init__(self, encoder: Any, *, steps: int = 80, every: int = 10, lr: float = 0.05,
-                 parameterization: str = "pixel", size: int | None = None, cutouts: int = 4) -> None:
+                 parameterization: str = "pixel", size: int | None = None, cutouts: int = 4,
+                 initial: str = "center-square") -> None:
         from eatkit.encoders.vision_language import JointEncoder
 
         if not isinstance(encoder, JointEncoder):
@@ -54,12 +57,17 @@ class CLIPGuidedGenerator:
         self.encoder, self.steps, self.every, self.lr = encoder, steps, every, float(lr)
         self.parameterization, self.cutouts = parameterization, cutouts
         self.size = size or encoder.preprocessing.size
-        self.initial = Preprocessing(size=self.size, crop="center-square", interpolation="bicubic")
+        if initial not in INITIAL_INTERPOLATION:
+            raise EatkitError(f"initial must be one of {', '.join(INITIAL_INTERPOLATION)}, got {initial!r}")
+        # the start image: its centre square (bicubic), or stretched whole (Lanczos, as VQGAN-CLIP's init image)
+        self.initial = Preprocessing(size=self.size, crop=initial, interpolation=INITIAL_INTERPOLATION[initial])
 
     def config(self) -> dict[str, Any]:
         return {"model": self.encoder.id, "steps": self.steps, "every": self.every, "lr": self.lr,
                 "parameterization": self.parameterization, "size": self.size, "cutouts": self.cutouts,
-                "initial_image": "centre square, bicubic resize to size", "optimizer": "Adam"}
+                "initial_image": {"center-square": "centre square, bicubic resize to size",
+                                  "stretch": "whole image stretched to size x size, Lanczos"}[self.initial.crop],
+                "optimizer": "Adam"}
 
     def frame_steps(self) -> list[int]:
         """The steps at which frames are kept: 0, every, 2 every, ... (and the last step)."""

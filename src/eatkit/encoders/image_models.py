@@ -14,13 +14,12 @@ Embedding definitions (what each registered model returns):
   variance, no centring, no bias) in place of iGPT's ``x / sqrt(mean(x^2) + eps) * g`` in every block, and
   ``h^l`` is normalised with block ``l + 1``'s ``ln_1`` (so ``l <= n_layer - 2``); ``"mean"`` is the model
   as trained, with block ``l``'s own ``ln_1`` (``ln_f`` for ``l = n_layer``); ``"next-pixel-logits"``
-  returns the next-pixel logits at the last position (seed 000, appendix C; the reference code's
-  ``LogitExtractor``, which ran through the authors' layer norm, is not matched).
+  returns the next-pixel logits at the last position (seed 000, appendix C) as the reference code's
+  ``LogitExtractor`` computed them: through the authors' layer norm in every block and in ``ln_f``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -51,33 +50,27 @@ LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
 IMAGEGPT_POOLINGS: tuple[str, ...] = ("ieat", "mean", "next-pixel-logits")
 
 
-def with_crop(preprocessing: Preprocessing, crop: str | None, interpolation: str | None) -> Preprocessing:
-    """``preprocessing`` with the user's crop and interpolation overrides (for square crops, no resize)."""
-    if crop is not None:
-        resize = preprocessing.resize if crop == "resize-shorter+center-crop" else None
-        preprocessing = dataclasses.replace(preprocessing, crop=crop, resize=resize)
-    if interpolation is not None:
-        preprocessing = dataclasses.replace(preprocessing, interpolation=interpolation)
-    return preprocessing
-
-
 class ClassifierFeatures(NeuralEncoder):
     """Penultimate-layer (pre-logits, globally pooled) features of an image classifier.
 
     Subclasses say how the network is built (:meth:`_build`); this class runs it in eval mode under
-    ``torch.inference_mode`` on float32 inputs preprocessed by ``self.preprocessing``.
+    ``torch.inference_mode`` on float32 inputs preprocessed by ``self.preprocessing``: the model's own,
+    under a study preset ``preprocess`` and the ``crop``, ``interpolation`` and ``alpha`` overrides
+    (:meth:`Preprocessing.override`).
     """
 
     modalities = frozenset({"image"})
     libraries = ("torch", "timm", "pillow")
 
     def __init__(self, *, id: str, model: str, weights: str, preprocessing: Preprocessing,
-                 **options: Any) -> None:
+                 preprocess: str | None = None, crop: str | None = None, interpolation: str | None = None,
+                 alpha: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.id = id
         self.model = model
         self.weights = weights
-        self.preprocessing = preprocessing
+        self.preprocessing = preprocessing.override(preprocess=preprocess, crop=crop, interpolation=interpolation,
+                                                    alpha=alpha)
         self._features: Callable[[Any], Any] | None = None
 
     def config(self) -> dict[str, Any]:
@@ -111,7 +104,10 @@ class TimmFeatures(ClassifierFeatures):
                  weights: str | None = None, preprocessing: Preprocessing | None = None,
                  crop: str | None = None, interpolation: str | None = None, id: str | None = None,
                  checkpoint: str | Path | None = None, **options: Any) -> None:
-        self._checkpoint, self._num_classes = finetuned_checkpoint(checkpoint, f"timm:{name}")
+        # a .npz is a published JAX/TensorFlow checkpoint (BiT's), read by timm's own loader; else eatkit finetune's
+        self._npz = Path(checkpoint) if checkpoint is not None and Path(checkpoint).suffix == ".npz" else None
+        self._checkpoint, self._num_classes = (None, None) if self._npz else finetuned_checkpoint(
+            checkpoint, f"timm:{name}")
         if checkpoint is not None:
             pretrained, state_dict, weights = False, None, checkpoint_identity(checkpoint)
         if weights is None or preprocessing is None:  # else timm (and torch) are imported on first use only
@@ -125,7 +121,7 @@ class TimmFeatures(ClassifierFeatures):
         if not pretrained and state_dict is None and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"timm:{name}", model=f"timm:{name}", weights=weights,
-                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
         self.name, self.pretrained, self._state_dict = name, pretrained, state_dict
 
     @staticmethod
@@ -153,10 +149,26 @@ class TimmFeatures(ClassifierFeatures):
             raise fetch_error(f"the pretrained weights of timm model '{self.name}'", exc) from None
         if self._checkpoint is not None:
             load_checkpoint_into(net, self._checkpoint, self.id)
+        elif self._npz is not None:
+            load_npz_into(net, self._npz, self.id)
         elif self._state_dict is not None:
             net.load_state_dict(self._state_dict())
         net = self._place(net)
         return lambda x: net.forward_head(net.forward_features(x), pre_logits=True)
+
+
+def load_npz_into(net: Any, path: Path, model: str) -> None:
+    """Load a published ``.npz`` checkpoint (BiT's ``BiT-M-R50x1.npz``) with timm's own reader of the layout
+    (``load_pretrained``: numpy arrays only, no pickles), or raise one line saying why it does not fit."""
+    if not hasattr(net, "load_pretrained"):
+        raise EatkitError(f"checkpoint {path}: {model} cannot read .npz checkpoints (timm reads them into BiT "
+                          "ResNetV2 and ViT models)")
+    try:
+        net.load_pretrained(str(path))
+    except KeyError as exc:
+        raise EatkitError(f"checkpoint {path} does not fit {model}: it has no tensor {one_line(exc)}") from None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise EatkitError(f"checkpoint {path} does not fit {model}: {one_line(exc)}") from None
 
 
 class TorchvisionFeatures(ClassifierFeatures):
@@ -186,7 +198,7 @@ class TorchvisionFeatures(ClassifierFeatures):
         if not pretrained and checkpoint is None:
             options["cache"] = False  # random weights differ between builds: nothing to cache
         super().__init__(id=id or f"torchvision:{name}", model=f"torchvision:{name}", weights=weights,
-                         preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                         preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
         self.name, self.pretrained, self._default = name, pretrained, default
 
     def _build(self) -> Callable[[Any], Any]:
@@ -277,10 +289,10 @@ def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolatio
                                   interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
     if checkpoint is not None:
         return TimmFeatures(f"tf_efficientnet_lite{variant}", checkpoint=checkpoint, id=f"efficientnet_lite{variant}",
-                            preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                            preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
     return TimmFeatures(f"tf_efficientnet_lite{variant}", pretrained=False, weights=weights,
                         state_dict=lambda: efficientnet_lite_state_dict(variant), id=f"efficientnet_lite{variant}",
-                        preprocessing=with_crop(preprocessing, crop, interpolation), **options)
+                        preprocessing=preprocessing, crop=crop, interpolation=interpolation, **options)
 
 
 class ImageGPTFeatures(NeuralEncoder):
@@ -294,7 +306,9 @@ class ImageGPTFeatures(NeuralEncoder):
     authors' default ``l``. ``pooling`` (module docstring): ``"ieat"`` (default), ``"mean"`` or
     ``"next-pixel-logits"``.
     Pixels: decoded in full (no reduced-scale JPEG decoding), the top-left square (the iEAT reference
-    code's crop), area-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster.
+    code's crop), box-resized to ``n_px`` (32), scaled to [-1, 1] and mapped to the nearest colour cluster;
+    ``preprocess="steed2021"`` decodes and resizes exactly as the iEAT authors (OpenCV's decoder and
+    ``INTER_AREA``); ``crop``, ``interpolation`` and ``alpha`` override single fields.
     """
 
     modalities = frozenset({"image"})
@@ -302,7 +316,8 @@ class ImageGPTFeatures(NeuralEncoder):
 
     def __init__(self, model: str | Any = "openai/imagegpt-large", *, layer: int | None = None,
                  pooling: str = "ieat", clusters: np.ndarray | None = None, revision: str | None = None,
-                 crop: str = "top-left-square", id: str | None = None, **options: Any) -> None:
+                 crop: str | None = None, preprocess: str | None = None, interpolation: str | None = None,
+                 alpha: str | None = None, id: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         if pooling not in IMAGEGPT_POOLINGS:
             raise EatkitError(f"unknown ImageGPT pooling '{pooling}' (known: {', '.join(IMAGEGPT_POOLINGS)})")
@@ -333,8 +348,9 @@ class ImageGPTFeatures(NeuralEncoder):
         self.model, self.revision, self.weights = model if isinstance(model, str) else "in-memory", revision, weights
         self.layer, self.pooling, self.n_layer = layer, pooling, n_layer
         self._clusters = None if clusters is None else np.asarray(clusters, dtype=np.float32)
-        self.preprocessing = Preprocessing(size=n_px, crop=crop, interpolation="box",
-                                           mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+        self.preprocessing = Preprocessing(size=n_px, crop="top-left-square", interpolation="box",
+                                           mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)).override(
+            preprocess=preprocess, crop=crop, interpolation=interpolation, alpha=alpha)
 
     def config(self) -> dict[str, Any]:
         context = "input: SOS + the first n_px * n_px - 1 pixel tokens"
@@ -343,7 +359,8 @@ class ImageGPTFeatures(NeuralEncoder):
                     f"sequence of block[layer + 1].ln_1(hidden_states[layer]); {context}",
             "mean": f"mean over the sequence of block[layer].ln_1(hidden_states[layer]) (ln_f output at layer "
                     f"n_layer), iGPT's layer norm x / sqrt(mean(x^2) + eps) * g; {context}",
-            "next-pixel-logits": f"logits predicting the last pixel; {context}",
+            "next-pixel-logits": "logits predicting the last pixel, the iEAT authors' LogitExtractor: every layer "
+                                 f"norm (ln_f included) x / sqrt(var(x) + eps) * g; {context}",
         }[self.pooling]
         return {"model": self.model, "weights": self.weights,
                 "layer": self.layer if self.pooling != "next-pixel-logits" else "next-pixel logits",
@@ -374,8 +391,6 @@ class ImageGPTFeatures(NeuralEncoder):
                          device=tokens.device)
         context = torch.cat([sos, tokens[:, :-1]], dim=1)  # iGPT predicts pixel i from SOS + pixels < i
         with self._inference():
-            if self.pooling == "next-pixel-logits":
-                return self._net(context).logits[:, -1, :].float().cpu().numpy()
             body = getattr(self._net, "transformer", self._net)
             if self.pooling == "mean":
                 hidden = body(context, output_hidden_states=True).hidden_states
@@ -385,7 +400,10 @@ class ImageGPTFeatures(NeuralEncoder):
                 return normed.mean(dim=1).float().cpu().numpy()
             norms = [m for m in body.modules() if type(m).__name__ == "ImageGPTLayerNorm"]
             hooks = [m.register_forward_hook(_ieat_layer_norm) for m in norms]
-            try:  # the iEAT authors' OpenAIExtractor: block l + 1's ln_1 on hidden_states[l], their norm throughout
+            try:  # the iEAT authors' extractors run the network with their layer norm (ln_mod) throughout
+                if self.pooling == "next-pixel-logits":  # their LogitExtractor: the last position's logits
+                    return self._net(context).logits[:, -1, :].float().cpu().numpy()
+                # their OpenAIExtractor: block l + 1's ln_1 on hidden_states[l]
                 hidden = body(context, output_hidden_states=True).hidden_states
                 normed = body.h[self.layer + 1].ln_1(hidden[self.layer])
             finally:

@@ -3,10 +3,16 @@
 Conventions (recorded in every image encoder's configuration through :meth:`Preprocessing.to_dict`):
 
 - **Files** of a category are resolved by :func:`eatkit.stimuli.images.resolve_image_set`.
-- **Decoding** (:func:`load_image`): the EXIF orientation is applied (as image viewers and OpenCV, which
-  the iEAT reference code used, do); the first frame of an animation is used; palette and
-  greyscale images become RGB; transparency (alpha channel, or a palette/greyscale transparency
-  colour) is composited onto white; CMYK uses Pillow's conversion; 16-bit greyscale is scaled to 8 bits.
+- **Decoding** (:func:`load_image`, its ``decoder`` and ``alpha``): ``"pillow"`` (the default) applies the
+  EXIF orientation (as image viewers and OpenCV do), uses the first frame of an animation, makes palette
+  and greyscale images RGB, CMYK by Pillow's conversion, 16-bit greyscale scaled to 8 bits (``/ 257``);
+  ``"opencv"`` gives the pixels of ``cv2.imread(path)`` with its default flags (the iEAT authors' decoder:
+  EXIF orientation applied, CMYK by OpenCV's formula, 16 bits shifted to 8); ``"pil-open"`` is
+  ``PIL.Image.open(path).convert("RGB")`` (no EXIF orientation; the decoding of Hugging Face processors
+  and BLIP's code fed with Pillow images). Transparency (an alpha channel, or a palette/greyscale
+  transparency colour): ``alpha="white"`` composites it onto white (eatkit's models' default);
+  ``alpha="drop"`` keeps the colour channels as they are, as ``cv2.imread`` and Pillow's ``convert("RGB")``
+  do (every author pipeline eatkit reproduces).
 - **Geometry** (:class:`Preprocessing`): ``"top-left-square"`` keeps the top-left ``min(w, h)``
   square, then resizes it to ``size`` (the iEAT reference code's crop; with ``"box"`` interpolation
   the same pixels as its OpenCV ``INTER_AREA`` resize when the square's side is a multiple of ``size``,
@@ -14,6 +20,13 @@ Conventions (recorded in every image encoder's configuration through :meth:`Prep
   keeps the centred square instead; ``"resize-shorter+center-crop"`` resizes the shorter side to
   ``resize`` and crops the centre ``size`` x ``size`` (timm's and torchvision's evaluation transform);
   ``"stretch"`` resizes the whole image to ``size`` x ``size`` (Hugging Face's BLIP and ImageGPT processors).
+  The centre crop's offset ``(side - size) / 2`` is rounded (``rounding="round"``, torchvision's) or
+  floored (``"floor"``, Hugging Face's ``CLIPImageProcessor``).
+- **Interpolation**: a Pillow filter, or ``"area"``: OpenCV's ``INTER_AREA`` resize, the same pixels
+  (:func:`eatkit.encoders.resample.area_resize`, written in numpy).
+- **Presets** (:data:`PRESETS`, ``--preprocess NAME``): the decoding, geometry and interpolation of a
+  study's authors, applied to a model's own preprocessing (its size, scaling and normalisation stay, unless
+  the preset names them); ``--crop``, ``--interpolation`` and ``--alpha`` override single fields.
 """
 
 from __future__ import annotations
@@ -28,22 +41,24 @@ import numpy as np
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import require
 
-CROPS: tuple[str, ...] = ("top-left-square", "center-square", "resize-shorter+center-crop", "stretch")
-INTERPOLATIONS: tuple[str, ...] = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")
+from eatkit.encoders.presets import ALPHAS, CROPS, DECODERS, INTERPOLATIONS, PRESETS, ROUNDINGS  # noqa: F401
 
 
-def load_image(path: str | Path, *, draft: tuple[int, int] | None = None) -> Any:
+def load_image(path: str | Path, *, draft: tuple[int, int] | None = None, decoder: str = "pillow",
+               alpha: str = "white") -> Any:
     """Decode an image file to an 8-bit RGB :class:`PIL.Image.Image` (conventions in the module docstring).
 
     ``draft`` lets a JPEG decoder downscale by 1/2, 1/4 or 1/8 while decoding, keeping both sides at
     least ``draft`` (Pillow's :meth:`~PIL.Image.Image.draft`; much faster for large photographs).
-    An unreadable file is an :class:`EatkitError` naming it.
+    ``decoder`` and ``alpha``: the module docstring. An unreadable file is an :class:`EatkitError` naming it.
 
     >>> import tempfile, pathlib; from PIL import Image
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.png"; Image.new("LA", (1, 1), (0, 0)).save(p)
-    >>> load_image(p).getpixel((0, 0))  # fully transparent black on white
-    (255, 255, 255)
+    >>> load_image(p).getpixel((0, 0)), load_image(p, alpha="drop").getpixel((0, 0))  # over white, or dropped
+    ((255, 255, 255), (0, 0, 0))
     """
+    check_choice_of("decoder", decoder, DECODERS)
+    check_choice_of("alpha", alpha, ALPHAS)
     pil = require("PIL.Image", "image loading", "image")
     ops = require("PIL.ImageOps", "image loading", "image")
     try:
@@ -51,17 +66,30 @@ def load_image(path: str | Path, *, draft: tuple[int, int] | None = None) -> Any
             if draft is not None and image.format == "JPEG":
                 image.draft(None, draft)
             image.load()
-            ops.exif_transpose(image, in_place=True)
-            return _to_rgb(image, pil)
+            if decoder != "pil-open":
+                ops.exif_transpose(image, in_place=True)
+            return _to_rgb(image, pil, decoder, alpha)
     except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as exc:
         raise EatkitError(f"cannot read image {path}: {one_line(exc)}") from None
 
 
-def _to_rgb(image: Any, pil: Any) -> Any:
-    """8-bit RGB with any transparency composited onto white (see the module docstring)."""
+def check_choice_of(name: str, value: Any, known: tuple[str, ...]) -> None:
+    """A one-line error for a preprocessing field ``name`` whose ``value`` is not one of ``known``."""
+    if value not in known:
+        raise EatkitError(f"unknown {name} '{value}' (known: {', '.join(known)})")
+
+
+def _to_rgb(image: Any, pil: Any, decoder: str, alpha: str) -> Any:
+    """8-bit RGB under ``decoder`` and ``alpha`` (see the module docstring)."""
     if image.mode in ("I;16", "I;16B", "I;16L", "I"):
-        scaled = np.clip(np.asarray(image, dtype=np.float64) / 257.0, 0, 255).round().astype(np.uint8)
-        image = pil.fromarray(scaled, mode="L")
+        values = np.asarray(image, dtype=np.int64 if decoder == "opencv" else np.float64)
+        scaled = (np.clip(values, 0, 65535) >> 8 if decoder == "opencv"  # OpenCV: 16 bits shifted to 8
+                  else np.clip(values / 257.0, 0, 255).round())
+        image = pil.fromarray(scaled.astype(np.uint8), mode="L")
+    if image.mode == "CMYK" and decoder == "opencv":
+        return pil.fromarray(_opencv_cmyk(np.asarray(image)), mode="RGB")
+    if alpha == "drop":
+        return image if image.mode == "RGB" else image.convert("RGB")
     if image.mode == "P" or (image.mode in ("L", "RGB") and "transparency" in image.info):
         image = image.convert("RGBA")
     if image.mode in ("RGBA", "LA", "PA", "RGBa", "La"):
@@ -69,6 +97,24 @@ def _to_rgb(image: Any, pil: Any) -> Any:
         background = pil.new("RGBA", rgba.size, (255, 255, 255, 255))
         return pil.alpha_composite(background, rgba).convert("RGB")
     return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def _opencv_cmyk(cmyk: np.ndarray) -> np.ndarray:
+    """OpenCV's CMYK to RGB (``icvCvt_CMYK2BGR_8u_C4C3R`` on libjpeg's inverted Adobe values, which Pillow
+    has inverted back): ``k' - ((255 - c') * k' >> 8)`` with ``c' = 255 - c``, ``k' = 255 - k``.
+
+    >>> _opencv_cmyk(np.array([[[0, 255, 0, 0]]], dtype=np.uint8)).tolist()
+    [[[255, 1, 255]]]
+    """
+    inverted = 255 - cmyk.astype(np.int32)
+    k = inverted[..., 3:]
+    return (k - (((255 - inverted[..., :3]) * k) >> 8)).astype(np.uint8)
+
+
+_DECODE_NOTES = {"pillow": "exif-orientation, first frame",
+                 "opencv": "as cv2.imread (exif-orientation, first frame, OpenCV's CMYK and 16-bit conversions)",
+                 "pil-open": "PIL.Image.open().convert('RGB') (no exif-orientation), first frame"}
+_ALPHA_NOTES = {"white": "alpha over white", "drop": "alpha dropped"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +128,8 @@ class Preprocessing:
     ``std`` normalise ``[0, 1]`` pixel values per channel; ``jpeg_draft=True`` (opt-in) lets JPEGs decode
     at a reduced DCT scale that is still at least the size needed: faster, but different pixels (on the
     iEAT JPEGs at EfficientNet-Lite0's 256-pixel resize, 1.9 grey levels on average per pixel of the
-    drafted images, up to 11 for one image).
+    drafted images, up to 11 for one image). ``decoder``, ``alpha``, ``rounding`` and ``"area"``
+    interpolation: the module docstring.
 
     >>> p = Preprocessing(size=4, crop="top-left-square", interpolation="box", mean=(0.5,) * 3, std=(0.5,) * 3)
     >>> from PIL import Image; p(Image.new("RGB", (8, 6), (255, 0, 0))).shape
@@ -96,12 +143,16 @@ class Preprocessing:
     mean: tuple[float, float, float] = (0.485, 0.456, 0.406)
     std: tuple[float, float, float] = (0.229, 0.224, 0.225)
     jpeg_draft: bool = False
+    decoder: str = "pillow"
+    alpha: str = "white"
+    rounding: str = "round"
 
     def __post_init__(self) -> None:
-        if self.crop not in CROPS:
-            raise EatkitError(f"unknown crop '{self.crop}' (known: {', '.join(CROPS)})")
-        if self.interpolation not in INTERPOLATIONS:
-            raise EatkitError(f"unknown interpolation '{self.interpolation}' (known: {', '.join(INTERPOLATIONS)})")
+        for name, known in (("crop", CROPS), ("interpolation", INTERPOLATIONS), ("decoder", DECODERS),
+                            ("alpha", ALPHAS), ("rounding", ROUNDINGS)):
+            check_choice_of(name, getattr(self, name), known)
+        if self.jpeg_draft and self.decoder == "opencv":
+            raise EatkitError("jpeg_draft cannot go with the opencv decoder (OpenCV decodes in full)")
         if self.size < 1 or (self.resize is not None and self.resize < self.size):
             raise EatkitError(f"bad preprocessing sizes: size={self.size}, resize={self.resize}")
         object.__setattr__(self, "mean", tuple(float(m) for m in self.mean))
@@ -109,27 +160,57 @@ class Preprocessing:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-able record of this preprocessing (with the decoding conventions)."""
-        return {**dataclasses.asdict(self), "resize": self.resize or self.size,
-                "mean": list(self.mean), "std": list(self.std),
-                "decode": "exif-orientation, first frame, alpha over white, 8-bit RGB"}
+        record = {**dataclasses.asdict(self), "resize": self.resize or self.size,
+                  "mean": list(self.mean), "std": list(self.std),
+                  "decode": _DECODE_NOTES[self.decoder] + ", " + _ALPHA_NOTES[self.alpha] + ", 8-bit RGB"}
+        for name, default in (("decoder", "pillow"), ("alpha", "white"), ("rounding", "round")):
+            if record[name] == default:  # recorded as before when left at eatkit's defaults (same cache keys)
+                del record[name]
+        return record
+
+    def override(self, *, preprocess: str | None = None, crop: str | None = None,
+                 interpolation: str | None = None, alpha: str | None = None) -> Preprocessing:
+        """This preprocessing under the study preset ``preprocess`` (:data:`PRESETS`) and the single-field
+        overrides ``crop``, ``interpolation`` and ``alpha`` (``None``: unchanged). A square crop drops the
+        resize of ``"resize-shorter+center-crop"``.
+
+        >>> p = Preprocessing(size=224, resize=256, mean=(0.5,) * 3, std=(0.5,) * 3).override(preprocess="steed2021")
+        >>> p.crop, p.interpolation, p.decoder, p.alpha, p.size, p.mean
+        ('top-left-square', 'area', 'opencv', 'drop', 224, (0.5, 0.5, 0.5))
+        """
+        fields: dict[str, Any] = {}
+        if preprocess is not None:
+            check_choice_of("preprocess preset", preprocess, tuple(PRESETS))
+            fields.update(PRESETS[preprocess])
+        fields.update({k: v for k, v in (("crop", crop), ("interpolation", interpolation), ("alpha", alpha))
+                       if v is not None})
+        if fields.get("crop", self.crop) != "resize-shorter+center-crop":
+            fields["resize"] = None
+        if fields.get("decoder") == "opencv":
+            fields["jpeg_draft"] = False
+        return dataclasses.replace(self, **fields) if fields else self
 
     def draft_size(self) -> tuple[int, int] | None:
         """The ``draft`` of :func:`load_image` this preprocessing decodes with (``None``: in full)."""
         need = (self.resize or self.size) if self.crop == "resize-shorter+center-crop" else self.size
         return (need, need) if self.jpeg_draft else None
 
+    def decode(self, path: str | Path) -> Any:
+        """``path`` decoded as this preprocessing says (:func:`load_image` with its draft, decoder and alpha)."""
+        return load_image(path, draft=self.draft_size(), decoder=self.decoder, alpha=self.alpha)
+
     def load(self, path: str | Path) -> Any:
         """Decode ``path`` and apply the geometry: a ``size`` x ``size`` RGB :class:`PIL.Image.Image`."""
-        return self.geometry(load_image(path, draft=self.draft_size()))
+        return self.geometry(self.decode(path))
 
     def pixels(self, path: str | Path) -> np.ndarray:
         """Decode, crop and resize ``path``: the ``(3, size, size)`` uint8 RGB pixels (what decoding workers
         send: a quarter of the bytes of the float input; :meth:`normalize_pixels` finishes the input)."""
-        return self.pixels_of(load_image(path, draft=self.draft_size()))
+        return self.pixels_of(self.decode(path))
 
     def pixels_of(self, image: Any) -> np.ndarray:
-        """:meth:`pixels` of an image decoded already (by :func:`load_image` with :meth:`draft_size`): one
-        decode serves models whose preprocessing differs (:mod:`eatkit.encoders.pixels`)."""
+        """:meth:`pixels` of an image decoded already (by :meth:`decode`): one decode serves models whose
+        preprocessing differs in geometry only (:mod:`eatkit.encoders.pixels`)."""
         return np.ascontiguousarray(np.asarray(self.geometry(image), dtype=np.uint8).transpose(2, 0, 1))
 
     def array(self, path: str | Path) -> np.ndarray:
@@ -138,22 +219,34 @@ class Preprocessing:
 
     def geometry(self, image: Any) -> Any:
         """Crop and resize an RGB image to ``size`` x ``size`` (no normalisation)."""
-        from PIL import Image
-
-        resample = getattr(Image.Resampling, self.interpolation.upper())
         w, h = image.size
         if self.crop == "resize-shorter+center-crop":
             short = self.resize or self.size
             # torchvision.transforms.Resize(int): the longer side is truncated, not rounded
             nw, nh = (short, int(short * h / w)) if w <= h else (int(short * w / h), short)
-            image = image.resize((nw, nh), resample)
-            left, top = round((nw - self.size) / 2.0), round((nh - self.size) / 2.0)
+            image = self._resize(image, (nw, nh), (0, 0, w, h))
+            offset = (lambda x: (x - self.size) // 2) if self.rounding == "floor" else (
+                lambda x: round((x - self.size) / 2.0))
+            left, top = offset(nw), offset(nh)
             return image.crop((left, top, left + self.size, top + self.size))
         if self.crop == "stretch":
-            return image.resize((self.size, self.size), resample)
+            return self._resize(image, (self.size, self.size), (0, 0, w, h))
         side = min(w, h)
         left, top = ((w - side) // 2, (h - side) // 2) if self.crop == "center-square" else (0, 0)
-        return image.resize((self.size, self.size), resample, box=(left, top, left + side, top + side))
+        return self._resize(image, (self.size, self.size), (left, top, left + side, top + side))
+
+    def _resize(self, image: Any, size: tuple[int, int], box: tuple[int, int, int, int]) -> Any:
+        """The ``box`` of ``image`` resized to ``size`` with this preprocessing's interpolation."""
+        from PIL import Image
+
+        if self.interpolation == "area":
+            from eatkit.encoders.resample import area_resize
+
+            region = np.asarray(image)[box[1]:box[3], box[0]:box[2]]
+            return Image.fromarray(area_resize(np.ascontiguousarray(region), *size))
+        if box == (0, 0, *image.size):
+            return image.resize(size, getattr(Image.Resampling, self.interpolation.upper()))
+        return image.resize(size, getattr(Image.Resampling, self.interpolation.upper()), box=box)
 
     def table(self) -> np.ndarray:
         """The ``(3, 256)`` float32 normalisation table: ``(v / 255 - mean[c]) / std[c]`` for channel ``c`` and

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.cache import EmbeddingCache
-from eatkit.encoders.images import Preprocessing, load_image
+from eatkit.encoders.images import Preprocessing
 
 PIXELS = "pixels-v1"
 #: the default bound of the pixel cache (about 10,000 images at 224 x 224; ``$EATKIT_PIXEL_CACHE_MB``)
@@ -69,16 +69,16 @@ class CachedPixels:
 
 
 def _decode_file(path: str, digest: str, preprocessings: Sequence[Preprocessing], root: str) -> int:
-    """Decode ``path`` once per JPEG draft size its missing preprocessings need and store their pixels;
-    return the number of decodes (0 when every entry was there)."""
+    """Decode ``path`` once per decoding (JPEG draft size, decoder, alpha) its missing preprocessings need and
+    store their pixels; return the number of decodes (0 when every entry was there)."""
     cache = pixel_cache(root)
     missing = [p for p in preprocessings if cache.get(pixel_key(digest, p)) is None]
     decoded: dict[Any, Any] = {}
     for preprocessing in missing:
-        draft = preprocessing.draft_size()
-        if draft not in decoded:
-            decoded[draft] = load_image(path, draft=draft)
-        cache.put(pixel_key(digest, preprocessing), preprocessing.pixels_of(decoded[draft]))
+        how = (preprocessing.draft_size(), preprocessing.decoder, preprocessing.alpha)
+        if how not in decoded:
+            decoded[how] = preprocessing.decode(path)
+        cache.put(pixel_key(digest, preprocessing), preprocessing.pixels_of(decoded[how]))
     return len(decoded)
 
 

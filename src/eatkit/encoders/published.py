@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.encoders.checkpoints import checkpoint_identity, load_state_strict, required_checkpoint
-from eatkit.encoders.image_models import ClassifierFeatures, with_crop
+from eatkit.encoders.image_models import ClassifierFeatures
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError
 from eatkit.io import load_torch_weights, require
@@ -91,7 +91,8 @@ class PublishedResNet(ClassifierFeatures):
                  interpolation: str | None = None, id: str | None = None, **options: Any) -> None:
         self._path = required_checkpoint(self.family, checkpoint)
         super().__init__(id=id or self.family, model=self.family, weights=checkpoint_identity(self._path),
-                         preprocessing=with_crop(self.default_preprocessing, crop, interpolation), **options)
+                         preprocessing=self.default_preprocessing, crop=crop, interpolation=interpolation,
+                         **options)
 
 
 class MoCoResNet(PublishedResNet):
@@ -118,6 +119,9 @@ class MoCoResNet(PublishedResNet):
         resnet = require("torchvision.models.resnet", self.family, "image")
         state, _ = published_state(self._path, "state_dict", MOCO_PREFIXES[self.version], self.family)
         state = {k: v for k, v in state.items() if not k.startswith("fc.")}
+        if any(k.startswith(("blocks.", "patch_embed.")) for k in state):  # MoCo v3's vit_small / vit_base
+            raise EatkitError(f"checkpoint {self._path} is a MoCo {self.version} ViT (keys blocks.*, patch_embed.*): "
+                              f"not supported; {self.family} reads the authors' ResNet-50 checkpoints only")
         layers = blocks_per_stage(state, r"layer(\d)\.(\d+)\.", 1, self._path, self.family)
         net = resnet.ResNet(resnet.Bottleneck, layers)
         net.fc = torch.nn.Identity()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import pathlib
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,10 @@ from eatkit.errors import EatkitError
 from eatkit.io import require
 
 #: eval_zeroshot.py's transform: Resize(224), CenterCrop(224), ToTensor, ImageNet Normalize
+#: the plain types SLIP's saved ``args`` hold (its submitit launcher stores output folders as paths); read
+#: safely: ``torch.load(weights_only=True)`` builds a path from its strings and runs no other code
+SLIP_ARGS_TYPES: tuple[Any, ...] = (argparse.Namespace, (pathlib.PosixPath, "pathlib.PosixPath"),
+                                    (pathlib.PurePosixPath, "pathlib.PurePosixPath"))
 SLIP_EVAL = Preprocessing(size=224, crop="resize-shorter+center-crop", resize=224, interpolation="bilinear")
 #: attention heads of SLIP's vision towers by width (models.py: vit_small_mocov3 12, ViT-B 12, ViT-L 16)
 VISION_HEADS: dict[int, int] = {384: 12, 768: 12, 1024: 16}
@@ -165,7 +170,7 @@ class SLIPEncoder(JointEncoder):
                 "checkpoint_layout": "state_dict/module.* (facebookresearch/SLIP models.py)"}
 
     def _load(self) -> None:
-        state, checkpoint = published_state(self._path, "state_dict", "module.", "slip", (argparse.Namespace,))
+        state, checkpoint = published_state(self._path, "state_dict", "module.", "slip", SLIP_ARGS_TYPES)
         net = slip_network(state, self._path, "slip")
         load_state_strict(net, state, f"checkpoint {self._path}", "slip")
         self._context = net.positional_embedding.shape[0]

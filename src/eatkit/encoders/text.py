@@ -10,7 +10,8 @@ Embedding definition (:func:`encode_texts`): the texts are tokenised with the mo
 - ``"last"``: the last non-padding token (GPT-style causal models);
 - ``"token"``: the contextual embedding of the stimulus word inside its prompt: the *first* sub-token of
   the word (the Grounded seed, Ross et al. 2021, section 4, after Tan & Celis 2019), found by mapping
-  the word's character span in the sentence to tokens through the tokenizer's offset mapping.
+  the word's character span in the sentence to tokens through the tokenizer's offset mapping; also of a
+  word marked in a sentence (:mod:`eatkit.stimuli.contexts`, CEAT's sentence contexts).
 
 Word stimuli are put into the ``prompt`` template (``"This is {x}."``, SEAT-style) before tokenising;
 sentence stimuli are embedded as they are. With ``normalize=True`` the pooled vector is scaled to unit
@@ -31,6 +32,7 @@ from eatkit.encoders.base import NeuralEncoder, distribution_version
 from eatkit.io import ensure_installed, require
 from eatkit.encoders.hf import hf_weights_identity, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
+from eatkit.stimuli.contexts import marked_span
 from eatkit.stimuli.types import StimulusSet
 
 POOLINGS: tuple[str, ...] = ("cls", "mean", "last", "token")
@@ -219,9 +221,11 @@ class TransformerTextEncoder(NeuralEncoder):
                 "prompt": self.prompt, "normalize": self.normalize, "max_length": self.max_length, "dtype": "float32"}
 
     def _stimuli(self, stimuli: StimulusSet) -> tuple[list[str], tuple[str, ...]]:
-        if self.pooling == "token" and stimuli.modality != "word":
-            raise EatkitError(f"pooling 'token' embeds a stimulus word in its prompt; set '{stimuli.name}' "
-                              f"holds {stimuli.modality}s (use cls, mean or last)")
+        if self.pooling == "token" and stimuli.modality != "word" and not (
+                stimuli.modality == "sentence" and all(marked_span(item) for item in stimuli.items)):
+            raise EatkitError(f"pooling 'token' embeds a stimulus word in its prompt (or in a sentence where it is "
+                              f"marked, eatkit.stimuli.contexts); set '{stimuli.name}' holds {stimuli.modality}s "
+                              "(use cls, mean or last)")
         return super()._stimuli(stimuli)
 
     def _load(self) -> None:
@@ -234,7 +238,8 @@ class TransformerTextEncoder(NeuralEncoder):
     def _prepare(self, modality: str, item: str) -> tuple[str, tuple[int, int] | None]:
         if modality == "word":
             return apply_prompt(self.prompt, item)
-        return item, None
+        # a sentence with a marked word (a context of CEAT): the plain sentence and the word's span
+        return marked_span(item) or (item, None)
 
     def _encode(self, modality: str, inputs: list[tuple[str, tuple[int, int] | None]]) -> np.ndarray:
         texts = [text for text, _ in inputs]

@@ -22,7 +22,9 @@ truncated at the model's context length. Images are decoded in full by
 :func:`eatkit.encoders.images.load_image` (no reduced-scale JPEG decoding) and preprocessed as the
 model's own evaluation transform does (open_clip's preprocess config, or the Hugging Face
 ``preprocessor_config.json``; the same pixels as open_clip's transform and transformers' Pillow image
-processors, apart from transparency, which eatkit composites onto white), recorded in the configuration.
+processors, apart from transparency, which eatkit composites onto white unless ``alpha="drop"``), recorded
+in the configuration; ``preprocess=`` (a study preset), ``crop=``, ``interpolation=`` and ``alpha=`` change it
+(:meth:`eatkit.encoders.images.Preprocessing.override`).
 """
 
 from __future__ import annotations
@@ -122,10 +124,13 @@ class JointEncoder(NeuralEncoder):
     _tokenizer: Any
 
     def __init__(self, *, id: str, model: str, preprocessing: Preprocessing, prompt: str | None = None,
-                 **options: Any) -> None:
+                 preprocess: str | None = None, crop: str | None = None, interpolation: str | None = None,
+                 alpha: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.id, self.model = id, model
-        self.preprocessing = preprocessing
+        # the model's own transform, under a study preset and single-field overrides (Preprocessing.override)
+        self.preprocessing = preprocessing.override(preprocess=preprocess, crop=crop, interpolation=interpolation,
+                                                    alpha=alpha)
         self.prompt = check_prompt(prompt)
 
     #: whether the embeddings are L2-normalised (the joint spaces; image towers are not)
@@ -250,7 +255,7 @@ class OpenCLIPEncoder(JointEncoder):
     libraries = ("torch", "open_clip_torch", "pillow")
 
     def __init__(self, name: str, *, prompt: str | None = None, revision: str | None = None,
-                 **options: Any) -> None:
+                 quick_gelu: bool | None = None, **options: Any) -> None:
         open_clip = require("open_clip", f"the model '{self.family}:{name}'", "vl")
         self.revision = revision
         if name.startswith(_HF_HUB):
@@ -273,10 +278,17 @@ class OpenCLIPEncoder(JointEncoder):
                          preprocessing=open_clip_preprocessing(open_clip, arch, model_cfg, tag_cfg),
                          prompt=prompt, **options)
         self.arch, self.pretrained = arch, pretrained
+        digest = None if tag_cfg else self.file_hashes([str(weights_file)])[0]
         self.weights = (f"{arch}/{pretrained} {tag_cfg.get('hf_hub') or tag_cfg.get('url')}" if tag_cfg
-                        else f"{weights_file.name}:{self.file_hashes([str(weights_file)])[0]}")
-        # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise
-        self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu"))
+                        else f"{weights_file.name}:{digest}")
+        # weights trained with QuickGELU (OpenAI's CLIP) need it in the model: open_clip only warns otherwise.
+        # A weights file is OpenAI's when its SHA-256 is the one in OpenAI's download address (open_clip's
+        # "openai" tag); quick_gelu= says it for other files (e.g. OpenAI's weights converted)
+        openai = (open_clip.get_pretrained_cfg(arch, "openai") or {}).get("url") or ""
+        self.quick_gelu = bool(model_cfg.get("quick_gelu") or tag_cfg.get("quick_gelu")
+                               or (digest is not None and f"/{digest}/" in openai))
+        if quick_gelu is not None:
+            self.quick_gelu = bool(quick_gelu)
 
     def _init_hub(self, open_clip: Any, name: str, prompt: str | None, options: dict[str, Any]) -> None:
         """An open_clip model published on the Hugging Face hub (``open_clip:hf-hub:<org>/<name>``): its

@@ -200,8 +200,10 @@ def volta_forward(net: Any, t: Any, v: Any, t_mask: Any, v_mask: Any) -> tuple[A
     return t, v
 
 
-def vilbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, locations: Any) -> tuple[Any, Any]:
-    """ViLBERT's two embeddings (volta ``BertEmbeddings``, ``ViLBertImageEmbeddings``; eval mode)."""
+def vilbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, locations: Any,
+                       regions: Any = None) -> tuple[Any, Any]:
+    """ViLBERT's two embeddings (volta ``BertEmbeddings``, ``ViLBertImageEmbeddings``; eval mode; each region
+    embedded alone, so ``regions``, the mask of real regions, is not needed)."""
     import torch
 
     e, ve = net.embeddings, net.v_embeddings
@@ -222,16 +224,26 @@ def coordinate_embeddings(boxes: Any, dim: int) -> Any:
     return torch.cat([scaled.sin(), scaled.cos()], dim=-1)
 
 
-def vlbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, locations: Any) -> tuple[Any, Any]:
+def vlbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, locations: Any,
+                      regions: Any = None) -> tuple[Any, Any]:
     """VL-BERT's shared embeddings (volta ``VLBertEmbeddings``; eval mode): each region is
     ``ReLU(Linear([coordinate embedding, feature]))`` (an all-zero feature, i.e. a masked region, replaced by
-    the learned masked-region feature); objects get the object (the last, global one: the end) word embedding
-    plus the layer-normed visual embedding, token type 2 and positions after the text; text tokens get the
-    layer-normed global visual embedding; one LayerNorm over both."""
+    the learned masked-region feature); objects get the object word embedding (the end one for the pair's
+    last region) plus the layer-normed visual embedding, token type 2 and positions after the text; text
+    tokens get the layer-normed visual embedding of the pair's last region; one LayerNorm over both.
+
+    The last region is the pair's own last real one (``regions``: ``(n, k)``, 1 for a region, 0 for the
+    padding of a batch; ``None``: no padding), so a pair's embedding does not depend on the batch it is in:
+    with ``add_global_imgfeat: "first"`` the global feature is first and, in a batch, padding follows the
+    pair's regions (read alone, as volta reads it, the last slot is the pair's last region)."""
     import torch
 
     e = net.embeddings
     n, k, _ = feats.shape
+    slots = torch.arange(k, device=feats.device)
+    last = (torch.full((n,), k - 1, device=feats.device) if regions is None
+            else (regions.to(feats.device).long() * slots[None, :]).amax(dim=1))  # the last slot holding a region
+    rows = torch.arange(n, device=feats.device)
     zero = (feats == 0).all(dim=-1)
     feats = torch.where(zero[..., None], e.object_mask_visual_embedding.weight[0], feats)
     coords = coordinate_embeddings(locations[..., :4], config.get("v_coordinate_embeddings_dim", 256))
@@ -241,15 +253,15 @@ def vlbert_embeddings(net: Any, config: dict[str, Any], ids: Any, feats: Any, lo
     words = e.object_linguistic_embeddings.weight[0].expand(n, k, -1).clone()
     if hasattr(e, "object_mask_word_embedding"):
         words[zero] = e.object_mask_word_embedding.weight[0]
-    words[:, -1] = e.end_embedding.weight[0]
-    text_visual = final[:, -1:].expand(n, ids.shape[1], -1)
+    words[rows, last] = e.end_embedding.weight[0]
+    text_visual = final[rows, last][:, None, :].expand(n, ids.shape[1], -1)
     one_by_one = getattr(e, "visual_1x1_text", None)
     text = e.word_embeddings(ids) + e.visual_ln_text(one_by_one(text_visual) if one_by_one is not None else text_visual)
     text_end = (ids != 0).sum(dim=1, keepdim=True)
     text_positions = torch.arange(ids.shape[1], device=ids.device)[None, :].expand_as(ids)
     text_positions = text_positions + k * (text_positions >= text_end)
     object_positions = text_end.expand(n, k).clone()
-    object_positions[:, -1] += 1
+    object_positions[rows, last] += 1
     t = text + e.position_embeddings(text_positions) + e.token_type_embeddings(torch.zeros_like(ids))
     v = (words + objects + e.position_embeddings(object_positions)
          + e.token_type_embeddings(torch.full((n, k), 2, dtype=ids.dtype, device=ids.device)))
@@ -266,6 +278,8 @@ class VoltaEncoder(GroundedEncoder):
     mask_refusals = {"language": None, "vision": None}   # ViLBERT was pretrained with masked words and regions
     region_features = True
     libraries = ("torch", "transformers", "torchvision")
+    #: "4": VL-BERT reads each pair's own last region (embeddings no longer depend on the batch)
+    encoder_version = "4"
 
     def __init__(self, name: str, *, checkpoint: str | Path | None = None, **options: Any) -> None:
         self._path = required_checkpoint(f"volta:{name}", checkpoint)
@@ -329,7 +343,7 @@ class VoltaEncoder(GroundedEncoder):
         device = self._device()
         ids, feats, locations = tokens["input_ids"].to(device), feats.to(device), locations.to(device)
         embed = vilbert_embeddings if cfg["image_embeddings"] == "vilbert" else vlbert_embeddings
-        t, v = embed(net, cfg, ids, feats, locations)
+        t, v = embed(net, cfg, ids, feats, locations, mask)
         t_mask = (1.0 - tokens["attention_mask"].to(device).float()) * -10000.0
         v_mask = (1.0 - mask.to(device).float()) * -10000.0
         return volta_forward(net, t, v, t_mask, v_mask)[0]

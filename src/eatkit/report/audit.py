@@ -8,7 +8,8 @@ a click on a column heading sorts by it (again: the other way), a text box filte
 suite shows or hides its tests. Above the table, one small-multiples figure: a strip per test with a tick for
 every model's d. Below it, when the sweep ranked its models (``rankings.csv``, ``ranking-correlations.csv``:
 :func:`eatkit.run.sweep.write_rankings`), the ranking by each measure and overall, and the rank correlation
-between the measures. Plain HTML, CSS and a little inline script, no network: one self-contained file.
+between the measures; and, per test, the random-effects combination of the models' d with its
+heterogeneity (``meta-analysis.csv``: :func:`eatkit.run.meta_analysis.write_meta_analysis`). Plain HTML, CSS and a little inline script, no network: one self-contained file.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.report.meta_analysis import meta_analysis_html
 from eatkit.stats.clustering import cluster_profiles
 
 #: the metadata columns, in order (keys of a sweep file's model entries)
@@ -140,6 +142,14 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _interval(row: Mapping[str, str]) -> str:
+    """A CSV row's ``ci_low``, ``ci_high`` as "[low, high]" ("n/a" where undefined)."""
+    values = [row.get("ci_low", ""), row.get("ci_high", "")]
+    if any(v in ("", "nan") for v in values):
+        return "n/a"
+    return f"[{float(values[0]):.2f}, {float(values[1]):.2f}]"
+
+
 def _csv_number(text: str, spec: str) -> str:
     """A number of a CSV cell formatted, or "n/a" for an empty cell (e.g. Spearman's rho of two models, or of
     a measure that ties every model).
@@ -169,11 +179,18 @@ def _rankings_html(rankings: Path | None) -> str:
     pairs = rankings.with_name("ranking-correlations.csv")
     if pairs.is_file() and (corr := _csv_rows(pairs)):
         cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
-                        f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_csv_number(r['p_value'], '.3g')}</td></tr>"
-                        for r in corr)
-        out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models.</p><table '
-                'class="rankings"><thead><tr><th>measure</th><th>measure</th><th>rho</th><th>p</th></tr></thead>'
-                f"<tbody>{cells}</tbody></table>")
+                        f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_interval(r)}</td>"
+                        f"<td>{_csv_number(r['p_value'], '.3g')}</td></tr>" for r in corr)
+        out += ('<p class="note">Spearman\'s rho between the measures\' rankings of the models, with its 95% CI '
+                '(Fisher z, Bonett &amp; Wright 2000).</p><table class="rankings"><thead><tr><th>measure</th>'
+                f'<th>measure</th><th>rho</th><th>95% CI</th><th>p</th></tr></thead><tbody>{cells}</tbody></table>')
+    agreement = rankings.with_name("measure-agreement.csv")
+    if agreement.is_file() and (rows := _csv_rows(agreement)):
+        r = rows[0]
+        out += (f'<p class="note">Do the measures rank the models alike? ICC({html.escape(r["form"])}) of the ranks '
+                f'(consistency; Shrout &amp; Fleiss 1979): {_csv_number(r["icc"], ".2f")}, 95% CI {_interval(r)}, '
+                f'F({r["df1"]}, {_csv_number(r["df2"], "g")}) = {_csv_number(r["f"], ".2f")}, '
+                f'p = {_csv_number(r["p_value"], ".3g")} ({r["models"]} models, {r["measures"]} measures).</p>')
     return out
 
 
@@ -247,6 +264,7 @@ aria-label="filter models"> <span>suites: {toggles}</span> <span id="shown"></sp
 <tr class="heads"><th class="sort" data-col="0" data-type="num">#</th><th class="sort" data-col="1" data-type="text">model</th>{heads}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
 {_rankings_html(rankings)}
+{meta_analysis_html(rankings.with_name("meta-analysis.csv") if rankings is not None else None)}
 <script>
 (function () {{
   const table = document.getElementById('audit'), body = table.tBodies[0];

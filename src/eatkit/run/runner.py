@@ -200,7 +200,7 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
 #: the options of a model (given with ``name``), as ``eatkit run`` flags
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
                                   "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision",
-                                  "embedder", "generation")
+                                  "embedder", "generation", "preprocess", "crop", "interpolation", "alpha")
 
 
 def model_flag(key: str) -> str:

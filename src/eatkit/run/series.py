@@ -3,7 +3,8 @@
 :func:`run_series` runs the same tests, with the same options and run seed, on each point of a series
 (a list of ``(label, source)`` pairs) and returns a :class:`SeriesResult`; its :meth:`~SeriesResult.save`
 writes every point as an ordinary run folder (``<out>/<k>-<label>/``) and ``series.json``, which names the
-points in order. ``eatkit run SUITE --series DIR`` runs the decades of a HistWords folder
+points in order, and ``meta-analysis.csv`` (:mod:`eatkit.run.meta_analysis`): per EAT test, the random
+effects across the points (a combined d, and whether the points differ more than chance). ``eatkit run SUITE --series DIR`` runs the decades of a HistWords folder
 (:func:`histwords_sources`); ``--compare-prompts P1 P2`` runs one model with two prompts
 (``kind="prompts"``). The report (:mod:`eatkit.report.series`) draws levels 1 and 2 over the series with
 the EAT pattern at each point, and tables the points side by side with sign changes marked.
@@ -26,6 +27,7 @@ from eatkit.analyses.base import RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
 from eatkit.run.folder import OWNER_FILE, owner_marker, prepare_output
+from eatkit.run.meta_analysis import write_meta_analysis
 from eatkit.run.runner import RunResult, resolve_run_seed, run_suite
 from eatkit.sources.base import EmbeddingSource
 
@@ -55,9 +57,20 @@ class SeriesResult:
         try:
             atomic_write_bytes(out / "series.json", (text + "\n").encode("utf-8"))
             atomic_write_bytes(out / OWNER_FILE, owner_marker("series"))
+            write_meta_analysis(out, self.effect_sizes())
         except OSError as err:
-            raise EatkitError(f"cannot write {out / 'series.json'}: {one_line(err.strerror or err)}") from None
+            raise EatkitError(f"cannot write into {out}: {one_line(err.strerror or err)}") from None
         return out
+
+    def effect_sizes(self) -> Any:
+        """Every EAT record's d and set sizes at every point (a DataFrame; the point's label as ``model``),
+        for the random effects across the points (``meta-analysis.csv``: do they differ more than chance?)."""
+        import pandas as pd
+
+        rows = [{"model": label, "suite": r.suite, "setting": self.kind, "kind": r.kind, "test": r.test,
+                 "effect_size": r.effect_size, "n_x": r.n_x, "n_y": r.n_y}
+                for label, run in zip(self.labels, self.runs) for r in run.records if r.kind == "eat"]
+        return pd.DataFrame(rows, columns=["model", "suite", "setting", "kind", "test", "effect_size", "n_x", "n_y"])
 
 
 def _slug(label: str) -> str:

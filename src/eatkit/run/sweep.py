@@ -61,6 +61,7 @@ from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import check_depth, check_json_schema, read_text, require, shipped_json
 from eatkit.progress import progress
+from eatkit.run.meta_analysis import write_meta_analysis
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
 from eatkit.sources.base import Embedded, EmbeddingSource
@@ -568,6 +569,7 @@ def _write_tables(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dic
         first = ["model", "suite", "setting"]
         combined[first + [c for c in combined.columns if c not in first]].to_csv(out / "results.csv", index=False)
         write_rankings(out, combined)
+        write_meta_analysis(out, combined)
 
 
 def model_measures(results: Any) -> Any:
@@ -598,11 +600,14 @@ def model_measures(results: Any) -> Any:
 
 
 def write_rankings(out: Path, results: Any) -> Path | None:
-    """``rankings.csv`` (each model's rank by each measure, its mean rank and overall rank; 1: least biased)
-    and ``ranking-correlations.csv`` (Spearman's rho between the measures' rankings, with p), from a combined
+    """``rankings.csv`` (each model's rank by each measure, its mean rank and overall rank; 1: least biased),
+    ``ranking-correlations.csv`` (Spearman's rho between the measures' rankings, with p and a Fisher-z CI,
+    :func:`eatkit.stats.agreement.spearman_ci`) and ``measure-agreement.csv`` (the ICC(3,1) of the models x
+    measures ranks with three or more models, :func:`eatkit.stats.agreement.icc`; Du et al. 2021), from a combined
     results table with at least two models; ``None`` (nothing written) otherwise."""
     import pandas as pd
 
+    from eatkit.stats.agreement import icc, spearman_ci
     from eatkit.stats.metrics import rank_models
 
     table = model_measures(results).dropna(axis=1)
@@ -612,8 +617,15 @@ def write_rankings(out: Path, results: Any) -> Path | None:
     ranks = pd.DataFrame(ranking.ranks, index=table.index, columns=[f"rank_{m}" for m in table.columns])
     ranks["mean_rank"], ranks["overall_rank"] = ranking.mean_rank, ranking.overall
     pd.concat([table, ranks], axis=1).reset_index().to_csv(out / "rankings.csv", index=False)
-    pairs = [{"measure_1": a, "measure_2": b, "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j]}
+    pairs = [{"measure_1": a, "measure_2": b, "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j],
+              **dict(zip(("ci_low", "ci_high"), spearman_ci(float(ranking.spearman[i, j]), len(table))))}
              for i, a in enumerate(table.columns) for j, b in enumerate(table.columns) if i < j]
-    pd.DataFrame(pairs, columns=["measure_1", "measure_2", "spearman", "p_value"]).to_csv(
+    pd.DataFrame(pairs, columns=["measure_1", "measure_2", "spearman", "p_value", "ci_low", "ci_high"]).to_csv(
         out / "ranking-correlations.csv", index=False)
+    if table.shape[1] >= 2 and len(table) >= 3:  # do the measures rank the models alike? ICC(3,1) of the ranks
+        agreement = icc(ranking.ranks, "3,1")
+        pd.DataFrame([{"form": agreement.form, "icc": agreement.icc, "ci_low": agreement.ci[0],
+                       "ci_high": agreement.ci[1], "f": agreement.f, "df1": agreement.df1, "df2": agreement.df2,
+                       "p_value": agreement.p_value, "models": agreement.n, "measures": agreement.k}]).to_csv(
+            out / "measure-agreement.csv", index=False)
     return out / "rankings.csv"

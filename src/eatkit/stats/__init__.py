@@ -20,6 +20,9 @@
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
 :func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
+:func:`random_effects`                 random-effects meta-analysis (DL, Paule-Mandel, REML) of many effect sizes
+:func:`same`, :func:`generalized_weat`  SAME (multi-class) and the generalised WEAT with permutation p, bootstrap CI
+:func:`icc`, :func:`spearman_ci`       agreement between measures: intraclass correlation, CI of a Spearman rho
 =====================================  ==========================================================================
 """
 from eatkit._lazy import attach
@@ -71,6 +74,15 @@ _NAMES: dict[str, str] = {
     "VectorSetDiagnostics": "eatkit.stats.set_diagnostics",
     "vector_set_diagnostics": "eatkit.stats.set_diagnostics",
     "Stability": "eatkit.stats.stability",
+    "RandomEffectsResult": "eatkit.stats.meta_analysis",
+    "random_effects": "eatkit.stats.meta_analysis",
+    "smd_variance": "eatkit.stats.meta_analysis",
+    "MultiGroupResult": "eatkit.stats.multigroup",
+    "ICCResult": "eatkit.stats.agreement",
+    "icc": "eatkit.stats.agreement",
+    "spearman_ci": "eatkit.stats.agreement",
+    "generalized_weat": "eatkit.stats.multigroup",
+    "same": "eatkit.stats.multigroup",
     "stimulus_stability": "eatkit.stats.stability",
 }
 __all__ = sorted(_NAMES)

@@ -348,10 +348,16 @@ def _tolerance(magnitude: float, n: int, d: int) -> float:
     return 8.0 * (n + d) * float(np.finfo(np.float64).eps) * magnitude
 
 
-def _bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_resamples: int,
-               confidence_level: float, generator: np.random.Generator) -> tuple[float, float] | None:
+def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_resamples: int,
+                         confidence_level: float, generator: np.random.Generator) -> tuple[float, float] | None:
     """Percentile interval of ``compute`` over resamples of the rows of every set (a (n, 2, d) array of pairs
-    is resampled by pair)."""
+    is resampled by pair); None without resamples.
+
+    >>> low, high = percentile_bootstrap(lambda s: float(s[0].mean()), [np.arange(10.0)], 200, 0.9,
+    ...                                  np.random.default_rng(0))
+    >>> bool(low < 4.5 < high)
+    True
+    """
     if n_resamples == 0:
         return None
     size = sum(s.size for s in sets)  # one value reads every set once (RNSB's fit: some hundred times more)
@@ -416,7 +422,7 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     value = float(parts.mean())
     p = _permutation_p(null, statistic, value, _tolerance(float(np.abs(parts).max()), null.n, X.shape[1]),
                        alternative, permutations, generator)
-    ci = _bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
+    ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
                     confidence_level, generator)
     return MetricResult(metric="rnd", value=value, options={"distance": distance}, parts={"A": parts},
                         null="X ∪ Y re-partitioned", ci=ci, confidence_level=confidence_level,
@@ -444,7 +450,7 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
         raise EatkitError("ECT is undefined here: mean X or mean Y has the same cosine with every attribute")
     p = _permutation_p(null, statistic, value, _tolerance(1.0, null.n, X.shape[1]), alternative, permutations,
                        generator)  # a Spearman rho: terms of size 1
-    ci = _bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
+    ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
                     generator)
     return MetricResult(metric="ect", value=value, null="X ∪ Y re-partitioned", ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,
@@ -473,7 +479,7 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
     value = float(terms.mean())
     p = _permutation_p(null, lambda rows: rows @ terms / terms.size, value, _tolerance(float(np.abs(terms).max()), len(X), X.shape[1]),
                        alternative, permutations, generator)
-    ci = _bootstrap(lambda s: float(_ripa_terms(s[0][:, 0], s[0][:, 1], s[1]).mean()),
+    ci = percentile_bootstrap(lambda s: float(_ripa_terms(s[0][:, 0], s[0][:, 1], s[1]).mean()),
                     [np.stack([X, Y], axis=1), A], n_resamples, confidence_level, generator)
     return MetricResult(metric="ripa", value=value, parts={"pairs": terms}, null="pair order flipped", ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,
@@ -496,7 +502,7 @@ def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_resamples: int =
     generator, seed = resolve_rng(rng)
     Ts, As = [sets[n] for n in T], [sets[n] for n in A_]
     terms = _mac_terms(Ts, As)
-    ci = _bootstrap(lambda s: float(_mac_terms(s[: len(Ts)], s[len(Ts):]).mean()), Ts + As, n_resamples,
+    ci = percentile_bootstrap(lambda s: float(_mac_terms(s[: len(Ts)], s[len(Ts):]).mean()), Ts + As, n_resamples,
                     confidence_level, generator)
     return MetricResult(metric="mac", value=float(terms.mean()), parts={"targets": terms}, ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,
@@ -536,7 +542,7 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
 
     fits = [fit(T, A, B) for _ in range(n_fits if holdout else 1)]
     kl = np.array([f[0] for f in fits])
-    ci = _bootstrap(lambda s: fit(*s)[0], [T, A, B], n_resamples, confidence_level, generator)
+    ci = percentile_bootstrap(lambda s: fit(*s)[0], [T, A, B], n_resamples, confidence_level, generator)
     spread = {"n_fits": len(kl), "sd": float(kl.std(ddof=1)) if len(kl) > 1 else 0.0, "min": float(kl.min()),
               "max": float(kl.max())}
     return MetricResult(metric="rnsb", value=float(kl.mean()), options={"n_fits": n_fits, "holdout": holdout},
@@ -565,7 +571,7 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
     _check_common("greater", n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
     value, cos = _direct_bias_of(X, Y, N, c)
-    ci = _bootstrap(lambda s: _direct_bias_of(s[0][:, 0], s[0][:, 1], s[1], c)[0], [np.stack([X, Y], axis=1), N],
+    ci = percentile_bootstrap(lambda s: _direct_bias_of(s[0][:, 0], s[0][:, 1], s[1], c)[0], [np.stack([X, Y], axis=1), N],
                     n_resamples, confidence_level, generator)
     return MetricResult(metric="direct_bias", value=value, options={"c": c}, parts={"N": cos}, ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,

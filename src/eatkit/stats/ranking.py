@@ -11,7 +11,9 @@
 * :func:`correlate_regions`: Pearson r of every group's shares with every column of another per-region
   table (e.g. state IAT means; the seed's Figure 2).
 * :func:`max_skew` and :func:`ndkl`: the ranking-fairness measures of Geyik, Ambler & Kenthapadi (KDD
-  2019), used for vision-language retrieval by Berg et al. (2022).
+  2019), used for vision-language retrieval by Berg et al. (2022); :func:`skew_uncertainty`: both for
+  one ranking by scores with a permutation p (group labels shuffled over the ranked items) and a
+  percentile bootstrap CI (items resampled, re-ranked).
 
 Per-region tables are :class:`RegionValues` (numbers, region names, column names); a table given as a
 pandas DataFrame (indexed by region) is read through its ``index``, ``columns`` and ``to_numpy`` without
@@ -28,6 +30,7 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
+from eatkit.stats._validation import check_count, check_share, check_values
 
 #: at most this many similarity values are held at once while ranking (chunks of repeats)
 _CHUNK_VALUES = 8_000_000
@@ -423,10 +426,9 @@ def _ranked_proportions(ranked: Any, desired: Mapping[str, float] | None
     labels = labels.astype(str)
     names = sorted(set(labels.ravel().tolist()) | set(desired or {}))
     codes = np.searchsorted(names, labels)
-    onehot = codes[..., None] == np.arange(len(names))
-    top = np.cumsum(onehot, axis=1) / np.arange(1, labels.shape[1] + 1)[None, :, None]
+    top = top_proportions(codes, len(names))
     if desired is None:
-        target = onehot[0].mean(axis=0)
+        target = top[0, -1]
     else:
         missing = sorted(set(names) - set(desired))
         if missing:
@@ -450,8 +452,7 @@ def max_skew(ranked: Any, k: int, desired: Mapping[str, float] | None = None) ->
     names, top, target = _ranked_proportions(ranked, desired)
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 1 <= k <= top.shape[1]:
         raise EatkitError(f"k must be an integer from 1 to {top.shape[1]} (the length of the ranking), got {k!r}")
-    with np.errstate(divide="ignore"):
-        skew = np.log(top[:, k - 1, :] / target).max(axis=-1)
+    skew = skew_at(top, target, k)
     return float(skew[0]) if np.ndim(ranked) == 1 else skew
 
 
@@ -464,9 +465,137 @@ def ndkl(ranked: Any, desired: Mapping[str, float] | None = None) -> np.ndarray 
     0.425001
     """
     names, top, target = _ranked_proportions(ranked, desired)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(top > 0, top * np.log(top / target), 0.0)  # 0 ln 0 = 0
-    kl = terms.sum(axis=-1)
-    weights = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
-    value = (kl * weights).sum(axis=1) / weights.sum()
+    value = ndkl_of(top, target)
     return float(value[0]) if np.ndim(ranked) == 1 else value
+
+
+def top_proportions(codes: np.ndarray, groups: int) -> np.ndarray:
+    """The proportion of each group among the top i of rankings of integer group codes (..., n):
+    (..., n, groups).
+
+    >>> top_proportions(np.array([0, 1]), 2).tolist()
+    [[1.0, 0.0], [0.5, 0.5]]
+    """
+    onehot = codes[..., None] == np.arange(groups)
+    return np.cumsum(onehot, axis=-2) / np.arange(1, codes.shape[-1] + 1)[:, None]
+
+
+def skew_at(top: np.ndarray, target: np.ndarray, k: int) -> np.ndarray:
+    """MaxSkew@k from top-i proportions (..., n, groups) and desired proportions (..., groups): (...)."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # a group absent from a resample: 0/0, ignored
+        return np.fmax.reduce(np.log(top[..., k - 1, :] / target), axis=-1)
+
+
+def ndkl_of(top: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """NDKL from top-i proportions (..., n, groups) and desired proportions (..., groups): (...)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(top > 0, top * np.log(top / target[..., None, :]), 0.0)  # 0 ln 0 = 0
+    kl = terms.sum(axis=-1)
+    weights = 1.0 / np.log2(np.arange(2, top.shape[-2] + 2))
+    return (kl * weights).sum(axis=-1) / weights.sum()
+
+
+@dataclass(frozen=True)
+class SkewUncertainty:
+    """MaxSkew@k and NDKL of one ranking with permutation p-values and bootstrap CIs.
+
+    Attributes
+    ----------
+    k : int
+    max_skew, ndkl : float
+        The observed measures (desired proportions ``desired``).
+    p_max_skew, p_ndkl : float
+        One-sided permutation p: the share of label shuffles (group labels re-assigned at random over the
+        ranked items, sizes kept: a group-blind ranking) with a measure at least the observed,
+        (count + 1) / (permutations + 1).
+    ci_max_skew, ci_ndkl : tuple of float
+        Percentile bootstrap CIs: items (score and label together) resampled with replacement and
+        re-ranked; with ``desired=None`` the desired proportions are each resample's group shares;
+        (NaN, NaN) with ``bootstrap=0``.
+    desired : dict
+        The desired proportion of each group (given, or each group's share of the items).
+    permutations, bootstrap : int
+    confidence_level : float
+    seed : int or None
+    """
+
+    k: int
+    max_skew: float
+    ndkl: float
+    p_max_skew: float
+    p_ndkl: float
+    ci_max_skew: tuple[float, float]
+    ci_ndkl: tuple[float, float]
+    desired: dict[str, float]
+    permutations: int
+    bootstrap: int
+    confidence_level: float
+    seed: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (tuples become lists)."""
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in self.__dict__.items()}
+
+
+def _skew_chunks(draw: Any, total: int, n: int, groups: int, k: int, target: np.ndarray | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """MaxSkew@k and NDKL of ``total`` rankings drawn in chunks: ``draw(r)`` returns r ranked code rows."""
+    skews, divergences = [], []
+    per = max(1, _CHUNK_VALUES // (n * groups))
+    for start in range(0, total, per):
+        top = top_proportions(draw(min(per, total - start)), groups)
+        desired = top[:, -1, :] if target is None else target
+        skews.append(skew_at(top, desired, k))
+        divergences.append(ndkl_of(top, desired))
+    return np.concatenate(skews), np.concatenate(divergences)
+
+
+def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mapping[str, float] | None = None, *,
+                     permutations: int = 1000, bootstrap: int = 1000, confidence_level: float = 0.95,
+                     rng: Any = None) -> SkewUncertainty:
+    """MaxSkew@k and NDKL of the ranking of items by ``scores`` (descending; ties keep input order), each
+    item of group ``groups[i]``, with a permutation null and a bootstrap CI (:class:`SkewUncertainty`).
+
+    >>> r = skew_uncertainty([0.9, 0.8, 0.7, 0.1, 0.2, 0.3], list("aaabbb"), 3, permutations=200,
+    ...                      bootstrap=200, rng=0)
+    >>> round(r.max_skew, 4), round(r.p_max_skew, 3), r.desired
+    (0.6931, 0.1, {'a': 0.5, 'b': 0.5})
+    """
+    values = check_values("scores", scores)
+    labels = np.asarray(groups, dtype=object).astype(str)
+    if labels.shape != values.shape:
+        raise EatkitError(f"scores and groups must have one length, got {values.size} and {labels.size}")
+    level = check_share("confidence level", confidence_level)
+    check_count("permutations", permutations)
+    if bootstrap != 0:
+        check_count("bootstrap", bootstrap)
+    generator, seed = resolve_rng(rng)
+    ranked = labels[np.argsort(-values, kind="stable")]
+    names, top, target = _ranked_proportions(ranked, desired)
+    n, count = values.size, len(names)
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 1 <= k <= n:
+        raise EatkitError(f"k must be an integer from 1 to {n} (the number of items), got {k!r}")
+    ranked_codes = np.searchsorted(names, ranked)
+    skew, divergence = float(skew_at(top, target, k)[0]), float(ndkl_of(top, target)[0])
+    null_skew, null_ndkl = _skew_chunks(
+        lambda r: generator.permuted(np.broadcast_to(ranked_codes, (r, n)), axis=1), permutations, n, count, k,
+        target)
+
+    def resample(r: int) -> np.ndarray:
+        # items drawn by their rank positions: sorting the positions ranks the resample (a repeated item's
+        # copies are adjacent and alike)
+        return ranked_codes[np.sort(generator.integers(0, n, (r, n)), axis=1)]
+
+    boot_skew, boot_ndkl = _skew_chunks(resample, bootstrap, n, count, k, None if desired is None else target) \
+        if bootstrap else (np.full(1, np.nan), np.full(1, np.nan))
+    tol = 1e-12
+    quantiles = [(1 - level) / 2, (1 + level) / 2]
+    return SkewUncertainty(
+        k=int(k), max_skew=skew, ndkl=divergence,
+        p_max_skew=float((np.sum(null_skew >= skew - tol) + 1) / (permutations + 1)),
+        p_ndkl=float((np.sum(null_ndkl >= divergence - tol) + 1) / (permutations + 1)),
+        ci_max_skew=tuple(float(v) for v in np.quantile(boot_skew, quantiles)),  # type: ignore[arg-type]
+        ci_ndkl=tuple(float(v) for v in np.quantile(boot_ndkl, quantiles)),  # type: ignore[arg-type]
+        desired=dict(zip(names, map(float, target))), permutations=permutations, bootstrap=bootstrap,
+        confidence_level=level, seed=seed)

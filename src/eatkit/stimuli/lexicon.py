@@ -10,8 +10,9 @@ and ``nouns`` (``"person"``, ``"man"``, ``"woman"``): a caption *mentions* the l
 - ``"words"`` (default): as whole words, multi-word descriptors across any run of spaces.
 
 The bundled ``race-ethnicity`` lexicon (``eatkit/stimuli/lexicons/race-ethnicity.json``) is the study's
-rule: the authors' descriptors (hyphenated forms such as "african-american" included) and "oriental",
-which the study reports BLIP using; copy and edit it, and pass the copy's path, to change the rule.
+rule: the authors' descriptors exactly (hyphenated forms such as "african-american" included);
+``race-ethnicity-extended`` adds "oriental", which the study reports BLIP using and the authors' list
+misses; copy and edit one, and pass the copy's path, to change the rule.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from eatkit.io import parse_json, read_text
 from eatkit.errors import EatkitError
 
-BUNDLED = ("race-ethnicity",)
+BUNDLED = ("race-ethnicity", "race-ethnicity-extended")
 MATCHES = ("words", "substring")
 
 

@@ -1,0 +1,137 @@
+"""Presentation of a random-effects meta-analysis (:func:`eatkit.stats.meta_analysis.random_effects`): a
+forest plot, a one-line summary, and the audit page's section of a sweep's ``meta-analysis.csv``
+(:func:`eatkit.run.meta_analysis.write_meta_analysis`). Everything drawn or printed is a field of the
+result; nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from eatkit.errors import EatkitError
+from eatkit.report.style import INK, figure_html, new_figure, wrap
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: the estimators' names as printed
+METHOD_NAMES = {"dl": "DerSimonian-Laird", "pm": "Paule-Mandel", "reml": "REML"}
+
+
+def _field(result: Any, name: str) -> Any:
+    """A field of a result or of its JSON form (where JSON's null stands for NaN)."""
+    value = result[name] if isinstance(result, Mapping) else getattr(result, name)
+    if isinstance(value, list):
+        return [float("nan") if v is None else v for v in value]
+    return float("nan") if value is None else value
+
+
+def summary_line(result: Any) -> str:
+    """One line: the combined effect, its CI, tau², I², Q and its p, the prediction interval (a
+    :class:`~eatkit.stats.meta_analysis.RandomEffectsResult` or its ``to_dict()``).
+
+    >>> from eatkit.stats.meta_analysis import random_effects
+    >>> summary_line(random_effects([0.2, 0.5, 0.9], [0.01, 0.02, 0.015]))
+    'random effects (DerSimonian-Laird, k = 3): 0.530 [95% CI 0.103, 0.956], tau² = 0.127, I² = 90%, Q(2) = 19.62, p = 5.5e-05; 95% prediction interval -4.779, 5.839'
+    """
+    level = f"{_field(result, 'confidence_level'):.0%}"
+    low, high = _field(result, "ci")
+    p_low, p_high = _field(result, "prediction_interval")
+    prediction = "" if p_low != p_low else f"; {level} prediction interval {p_low:.3f}, {p_high:.3f}"
+    return (f"random effects ({METHOD_NAMES[_field(result, 'method')]}, k = {_field(result, 'k')}): "
+            f"{_field(result, 'estimate'):.3f} [{level} CI {low:.3f}, {high:.3f}], tau² = {_field(result, 'tau2'):.3g}, "
+            f"I² = {_field(result, 'i2'):.0%}, Q({_field(result, 'q_df')}) = {_field(result, 'q'):.2f}, "
+            f"p = {_field(result, 'q_p_value'):.2g}{prediction}")
+
+
+def random_effects_forest(result: Any, labels: Sequence[str], title: str | None = None) -> Figure:
+    """Forest plot: each effect with its own interval (marker size by its random-effects weight), the
+    combined effect as a diamond spanning its CI, and the prediction interval as a line through it.
+
+    >>> from eatkit.stats.meta_analysis import random_effects
+    >>> fig = random_effects_forest(random_effects([0.2, 0.5, 0.9], [0.01, 0.02, 0.015]), ["a", "b", "c"])
+    >>> len(fig.axes[0].get_yticklabels())
+    4
+    """
+    effects, cis, weights = _field(result, "effects"), _field(result, "effect_cis"), _field(result, "weights")
+    if len(labels) != len(effects):
+        raise EatkitError(f"a forest plot needs one label per effect: {len(labels)} labels, {len(effects)} effects")
+    k = len(effects)
+    ax = new_figure(7.5, 1.4 + 0.28 * (k + 1)).add_subplot()
+    biggest = max(weights)
+    for y, (effect, (low, high), weight) in enumerate(zip(effects, cis, weights)):
+        ax.plot([low, high], [y, y], color=INK, linewidth=1.2)
+        ax.plot([effect], [y], marker="s", color=INK, linestyle="none", markersize=3 + 6 * (weight / biggest) ** 0.5)
+    estimate, (low, high) = _field(result, "estimate"), _field(result, "ci")
+    p_low, p_high = _field(result, "prediction_interval")
+    if p_low == p_low:  # defined for k >= 3
+        ax.plot([p_low, p_high], [k, k], color="#777777", linewidth=1.2, linestyle=":")
+    ax.fill([low, estimate, high, estimate], [k, k - 0.3, k, k + 0.3], color=INK)
+    ax.axvline(0, color="#777777", linewidth=1, linestyle="--", zorder=0)
+    ax.set_yticks(range(k + 1), [wrap(str(label), 40) for label in labels] + ["combined (random effects)"],
+                  fontsize=8.5)
+    ax.set_ylim(k + 0.7, -0.7)
+    ax.set_xlabel("effect size", fontsize=9)
+    ax.grid(axis="x", color="#EEEEEE", zorder=0)
+    ax.set_title(wrap(title or summary_line(result), 100), fontsize=8.5)
+    return ax.figure
+
+
+def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
+    """The audit page's section: per test, the random-effects combination of the models' d (``path``: a
+    sweep's ``meta-analysis.csv``); "" when there is none.
+
+    >>> meta_analysis_html(None)
+    ''
+    """
+    if path is None or not path.is_file():
+        return ""
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        return ""
+    forests = ""
+    details = path.with_suffix(".json")
+    if details.is_file():  # a forest plot per test: every model's d and interval, the combined diamond
+        for t in json.loads(details.read_text(encoding="utf-8")):
+            figure = figure_html(random_effects_forest(t["result"], t["models"]), f"forest plot of {t['test']}",
+                                 html.escape(summary_line(t["result"])))
+            forests += (f'<details><summary>forest plot: {html.escape(t["suite"])} / {html.escape(t["test"])} '
+                        f'({html.escape(str(t["setting"]))})</summary>{figure}</details>')
+
+    def number(row: Mapping[str, str], name: str, spec: str) -> str:
+        return "" if row[name] in ("", "nan") else format(float(row[name]), spec)
+
+    body = "".join(
+        f'<tr><th scope="row">{html.escape(r["suite"])} / {html.escape(r["test"])}</th>'
+        f'<td>{html.escape(r["setting"])}</td><td>{html.escape(r["k"])}</td>'
+        f'<td>{number(r, "estimate", ".2f")} [{number(r, "ci_low", ".2f")}, {number(r, "ci_high", ".2f")}]</td>'
+        f'<td>{number(r, "tau2", ".3g")}</td><td>{number(r, "i2", ".0%")}</td>'
+        f'<td>{number(r, "q", ".2f")} ({html.escape(r["q_df"])})</td><td>{number(r, "q_p_value", ".3g")}</td>'
+        f'<td>{"yes" if float(r["q_p_value"]) < alpha else "no"}</td>'
+        f'<td>{number(r, "prediction_low", ".2f")}, {number(r, "prediction_high", ".2f")}</td></tr>'
+        for r in rows)
+    return ('<h2>Across models (random effects)</h2><p class="note">Per test, the models\' effect sizes d combined '
+            'by a DerSimonian-Laird random-effects model (within-model variance: the large-sample variance of a '
+            'standardised mean difference; docs/meta-analysis.md): the combined d with its 95% CI, the between-model '
+            f'variance tau², I², Cochran\'s Q (df) and its p ("disagree": p &lt; {alpha:g}, the models differ more '
+            'than chance), and the 95% prediction interval for a new model. The models share their stimuli: read the '
+            'heterogeneity as how much they differ.</p><table class="rankings"><thead><tr><th>test</th><th>setting'
+            '</th><th>models</th><th>combined d [CI]</th><th>tau²</th><th>I²</th><th>Q (df)</th><th>p</th>'
+            f'<th>disagree</th><th>prediction interval</th></tr></thead><tbody>{body}</tbody></table>{forests}')
+
+
+def forest_page(result: Any, labels: Sequence[str], title: str) -> str:
+    """A self-contained HTML page: the forest plot and the summary line (``eatkit meta --html``)."""
+    from eatkit._version import __version__
+
+    figure = figure_html(random_effects_forest(result, labels, title), f"forest plot: {title}",
+                         html.escape(summary_line(result)))
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="generator" content="eatkit {html.escape(__version__)}"><title>{html.escape(title)}</title>'
+            f"</head><body><h1>{html.escape(title)}</h1>{figure}</body></html>\n")

@@ -1,0 +1,53 @@
+"""The forest plot of a random-effects meta-analysis draws the result's own numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from eatkit.errors import EatkitError
+from eatkit.report.meta_analysis import random_effects_forest, summary_line
+from eatkit.stats.meta_analysis import random_effects
+
+pytest.importorskip("matplotlib")
+
+
+def test_forest_plot_draws_rows_diamond_and_prediction_interval():
+    result = random_effects([0.1, 0.4, 0.35, 0.8], [0.02, 0.01, 0.03, 0.02], method="reml")
+    fig = random_effects_forest(result, ["m1", "m2", "m3", "m4"])
+    ax = fig.axes[0]
+    lines = [line.get_xydata() for line in ax.get_lines()]
+    rows = [xy for xy in lines if len(xy) == 2 and xy[0][1] == xy[1][1] and xy[0][1] < 4]
+    np.testing.assert_allclose([xy[:, 0] for xy in rows], result.effect_cis)
+    squares = [xy for xy in lines if len(xy) == 1]
+    np.testing.assert_allclose([xy[0] for xy in squares], np.c_[result.effects, np.arange(4)])
+    prediction = [xy for xy in lines if len(xy) == 2 and xy[0][1] == 4]
+    np.testing.assert_allclose(prediction[0][:, 0], result.prediction_interval)
+    (diamond,) = ax.patches
+    xs = diamond.get_xy()[:, 0]
+    assert xs.min() == pytest.approx(result.ci[0]) and xs.max() == pytest.approx(result.ci[1])
+    assert [t.get_text() for t in ax.get_yticklabels()][-1] == "combined (random effects)"
+    assert "REML, k = 4" in summary_line(result.to_dict())
+
+
+def test_forest_plot_needs_one_label_per_effect():
+    with pytest.raises(EatkitError, match="one label per effect"):
+        random_effects_forest(random_effects([0.1, 0.2], [0.1, 0.1]), ["a"])
+
+
+def test_eatkit_meta_from_a_csv_file(tmp_path, capsys):
+    from eatkit.cli import main
+
+    effects = [("Aronson", -0.889, 0.326), ("Ferguson", -1.585, 0.195), ("Rosenthal", -1.348, 0.415),
+               ("Hart", -1.442, 0.020), ("Frimodt", -0.218, 0.051)]
+    (tmp_path / "e.csv").write_text("label,effect,variance\n" + "".join(f"{a},{b},{c}\n" for a, b, c in effects))
+    assert main(["meta", str(tmp_path / "e.csv"), "--method", "reml", "--html", str(tmp_path / "f.html")]) == 0
+    out = capsys.readouterr().out
+    expected = random_effects([e[1] for e in effects], [e[2] for e in effects], method="reml")
+    assert summary_line(expected) in out and out.count("weight") == 5
+    page = (tmp_path / "f.html").read_text()
+    assert '<meta name="generator" content="eatkit' in page and 'aria-label="forest plot: e"' in page
+    # the page may be written again (eatkit wrote it); a file eatkit did not write is refused
+    assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "f.html")]) == 0
+    assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "e.csv")]) == 2
+    assert "does not write over it" in capsys.readouterr().err

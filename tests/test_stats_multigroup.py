@@ -1,0 +1,166 @@
+"""SAME and the generalised WEAT (eatkit.stats.multigroup) against EmbeddingBiasScores' definitions written
+out here independently (word by word, loops), and their permutation p against brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from eatkit.errors import EatkitError
+from eatkit.stats.multigroup import generalized_weat, same
+
+
+def cos(u, v):
+    return float(np.dot(u, v) / math.sqrt(np.dot(u, u) * np.dot(v, v)))
+
+
+def centre(vectors):
+    return np.mean([np.asarray(v) / np.linalg.norm(v) for v in vectors], axis=0)
+
+
+def reference_same_components(attribute_sets):
+    # Schröder et al.: d_1 = c(A_1) - c(A_2); d_j = c(A_1) - c(A_j) minus its projections on the earlier ones
+    components = [centre(attribute_sets[0]) - centre(attribute_sets[1])]
+    for j in range(2, len(attribute_sets)):
+        d = centre(attribute_sets[0]) - centre(attribute_sets[j])
+        for earlier in components:
+            e = earlier / np.linalg.norm(earlier)
+            d = d - np.dot(d, e) * e
+        components.append(d)
+    return components
+
+
+def reference_same(targets, attribute_sets):
+    components = reference_same_components(attribute_sets)
+    biases = []
+    for t in targets:
+        b = abs(cos(t, components[0]))
+        for d in components[1:]:
+            b += abs(cos(t, d)) * np.linalg.norm(d)
+        biases.append(b)
+    return float(np.mean(biases)), biases
+
+
+def reference_generalized_weat(target_sets, attribute_sets):
+    # Swinger et al. 2019: Σ_i <mean(X_i) - mean_j mean(X_j), mean(A_i) - mean_j mean(A_j)>, unit vectors
+    x_means = [centre(x) for x in target_sets]
+    a_means = [centre(a) for a in attribute_sets]
+    x_bar, a_bar = np.mean(x_means, axis=0), np.mean(a_means, axis=0)
+    return float(sum(np.dot(x - x_bar, a - a_bar) for x, a in zip(x_means, a_means)))
+
+
+def regroup(units, sizes, labels):
+    return [[units[i] for i in range(len(units)) if labels[i] == g] for g in range(len(sizes))]
+
+
+def brute_force_p(statistic, units, sizes, alternative):
+    observed_labels = tuple(g for g, size in enumerate(sizes) for _ in range(size))
+    observed = statistic(regroup(units, sizes, observed_labels))
+    labelings = set(itertools.permutations(observed_labels))
+    values = [statistic(regroup(units, sizes, labels)) for labels in labelings]
+    tol = 1e-12 * max(1, abs(observed))
+    if alternative == "greater":
+        hits = sum(v >= observed - tol for v in values)
+    else:
+        hits = sum(abs(v) >= abs(observed) - tol for v in values)
+    return hits / len(labelings), len(labelings)
+
+
+def random_sets(rng, sizes, dim=5, shift=0.0):
+    return [rng.normal(size=(n, dim)) + shift * rng.normal(size=dim) for n in sizes]
+
+
+@pytest.mark.parametrize("groups", [2, 3, 4])
+def test_same_equals_the_definition(groups):
+    rng = np.random.default_rng(groups)
+    for _ in range(5):
+        attributes = random_sets(rng, [int(n) for n in rng.integers(2, 6, groups)], dim=8, shift=1.0)
+        targets = rng.normal(size=(7, 8))
+        r = same(targets, attributes, permutations=1, bootstrap=0, rng=0)
+        value, biases = reference_same(targets, attributes)
+        assert r.value == pytest.approx(value, abs=1e-9)
+        np.testing.assert_allclose(r.per_target, biases, atol=1e-9)
+        if groups == 2:
+            signed = [cos(t, reference_same_components(attributes)[0]) for t in targets]
+            assert r.skew == pytest.approx(np.mean(signed), abs=1e-9)
+            assert r.stereotype == pytest.approx(np.std(signed), abs=1e-9)
+        else:
+            assert math.isnan(r.skew)
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+def test_generalized_weat_equals_the_definition(groups):
+    rng = np.random.default_rng(10 + groups)
+    for _ in range(5):
+        sizes = [int(n) for n in rng.integers(2, 6, groups)]
+        targets = random_sets(rng, sizes, dim=6, shift=1.0)
+        attributes = random_sets(rng, [int(n) for n in rng.integers(2, 6, groups)], dim=6, shift=1.0)
+        r = generalized_weat(targets, attributes, permutations=1, bootstrap=0, rng=0)
+        assert r.value == pytest.approx(reference_generalized_weat(targets, attributes), abs=1e-9)
+        # the per-target scores' group means sum to the statistic
+        means = [np.mean(r.per_target[sum(sizes[:i]):sum(sizes[:i + 1])]) for i in range(groups)]
+        assert sum(means) == pytest.approx(r.value, abs=1e-12)
+
+
+def test_two_group_generalized_weat_is_half_the_weat_statistic_of_centred_means():
+    # for n = 2, <x1 - xbar, c1 - cbar> + <x2 - xbar, c2 - cbar> = <x1 - x2, c1 - c2> / 2
+    rng = np.random.default_rng(3)
+    targets, attributes = random_sets(rng, [4, 5]), random_sets(rng, [3, 6])
+    r = generalized_weat(targets, attributes, permutations=1, bootstrap=0, rng=0)
+    expected = np.dot(centre(targets[0]) - centre(targets[1]), centre(attributes[0]) - centre(attributes[1])) / 2
+    assert r.value == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
+@pytest.mark.parametrize("sizes", [(3, 3), (2, 3, 2)])
+def test_generalized_weat_permutation_p_equals_enumeration(alternative, sizes):
+    rng = np.random.default_rng(sum(sizes))
+    targets = random_sets(rng, sizes, dim=4, shift=0.5)
+    attributes = random_sets(rng, [3] * len(sizes), dim=4, shift=1.0)
+    units = [v for s in targets for v in s]
+    expected, count = brute_force_p(lambda sets: reference_generalized_weat(sets, attributes), units, sizes,
+                                    alternative)
+    r = generalized_weat(targets, attributes, alternative=alternative, permutations=10_000, bootstrap=0, rng=0)
+    assert r.exact and r.permutations == count
+    assert r.p_value == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("sizes", [(3, 3), (2, 2, 3)])
+def test_same_permutation_p_equals_enumeration(sizes):
+    rng = np.random.default_rng(7 * len(sizes))
+    attributes = random_sets(rng, sizes, dim=4, shift=1.5)
+    targets = rng.normal(size=(4, 4)) + attributes[0].mean(axis=0)
+    units = [v for s in attributes for v in s]
+    expected, count = brute_force_p(lambda sets: reference_same(targets, sets)[0], units, sizes, "greater")
+    r = same(targets, attributes, permutations=10_000, bootstrap=0, rng=0)
+    assert r.exact and r.permutations == count
+    assert r.p_value == pytest.approx(expected, abs=1e-12)
+
+
+def test_monte_carlo_p_and_bootstrap_are_seeded():
+    rng = np.random.default_rng(1)
+    targets = random_sets(rng, [8, 8, 8], shift=1.0)
+    attributes = random_sets(rng, [5, 5, 5], shift=1.0)
+    first = generalized_weat(targets, attributes, permutations=500, bootstrap=200, rng=4)
+    second = generalized_weat(targets, attributes, permutations=500, bootstrap=200, rng=4)
+    assert not first.exact and first.permutations == 500 and first.seed == 4
+    assert first.p_value == second.p_value and first.ci == second.ci
+    assert 1 / 501 <= first.p_value <= 1
+    assert first.ci[0] <= first.value <= first.ci[1]
+    s = same(targets[0], attributes, permutations=300, bootstrap=100, rng=2)
+    assert s.ci[0] <= s.value <= s.ci[1]
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: generalized_weat([np.eye(2)], [np.eye(2)]), "at least 2 sets"),
+    (lambda: generalized_weat([np.eye(2)] * 3, [np.eye(2)] * 2), "pairs target and attribute sets"),
+    (lambda: same(np.eye(3), [np.eye(2), np.eye(2)]), "dimension"),
+    (lambda: same(np.eye(2), [np.eye(2), np.eye(2)], alternative="less"), "alternative"),
+    (lambda: same(np.eye(2), [np.eye(2), [[np.nan, 1.0]]]), "non-finite"),
+])
+def test_bad_inputs(call, message):
+    with pytest.raises(EatkitError, match=message):
+        call()
