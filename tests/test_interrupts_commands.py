@@ -32,7 +32,8 @@ ELSEWHERE = {"probe": "tests/test_interrupts.py::test_ctrl_c_stops_a_probe (a ti
              "finetune": "tests/test_finetune.py (torch training loop; each batch sees the signal)",
              "data": "tests/test_datasets.py (pooch downloads with a timeout)",
              "analysis_set": "links or copies files; its readers are bounded (eatkit.io)",
-             "compare": "NOT YET COVERED: came with the merge of main (issue 39); needs two depiction runs"}
+             "compare": "NOT YET COVERED: came with the merge of main (issue 39); needs two depiction runs",
+             "meta": "NOT YET COVERED: came with the merge of main (issue 38); a meta-analysis of finished runs"}
 
 
 @pytest.fixture(scope="module")
