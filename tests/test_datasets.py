@@ -14,6 +14,7 @@ import pytest
 
 from eatkit.errors import EatkitError
 from eatkit.stimuli.datasets import (
+    DOWNLOADED,
     checksum_manifest,
     default_data_dir,
     download_dataset,
@@ -71,7 +72,9 @@ def _closed_port_url() -> str:
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """The dataset files under ``root`` (eatkit's list of its downloads, DOWNLOADED, left out)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != DOWNLOADED}
 
 
 def test_registry_and_shipped_manifest():
@@ -156,6 +159,7 @@ def test_corrupted_file_on_the_mirror(mirror, manifest, http_url, tmp_path):
     stale = tmp_path / "ieat/age/young/yf1.jpg"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"a damaged earlier copy")
+    (tmp_path / "ieat" / DOWNLOADED).write_text('["age/young/yf1.jpg"]')  # (eatkit downloaded it earlier)
     with pytest.raises(EatkitError) as err:
         download_dataset("ieat", tmp_path / "ieat", base_url=http_url, manifest=manifest, progress=False)
     assert str(err.value) == (
@@ -304,3 +308,19 @@ def test_data_list_names_every_dataset_with_its_checksum_state(capsys):
     assert [line.split()[0] for line in lines] == [d.name for d in list_datasets()]
     assert "[verified; licence: CC BY-NC 4.0" in lines[1] and "[sha256 unknown; licence: Public Domain" in lines[2]
     assert "[licensed: obtain it yourself" in next(line for line in lines if line.startswith("cfd "))
+
+
+@pytest.mark.shared_data
+def test_a_users_file_at_a_dataset_path_is_kept_and_downloads_are_0644(mirror, manifest, tmp_path):
+    """issue 36: `data get --dest` over a user's file refuses (the file is kept); downloaded files are 0644."""
+    dest = tmp_path / "ieat"
+    mine = dest / "age/young/yf1.jpg"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"my own picture")
+    with pytest.raises(EatkitError, match="eatkit did not download it: eatkit does not write over it"):
+        download_dataset("ieat", dest, base_url=mirror.as_uri(), manifest=manifest, progress=False)
+    assert mine.read_bytes() == b"my own picture"
+    mine.unlink()
+    download_dataset("ieat", dest, base_url=mirror.as_uri(), manifest=manifest, progress=False)
+    modes = {oct(p.stat().st_mode & 0o777) for p in dest.rglob("*.jpg")}
+    assert modes == {"0o644"}

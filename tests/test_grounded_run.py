@@ -215,3 +215,24 @@ def test_grounded_runs_side_by_side_and_significant_counts():
     assert counts["race"][(1, "W")] == {"vilt": "0 / 1", "lxmert": "1 / 1"}
     html = comparison_html(labelled)
     assert "Significant gender bias tests" in html and "Significant race bias tests" in html
+
+
+def test_verify_an_unchanged_grounded_run_then_a_changed_image(capsys, setup, tmp_path):
+    """issue 36: verify re-hashes each (image, caption) pair's files; an unchanged run is unchanged."""
+    import shutil
+
+    from eatkit.run.verify import verify_run
+
+    root, images, regions, model = setup
+    mine = tmp_path / "images"
+    shutil.copytree(images, mine)
+    code, _, err = run_cli(capsys, "run", str(root / "suite.json"), "--tests", "toy", "--model", model, "--images",
+                           str(mine), "--no-cache", "-q", "-o", str(tmp_path / "run"))
+    assert code == 0, err
+    check = verify_run(tmp_path / "run")
+    assert check.ok and check.checked > 12, check.changes
+    code, out, _ = run_cli(capsys, "verify", str(tmp_path / "run"))
+    assert code == 0, out
+    Image.fromarray(np.zeros((32, 48, 3), dtype=np.uint8)).save(mine / "men" / "m1.png")
+    changes = verify_run(tmp_path / "run").changes
+    assert changes and all("m1.png" in line and "changed" in line for line in changes), changes

@@ -62,7 +62,7 @@ def test_other_pickles_are_refused(tmp_path: Path, payload: bytes) -> None:
 
 
 def test_missing_pickle_names_the_file(tmp_path: Path) -> None:
-    with pytest.raises(EatkitError, match=r"cannot read pickle file .*none\.pkl"):
+    with pytest.raises(EatkitError, match=r"pickle file .*none\.pkl does not exist"):
         load_pickle(tmp_path / "none.pkl")
 
 

@@ -36,8 +36,8 @@ def test_a_new_run_replaces_an_older_ones_files_and_removes_its_stale_report(inp
     (out / "notes.txt").write_text("the user's own file")
     first = json.loads((out / "manifest.json").read_text())
     assert run(suite, vectors, out, "--seed", "2", "--alternative", "less") == 0
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "notes.txt", "results.csv", "results.json",
-                                                   "similarities.npz", "tables"]
+    assert sorted(p.name for p in out.iterdir()) == [".eatkit-output.json", "manifest.json", "notes.txt",
+                                                   "results.csv", "results.json", "similarities.npz", "tables"]
     second = json.loads((out / "manifest.json").read_text())
     assert (first["statistics"]["seed"], second["statistics"]["seed"]) == (1, 2)
     assert json.loads((out / "results.json").read_text())[0]["alternative"] == "less"

@@ -255,7 +255,7 @@ def test_malformed_text_files(tmp_path, text, message):
 def test_missing_and_empty_files(tmp_path):
     with error(f"vectors file {tmp_path / 'nope.txt'} does not exist"):
         load_word_vectors(tmp_path / "nope.txt")
-    with error(f"vectors file {tmp_path} is a folder, not a vectors file"):
+    with error(f"vectors file {tmp_path} is a folder, not a regular file"):
         load_word_vectors(tmp_path)
     with error(f"vectors file {tmp_path / 'empty.txt'} is empty"):
         load_word_vectors(write(tmp_path / "empty.txt", ""))

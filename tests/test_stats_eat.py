@@ -112,7 +112,7 @@ def test_pooled_sd_formula_by_hand() -> None:
 def test_pooled_sd_through_eat() -> None:
     # targets with s = .1, .2, .3, .4 and .2, .4: the same numbers as above divided by 10, so d is equal
     X = vectors_with_associations([0.1, 0.2, 0.3, 0.4])
-    Y = vectors_with_associations([0.2, 0.4])
+    Y = 2 * vectors_with_associations([0.2, 0.4])  # same cosines; a vector in X and Y would be refused
     r = eat(X, Y, UNIT_A, UNIT_B, sd="pooled")
     assert r.effect_size == pytest.approx(-0.5 / math.sqrt(7 / 4), rel=1e-12)
     assert (r.sd, r.ddof) == ("pooled", 1)

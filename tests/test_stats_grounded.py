@@ -38,8 +38,9 @@ def toy() -> dict[int, np.ndarray]:
 
 def _toy_args(e):
     # X = "man" with a man (1), Y = "woman" with a woman (4); A = lawyer, B = teacher, with images of a
-    # man (A_x = 5, B_x = 10) or a woman (A_y = 7, B_y = 12). Each target row twice: a test needs 2.
-    return dict(X=np.stack([e[1], e[1]]), Y=np.stack([e[4], e[4]]), A_x=e[5][None], A_y=e[7][None],
+    # man (A_x = 5, B_x = 10) or a woman (A_y = 7, B_y = 12). Each target row twice (a test needs 2), the
+    # copy scaled by 2: the same cosines, and no set of one repeated vector (a degenerate set is refused).
+    return dict(X=np.stack([e[1], 2 * e[1]]), Y=np.stack([e[4], 2 * e[4]]), A_x=e[5][None], A_y=e[7][None],
                 B_x=e[10][None], B_y=e[12][None])
 
 

@@ -12,7 +12,8 @@ from hypothesis.extra.numpy import arrays
 
 from eatkit.stats import eat, group_permutation_test, sc_eat
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import _same_rows
+from eatkit.errors import EatkitError
+from eatkit.stats.degeneracy import check_degenerate
 
 # the autouse cache fixture of conftest.py is function-scoped but irrelevant to these pure functions
 SETTINGS = settings(
@@ -39,8 +40,16 @@ def eat_inputs(draw, max_targets: int = 6) -> tuple[np.ndarray, ...]:
     Y = draw(embedding_set(dim, max_targets))
     A = draw(embedding_set(dim, 4))
     B = draw(embedding_set(dim, 4))
-    assume(not _same_rows(X, Y) and not _same_rows(A, B))  # a set compared with itself is an error
+    assume(_not_degenerate(X=X, Y=Y, A=A, B=B))  # degenerate sets are errors (eatkit.stats.degeneracy)
     return X, Y, A, B
+
+
+def _not_degenerate(**sets: np.ndarray) -> bool:
+    try:
+        check_degenerate(sets)
+    except EatkitError:
+        return False
+    return True
 
 
 def _spread(result) -> float:

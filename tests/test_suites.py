@@ -358,9 +358,9 @@ def test_unreadable_suite_files(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema": "eatkit.suite/1",}')
     cases = {
-        missing: f"suite file {missing} not found",
-        binary: f"suite file {binary}: not UTF-8 text (invalid start byte at byte 0)",
-        tmp_path: f"suite file {tmp_path}: cannot read it (Is a directory)",
+        missing: f"suite file {missing} does not exist",
+        binary: f"suite file {binary} is not UTF-8 text (invalid start byte at byte 0)",
+        tmp_path: f"suite file {tmp_path} is a folder, not a regular file",
         bad: f"suite file {bad}: invalid JSON at line 1, column 29: "
         "Expecting property name enclosed in double quotes",
     }

@@ -27,8 +27,9 @@ import json
 import importlib.util
 import os
 import pickle
+import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from types import ModuleType
@@ -148,6 +149,8 @@ def os_error(err: OSError, doing: str) -> EatkitError:
 #: what marks a file as written by eatkit (:func:`check_replaceable`), per kind of file
 OWN_MARKERS: dict[str, tuple[bytes, ...]] = {
     "html": (b'<meta name="generator" content="eatkit', b"<h1>eatkit report</h1>"),
+    "safetensors": (b'"format":"eatkit.finetune/', b'"format": "eatkit.finetune/'),
+    "finetune-json": (b'"num_classes": ',),
 }
 
 
@@ -174,6 +177,35 @@ def check_replaceable(path: str | os.PathLike[str], kind: str, what: str) -> Pat
     if not any(marker in head for marker in OWN_MARKERS[kind]):
         raise EatkitError(f"{what} {target} exists and is not an eatkit {kind} file: eatkit does not write over "
                           "it (give a new file name)")
+    return target
+
+
+def check_output_file(path: str | os.PathLike[str], what: str, *, inputs: Sequence[Any] = (),
+                      kind: str | None = None) -> Path:
+    """A file a command will write, checked before any work: not one of the command's ``inputs``, not a
+    folder, and new, or (with ``kind``) a file eatkit wrote (:func:`check_replaceable`). eatkit never writes
+    over a file it did not create.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "train.json"; _ = p.write_text("{}")
+    >>> check_output_file(p, "checkpoint", inputs=[p])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: checkpoint .../train.json is one of the command's inputs: give another file name
+    """
+    target = checked_path(path, what)
+    for given in inputs:
+        try:
+            same = given is not None and Path(given).exists() and Path(given).resolve() == target.absolute().resolve()
+        except OSError:  # a name no file system holds: its reader says so, by name
+            same = False
+        if same:
+            raise EatkitError(f"{what} {target} is one of the command's inputs: give another file name")
+    if kind is not None:
+        return check_replaceable(target, kind, what)
+    if target.is_dir():
+        raise EatkitError(f"{what} {target} is a folder; give a file name")
+    if target.exists() or target.is_symlink():
+        raise EatkitError(f"{what} {target} exists: eatkit does not write over a file it did not create (give a "
+                          "new file name)")
     return target
 
 
@@ -263,10 +295,7 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: 
     {'words': ['rose', 'ant'], 'n': 2}
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise EatkitError(f"cannot read {what} {path}: {one_line(err.strerror or err)}") from None
+    data = read_input(path, what)  # the one reader: regular files only, bounded
     try:
         return _PlainUnpickler(io.BytesIO(data), encoding=encoding).load()
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError,
@@ -287,9 +316,7 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
     >>> torch.save({"w": torch.ones(2)}, p); load_torch_weights(p)["w"].tolist()
     [1.0, 1.0]
     """
-    path = Path(path)
-    if not path.is_file():
-        raise EatkitError(f"{what} {path} does not exist")
+    path = check_regular(path, what)  # the one reader's rule: no folder, FIFO or device
     try:
         if path.suffix == ".safetensors":
             try:
@@ -370,3 +397,152 @@ def shipped_json(package: str, resource: str) -> Any:
     'eatkit sweep file'
     """
     return json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))
+
+
+# ---------------------------------------------------------------- the one reader of input files
+
+#: the most bytes eatkit reads whole from a file a user names (a suite, a sweep, annotations, a word list);
+#: larger files (vectors, embeddings) are streamed
+MAX_INPUT_BYTES = 256 << 20
+#: the longest line of a text file read line by line (a word-vector file's line of 4096 numbers is ~50 KB)
+MAX_LINE_BYTES = 1 << 20
+#: the deepest nesting of a JSON (or TOML / YAML) input, and the most digits of one of its numbers
+MAX_JSON_DEPTH, MAX_NUMBER_DIGITS = 64, 400
+
+
+def check_regular(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` if it names a regular file (after symbolic links), else a one-line :class:`EatkitError`
+    naming it: missing, a folder, a FIFO, a device or a socket (reading one could block forever or never
+    end). Every input file passes here before it is opened.
+
+    >>> check_regular("/dev/null", "suite file")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: suite file /dev/null is a character device, not a regular file
+    """
+    target = checked_path(path, what)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        raise EatkitError(f"{what} {target} does not exist") from None
+    except OSError as err:
+        raise os_error(err, f"read the {what}") from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+        raise EatkitError(f"{what} {target} is {kind}, not a regular file")
+    return target
+
+
+_NOT_REGULAR: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_input(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of an input file: a regular file (:func:`check_regular`) of at most ``max_bytes``.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "s.json"; _ = p.write_bytes(b"[1]")
+    >>> read_input(p, "suite file"), read_input(p, "suite file", max_bytes=2)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: suite file .../s.json has 3 bytes, more than eatkit reads from one (2)
+    """
+    target = check_regular(path, what)
+    try:
+        with open(target, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as err:
+        raise os_error(err, f"read the {what}") from None
+    if len(data) > max_bytes:
+        size = target.stat().st_size
+        raise EatkitError(f"{what} {target} has {size} bytes, more than eatkit reads from one ({max_bytes})")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """:func:`read_input` decoded as UTF-8 (a one-line error naming the byte otherwise).
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "w.txt"; _ = p.write_bytes(b"\\xff")
+    >>> read_text(p, "word list")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: word list .../w.txt is not UTF-8 text (invalid start byte at byte 0)
+    """
+    data = read_input(path, what, max_bytes=max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise EatkitError(f"{what} {path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def parse_json(text: str, where: str, *, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """JSON ``text`` parsed within the input limits: nesting at most :data:`MAX_JSON_DEPTH`, numbers of at
+    most :data:`MAX_NUMBER_DIGITS` digits; any problem is one line prefixed ``where``.
+
+    >>> parse_json("[" * 100 + "]" * 100, "suite file s.json")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: suite file s.json: JSON nested deeper than 64 levels
+    >>> parse_json("1" * 500, "sweep.json")
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: sweep.json: a number of 500 digits (at most 400)
+    """
+    def number(kind: type) -> Callable[[str], Any]:
+        def parse(digits: str) -> Any:
+            if len(digits) > MAX_NUMBER_DIGITS:
+                raise EatkitError(f"{where}: a number of {len(digits)} digits (at most {MAX_NUMBER_DIGITS})")
+            return kind(digits)
+        return parse
+
+    try:
+        data = json.loads(text, object_pairs_hook=object_pairs_hook, parse_int=number(int), parse_float=number(float))
+    except json.JSONDecodeError as err:
+        raise EatkitError(f"{where}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except RecursionError:
+        raise EatkitError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    check_depth(data, where)
+    return data
+
+
+def check_depth(data: Any, where: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse parsed data (JSON, TOML, YAML) nested deeper than ``limit`` (walked without recursion).
+
+    >>> check_depth({"a": [[1]]}, "f.toml", limit=2)
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: f.toml: JSON nested deeper than 2 levels
+    """
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth >= limit:
+                raise EatkitError(f"{where}: JSON nested deeper than {limit} levels")
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+
+
+def read_json(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES,
+              object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """An input JSON file, parsed within the limits (:func:`read_text`, :func:`parse_json`).
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "a.json"; _ = p.write_text('{"a": 1}')
+    >>> read_json(p, "annotations file")
+    {'a': 1}
+    """
+    return parse_json(read_text(path, what, max_bytes=max_bytes), f"{what} {path}", object_pairs_hook=object_pairs_hook)
+
+
+def read_lines(handle: Any, where: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of an open binary file, streamed, each at most ``max_line`` bytes (a one-line error
+    naming the line otherwise: a file of one endless line is refused without reading it whole).
+
+    >>> list(read_lines(io.BytesIO(b"a 1\\nb 2\\n"), "v.txt"))
+    [b'a 1\\n', b'b 2\\n']
+    >>> list(read_lines(io.BytesIO(b"x" * 9), "v.txt", max_line=4))
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: v.txt: line 1 is longer than 4 bytes
+    """
+    number = 0
+    while True:
+        line = handle.readline(max_line + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > max_line:
+            raise EatkitError(f"{where}: line {number} is longer than {max_line} bytes")
+        yield line

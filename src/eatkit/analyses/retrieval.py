@@ -71,6 +71,10 @@ class RetrievalAnalysis(ProbeAnalysis):
         template = options.params["template"]
         if template.count("{}") != 1:
             raise EatkitError(f"the retrieval template must contain {{}} once (where the concept goes), got {template!r}")
+        concepts = list(options.params["concepts"] or ())
+        repeated = sorted({c for c in concepts if concepts.count(c) > 1})
+        if repeated:
+            raise EatkitError(f"concepts: {', '.join(repeated)} given more than once (each concept is one query)")
         _desired(options.params["desired"], list(test.sets()))
 
     def observe(self, test: AssociationTest, model: Any, options: RunOptions) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import atomic_write_bytes, check_output_file, read_json
 
 
 def register(sub: Any) -> None:
@@ -54,8 +55,9 @@ def _folders(args: argparse.Namespace) -> tuple[Any, Path, Path]:
     from eatkit.stimuli.analysis_sets import folder_analysis_set
 
     classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
+    out = check_output_file(args.output, "suite file", inputs=[args.images])  # never over a user's file
     aset = folder_analysis_set(args.images, classes)
-    args.output.write_text(json.dumps(aset.suite(), indent=1) + "\n", encoding="utf-8")
+    atomic_write_bytes(out, (json.dumps(aset.suite(), indent=1) + "\n").encode("utf-8"))
     return aset, args.output, args.images
 
 
@@ -87,10 +89,7 @@ def _lexicon(path: Path | None) -> dict[str, list[str]] | None:
     """The coco gender lexicon of --lexicon (word lists by gender), or None."""
     if path is None:
         return None
-    try:
-        lexicon = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise EatkitError(f"cannot read the lexicon {path}: {type(err).__name__}") from None
+    lexicon = read_json(path, "lexicon")  # the one reader: regular files only, bounded
     if not isinstance(lexicon, dict) or not all(isinstance(v, list) for v in lexicon.values()):
         raise EatkitError(f"the lexicon {path} must be a JSON object of word lists")
     return lexicon

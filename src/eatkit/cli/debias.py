@@ -42,7 +42,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     from eatkit.io import atomic_write_bytes
     from eatkit.report.eat_html import aligned
     from eatkit.run.debias import before_after, debias, load_word_lists, manifest, write_vectors
-    from eatkit.run.folder import prepare_output
+    from eatkit.run.folder import claim_output, prepare_output
     from eatkit.run.runner import select_tests
     from eatkit.sources.vectors import load_word_vectors
     from eatkit.stimuli.loader import load_suite
@@ -52,7 +52,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     select_tests(suite, tests)
     metrics = parse_metrics(args.metrics) if args.metrics else ()
     lists = load_word_lists(args.word_lists)
-    out = prepare_output(args.output)
+    out = prepare_output(args.output, "debias", inputs=[args.vectors, args.suite, args.word_lists])
     source = load_word_vectors(args.vectors, cased=not args.lowercase)
     options = {"n_words": args.n_words, "n_components": args.n_components, "alpha": args.alpha, "seed": args.seed,
                "suite": args.suite, "tests": tests, "metrics": list(metrics), "lowercase": args.lowercase}
@@ -61,7 +61,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     for name, words in result.dropped.items():
         print(f"eatkit debias: not in the vectors, dropped from the {name} list: {', '.join(words)}", file=sys.stderr)
     rows = before_after(suite, tests, metrics, source, result.vectors, args.seed)
-    out.mkdir(parents=True, exist_ok=True)
+    claim_output(out, "debias")
     sha = write_vectors(out / "vectors.txt", result.vectors)
     table = [("test", "measure", "before", "after"),
              *((r["test"], r["measure"], f"{r['before']:.4g}", f"{r['after']:.4g}") for r in rows)]

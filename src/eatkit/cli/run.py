@@ -166,7 +166,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
         params=given_params(args, suite_kinds()) | _geometry_params(args, selected),
     ).validated())
-    args.output = prepare_output(args.output)  # (a new folder when not given)
+    args.output = prepare_output(args.output, "series" if args.series or args.compare_prompts else "run",
+                                 inputs=[args.suite, args.vectors, args.embeddings, *(args.series or ())])
     series = "prompts" if args.compare_prompts else "series" if args.series is not None else None
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
     done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command),

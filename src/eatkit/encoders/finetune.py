@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.io import require
+from eatkit.io import check_output_file, inside, require
 from eatkit.encoders.checkpoints import save_checkpoint
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line
@@ -93,7 +93,8 @@ def coco_multilabel(instances: str | Path, images: str | Path,
         j = column.get(names.get(a["category_id"], ""))
         if j is not None and a["image_id"] in row:
             y[row[a["image_id"]], j] = 1.0
-    files = [str(Path(images) / im["file_name"]) for im in data["images"]]
+    # a file name read from the annotations never leaves the image folder (the suite paths' rule)
+    files = [str(inside(images, im["file_name"], "COCO file_name", links_out=True)) for im in data["images"]]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         raise EatkitError(f"{len(missing)} image file(s) of {instances} are missing, e.g. {missing[0]}")
@@ -182,6 +183,12 @@ def finetune(
     """
     torch = require("torch", "fine-tuning", "image")
     _check_options(epochs, lr, batch_size, momentum, weight_decay, scheduler, val_fraction, device)
+    output = check_output_file(output, "checkpoint file", kind="safetensors",
+                               inputs=[instances, images, val_instances, val_images])
+    check_output_file(Path(output).with_name(Path(output).name + ".json"), "metrics file", kind="finetune-json",
+                      inputs=[instances, images, val_instances, val_images])
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise EatkitError(f"device {device!r}: no CUDA GPU is available to this process (use --device cpu)")
     files, labels, y = coco_multilabel(instances, images, categories)
     rng = np.random.default_rng(seed)
     if val_instances is not None:

@@ -75,6 +75,9 @@ def hf_file(model_id: str, filename: str, revision: str | None = None) -> Path |
     ``HF_HUB_OFFLINE=1``); ``None`` when the model has no such file."""
     local = Path(model_id).expanduser()
     if local.is_dir():
+        if revision not in (None, "main"):
+            raise EatkitError(f"revision '{revision}' applies to hub models; {model_id} is a local folder (its "
+                              "files are what they are)")
         path = local / filename
         return path if path.is_file() else None
     hub = require("huggingface_hub", f"the Hugging Face model '{model_id}'", "text")

@@ -148,6 +148,7 @@ class GroundedEncoder(NeuralEncoder):
         self._dropped: tuple[str, ...] = ()
         self._mask: str | None = None
         self._contents_seen: list[str] = []
+        self._pair_files: dict[str, list[Any]] = {}  # a pair's checksum -> its files and contents (eatkit verify)
         self._table: RegionTable | None = None
 
     # -- configuration ---------------------------------------------------------------------------
@@ -173,7 +174,8 @@ class GroundedEncoder(NeuralEncoder):
         table = str(self.region_file) if self.region_file else None
         return {**super().manifest(), "region_folder": str(self.region_dir) if self.region_dir else None,
                 "region_file": table, "region_file_sha256": self.file_hashes([table])[0] if table else None,
-                "image_folder": str(self.images) if self.images else None, "missing": self.missing}
+                "image_folder": str(self.images) if self.images else None, "missing": self.missing,
+                "pairs": dict(self._pair_files)}
 
     # -- stimuli ---------------------------------------------------------------------------------
 
@@ -272,6 +274,9 @@ class GroundedEncoder(NeuralEncoder):
 
         self._contents_seen = [json.dumps([p.caption, next(image_hashes) if p.image else None, region(p), p.focus,
                                            list(p.masked), self._mask]) for p in items]
+        for p, contents in zip(items, self._contents_seen):  # what eatkit verify re-hashes
+            self._pair_files[text_sha256(contents)] = [str(p.image) if p.image is not None else None,
+                                                       str(p.regions) if p.regions is not None else None, contents]
         return self._contents_seen
 
     def _prepare(self, modality: str, item: Pair) -> Prepared:

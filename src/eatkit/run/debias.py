@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from eatkit._version import __version__
-from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write, file_sha256
+from eatkit.errors import EatkitError
+from eatkit.io import atomic_write, file_sha256, read_json
 from eatkit.kinds import get_kind
 from eatkit.records import plain_json
 from eatkit.sources.vectors import WordVectors
@@ -52,12 +52,9 @@ class WordLists:
 def load_word_lists(name_or_path: str | Path = "gender") -> WordLists:
     """A bundled word-list file by name or a JSON file (``definitional`` pairs required)."""
     path = BUNDLED / f"{name_or_path}.json" if (BUNDLED / f"{name_or_path}.json").is_file() else Path(name_or_path)
-    if not path.is_file():
+    if not path.exists():  # (a folder, FIFO or device is refused by name by the one reader)
         raise EatkitError(f"word lists {name_or_path}: no such bundled list ({', '.join(p.stem for p in BUNDLED.glob('*.json'))}) or file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise EatkitError(f"cannot read word lists {path}: {one_line(err)}") from None
+    data = read_json(path, "word lists")  # the one reader: regular files only, bounded
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise EatkitError(f"word lists {path}: expected a JSON object with \"schema\": \"{SCHEMA}\"")
 
@@ -113,6 +110,8 @@ def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int =
         dropped["specific"] = lost
     specific = lists.gender_words()
     neutral = np.array([i for i, w in enumerate(source.words) if w not in specific and index[w] == i], dtype=np.int64)
+    if neutral.size == 0:
+        raise EatkitError("every word of the vectors is in the word lists: no neutral word is left to debias")
     table = np.asarray(source.vectors, dtype=np.float64)
     if method == "hard":
         out, info = sd.hard_debias(table, definitional, neutral, equalize)

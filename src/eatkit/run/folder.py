@@ -53,13 +53,16 @@ def set_entry(name: str, modality: str | None, items: list[list[str]], dropped: 
 DEFAULT_OUTPUT = Path("eatkit-results")
 
 
-def prepare_output(out_dir: str | Path | None) -> Path:
+def prepare_output(out_dir: str | Path | None, command: str = "run",
+                   inputs: Sequence[str | os.PathLike[str] | None] = ()) -> Path:
     """Check, before any work is done, that the results can be written to ``out_dir``: a new folder whose
     nearest existing parent is a writable folder, an empty one, or one that holds an earlier eatkit output
     (:func:`is_eatkit_output`), whose own files only are replaced; a folder holding other files is refused
     (eatkit never writes over, or deletes, a file it did not create). ``None``: a new folder under
     :data:`DEFAULT_OUTPUT` named by the date and time (:func:`new_output_folder`), so that no run replaces
     another. Nothing is created (:func:`write_run` creates the folder with the results in it).
+    ``command`` is the command that will own the folder (:func:`output_owner`): a folder another command
+    made is refused, and so is a folder holding one of the command's ``inputs`` (:func:`check_not_input`).
 
     >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "notes.txt").write_text("mine")
     >>> prepare_output(root)   # doctest: +ELLIPSIS
@@ -72,6 +75,8 @@ def prepare_output(out_dir: str | Path | None) -> Path:
     for name in (*RUN_FILES, *DERIVED_FILES):
         if (out / name).is_dir():
             raise EatkitError(f"cannot write {out / name}: it is a folder")
+    check_owner(out, command)
+    check_not_input(out, inputs, "output folder")
     if out.is_dir() and not is_eatkit_output(out):
         try:
             names = sorted(p.name for p in out.iterdir())
@@ -90,6 +95,96 @@ def prepare_output(out_dir: str | Path | None) -> Path:
     return out
 
 
+#: the marker of the command that made an output folder (:func:`claim_output`, :func:`output_owner`)
+OWNER_FILE = ".eatkit-output.json"
+#: the commands that own output folders, and the files that tell a folder written before the marker existed
+OWNERS: dict[str, tuple[str, ...]] = {"sweep": ("cells.csv", "decoding.json", "cells"), "series": ("series.json",),
+                                      "debias": ("vectors.txt", "before-after.csv"), "run": ("results.json",)}
+
+
+def owner_marker(command: str) -> bytes:
+    """The bytes of :data:`OWNER_FILE` for a folder made by ``command`` (a key of :data:`OWNERS`).
+
+    >>> json.loads(owner_marker("run"))["command"]
+    'run'
+    """
+    if command not in OWNERS:
+        raise ValueError(f"unknown owner command {command!r} (add it to OWNERS)")
+    from eatkit._version import __version__
+
+    return (json.dumps({"command": command, "eatkit_version": __version__}) + "\n").encode("utf-8")
+
+
+def claim_output(out: Path, command: str) -> None:
+    """Create ``out`` (checked by :func:`prepare_output`) and mark it as ``command``'s."""
+    from eatkit.io import atomic_write_bytes
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if output_owner(out) is None or not (out / OWNER_FILE).is_file():
+            atomic_write_bytes(out / OWNER_FILE, owner_marker(command))
+    except OSError as err:
+        raise os_error(err, "create the output folder") from None
+
+
+def output_owner(folder: Path) -> str | None:
+    """The command that made ``folder``: its :data:`OWNER_FILE`, else (a folder of an older eatkit) the
+    first command of :data:`OWNERS` whose files it holds; None for a new folder or a user's.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d / "cells.csv").write_text(""); output_owner(d)
+    'sweep'
+    """
+    try:
+        data = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("command") in OWNERS:
+            return str(data["command"])
+    except (OSError, ValueError):
+        pass
+    if not is_eatkit_output(folder) and not (folder / "vectors.txt").is_file():
+        return None
+    try:
+        return next((command for command, names in OWNERS.items() if any((folder / n).exists() for n in names)), None)
+    except OSError:
+        return None
+
+
+def check_owner(out: Path, command: str) -> None:
+    """Refuse to write ``command``'s output into a folder another command made (a sweep's folder given to
+    ``eatkit run -o``, a run folder given to ``eatkit debias -o``...): its files would be mixed or replaced.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d / "cells.csv").write_text("")
+    >>> check_owner(d, "run")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: output folder ... was made by 'eatkit sweep'; 'eatkit run' does not write into it (give a new folder)
+    """
+    owner = output_owner(out) if out.is_dir() else None
+    if owner is not None and owner != command:
+        raise EatkitError(f"output folder {out} was made by 'eatkit {owner}'; 'eatkit {command}' does not write into "
+                          "it (give a new folder)")
+
+
+def check_not_input(out: Path, inputs: Sequence[str | os.PathLike[str] | None], what: str) -> None:
+    """Refuse an output path that is one of the command's ``inputs`` or a folder holding one (writing it
+    would replace what is being read).
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d / "v.txt").write_text("a 1 2")
+    >>> check_not_input(d, [d / "v.txt"], "output folder")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: output folder ... holds the input .../v.txt: give an output that is not an input
+    """
+    target = out.absolute().resolve()
+    for given in inputs:
+        try:
+            if given is None or not Path(given).exists():  # (a bundled name such as "weat" is no file)
+                continue
+            path = Path(given).absolute().resolve()
+        except OSError:  # a name no file system holds: its reader says so, by name
+            continue
+        if path == target or target in path.parents:
+            shown = "is" if path == target else "holds"
+            raise EatkitError(f"{what} {out} {shown} the input {given}: give an output that is not an input")
+
+
 def is_eatkit_output(folder: Path) -> bool:
     """Whether ``folder`` holds an earlier eatkit output: a run (a ``manifest.json`` with eatkit's version),
     a series (``series.json`` of an ``eatkit.series`` schema) or a sweep (``cells.csv``, ``decoding.json``, or
@@ -98,6 +193,8 @@ def is_eatkit_output(folder: Path) -> bool:
     >>> import tempfile; is_eatkit_output(Path(tempfile.mkdtemp()))
     False
     """
+    if (folder / OWNER_FILE).is_file():
+        return True
     for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
@@ -165,7 +262,7 @@ def results_json(records: Sequence[Record]) -> str:
 
 
 def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[str, np.ndarray],
-              manifest: Mapping[str, Any], extra: Mapping[str, bytes] | None = None) -> Path:
+              manifest: Mapping[str, Any], extra: Mapping[str, bytes] | None = None, *, command: str = "run") -> Path:
     """Write a run folder: the records, the ``arrays`` (``"<test>/<name>"``), the manifest and ``extra``
     files (relative path -> bytes, e.g. ``"frames/a/x-step0010.png"``).
 
@@ -173,7 +270,7 @@ def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[st
     renamed into place whole; into an existing folder each file (each top-level folder of ``extra``) is
     moved atomically, and the files made from an earlier run there (:data:`DERIVED_FILES`, e.g. its
     ``report.html``) are removed. A failure leaves no new folder and no partial file."""
-    out = prepare_output(out_dir)
+    out = prepare_output(out_dir, command)
     tables = record_tables(records)
     files: dict[str, Callable[[Any], Any]] = {
         "results.json": lambda fh: fh.write((results_json(records) + "\n").encode("utf-8")),
@@ -183,6 +280,7 @@ def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[st
             (json.dumps(plain_json(manifest), indent=2, allow_nan=False) + "\n").encode("utf-8")),
     }
     files |= {name: (lambda fh, data=data: fh.write(data)) for name, data in (extra or {}).items()}
+    files[OWNER_FILE] = lambda fh: fh.write(owner_marker(command))  # which command made the folder
     staging: Path | None = None
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

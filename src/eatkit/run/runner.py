@@ -34,6 +34,7 @@ from eatkit.records import Record
 from eatkit.run.folder import records_frame, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
+from eatkit.stats.degeneracy import p_floor_warning
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
 from eatkit.stats.options import OBSERVED
@@ -198,8 +199,8 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
                                                           if len(failed) > 1 else ""))
     outcomes = _with_q_values(outcomes, options.correction_family)
     warnings = options.warnings()
-    outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
-                for o in outcomes]
+    outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[
+        *o.record.warnings, *warnings, *filter(None, [p_floor_warning(o.record, options.alpha)])])) for o in outcomes]
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
     statistics = options.manifest() | {"seed": run_seed, "warnings": warnings}
     manifest = build_manifest(suite, source, statistics, stimuli, command)

@@ -26,7 +26,7 @@ from typing import Any
 from eatkit.analyses.base import RunOptions
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes
-from eatkit.run.folder import prepare_output
+from eatkit.run.folder import OWNER_FILE, owner_marker, prepare_output
 from eatkit.run.meta_analysis import write_meta_analysis
 from eatkit.run.runner import RunResult, resolve_run_seed, run_suite
 from eatkit.sources.base import EmbeddingSource
@@ -47,7 +47,7 @@ class SeriesResult:
 
     def save(self, out_dir: str | Path) -> Path:
         """Write each point's run folder and ``series.json`` (schema, kind, points: label and folder)."""
-        out = prepare_output(out_dir)
+        out = prepare_output(out_dir, "series")
         points = []
         for k, (label, run) in enumerate(zip(self.labels, self.runs), start=1):
             folder = f"{k:02d}-{_slug(label)}"
@@ -56,6 +56,7 @@ class SeriesResult:
         text = json.dumps({"schema": SERIES_SCHEMA, "kind": self.kind, "points": points}, indent=2)
         try:
             atomic_write_bytes(out / "series.json", (text + "\n").encode("utf-8"))
+            atomic_write_bytes(out / OWNER_FILE, owner_marker("series"))
             write_meta_analysis(out, self.effect_sizes())
         except OSError as err:
             raise EatkitError(f"cannot write into {out}: {one_line(err.strerror or err)}") from None

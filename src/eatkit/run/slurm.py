@@ -264,6 +264,10 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
         if cell.id not in held_ids:
             tasks.setdefault(cell.model["label"], []).append(cell)
     executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
+    try:  # submitit creates the folder pattern itself; each job writes into its own "<job id>" folder
+        (out / "slurm" / "%j").rmdir()
+    except OSError:
+        pass
     record = {job.job_id: recorded[job.job_id] for job, _ in pending}
 
     def submit(groups: list[list[Any]]) -> None:

@@ -66,7 +66,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import require
+from eatkit.io import check_depth, read_text, require
 from eatkit.progress import progress
 from eatkit.run.runner import MODEL_OPTIONS, build_source
 from eatkit.run.slurm import parse_resources
@@ -182,23 +182,21 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     ['glove-6b-50d__weat__default']
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EatkitError(f"cannot read sweep file {path}: {one_line(getattr(exc, 'strerror', None) or exc)}") from None
+    text = read_text(path, "sweep file")  # the one reader: regular files only, bounded
     if path.suffix.lower() in (".yaml", ".yml"):
         yaml = require("yaml", "a YAML sweep file", "yaml")
         try:
             data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, RecursionError) as exc:
             raise EatkitError(f"sweep file {path}: not valid YAML: {one_line(exc)}") from None
     else:
         import tomllib
 
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
             raise EatkitError(f"sweep file {path}: not valid TOML: {one_line(exc)}") from None
+    check_depth(data, f"sweep file {path}")
     return parse_sweep(data, base=path.parent, source=str(path))
 
 
@@ -649,9 +647,9 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     out = Path(out_dir) if out_dir is not None else sweep.output
     if out is None:
         raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
-    from eatkit.run.folder import prepare_output
+    from eatkit.run.folder import claim_output, prepare_output
 
-    prepare_output(out)
+    prepare_output(out, "sweep", inputs=[sweep.source if Path(sweep.source).exists() else None])
     statuses = {c.id: "inapplicable" for c in sweep.cells if not c.applies}
     statuses |= {c.id: "finished before" for c in sweep.cells if c.applies and _finished(out, c)}
     todo = pin_revisions([c for c in sweep.cells if c.id not in statuses], out)
@@ -660,6 +658,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         from eatkit.run.decode import predecode_sweep
 
         predecode_sweep(todo, out)
+    claim_output(out, "sweep")  # the folder is the sweep's (cells written so far are kept on a stop)
     outcomes = _executor(executor, todo, jobs, address, out, cluster)
     for outcome in progress(outcomes, total=len(todo), desc="sweep cells"):
         statuses[outcome.cell.id] = _write_cell(out, outcome)

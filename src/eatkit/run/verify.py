@@ -13,6 +13,7 @@ with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
                 checked += 1
                 _count(what, {"image": "image files", "name": "image names recorded from the embedding files"}.get(
                     modality, "generated images" if generated is not None else "stimulus strings"))
-                changes += _check_item(where, modality, str(item_id), recorded, root, generated)
+                changes += _check_item(where, modality, str(item_id), recorded, root, source, generated)
             if isinstance(entry.get("category"), str) and root is not None and not named:
                 changes += _added(where, entry, items, root)
     for name, path, recorded in _source_files(source):
@@ -114,9 +115,12 @@ def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]
 
 
 def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Path | None,
-                generated: Path | None = None) -> list[str]:
+                source: dict[str, Any], generated: Path | None = None) -> list[str]:
     """An item's difference: a string's or image name's (``modality`` "name") sha256, an image file's bytes
-    (also of an image generated from a prompt, under ``generated``)."""
+    (also of an image generated from a prompt, under ``generated``), an (image, caption) pair's files."""
+    pairs = source.get("pairs") if isinstance(source.get("pairs"), dict) else {}
+    if modality == "image-caption" or recorded in pairs:  # (a grounded test's roles are "<embedding>/<role>")
+        return _check_pair(where, item_id, recorded, pairs)
     if modality != "image":
         if text_sha256(item_id) == recorded:
             return []
@@ -136,6 +140,32 @@ def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Pa
     now = file_sha256(path)
     return [] if now == recorded else [f"{where}: {item_id} changed (sha256 {recorded[:12]}... recorded, "
                                        f"{now[:12]}... now)"]
+
+
+def _check_pair(where: str, item_id: str, recorded: str, pairs: dict[str, Any]) -> list[str]:
+    """An (image, caption) pair: its checksum covers the caption, the image's and region file's SHA-256
+    and how it was read; the source's manifest keeps (``pairs``), per checksum, the files and that content,
+    so the files are hashed again and compared."""
+    entry = pairs.get(recorded)
+    if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], str)):
+        return [f"{where}: '{item_id}' cannot be checked (the manifest does not record the pair's files)"]
+    image, regions, contents = entry
+    if text_sha256(contents) != recorded:
+        return [f"{where}: '{item_id}' does not match its sha256 (manifest edited)"]
+    try:
+        _caption, image_hash, region_hash = json.loads(contents)[:3]
+    except (ValueError, TypeError):
+        return [f"{where}: '{item_id}' has an unreadable record in the manifest"]
+    out = []
+    for name, path, expected in (("image", image, image_hash), ("region file", regions, region_hash)):
+        if path is None or expected is None:
+            continue
+        expected = str(expected).split("|")[0]  # (a region table's hash names the image's key after "|")
+        if not Path(path).is_file():
+            out.append(f"{where}: the {name} {path} of '{item_id}' is missing")
+        elif file_sha256(path) != expected:
+            out.append(f"{where}: the {name} {path} of '{item_id}' changed (sha256 {expected[:12]}... recorded)")
+    return out
 
 
 def _added(where: str, entry: dict[str, Any], items: list[list[str]], root: Path) -> list[str]:

@@ -55,7 +55,7 @@ from typing import Any, Literal
 import numpy as np
 
 from eatkit.errors import EatkitError, MissingExtraError, one_line
-from eatkit.io import file_sha256
+from eatkit.io import check_regular, file_sha256, read_lines
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
 from eatkit.stimuli.types import StimulusSet
@@ -199,11 +199,7 @@ def load_word_vectors(
     >>> wv.words, wv.dimension, wv.origin["format"]
     (['rose'], 3, 'word2vec-text')
     """
-    path = Path(path)
-    if path.is_dir():
-        raise EatkitError(f"vectors file {path} is a folder, not a vectors file")
-    if not path.is_file():
-        raise EatkitError(f"vectors file {path} does not exist")
+    path = check_regular(path, "vectors file")  # the one reader's rule: no folder, FIFO or device
     if path.stat().st_size == 0:
         raise EatkitError(f"vectors file {path} is empty")
     if binary is None:
@@ -270,7 +266,7 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
     declared: tuple[int, int] | None = None
     total = 0
     with _open_bytes(path) as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw in enumerate(read_lines(fh, f"vectors file {path}"), start=1):  # bounded lines
             if lineno == 1 and raw.startswith(_BOM):  # a UTF-8 byte-order mark (Windows editors) is no part of
                 raw = raw[len(_BOM) :]                 # the first word
             if b"\t" in raw:  # tab-separated values, as some exporters write them: tabs separate as spaces do

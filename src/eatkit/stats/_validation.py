@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats.degeneracy import check_degenerate, fail
+
 
 def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | None = None) -> np.ndarray:
     """Return ``vectors`` as a float64 ``(n, d)`` array, or raise naming set ``name`` and the problem.
@@ -29,22 +31,34 @@ def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | N
         raise EatkitError(f"set '{name}' has {n} stimuli; this test needs at least {min_rows}")
     if d == 0:
         raise EatkitError(f"set '{name}' has vectors of dimension 0")
+    if d == 1:
+        fail("one-dimensional", set=name)
     if dim is not None and d != dim:
         raise EatkitError(f"set '{name}' has dimension {d}, but the other sets have dimension {dim}")
     finite = np.isfinite(arr).all(axis=1)
     if not finite.all():
         rows = np.flatnonzero(~finite)
         raise EatkitError(f"set '{name}' has non-finite values (NaN or inf) in row(s) {_rows(rows)}")
-    norms = np.linalg.norm(arr, axis=1)
+    largest = float(np.abs(arr).max())
+    norms = np.linalg.norm(arr / largest, axis=1) * largest if largest > 0 else np.zeros(n)  # no overflow
     if not (norms > 0).all():
         rows = np.flatnonzero(norms <= 0)
         raise EatkitError(f"set '{name}' has zero-norm vector(s) in row(s) {_rows(rows)}")
     return arr
 
 
-def check_sets(min_rows: int | dict[str, int] = 2, **sets: Any) -> dict[str, np.ndarray]:
-    """Check several named sets (at least ``min_rows`` stimuli each, or per name) and that they share
-    one dimension. Two per group is the default: with one, Cohen's d is ±√2 whatever the data."""
+def check_sets(min_rows: int | dict[str, int] = 2, *, scaled: bool = False, rules: bool = True,
+               **sets: Any) -> dict[str, np.ndarray]:
+    """Check several named sets (at least ``min_rows`` stimuli each, or per name), that they share one
+    dimension, and the degeneracy rules (:func:`eatkit.stats.degeneracy.check_degenerate`; ``scaled``: the
+    statistic depends on the vectors' scale; ``rules=False`` only for what describes sets rather than comparing
+    them: image-class geometry, set diagnostics). Two per group is the default: with one, Cohen's d is ±√2
+    whatever the data.
+
+    >>> check_sets(X=[[1.0, 0.0], [1.0, 0.0]], Y=[[0.0, 1.0], [1.0, 1.0]])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: set 'X' holds 2 stimuli that all share one vector (zero variance): ...
+    """
     out: dict[str, np.ndarray] = {}
     dim: int | None = None
     for name, vectors in sets.items():
@@ -52,22 +66,9 @@ def check_sets(min_rows: int | dict[str, int] = 2, **sets: Any) -> dict[str, np.
         arr = check_embeddings(name, vectors, min_rows=least, dim=dim)
         dim = arr.shape[1]
         out[name] = arr
-    for first, second in COMPARED:
-        if first in out and second in out and _same_rows(out[first], out[second]):
-            raise EatkitError(f"sets '{first}' and '{second}' hold the same vectors: the test would compare a set "
-                              "with itself, and its effect size and p-value would mean nothing")
+    if rules:
+        check_degenerate(out, scaled=scaled)
     return out
-
-
-#: the roles that a test compares with each other (the two targets, the two attributes)
-COMPARED: tuple[tuple[str, str], ...] = (("X", "Y"), ("A", "B"))
-
-
-def _same_rows(first: np.ndarray, second: np.ndarray) -> bool:
-    """Whether two sets hold the same vectors, in any order."""
-    if first.shape != second.shape:
-        return False
-    return bool(np.array_equal(first[np.lexsort(first.T[::-1])], second[np.lexsort(second.T[::-1])]))
 
 
 def _real(values: Any, what: str) -> np.ndarray:

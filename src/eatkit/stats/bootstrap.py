@@ -21,6 +21,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.progress import progress
 from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
 from eatkit.stats.effect_size import check_sd_sizes, cohens_d
 from eatkit.stats.options import TestOptions, check_option
@@ -78,6 +79,9 @@ def bootstrap_effect_size(
     if n_resamples > MAX_RESAMPLES:
         raise EatkitError(f"n_resamples={n_resamples:.3g} bootstrap resamples is more than eatkit takes "
                           f"({MAX_RESAMPLES:.0e}; 10^4 to 10^5 give a 95% CI to two digits)")
+    rows = sum(len(v) for v in sets.values())
+    check_cost(f"{n_resamples:.3g} bootstrap resamples of {rows} stimuli", float(n_resamples) * rows * 4,
+               "use fewer resamples (10^4 to 10^5 give a 95% CI to two digits)")
     unknown = set(resample) - {"X", "Y", "A", "B"}
     if unknown:
         raise EatkitError(f"resample lists unknown sets: {', '.join(sorted(unknown))} (use X, Y, A, B)")

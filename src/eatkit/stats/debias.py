@@ -149,6 +149,9 @@ def double_hard_debias(vectors: Any, definitional: Any, neutral: Any, equalize: 
     neutral = _check_rows("neutral words", neutral, len(table))
     if not 1 <= n_words <= len(neutral) // 2:
         raise EatkitError(f"n_words must be between 1 and half the neutral words ({len(neutral) // 2}), got {n_words}")
+    if not isinstance(n_components, int) or not 1 <= n_components <= min(table.shape):
+        raise EatkitError(f"n_components must be between 1 and {min(table.shape)} (the vectors' dimension and "
+                          f"count), got {n_components!r}")
     generator, seed = resolve_rng(rng)
     mean = table.mean(axis=0)
     centred = table - mean

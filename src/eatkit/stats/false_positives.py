@@ -15,10 +15,11 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_count, check_sets
-from eatkit.stats.options import check_choice
+from eatkit.stats.options import check_choice, check_permutations
 from eatkit.stats.association import differential_association, rounding_error, unit_rows
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats._random import resolve_rng
+from eatkit.stats.cost import check_cost
 from eatkit.stats.permutation import group_permutation_test
 from eatkit.progress import progress
 
@@ -63,10 +64,17 @@ def specificity(
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     check_choice("alternative", alternative)
     n_splits = check_count("n_splits", n_splits)
+    if n_splits < 2:
+        raise EatkitError("n_splits=1: a false-positive rate from one split is 0 or 1 (use 1000 or more)")
+    sizes = [len(sets[k]) for k in "XYAB"]
+    permutations = check_permutations(permutations)
+    draws = 10_000 if permutations in ("auto", "exact") else permutations  # (exact counts at most as many)
+    check_cost(f"{n_splits:.3g} specificity splits of {sizes[0]} + {sizes[1]} targets x {draws} permutations",
+               float(n_splits) * draws * (sizes[0] + sizes[1]) * 2, "use fewer splits (1000 give the rate of a "
+               "5% test to about 1.4 points)")
     if not isinstance(alphas, (tuple, list)) or not all(0 < a < 1 for a in alphas):
         raise EatkitError(f"alphas must lie strictly between 0 and 1, got {alphas}")
     generator, seed = resolve_rng(rng)
-    sizes = [len(sets[k]) for k in "XYAB"]
     pooled = unit_rows(np.concatenate([sets[k] for k in "XYAB"]))
     cos = pooled @ pooled.T
     bounds = np.cumsum([0] + sizes)

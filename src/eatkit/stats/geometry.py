@@ -163,7 +163,8 @@ def geometry_scores(
     iterations = check_count("iterations", iterations)
     if not classes:
         raise EatkitError("geometry scores need at least one class")
-    data = check_sets(2, **{str(k): v for k, v in classes.items()})
+    # identical images are data here (intra-class variation 0), not a degenerate comparison
+    data = check_sets(2, rules=False, **{str(k): v for k, v in classes.items()})
     names = list(data)
     pair_list = list(itertools.combinations(names, 2)) if pairs is None else [tuple(p) for p in pairs]
     for a, b in pair_list:

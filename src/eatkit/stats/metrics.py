@@ -45,7 +45,8 @@ from scipy.stats import rankdata
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_embeddings, check_sets
+from eatkit.stats._validation import check_count, check_sets
+from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, unit_rows
 from eatkit.stats.options import check_choice, check_option, check_permutations
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
@@ -56,6 +57,8 @@ DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
 EXACT_MAX = 1 << 22
 #: the inverse L2 penalty of RNSB's logistic regression (scikit-learn's default C, as WEFE uses)
 RNSB_C = 1.0
+#: the largest strictness c of direct bias: |cos|^c of any |cos| < 0.99 is below 1e-43 beyond it
+DIRECT_BIAS_C_MAX = 1e4
 #: share of each attribute set held out of an RNSB fit (WEFE: ``holdout=True``, ``test_size=0.2``)
 RNSB_HOLDOUT = 0.2
 
@@ -214,6 +217,10 @@ def gender_direction(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     array([1., 0.])
     """
     X, Y = unit_rows(X), unit_rows(Y)
+    same = np.flatnonzero(np.all(X == Y, axis=1))
+    if same.size:
+        raise EatkitError(f"definitional pair(s) {', '.join(map(str, same[:5]))} have the same direction in both "
+                          "words (e.g. a pair (she, she)): no bias direction can be taken from them")
     half = (X - Y) / 2  # x_i - centre_i; y_i - centre_i is its negative, so [half; -half] has mean 0
     # its first right singular vector, from the (n, n) Gram matrix rather than a (2n, d) SVD
     u = np.linalg.eigh(half @ half.T)[1][:, -1]
@@ -316,6 +323,8 @@ def _permutation_p(null: _Null, statistic: Callable[[np.ndarray], np.ndarray], o
                           f"{EXACT_MAX}); pass a number of Monte Carlo permutations instead")
     exact = permutations == "exact" or (permutations == "auto" and null.size <= DEFAULT_MONTE_CARLO)
     draws = null.size if exact else (DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations))
+    check_cost(f"{draws:.3g} permutations of {null.n} stimuli", float(draws) * null.n * 4,
+               "pass fewer permutations (10^4 to 10^5 give p to about two digits)")
     counts = dict.fromkeys(("greater", "less", "two-sided"), 0)
     for rows in (null.all() if exact else null.sample(draws, generator)):
         values = statistic(rows)
@@ -332,9 +341,11 @@ def _permutation_p(null: _Null, statistic: Callable[[np.ndarray], np.ndarray], o
                 tolerance=tolerance)
 
 
-def _tolerance(observed: float, n: int, d: int) -> float:
-    """Rounding bound of two summation orders of a statistic of means of n rows of d-dimensional vectors."""
-    return 8.0 * (n + d) * float(np.finfo(np.float64).eps) * max(1.0, abs(observed))
+def _tolerance(magnitude: float, n: int, d: int) -> float:
+    """Rounding bound of two summation orders of a statistic of means of n rows of d-dimensional vectors
+    whose terms are at most ``magnitude`` in size (relative to the terms, so that vectors scaled by 1e-42
+    or 1e30 count the same ties: the degeneracy rules' scale invariance)."""
+    return 8.0 * (n + d) * float(np.finfo(np.float64).eps) * magnitude
 
 
 def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_resamples: int,
@@ -349,6 +360,9 @@ def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: lis
     """
     if n_resamples == 0:
         return None
+    size = sum(s.size for s in sets)  # one value reads every set once (RNSB's fit: some hundred times more)
+    check_cost(f"{n_resamples:.3g} bootstrap resamples of {sum(len(s) for s in sets)} stimuli",
+               float(n_resamples) * size * 100, "use fewer resamples (10^3 to 10^4 give a 95% CI to two digits)")
     values = np.empty(n_resamples)
     for r in range(n_resamples):
         values[r] = compute([s[generator.integers(0, len(s), len(s))] for s in sets])
@@ -361,9 +375,10 @@ def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: lis
 # --- input checks ---------------------------------------------------------------------------------------
 
 
-def _check(named: dict[str, Any], least: dict[str, int]) -> dict[str, np.ndarray]:
-    """The sets checked by the family's one rule (:func:`check_sets`): at least ``least`` rows (default 1)."""
-    return check_sets({name: least.get(name, 1) for name in named}, **named)
+def _check(named: dict[str, Any], least: dict[str, int], *, scaled: bool = False) -> dict[str, np.ndarray]:
+    """The sets checked by the family's one rule (:func:`check_sets`): at least ``least`` rows (default 1);
+    ``scaled``: the metric depends on the vectors' scale (RNSB)."""
+    return check_sets({name: least.get(name, 1) for name in named}, scaled=scaled, **named)
 
 
 def _check_common(alternative: str, n_resamples: int, confidence_level: float) -> None:
@@ -405,8 +420,8 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _rnd_terms(gx, gy, A, distance).mean(axis=1))
     parts = _rnd_terms(*_observed(X, Y, A), A, distance)[0]
     value = float(parts.mean())
-    p = _permutation_p(null, statistic, value, _tolerance(value, null.n, X.shape[1]), alternative, permutations,
-                       generator)
+    p = _permutation_p(null, statistic, value, _tolerance(float(np.abs(parts).max()), null.n, X.shape[1]),
+                       alternative, permutations, generator)
     ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
                     confidence_level, generator)
     return MetricResult(metric="rnd", value=value, options={"distance": distance}, parts={"A": parts},
@@ -433,8 +448,8 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
     value = float(_ect_values(*_observed(X, Y, A), A)[0])
     if not math.isfinite(value):
         raise EatkitError("ECT is undefined here: mean X or mean Y has the same cosine with every attribute")
-    p = _permutation_p(null, statistic, value, _tolerance(value, null.n, X.shape[1]), alternative, permutations,
-                       generator)
+    p = _permutation_p(null, statistic, value, _tolerance(1.0, null.n, X.shape[1]), alternative, permutations,
+                       generator)  # a Spearman rho: terms of size 1
     ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
                     generator)
     return MetricResult(metric="ect", value=value, null="X ∪ Y re-partitioned", ci=ci,
@@ -462,7 +477,7 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
     terms = _ripa_terms(X, Y, A)
     null = _Null("signs", len(terms))
     value = float(terms.mean())
-    p = _permutation_p(null, lambda rows: rows @ terms / terms.size, value, _tolerance(value, len(X), X.shape[1]),
+    p = _permutation_p(null, lambda rows: rows @ terms / terms.size, value, _tolerance(float(np.abs(terms).max()), len(X), X.shape[1]),
                        alternative, permutations, generator)
     ci = percentile_bootstrap(lambda s: float(_ripa_terms(s[0][:, 0], s[0][:, 1], s[1]).mean()),
                     [np.stack([X, Y], axis=1), A], n_resamples, confidence_level, generator)
@@ -510,8 +525,11 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
     (0.033, 20)
     """
     named = _named_sets("T", targets)
-    sets = _check({**named, "A": A, "B": B}, {"A": 2, "B": 2})
+    sets = _check({**named, "A": A, "B": B}, {"A": 2, "B": 2}, scaled=True)
     n_fits = check_count("n_fits", n_fits)
+    if holdout and n_fits < 2:
+        raise EatkitError("n_fits=1: RNSB's spread over fits needs at least 2 fits (or holdout=False for one fit "
+                          "on every attribute)")
     _check_common("greater", n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
     T = np.concatenate([sets[n] for n in named])
@@ -547,8 +565,9 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
     sets = _check({"X": X, "Y": Y, "N": N}, {})
     X, Y, N = sets["X"], sets["Y"], sets["N"]
     _pairs(X, Y, "direct bias")
-    if not isinstance(c, (int, float)) or isinstance(c, bool) or not c > 0:
-        raise EatkitError(f"c must be a positive number, got {c!r}")
+    if not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 < c <= DIRECT_BIAS_C_MAX:
+        raise EatkitError(f"c must be a positive number of at most {DIRECT_BIAS_C_MAX:g} (a larger c turns every "
+                          f"|cos| below 1 into 0), got {c!r}")
     _check_common("greater", n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
     value, cos = _direct_bias_of(X, Y, N, c)

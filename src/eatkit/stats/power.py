@@ -36,6 +36,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_share
+from eatkit.stats.cost import check_cost
 from eatkit.stats.options import check_choice
 
 #: data sets simulated per minimum detectable effect
@@ -113,6 +114,23 @@ def _check(n_x: Any, n_y: Any, alpha: float, power: float, alternative: str) -> 
     return n_x, n_y
 
 
+def _enumerable(n: int, k: int, permutations: int) -> bool:
+    """Whether C(n, k) <= permutations, without the huge integer of a large n (log-gamma first)."""
+    log_comb = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    return log_comb <= math.log(permutations) + 1e-6 and math.comb(n, k) <= permutations
+
+
+def _check_simulation_cost(n_x: int, n_y: int, permutations: int, n_simulations: int, alternative: str) -> None:
+    """The one cost estimate (:func:`eatkit.stats.cost.check_cost`) of a power simulation: the sums of
+    every simulated data set over every partition, about 20 times for a two-sided bisection."""
+    n = n_x + n_y
+    partitions = math.comb(n, n_x) if _enumerable(n, n_x, permutations) else permutations
+    steps = float(n_simulations) * partitions * n * (20 if alternative == "two-sided" else 1)
+    check_cost(f"a power simulation of {n_x} + {n_y} stimuli ({n_simulations} data sets x {partitions} partitions)",
+               steps, "use fewer simulations or permutations (1000 of each give the effect to about two digits)",
+               nbytes=8.0 * max(n_simulations * n, partitions * n, n_simulations * partitions))
+
+
 def minimum_detectable_effect(n_x: int, n_y: int, alpha: float = 0.05, power: float = 0.8,
                               alternative: str = "greater", *, permutations: int = POWER_PERMUTATIONS,
                               n_simulations: int = N_SIMULATIONS, rng: Any = 0) -> MinimumDetectableEffect:
@@ -143,9 +161,10 @@ def minimum_detectable_effect(n_x: int, n_y: int, alpha: float = 0.05, power: fl
     n_x, n_y = _check(n_x, n_y, alpha, power, alternative)
     permutations = check_count("permutations", permutations)
     n_simulations = check_count("n_simulations", n_simulations)
-    generator, seed = resolve_rng(rng)
     n = n_x + n_y
-    exact = math.comb(n, n_x) <= permutations
+    exact = _enumerable(n, n_x, permutations)
+    _check_simulation_cost(n_x, n_y, permutations, n_simulations, alternative)
+    generator, seed = resolve_rng(rng)
     members = _partitions(n, n_x, permutations, exact, generator)  # (M, n) 0/1, the first group of each
     total = members.shape[0]
     # p = c / N exact (c counts the observed partition itself), (c + 1) / (N + 1) sampled; K: largest c with p < alpha
@@ -178,6 +197,16 @@ def required_set_size(cohens_d: float, alpha: float = 0.05, power: float = 0.8, 
     if not isinstance(cohens_d, (int, float)) or not cohens_d > 0:
         raise EatkitError(f"cohens_d must be a positive effect size, got {cohens_d!r}")
     _check(2, 2, alpha, power, alternative)
+    # the size the t-test approximation needs (Dobrzeniecka & Urbaniak's closed form): the search's scale
+    from scipy.stats import norm
+
+    tails = 2 if alternative == "two-sided" else 1
+    approximate = math.ceil(2 * ((norm.ppf(1 - alpha / tails) + norm.ppf(power)) / cohens_d) ** 2)
+    if approximate > 100_000:
+        raise EatkitError(f"an effect of {cohens_d:g} needs about {approximate:.3g} stimuli per group (t-test "
+                          "approximation), more than 100000: no simulation is run")
+    _check_simulation_cost(approximate, approximate, check_count("permutations", permutations),
+                           check_count("n_simulations", n_simulations), alternative)
 
     def detects(n: int) -> bool:
         return minimum_detectable_effect(n, n, alpha, power, alternative, permutations=permutations,

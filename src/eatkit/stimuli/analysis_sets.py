@@ -30,6 +30,7 @@ class). Both the available and the kept counts are reported. A class with fewer 
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write_bytes, check_output_file, inside, read_json, read_text
 from eatkit.stimuli.images import IMAGE_SUFFIXES
 
 #: Caption words that mark an image's person as a man or a woman (edit or replace as needed).
@@ -103,6 +105,11 @@ class AnalysisSet:
         out = Path(out)
         images = out / "images"
         for name, files in self.classes.items():
+            seen: dict[str, str] = {}
+            for f in files:  # links are named by the file's name: two files of one name would collide
+                if seen.setdefault(Path(f).name, str(f)) != str(f):
+                    raise EatkitError(f"class '{name}': {seen[Path(f).name]} and {f} have the same file name "
+                                      f"{Path(f).name}; their links would collide")
             folder = images / name
             if folder.exists():
                 raise EatkitError(f"{folder} already exists: write the analysis set to a new folder")
@@ -114,7 +121,7 @@ class AnalysisSet:
                 else:
                     shutil.copy2(src, folder / src.name)
         suite = out / "suite.json"
-        suite.write_text(json.dumps(self.suite(), indent=1) + "\n", encoding="utf-8")
+        atomic_write_bytes(check_output_file(suite, "suite file"), (json.dumps(self.suite(), indent=1) + "\n").encode())
         return suite
 
 
@@ -212,12 +219,7 @@ def _enough(name: str, files: tuple[str, ...], where: str) -> tuple[str, ...]:
 def read_coco(path: str | Path, kind: str) -> dict[str, Any]:
     """A COCO annotation file (``kind`` "instances" or "captions"), checked for the keys used here."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EatkitError(f"COCO {kind} file {path} not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise EatkitError(f"COCO {kind} file {path} is not readable JSON ({type(err).__name__})") from None
+    data = read_json(path, f"COCO {kind} file")  # the one reader: regular files only, bounded
     need = {"images": ("id", "file_name"), "annotations": ("image_id",) + (("category_id",) if kind == "instances"
                                                                            else ("caption",))}
     if kind == "instances":
@@ -281,7 +283,8 @@ def coco_analysis_set(
                               f"e.g. {', '.join(sorted(known)[:5])})")
     if "person" in objects:
         raise EatkitError("'person' cannot be an object of interest: it is the gender classes' category")
-    files = {im["id"]: str(Path(images) / im["file_name"]) for im in inst["images"]}
+    # a file name read from the annotations never leaves the image folder (the suite paths' rule)
+    files = {im["id"]: str(inside(images, im["file_name"], "COCO file_name", links_out=True)) for im in inst["images"]}
     present: dict[Any, set[str]] = {i: set() for i in files}
     for ann in inst["annotations"]:
         if ann["image_id"] in present and ann["category_id"] in names:
@@ -437,10 +440,10 @@ def _csv_rows(path: str | Path, width: int | None, what: str) -> list[list[str]]
     """The rows of a CSV file (``width``: the number of columns every row must have)."""
     import csv
 
+    text = read_text(path, f"the {what}")  # the one reader: regular files only, bounded
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = [row for row in csv.reader(fh) if row]
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
+    except csv.Error as err:
         raise EatkitError(f"cannot read the {what} {path}: {one_line(err)}") from None
     if not rows or (width is not None and any(len(row) != width for row in rows)):
         raise EatkitError(f"the {what} {path} must be a CSV file of {width or 'some'} columns per row, and not empty")

@@ -22,6 +22,7 @@ in the entry's ``sha256_note``) is downloaded only with ``allow_unverified=True`
 from __future__ import annotations
 
 import contextlib
+import os
 import json
 import re
 import shutil
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import file_sha256, inside, require
+from eatkit.io import FILE_MODE, atomic_write_bytes, file_sha256, inside, require
 from eatkit.paths import user_dir
 from eatkit.progress import progress as progress_bar
 
@@ -193,19 +194,50 @@ def _fetch_all(name: str, dest: Path, spec: Mapping[str, Any], source: str, bar:
         downloader = pooch.HTTPDownloader(progressbar=not bar and len(files) == 1, timeout=_TIMEOUT_S)
     processor = pooch.Unzip(extract_dir=str(dest)) if unpack == "zip" else None
     wanted = sorted([*files, *optional])
-    for rel in progress_bar(wanted, desc=f"downloading {name}") if bar else wanted:
-        target = inside(dest, rel, "dataset file")
-        expected = files.get(rel)
-        if expected is None:  # known missing: fetched (unverified) only if the source can serve it
-            if not target.is_file():
-                with contextlib.suppress(EatkitError):
-                    _fetch(fetcher, rel, downloader, None, None)
-        elif not expected.get("sha256"):  # no known checksum (allow_unverified): fetched once, as it comes
-            if not target.is_file():
-                _fetch(fetcher, rel, downloader, processor, expected)
-        elif not _verified(target, expected):
-            target.unlink(missing_ok=True)  # never leave an unverified file in place
+    before = _downloaded(dest)
+    owned = set(before)
+    try:
+        for rel in progress_bar(wanted, desc=f"downloading {name}") if bar else wanted:
+            _fetch_one(name, dest, rel, files.get(rel), fetcher, downloader, processor, owned)
+    finally:
+        if owned != before:
+            atomic_write_bytes(dest / DOWNLOADED, (json.dumps(sorted(owned), indent=0) + "\n").encode("utf-8"))
+
+
+#: the list of the files eatkit downloaded into a dataset folder (only those are ever replaced)
+DOWNLOADED = ".eatkit-downloads.json"
+
+
+def _downloaded(dest: Path) -> set[str]:
+    try:
+        names = json.loads((dest / DOWNLOADED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+
+
+def _fetch_one(name: str, dest: Path, rel: str, expected: Mapping[str, Any] | None, fetcher: Any, downloader: Any,
+               processor: Any, owned: set[str]) -> None:
+    """Fetch ``rel`` unless present and verified; a file there that eatkit did not download (not in
+    ``owned``, :data:`DOWNLOADED`) is never replaced. Every downloaded file gets eatkit's mode (0644)."""
+    target = inside(dest, rel, "dataset file")
+    if expected is None:  # known missing: fetched (unverified) only if the source can serve it
+        if not target.is_file():
+            with contextlib.suppress(EatkitError):
+                _fetch(fetcher, rel, downloader, None, None)
+    elif not expected.get("sha256"):  # no known checksum (allow_unverified): fetched once, as it comes
+        if not target.is_file():
             _fetch(fetcher, rel, downloader, processor, expected)
+    elif not _verified(target, expected):
+        if (target.exists() or target.is_symlink()) and rel not in owned:
+            raise EatkitError(f"{target} exists and is not the file '{rel}' of dataset '{name}' (its SHA-256 "
+                              "differs), and eatkit did not download it: eatkit does not write over it (move it, "
+                              "or give another --dest)")
+        target.unlink(missing_ok=True)  # an earlier download, damaged: never left in place unverified
+        _fetch(fetcher, rel, downloader, processor, expected)
+    if target.is_file() and not target.is_symlink():
+        owned.add(rel)
+        os.chmod(target, FILE_MODE)  # as every file eatkit writes (pooch leaves its temporary file's 0600)
 
 
 def _fetch(fetcher: Any, rel: str, downloader: Any, processor: Any, expected: Mapping[str, Any] | None) -> None:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from eatkit.errors import EatkitError, one_line
+from eatkit.io import parse_json, read_text
+from eatkit.errors import EatkitError
 
 BUNDLED = ("race-ethnicity", "race-ethnicity-extended")
 MATCHES = ("words", "substring")
@@ -72,16 +73,10 @@ def load_lexicon(name_or_path: str | Path = "race-ethnicity") -> Lexicon:
         text, where = (resources.files("eatkit.stimuli") / "lexicons" / f"{name}.json").read_text("utf-8"), name
     else:
         path = Path(name).expanduser()
-        if not path.is_file():
+        if not path.exists():
             raise EatkitError(f"lexicon '{name}' is neither bundled ({', '.join(BUNDLED)}) nor a file")
-        try:
-            text, where = path.read_text(encoding="utf-8"), str(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EatkitError(f"cannot read lexicon {path}: {one_line(exc)}") from None
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise EatkitError(f"lexicon {where} is not valid JSON: {one_line(exc)}") from None
+        text, where = read_text(path, "lexicon"), str(path)  # the one reader: regular files only, bounded
+    doc = parse_json(text, f"lexicon {where}")
     if not isinstance(doc, dict) or doc.get("schema") != "eatkit.lexicon/1":
         raise EatkitError(f"lexicon {where} must be a JSON object with \"schema\": \"eatkit.lexicon/1\"")
     lists = {}

@@ -8,6 +8,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from eatkit.errors import EatkitError
+from eatkit.io import read_text
 from eatkit.stimuli.schema import parse_suite
 from eatkit.stimuli.types import Suite
 
@@ -58,12 +59,5 @@ def _load_bundled(suite_id: str) -> Suite:
 
 
 def _load_file(path: Path) -> Suite:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EatkitError(f"suite file {path} not found") from None
-    except UnicodeDecodeError as err:
-        raise EatkitError(f"suite file {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except OSError as err:
-        raise EatkitError(f"suite file {path}: cannot read it ({err.strerror})") from None
+    text = read_text(path, "suite file")  # the one reader: regular files only, bounded
     return parse_suite(text, str(path), source=str(path.resolve()), check_schema=True)

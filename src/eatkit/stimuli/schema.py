@@ -7,12 +7,11 @@ reported as one :class:`~eatkit.errors.EatkitError` line that names the file, th
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.io import check_json_schema
+from eatkit.io import check_json_schema, parse_json
 from eatkit.kinds import KINDS, ROLE_NAME, RoleGroup, get_kind
 from eatkit.stats.options import ALTERNATIVES
 from eatkit.stimuli.captioned import MODALITY, CaptionedImages
@@ -92,12 +91,7 @@ def parse_suite(text: str, label: str, source: str = "", *, check_schema: bool =
             obj[key] = value
         return obj
 
-    try:
-        data = json.loads(text, object_pairs_hook=unique_keys)
-    except json.JSONDecodeError as err:
-        raise EatkitError(
-            f"{where}: invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}"
-        ) from None
+    data = parse_json(text, where, object_pairs_hook=unique_keys)  # depth and number limits
     suite = _suite(data, where, source)
     if check_schema:  # after eatkit's own checks, whose messages are more precise; the kinds registered now
         check_json_schema(data, suite_json_schema(), where)

@@ -20,17 +20,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eatkit.errors import EatkitError, one_line
+from eatkit.io import read_json
+from eatkit.errors import EatkitError
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 
 def read_wefe_word_sets(path: str | Path) -> dict[str, tuple[str, ...]]:
     """The word sets of a WEFE word-set JSON file (an object of name -> list of words)."""
     path = Path(path)
-    try:
-        pairs = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=list)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise EatkitError(f"cannot read WEFE word sets {path}: {one_line(err)}") from None
+    pairs = read_json(path, "WEFE word sets", object_pairs_hook=list)  # the one reader: bounded
     if not isinstance(pairs, list) or not all(isinstance(p, tuple) for p in pairs):
         raise EatkitError(f"WEFE word sets {path}: expected a JSON object of set name -> list of words")
     out: dict[str, tuple[str, ...]] = {}

@@ -1,0 +1,169 @@
+"""The one degeneracy check: data on which a statistic would print a number that means nothing.
+
+Every statistic checks its sets with :func:`eatkit.stats._validation.check_sets`, which applies the
+rules below before any computation; the runner applies :func:`p_floor_warning` to every record with a
+p-value. Each finding follows a declared rule of :data:`RULES`: an ``"error"`` (one line, nothing is
+computed) or a ``"warning"`` (recorded in the record's ``warnings`` and printed once).
+
+=====================  ========  =============================================================================
+rule                   level     when
+=====================  ========  =============================================================================
+``one-dimensional``    error     vectors of dimension 1: every cosine is +1 or -1
+``zero-variance``      error     a target or attribute set of two or more stimuli that all share one vector
+                                 (grounded sets A_x ... may: one caption over several images)
+``coincide``           error     two compared sets (the targets, the attributes) hold the same vectors
+``overlap``            error     two compared sets share a vector (a word in both target sets)
+``targets-attributes`` error     a target set holds the same vectors as an attribute set
+``numeric-range``      error     vector norms whose squares leave float64 (outside :data:`NORM_RANGE`), or,
+                                 for a scale-dependent statistic (RNSB's penalised fit), outside
+                                 :data:`SCALED_RANGE`
+``p-floor``            warning   the smallest p-value the test can reach is above the run's alpha
+=====================  ========  =============================================================================
+
+Scale-free statistics need no rescaling: their formulas divide by norms, and the permutation tolerance
+is relative to the size of the terms (:func:`eatkit.stats.metrics`), so vectors scaled by 1e-42 or 1e30
+give the same p.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eatkit.errors import EatkitError
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A declared degeneracy rule: its ``level`` (``"error"`` or ``"warning"``) and its message template."""
+
+    level: str
+    message: str
+
+
+#: every degeneracy rule, by name (the module docstring's table)
+RULES: dict[str, Rule] = {
+    "one-dimensional": Rule("error", "set '{set}' has vectors of dimension 1: every cosine is +1 or -1, so no "
+                                     "association can be measured"),
+    "zero-variance": Rule("error", "set '{set}' holds {n} stimuli that all share one vector (zero variance): "
+                                   "its statistics would mean nothing (are they distinct words for the model?)"),
+    "coincide": Rule("error", "sets '{first}' and '{second}' hold the same vectors: the test would compare a set "
+                              "with itself, and its effect size and p-value would mean nothing"),
+    "overlap": Rule("error", "sets '{first}' and '{second}' share a vector (row {row} of '{first}'): a stimulus "
+                             "in both compared sets makes the comparison meaningless"),
+    "targets-attributes": Rule("error", "target set '{first}' and attribute set '{second}' hold the same vectors: "
+                                        "the test would measure a set's association with itself"),
+    "numeric-range": Rule("error", "set '{set}' has vector norms from {low:.3g} to {high:.3g}, outside "
+                                   "[{lo:g}, {hi:g}] where {why}; rescale the vectors"),
+    "p-floor": Rule("warning", "the smallest p-value this test can reach is {floor:.3g} ({how}), above "
+                               "alpha={alpha:g}: no result can be significant"),
+}
+
+#: the norms whose squares float64 holds without under- or overflow
+NORM_RANGE: tuple[float, float] = (1e-150, 1e150)
+#: the norms on which a scale-dependent statistic (RNSB: an L2-penalised fit) is computed as published
+SCALED_RANGE: tuple[float, float] = (1e-6, 1e6)
+#: the roles read as target sets and as attribute sets (``T1``, ``A2`` ...: the numbered sets of a metric)
+TARGET_ROLES, ATTRIBUTE_ROLES = ("X", "Y", "T"), ("A", "B")
+#: the pairs of roles a test compares with each other (a shared vector is an ``overlap``)
+COMPARED: tuple[tuple[str, str], ...] = (("X", "Y"), ("A", "B"))
+
+
+def finding(rule: str, **values: Any) -> str:
+    """The message of ``rule`` (a key of :data:`RULES`) filled with ``values``.
+
+    >>> finding("one-dimensional", set="A")
+    "set 'A' has vectors of dimension 1: every cosine is +1 or -1, so no association can be measured"
+    """
+    return RULES[rule].message.format(**values)
+
+
+def fail(rule: str, **values: Any) -> None:
+    """Raise the one-line error of the error rule ``rule``.
+
+    >>> fail("zero-variance", set="X", n=4)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: set 'X' holds 4 stimuli that all share one vector (zero variance): ...
+    """
+    assert RULES[rule].level == "error", rule
+    raise EatkitError(finding(rule, **values))
+
+
+def _role(name: str, roles: tuple[str, ...]) -> bool:
+    return any(name == r or (name.startswith(r) and name[len(r):].isdigit()) for r in roles)
+
+
+def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> None:
+    """Apply the error rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused
+    by :func:`eatkit.stats._validation.check_embeddings`, for every statistic): zero variance, norms out of range (``scaled``: the statistic depends on the vectors' scale), compared sets
+    sharing a vector, a target set equal to an attribute set.
+
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); check_degenerate({"X": X, "Y": X[::-1] + 1})
+    >>> check_degenerate({"X": X, "Y": np.array([[1.0, 0.0], [2.0, 2.0]])})   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: sets 'X' and 'Y' share a vector (row 0 of 'X'): ...
+    """
+    low, high = SCALED_RANGE if scaled else NORM_RANGE
+    for name, arr in sets.items():
+        if len(arr) >= 2 and _role(name, TARGET_ROLES + ATTRIBUTE_ROLES + ("N",)) and not np.ptp(arr, axis=0).any():
+            fail("zero-variance", set=name, n=len(arr))
+        largest = np.abs(arr).max()
+        norms = np.linalg.norm(arr / largest, axis=1) * largest  # no overflow of the squares
+        if norms.min() < low or norms.max() > high:
+            why = ("this statistic's fit depends on the vectors' scale (its penalty was set for norms near 1-100)"
+                   if scaled else "squared norms leave double precision")
+            fail("numeric-range", set=name, low=float(norms.min()), high=float(norms.max()), lo=low, hi=high, why=why)
+    for first, second in COMPARED:
+        if first in sets and second in sets:
+            if _same_rows(sets[first], sets[second]):
+                fail("coincide", first=first, second=second)
+            shared = _shared_row(sets[first], sets[second])
+            if shared is not None:
+                fail("overlap", first=first, second=second, row=shared)
+    for first in (n for n in sets if _role(n, TARGET_ROLES)):
+        for second in (n for n in sets if _role(n, ATTRIBUTE_ROLES)):
+            if _same_rows(sets[first], sets[second]):
+                fail("targets-attributes", first=first, second=second)
+
+
+def _shared_row(first: np.ndarray, second: np.ndarray) -> int | None:
+    """The first row of ``first`` that is also a row of ``second``, or None."""
+    seen = {row.tobytes() for row in second}
+    return next((i for i, row in enumerate(first) if row.tobytes() in seen), None)
+
+
+def _same_rows(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether two sets hold the same vectors, in any order."""
+    if first.shape != second.shape:
+        return False
+    return bool(np.array_equal(first[np.lexsort(first.T[::-1])], second[np.lexsort(second.T[::-1])]))
+
+
+def p_floor(*, exact: bool, n_partitions: int) -> float | None:
+    """The smallest p-value an exact permutation test can report: 1 / (number of partitions), the observed
+    partition being one of them; None when unknown (sampled draws: their floor 1/(N + 1) is a warning of
+    the run's options, ``RunOptions.warnings``).
+
+    >>> p_floor(exact=True, n_partitions=6)   # two against two stimuli: C(4, 2) = 6
+    0.16666666666666666
+    """
+    return 1.0 / n_partitions if exact and n_partitions > 0 else None
+
+
+def p_floor_warning(record: Any, alpha: float) -> str | None:
+    """The ``p-floor`` warning for a record with an exact permutation p-value (fields ``p_value``,
+    ``n_partitions`` and an exactness flag ``p_value_exact`` or ``exact``), or None.
+
+    >>> from types import SimpleNamespace as R
+    >>> p_floor_warning(R(p_value=0.17, p_value_exact=True, n_partitions=6), 0.05)
+    'the smallest p-value this test can reach is 0.167 (1 of 6 partitions), above alpha=0.05: no result can be significant'
+    """
+    if getattr(record, "p_value", None) is None or not hasattr(record, "n_partitions"):
+        return None
+    exact = bool(getattr(record, "p_value_exact", getattr(record, "exact", False)))
+    floor = p_floor(exact=exact, n_partitions=int(record.n_partitions or 0))
+    if floor is None or not floor > alpha:
+        return None
+    return finding("p-floor", floor=floor, how=f"1 of {record.n_partitions} partitions", alpha=alpha)

@@ -1,0 +1,398 @@
+"""issue 36: a corpus of bad, odd and hostile inputs over the classes of the issue, each a one-line error
+(exit status 2 from the CLI; one line from the API) or a run whose record carries the warning.
+
+Classes: degenerate data (stats.degeneracy), meaningless settings, outputs of one command over another's
+(run.folder's owner), unbounded inputs (eatkit.io's reader), work without a cost estimate (stats.cost),
+paths leaving their folder, warnings recorded (the exact p-value's floor). Everything runs in-process on
+tiny inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from eatkit import metrics
+from eatkit.cli import main
+from eatkit.errors import EatkitError
+from eatkit.run.folder import OWNER_FILE, owner_marker, prepare_output
+from eatkit.stats import eat
+from eatkit.stats.bootstrap import bootstrap_effect_size
+from eatkit.stats.debias import double_hard_debias, hard_debias
+from eatkit.stats.false_positives import specificity
+from eatkit.stats.metrics import direct_bias, ect, mac, ripa, rnd, rnsb
+from eatkit.stats.power import minimum_detectable_effect, required_set_size
+
+WORDS = {"X": ["rose", "tulip", "daisy"], "Y": ["ant", "bee", "wasp"], "A": ["good", "nice", "kind"],
+         "B": ["bad", "evil", "mean"]}
+EXTRA = ["he", "she", "man", "woman", "boy", "girl", "doctor", "nurse", "table"]
+
+
+def _vectors(dim: int = 5, scale: float = 1.0, same: tuple[str, ...] = (), seed: int = 0) -> str:
+    g = np.random.default_rng(seed)
+    lines = []
+    for w in [w for ws in WORDS.values() for w in ws] + EXTRA:
+        v = np.ones(dim) if w in same else g.normal(size=dim)
+        lines.append(w + " " + " ".join(repr(float(x * scale)) for x in v))
+    return "\n".join(lines) + "\n"
+
+
+def _suite(**sets: list[str]) -> str:
+    roles = {**WORDS, **sets}
+    test = {"id": "t1", "title": "t1", "kind": "eat", **{r: {"name": r, "modality": "word", "items": items}
+                                                          for r, items in roles.items()}}
+    return json.dumps({"schema": "eatkit.suite/1", "id": "s", "title": "s", "tests": [test]})
+
+
+def _coco(file_names: list[str]) -> str:
+    images = [{"id": i, "file_name": f} for i, f in enumerate(file_names)]
+    return json.dumps({"images": images, "categories": [{"id": 1, "name": "car"}, {"id": 2, "name": "person"}],
+                       "annotations": [{"image_id": i, "category_id": 1 + i % 2, "id": i} for i in range(len(images))]})
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus36")
+    files = {
+        "suite.json": _suite(), "v.txt": _vectors(), "v2.txt": _vectors(seed=1),
+        "v1d.txt": _vectors(dim=1), "vsameX.txt": _vectors(same=("rose", "tulip", "daisy")),
+        "vsameA.txt": _vectors(same=("good", "nice", "kind")), "vhuge.txt": _vectors(scale=1e200),
+        "vtiny.txt": _vectors(scale=1e-200), "v1e30.txt": _vectors(scale=1e30), "v1e-42.txt": _vectors(scale=1e-42),
+        "overlap.json": _suite(Y=["ant", "bee", "rose"]), "xa.json": _suite(A=["rose", "tulip", "daisy"]),
+        "xy.json": _suite(Y=["daisy", "rose", "tulip"]), "ab.json": _suite(B=["kind", "nice", "good"]),
+        "two.json": _suite(X=["rose", "tulip"], Y=["ant", "bee"]),
+        "pairs2.json": _suite(X=["rose", "tulip"], Y=["ant", "bee"], A=["good", "nice"], B=["bad", "evil"]),
+        "deep.json": "[" * 100_000 + "]" * 100_000, "bignum.json": '{"schema": ' + "1" * 100_000 + "}",
+        "deepobj.json": '{"a":' * 200 + "1" + "}" * 200, "bigfloat.json": '{"schema": 1.' + "5" * 5000 + "}",
+        "latin1.txt": "caf\xe9", "longline.txt": "rose " + "1.0 " * 400_000 + "\n",
+        "deep.toml": "a = " + "[" * 2000 + "]" * 2000 + "\n", "nested.toml": "a = " + "[" * 100 + "]" * 100 + "\n",
+        "sweep.toml": f'models = [{{ vectors = "{root}/v.txt" }}]\nsuites = [{{ suite = "{root}/suite.json" }}]\n',
+        "coco-abs.json": _coco(["/etc/hostname", "a.jpg"]), "coco-up.json": _coco(["../../../etc/passwd", "a.jpg"]),
+        "coco-win.json": _coco(["C:\\Windows\\x.jpg", "a.jpg"]), "coco-nul.json": _coco(["a\x00.jpg", "b.jpg"]),
+        "caps.json": json.dumps({"images": [], "annotations": []}),
+        "words-none.json": json.dumps({"schema": "eatkit.debias-words/1", "definitional": [["he", "she"]],
+                                       "specific": [w for ws in WORDS.values() for w in ws] + EXTRA}),
+        "words-same.json": json.dumps({"schema": "eatkit.debias-words/1", "definitional": [["she", "she"]]}),
+        "user.json": "my own notes\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "latin1.txt").write_bytes(b"caf\xe9 1 2 3\n")
+    os.mkfifo(root / "fifo.json")
+    os.mkfifo(root / "fifo.toml")
+    os.mkfifo(root / "fifo.txt")
+    os.mkfifo(root / "fifo.csv")
+    (root / "folder").mkdir()
+    (root / "folder.json").mkdir()
+    images = root / "images"
+    for cls in ("a", "b"):
+        (images / cls).mkdir(parents=True)
+        for k in range(2):
+            (images / cls / f"{cls}{k}.jpg").write_bytes(b"\xff\xd8not really")
+    # outputs of each command
+    assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--permutations", "10",
+                 "--bootstrap", "0", "-q", "-o", str(root / "run")]) == 0
+    for command in ("sweep", "series", "debias"):
+        (root / command).mkdir()
+        (root / command / OWNER_FILE).write_bytes(owner_marker(command))
+    (root / "legacy-sweep").mkdir()
+    (root / "legacy-sweep" / "cells.csv").write_text("cell,status\n")
+    (root / "own").mkdir()
+    (root / "own" / "v.txt").write_text(_vectors())
+    (root / "own" / "suite.json").write_text(_suite())
+    (root / "collide" / "x").mkdir(parents=True)
+    (root / "collide" / "y").mkdir()
+    for sub in ("x", "y"):
+        (root / "collide" / sub / "same.jpg").write_bytes(b"img")
+    return root
+
+
+R = ["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"]
+
+
+def _r(*extra: str, suite: str = "suite.json", vectors: str = "v.txt", quiet: bool = True) -> list[str]:
+    return ["run", "{d}/" + suite, "--vectors", "{d}/" + vectors, *extra, *(["-q"] if quiet else []), "-o", "{o}"]
+
+
+METRICS = ("rnd", "ect", "ripa", "mac", "rnsb", "direct-bias")
+
+CLI: list[tuple[str, list[str], str]] = [
+    # 1. degenerate data, through every kind and metric
+    *[("degenerate", _r(*m, vectors="v1d.txt"), "has vectors of dimension 1") for m in
+      ([], *(["--metrics", k] for k in METRICS))],
+    *[("degenerate", _r(*m, vectors="vsameX.txt"), "set 'X' holds 3 stimuli that all share one vector") for m in
+      ([], *(["--metrics", k] for k in ("rnd", "ect", "ripa", "mac", "direct-bias")))],
+    *[("degenerate", _r(*m, vectors="vsameA.txt"), "set 'A' holds 3 stimuli that all share one vector") for m in
+      ([], *(["--metrics", k] for k in ("rnd", "ect", "ripa")))],
+    *[("degenerate", _r(*m, suite="overlap.json"), "share a vector") for m in
+      ([], *(["--metrics", k] for k in ("rnd", "ect", "ripa", "direct-bias")))],
+    *[("degenerate", _r(*m, suite="xy.json"), "sets 'X' and 'Y' hold the same vectors") for m in
+      ([], *(["--metrics", k] for k in ("rnd", "ect", "ripa", "mac", "rnsb", "direct-bias")))],
+    *[("degenerate", _r(*m, suite="ab.json"), "sets 'A' and 'B' hold the same vectors") for m in
+      ([], ["--metrics", "rnsb"])],
+    *[("degenerate", _r(*m, suite="xa.json"), "hold the same vectors") for m in
+      ([], *(["--metrics", k] for k in ("rnd", "ect", "ripa", "mac")))],
+    *[("degenerate", _r(*m, vectors="vhuge.txt"), "beyond the float32 range") for m in
+      ([], *(["--metrics", k] for k in METRICS))],
+    *[("degenerate", _r("--metrics", "rnsb", vectors=v), "rescale the vectors") for v in ("v1e30.txt", "v1e-42.txt")],
+    ("degenerate", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-same.json",
+                    "-o", "{o}"], "have the same direction in both words"),
+    ("degenerate", ["debias", "--vectors", "{d}/v1d.txt", "--method", "hard", "-o", "{o}"], "dimension 1"),
+    # 2. meaningless settings
+    ("setting", _r("--specificity", "1"), "n_splits=1"),
+    ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits=1"),
+    ("setting", _r("--metrics", "direct-bias", "--direct-bias-c", "1e308"), "c must be a positive number of at most"),
+    ("setting", ["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0", "-o", "{o}"],
+     "n_components must be between 1 and"),
+    ("setting", ["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "1000", "-o",
+                 "{o}"], "n_components must be between 1 and"),
+    ("setting", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-none.json",
+                 "-o", "{o}"], "no neutral word is left"),
+    ("setting", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/coco-abs.json", "--images",
+                 "{d}/images", "--device", "cuda", "-o", "{o}.safetensors"], "no CUDA GPU is available"),
+    # 3. outputs of one command over another's, and over inputs
+    ("output", R[:-1] + ["{d}/sweep"], "was made by 'eatkit sweep'; 'eatkit run' does not write into it"),
+    ("output", R[:-1] + ["{d}/legacy-sweep"], "was made by 'eatkit sweep'"),
+    ("output", R[:-1] + ["{d}/series"], "was made by 'eatkit series'"),
+    ("output", R[:-1] + ["{d}/debias"], "was made by 'eatkit debias'"),
+    ("output", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{d}/run"],
+     "was made by 'eatkit run'; 'eatkit debias' does not write into it"),
+    ("output", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{d}/sweep"], "made by 'eatkit sweep'"),
+    ("output", ["sweep", "{d}/sweep.toml", "-o", "{d}/run"], "was made by 'eatkit run'; 'eatkit sweep'"),
+    ("output", ["sweep", "{d}/sweep.toml", "-o", "{d}/debias"], "made by 'eatkit debias'"),
+    ("output", ["run", "{d}/suite.json", "--series", "{d}/v.txt", "{d}/v2.txt", "-q", "-o", "{d}/run"],
+     "was made by 'eatkit run'; 'eatkit series'"),
+    ("output", ["debias", "--vectors", "{d}/own/v.txt", "--method", "hard", "-o", "{d}/own"], "holds the input"),
+    ("output", ["run", "{d}/own/suite.json", "--vectors", "{d}/v.txt", "-q", "-o", "{d}/own"], "holds the input"),
+    ("output", ["run", "{d}/suite.json", "--vectors", "{d}/own/v.txt", "-q", "-o", "{d}/own"], "holds the input"),
+    ("output", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/coco-abs.json", "--images",
+                "{d}/images", "-o", "{d}/coco-abs.json"], "is one of the command's inputs"),
+    ("output", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/coco-abs.json", "--images",
+                "{d}/images", "-o", "{d}/user.json"], "is not an eatkit safetensors file"),
+    ("output", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/coco-abs.json", "--images",
+                "{d}/images", "-o", "{d}/folder"], "is a folder"),
+    ("output", ["analysis-set", "folders", "--images", "{d}/images", "-o", "{d}/user.json"],
+     "eatkit does not write over a file it did not create"),
+    ("output", ["analysis-set", "folders", "--images", "{d}/images", "-o", "{d}/suite.json"],
+     "eatkit does not write over a file it did not create"),
+    ("output", ["analysis-set", "folders", "--images", "{d}/images", "-o", "{d}/folder"], "is a folder"),
+    ("output", ["report", "{d}/run", "--html", "{d}/run/manifest.json"], "is not an eatkit html file"),
+    ("output", ["report", "{d}/run", "--html", "{d}/user.json"], "is not an eatkit html file"),
+    ("output", R[:-1] + ["{d}/user.json"], "exists and is not a folder"),
+    # 4. inputs read without bounds
+    *[("reader", argv, msg) for argv, msg in [
+        (["run", "{d}/fifo.json", "--vectors", "{d}/v.txt"], "is a FIFO (named pipe), not a regular file"),
+        (["run", "/dev/zero", "--vectors", "{d}/v.txt"], "is a character device"),
+        (["run", "{d}/folder.json", "--vectors", "{d}/v.txt"], "is a folder, not a regular file"),
+        (["run", "{d}/deep.json", "--vectors", "{d}/v.txt"], "nested deeper than"),
+        (["run", "{d}/deepobj.json", "--vectors", "{d}/v.txt"], "nested deeper than 64 levels"),
+        (["run", "{d}/bignum.json", "--vectors", "{d}/v.txt"], "a number of 100000 digits"),
+        (["run", "{d}/bigfloat.json", "--vectors", "{d}/v.txt"], "digits (at most 400)"),
+        (["sweep", "{d}/fifo.toml"], "is a FIFO"),
+        (["sweep", "/dev/zero"], "is a character device"),
+        (["sweep", "{d}/folder"], "is a folder"),
+        (["sweep", "{d}/deep.toml"], "sweep file"),
+        (["sweep", "{d}/nested.toml"], "nested deeper than 64 levels"),
+        (_r(vectors="fifo.txt"), "is a FIFO"),
+        (["run", "{d}/suite.json", "--vectors", "/dev/zero", "-q", "-o", "{o}"], "is a character device"),
+        (_r(vectors="longline.txt"), "line 1 is longer than 1048576 bytes"),
+        (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/fifo.json", "-o", "{o}"], "is a FIFO"),
+        (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "/dev/zero", "-o", "{o}"], "character device"),
+        (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/deep.json", "-o", "{o}"], "nested deeper"),
+        (["debias", "--vectors", "{d}/fifo.txt", "--method", "hard", "-o", "{o}"], "is a FIFO"),
+        (["analysis-set", "open-images", "--boxes", "{d}/fifo.csv", "--class-descriptions", "/dev/zero",
+          "--objects", "car", "--images", "{d}/images", "-o", "{o}"], "character device"),
+        (["analysis-set", "open-images", "--boxes", "{d}/fifo.csv", "--class-descriptions", "{d}/fifo.csv",
+          "--objects", "car", "--images", "{d}/images", "-o", "{o}"], "is a FIFO"),
+        (["analysis-set", "coco", "--instances", "{d}/fifo.json", "--captions", "{d}/caps.json", "--objects", "car",
+          "--images", "{d}/images", "-o", "{o}"], "is a FIFO"),
+        (["analysis-set", "coco", "--instances", "/dev/zero", "--captions", "{d}/caps.json", "--objects", "car",
+          "--images", "{d}/images", "-o", "{o}"], "character device"),
+        (["analysis-set", "coco", "--instances", "{d}/deep.json", "--captions", "{d}/caps.json", "--objects", "car",
+          "--images", "{d}/images", "-o", "{o}"], "nested deeper"),
+        (["analysis-set", "coco", "--instances", "{d}/coco-abs.json", "--captions", "{d}/fifo.json", "--objects",
+          "car", "--images", "{d}/images", "-o", "{o}"], "is a FIFO"),
+        (["analysis-set", "coco", "--instances", "{d}/coco-abs.json", "--captions", "{d}/caps.json", "--objects",
+          "car", "--lexicon", "{d}/fifo.json", "--images", "{d}/images", "-o", "{o}"], "is a FIFO"),
+        (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/fifo.json", "--images", "{d}/images",
+          "-o", "{o}.safetensors"], "is a FIFO"),
+        (["finetune", "--model", "efficientnet_lite0", "--instances", "/dev/zero", "--images", "{d}/images",
+          "-o", "{o}.safetensors"], "character device"),
+        (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/bignum.json", "--images", "{d}/images",
+          "-o", "{o}.safetensors"], "digits"),
+        (["run", "{d}/latin1.txt", "--vectors", "{d}/v.txt"], "is not UTF-8 text"),
+        (["run", "{d}/suite.json", "--model", "hf-vilt:{d}/folder", "--regions", "{d}/fifo.json", "-q", "-o", "{o}"],
+         "fifo.json does not exist"),
+    ]],
+    # 5. work without a cost estimate
+    ("cost", _r("--specificity", "1000000000"), "specificity splits"),
+    ("cost", _r("--specificity", "1000000", "--permutations", "100000"), "would take about"),
+    ("cost", _r("--bootstrap", "1000000000000"), "bootstrap"),
+    ("cost", _r("--metrics", "rnd", "--bootstrap", "100000000000"), "bootstrap resamples"),
+    ("cost", _r("--metrics", "rnsb", "--bootstrap", "100000000000"), "bootstrap resamples"),
+    ("cost", _r("--specificity", "100000", "--permutations", "1000000000"), "would take about"),
+    ("cost", _r("--metrics", "ripa", "--permutations", "1000000000000000"), "would take about"),
+    # 6. paths that leave their folder
+    *[("paths", ["analysis-set", "coco", "--instances", "{d}/" + name, "--captions", "{d}/caps.json", "--objects",
+                 "car", "--no-control", "--images", "{d}/images", "-o", "{o}"], message) for name, message in
+      (("coco-abs.json", "an absolute path"), ("coco-up.json", "no '..' component"),
+       ("coco-win.json", "an absolute path"), ("coco-nul.json", "NUL byte"))],
+    *[("paths", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/" + name, "--images", "{d}/images",
+                 "-o", "{o}.safetensors"], message) for name, message in
+      (("coco-abs.json", "an absolute path"), ("coco-up.json", "no '..' component"),
+       ("coco-win.json", "an absolute path"))],
+]
+
+_g = np.random.default_rng(7)
+OK = [_g.normal(size=(3, 4)) for _ in range(4)]
+X, Y, A, B = OK
+ONE_D = [v[:, :1] for v in OK]
+SAME = np.ones((3, 4))
+
+
+#: statistics by name, each taking (X, Y, A, B)
+STATS: dict[str, Callable[..., Any]] = {
+    "eat": lambda x, y, a, b: eat(x, y, a, b, permutations="exact"),
+    "bootstrap": lambda x, y, a, b: bootstrap_effect_size(x, y, a, b, n_resamples=50, rng=0),
+    "specificity": lambda x, y, a, b: specificity(x, y, a, b, n_splits=5, permutations="exact", rng=0),
+    "rnd": lambda x, y, a, b: rnd(x, y, a), "ect": lambda x, y, a, b: ect(x, y, a), "ripa": lambda x, y, a, b: ripa(x, y, a),
+    "mac": lambda x, y, a, b: mac([x, y], [a, b]), "rnsb": lambda x, y, a, b: rnsb([x, y], a, b, rng=0),
+    "direct_bias": lambda x, y, a, b: direct_bias(x, y, a),
+    "metrics.rnd": lambda x, y, a, b: metrics.rnd([x, y], [a]),
+}
+
+API: list[tuple[str, Callable[[], Any], str]] = [
+    *[("degenerate", (lambda f=f: f(*ONE_D)), "dimension 1") for f in STATS.values()],
+    *[("degenerate", (lambda f=f: f(SAME, Y, A, B)), "share one vector") for name, f in STATS.items()],
+    *[("degenerate", (lambda f=f: f(X, Y, SAME, B)), "share one vector") for name, f in STATS.items()],
+    *[("degenerate", (lambda f=f: f(X, np.r_[Y[:2], X[:1]], A, B)), "share a vector") for name, f in STATS.items()
+      if name not in ("mac", "rnsb")],
+    *[("degenerate", (lambda f=f: f(X * 1e200, Y * 1e200, A * 1e200, B * 1e200)), "outside [1e-150, 1e+150]")
+      for name, f in STATS.items() if name != "rnsb"],
+    ("degenerate", lambda: rnsb([X * 1e200, Y], A, B), "outside [1e-06, 1e+06]"),
+    ("degenerate", lambda: rnsb([X * 1e30, Y * 1e30], A * 1e30, B * 1e30, rng=0), "rescale the vectors"),
+    ("degenerate", lambda: rnsb([X * 1e-42, Y * 1e-42], A * 1e-42, B * 1e-42, rng=0), "rescale the vectors"),
+    ("degenerate", lambda: hard_debias(np.r_[X, Y], [[0, 0]], [3, 4]), "same direction in both words"),
+    ("degenerate", lambda: hard_debias(np.r_[X, Y][:, :1], [[0, 1]], [3, 4]), "dimension 1"),
+    ("setting", lambda: double_hard_debias(np.r_[X, Y, A, B], [[0, 1]], range(2, 12), bias_words=(0, 1),
+                                           n_words=2, n_components=0), "n_components must be between"),
+    ("setting", lambda: double_hard_debias(np.r_[X, Y, A, B], [[0, 1]], range(2, 12), bias_words=(0, 1),
+                                           n_words=2, n_components=99), "n_components must be between"),
+    ("setting", lambda: rnsb([X, Y], A, B, n_fits=1), "n_fits=1"),
+    ("setting", lambda: direct_bias(X, Y, A, c=1e308), "at most"),
+    ("setting", lambda: specificity(X, Y, A, B, n_splits=1), "n_splits=1"),
+    ("cost", lambda: minimum_detectable_effect(10**9, 10**9), "would take about"),
+    ("cost", lambda: minimum_detectable_effect(8, 8, n_simulations=10**9), "would take about"),
+    ("cost", lambda: minimum_detectable_effect(100, 100, permutations=10**7), "would take about"),
+    ("cost", lambda: minimum_detectable_effect(200, 200, alternative="two-sided", n_simulations=10**6),
+     "would take about"),
+    ("cost", lambda: required_set_size(0.001), "needs about"),
+    ("cost", lambda: required_set_size(0.01), "needs about"),
+    ("cost", lambda: required_set_size(0.2, n_simulations=10**8), "would take about"),
+    ("cost", lambda: specificity(X, Y, A, B, n_splits=10**9, permutations=10_000), "would take about"),
+    ("cost", lambda: bootstrap_effect_size(X, Y, A, B, n_resamples=10**12), "bootstrap"),
+    ("cost", lambda: rnd(X, Y, A, n_resamples=10**12), "would take about"),
+    ("cost", lambda: ripa(X, Y, A, n_resamples=10**12), "would take about"),
+    ("cost", lambda: mac([X, Y], [A], n_resamples=10**12), "would take about"),
+    ("cost", lambda: rnsb([X, Y], A, B, n_resamples=10**12), "would take about"),
+    ("cost", lambda: direct_bias(X, Y, A, n_resamples=10**12), "would take about"),
+]
+
+#: runs that must succeed with a warning recorded in every record
+WARNED: list[tuple[list[str], str]] = [
+    (_r("--permutations", "exact", suite="two.json", quiet=False), "the smallest p-value this test can reach is 0.167"),
+    (_r("--permutations", "exact", "--metrics", "rnd", suite="two.json", quiet=False), "the smallest p-value this test can reach"),
+    (_r("--permutations", "exact", "--metrics", "ect", suite="two.json", quiet=False), "the smallest p-value"),
+    (_r("--permutations", "exact", "--metrics", "ripa", suite="pairs2.json", quiet=False), "the smallest p-value this test"),
+    (_r("--permutations", "auto", suite="pairs2.json", quiet=False), "1 of 6 partitions"),
+]
+
+
+def _fill(arg: str, d: Path, out: Path) -> str:
+    return arg.replace("{d}", str(d)).replace("{o}", str(out))
+
+
+@pytest.mark.parametrize(("cls", "argv", "message"), CLI, ids=[f"cli-{i}-{c[0]}" for i, c in enumerate(CLI)])
+def test_cli_case_is_one_line_and_exit_2(d: Path, tmp_path: Path, capsys, cls: str, argv: list[str],
+                                         message: str) -> None:
+    code = main([_fill(a, d, tmp_path / "out") for a in argv])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("eatkit: error: "), err
+    assert message in lines[0], lines[0]
+    assert not (tmp_path / "out").exists() or cls == "output"  # nothing written by a refused command
+
+
+@pytest.mark.parametrize(("cls", "call", "message"), API, ids=[f"api-{i}-{c[0]}" for i, c in enumerate(API)])
+def test_api_case_is_one_line(cls: str, call: Callable[[], Any], message: str) -> None:
+    with _no_numpy_warnings():
+        with pytest.raises(EatkitError) as info:
+            call()
+    assert "\n" not in str(info.value) and message in str(info.value), str(info.value)
+
+
+class _no_numpy_warnings:
+    """No RuntimeWarning (overflow, division by zero...) may be printed on the way to the error."""
+
+    def __enter__(self) -> None:
+        self._state = np.seterr(all="raise")
+
+    def __exit__(self, *exc: Any) -> None:
+        np.seterr(**self._state)
+
+
+@pytest.mark.parametrize(("argv", "warning"), WARNED)
+def test_a_run_records_the_warning(d: Path, tmp_path: Path, capsys, argv: list[str], warning: str) -> None:
+    out = tmp_path / "out"
+    assert main([_fill(a, d, out) for a in argv]) == 0
+    assert warning in capsys.readouterr().out  # printed once, with the test's table
+    records = json.loads((out / "results.json").read_text())
+    assert records and all(any(warning in w for w in r["warnings"]) for r in records)
+
+
+def test_scale_free_p_values_do_not_depend_on_the_vectors_scale() -> None:
+    for scale in (1e-42, 1e30, 1e-120):
+        assert ripa(X * scale, Y * scale, A * scale, permutations="exact").p_value == \
+            ripa(X, Y, A, permutations="exact").p_value
+        assert rnd(X * scale, Y * scale, A * scale, permutations="exact").p_value == \
+            rnd(X, Y, A, permutations="exact").p_value
+        assert ect(X * scale, Y * scale, A * scale, permutations="exact").p_value == \
+            ect(X, Y, A, permutations="exact").p_value
+        assert eat(X * scale, Y * scale, A * scale, B * scale, permutations="exact").p_value == \
+            eat(X, Y, A, B, permutations="exact").p_value
+
+
+def test_a_new_command_writing_into_another_commands_folder_fails(d: Path, tmp_path: Path) -> None:
+    """A command added later (here a stand-in, ``newcmd``) that writes through prepare_output cannot write
+    into a run's, a sweep's or a debiasing's folder; its own folder it may."""
+    from eatkit.run import folder
+
+    folder.OWNERS["newcmd"] = ()
+    try:
+        for other in ("run", "sweep", "debias", "series", "legacy-sweep"):
+            with pytest.raises(EatkitError, match="does not write into it"):
+                prepare_output(d / other, "newcmd")
+        mine = tmp_path / "mine"
+        folder.claim_output(mine, "newcmd")
+        assert prepare_output(mine, "newcmd") == mine
+        with pytest.raises(EatkitError, match="was made by 'eatkit newcmd'; 'eatkit run' does not write into it"):
+            prepare_output(mine, "run")
+    finally:
+        del folder.OWNERS["newcmd"]
+
+
+def test_every_output_folder_names_its_command(d: Path) -> None:
+    assert json.loads((d / "run" / OWNER_FILE).read_text())["command"] == "run"
+
+
+def test_the_corpus_covers_the_classes() -> None:
+    classes = [c for c, _, _ in CLI] + [c for c, _, _ in API] + ["warning"] * len(WARNED)
+    assert len(classes) >= 150, len(classes)
+    assert set(classes) == {"degenerate", "setting", "output", "reader", "cost", "paths", "warning"}
