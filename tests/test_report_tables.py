@@ -241,5 +241,5 @@ def test_human_iat_d_beside_d_when_the_suite_gives_it(tmp_path):
     assert "IAT $d$" in latex_table(loaded) and "IAT d: the effect size of the human IAT" in md[-1]
     # without params.iat_d the columns stay as they were
     assert "IAT" not in markdown_table(_toy_run(tmp_path / "b", {"t": {}})[1])
-    with pytest.raises(EatkitError, match="params.iat_d must be a number"):
+    with pytest.raises(EatkitError, match="test 't': iat_d must be a number"):
         _toy_run(tmp_path / "c", {"t": {"params": {"iat_d": "large"}}})

@@ -91,11 +91,11 @@ def _run(tiny: Path, *extra: str) -> int:
 
 def test_a_report_never_replaces_a_run_folders_own_files(tiny: Path, capsys) -> None:
     assert _run(tiny, "-o", str(tiny / "run")) == 0
-    before = {p.name: p.read_bytes() for p in (tiny / "run").iterdir()}
+    before = _contents(tiny / "run")
     for target in ("results.json", "similarities.npz", "manifest.json"):
         assert main(["report", str(tiny / "run"), "--html", str(tiny / "run" / target)]) == 2
         assert "is not an eatkit html file: eatkit does not write over it" in capsys.readouterr().err
-    assert {p.name: p.read_bytes() for p in (tiny / "run").iterdir()} == before
+    assert _contents(tiny / "run") == before
     assert main(["verify", str(tiny / "run")]) == 0
     # an eatkit report may be written again
     assert main(["report", str(tiny / "run"), "--html", str(tiny / "r.html"), "-q"]) == 0
@@ -130,8 +130,17 @@ def test_runs_without_an_output_folder_never_replace_each_other(tiny: Path, monk
 
 def test_report_html_has_the_mode_of_the_other_outputs(tiny: Path) -> None:
     assert _run(tiny, "-o", str(tiny / "run"), "--report") == 0
-    modes = {p.name: p.stat().st_mode & 0o777 for p in (tiny / "run").iterdir()}
+    modes = {str(p.relative_to(tiny / "run")): p.stat().st_mode & 0o777 for p in _files(tiny / "run")}
     assert len(set(modes.values())) == 1 and modes["report.html"] == 0o666 & ~_umask(), modes
+
+
+def _files(folder: Path) -> list[Path]:
+    """Every file of a run folder, its subfolders' (``tables/``) included."""
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in _files(folder)}
 
 
 def _umask() -> int:
@@ -280,7 +289,7 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: P
     if where == "existing":
         assert _run(tiny, "-o", str(out)) == 0
         capsys.readouterr()
-    before = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else None
+    before = _contents(out) if out.exists() else None
 
     def full(handle, **arrays):
         raise OSError(28, "No space left on device")
@@ -288,7 +297,7 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: P
     monkeypatch.setattr(folder.np, "savez_compressed", full)
     assert _run(tiny, "-o", str(out)) == 2
     assert capsys.readouterr().err == f"eatkit: error: cannot write results to {out}: No space left on device\n"
-    assert ({p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else None) == before
+    assert (_contents(out) if out.exists() else None) == before
     assert not [p for p in tiny.iterdir() if p.name.endswith(".partial")]
 
 

@@ -104,15 +104,15 @@ def test_sc_eat_and_ml_eat_name_their_sets() -> None:
         ({"p_method": "t"}, "p_method must be one of permutation, welch, got 't'"),
         (
             {"permutations": 100, "rng": "abc"},
-            "rng must be None, a non-negative integer seed or a numpy Generator, got 'abc'",
+            "rng must be None, 'random', a non-negative integer seed or a numpy Generator, got 'abc'",
         ),
         (
             {"permutations": 100, "rng": -1},
-            "rng must be None, a non-negative integer seed or a numpy Generator, got -1",
+            "rng must be None, 'random', a non-negative integer seed or a numpy Generator, got -1",
         ),
         (
             {"permutations": 100, "rng": 1.5},
-            "rng must be None, a non-negative integer seed or a numpy Generator, got 1.5",
+            "rng must be None, 'random', a non-negative integer seed or a numpy Generator, got 1.5",
         ),
     ],
 )
@@ -124,13 +124,13 @@ def test_bad_rng_is_rejected_even_when_the_test_is_exact() -> None:
     # 3 + 3 targets: "auto" counts exactly and never draws, but a bad rng is still a bad input (it would
     # fail later on a larger test)
     assert _message(eat, **GOOD, rng="abc") == (
-        "rng must be None, a non-negative integer seed or a numpy Generator, got 'abc'"
+        "rng must be None, 'random', a non-negative integer seed or a numpy Generator, got 'abc'"
     )
 
 
 def test_ml_eat_rejects_a_bad_rng() -> None:
     assert _message(ml_eat, **GOOD, rng=np.random.RandomState(0)).startswith(
-        "rng must be None, a non-negative integer seed or a numpy Generator, got RandomState"
+        "rng must be None, 'random', a non-negative integer seed or a numpy Generator, got RandomState"
     )
 
 
