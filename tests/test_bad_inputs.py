@@ -397,6 +397,8 @@ CLI: list[tuple[list[str], str]] = [
     (["meta", "{d}/effects-text.csv"], "line 2: effect and se must be numbers, got '0.5' and 'big'"),
     (["meta", "{d}/effects-one.csv"], "a meta-analysis needs at least 2 effect sizes, got 1"),
     (["meta", "{d}/missing.csv"], "missing.csv"),
+    (["meta", "{d}"], "is a folder, not a regular file"),
+    (["meta", "{d}/effects-one.csv", "--html", "{d}/effects-one.csv"], "is one of the command's inputs"),
     (["meta", "{d}/suite.json", "--html", "{d}/v.txt"], "does not write over it"),
 ]
 

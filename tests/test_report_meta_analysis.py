@@ -50,4 +50,7 @@ def test_eatkit_meta_from_a_csv_file(tmp_path, capsys):
     # the page may be written again (eatkit wrote it); a file eatkit did not write is refused
     assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "f.html")]) == 0
     assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "e.csv")]) == 2
-    assert "does not write over it" in capsys.readouterr().err
+    assert "is one of the command's inputs" in capsys.readouterr().err
+    (tmp_path / "mine.html").write_text("<p>mine</p>")
+    assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "mine.html")]) == 2
+    assert "does not write over it" in capsys.readouterr().err and (tmp_path / "mine.html").read_text() == "<p>mine</p>"

@@ -21,12 +21,13 @@ def register(sub: Any) -> None:
 
 
 def _cmd_meta(args: argparse.Namespace) -> int:
-    from eatkit.io import atomic_write_bytes, check_replaceable
+    from eatkit.io import atomic_write_bytes, check_output_file
     from eatkit.report.meta_analysis import forest_page, summary_line
     from eatkit.run.meta_analysis import read_effects
     from eatkit.stats.meta_analysis import random_effects
 
-    page = check_replaceable(args.html, "html", "forest plot") if args.html is not None else None
+    page = (check_output_file(args.html, "forest plot", inputs=[args.effects], kind="html")
+            if args.html is not None else None)
     labels, effects, variances = read_effects(args.effects)
     result = random_effects(effects, variances, method=args.method, confidence_level=args.confidence_level)
     width = max(len(label) for label in labels)

@@ -89,16 +89,13 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
     import csv
 
     from eatkit.errors import EatkitError
-    from eatkit.io import checked_path, os_error
+    from eatkit.io import read_text
 
-    source = checked_path(path, "effects file")
+    text = read_text(path, "effects file")  # the one reader: a regular file, bounded, UTF-8
     try:
-        with source.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as err:
-        raise os_error(err, "reading the effects file") from None
-    except (UnicodeDecodeError, csv.Error) as err:
-        raise EatkitError(f"effects file {path} is not a UTF-8 CSV file: {err}") from None
+        rows = list(csv.DictReader(text.splitlines()))
+    except csv.Error as err:
+        raise EatkitError(f"effects file {path} is not a CSV file: {err}") from None
     columns = set(rows[0]) if rows else set()
     if "effect" not in columns or not columns & {"variance", "se"}:
         raise EatkitError(f"effects file {path} needs a header with the columns effect and variance (or se), "
