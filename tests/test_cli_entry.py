@@ -24,3 +24,19 @@ def test_list_models_fits_the_terminal_and_says_which_run_offline():
     assert offline == {m.name for m in models() if m.weights == "package"}
     assert {"glove-6b-50d", "efficientnet_lite0", "all-minilm-l6-v2"} <= offline
     assert " --weights " in next(line for line in lines if line.startswith("moco-v2-resnet50"))
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly():
+    """``eatkit list models | head -1``: the pipe closes early; eatkit exits 0 and prints no error."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has left before the first write
+    try:
+        done = subprocess.run([sys.executable, "-m", "eatkit", "list", "models"], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")

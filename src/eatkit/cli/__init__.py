@@ -36,7 +36,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "ignore:resource_tracker:UserWarning" not in sys.warnoptions:
         sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
-        return args.func(args) or 0
+        code = args.func(args) or 0
+        sys.stdout.flush()  # here, not at exit: a reader that left is seen below
+        return code
+    except BrokenPipeError:  # the reader of the output left (eatkit list models | head): stop quietly
+        try:  # what is still buffered goes nowhere, so the exit's flush raises nothing
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # not a real file (a notebook, a test's capture)
+            pass
+        return 0
     except (EatkitError, OSError, MemoryError, ValueError) as err:
         print(f"eatkit: error: {_message(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
