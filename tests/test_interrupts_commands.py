@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,8 +33,7 @@ ELSEWHERE = {"probe": "tests/test_interrupts.py::test_ctrl_c_stops_a_probe (a ti
              "finetune": "tests/test_finetune.py (torch training loop; each batch sees the signal)",
              "data": "tests/test_datasets.py (pooch downloads with a timeout)",
              "analysis_set": "links or copies files; its readers are bounded (eatkit.io)",
-             "compare": "NOT YET COVERED: came with the merge of main (issue 39); needs two depiction runs",
-             "meta": "NOT YET COVERED: came with the merge of main (issue 38); a meta-analysis of finished runs"}
+             }
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,18 @@ def w(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--permutations", "10", "-q",
                  "-o", str(root / "run")]) == 0
+    # a run folder of depiction records (what compare reads; 40 labelled images, no generation needed)
+    shutil.copytree(root / "run", root / "depict")
+    record = {"kind": "depiction", "suite": "s", "title": "occ", "test": "occ", "group": "Doctor",
+              "prompts": ["a doctor"], "attribute": "gender", "classes": ["man", "woman"],
+              "classifier_prompts": {"man": "a photo of a man", "woman": "a photo of a woman"}, "n_images": 40,
+              "counts": {"man": 30, "woman": 10}, "shares": {"man": 0.75, "woman": 0.25},
+              "reference": {"man": 0.5, "woman": 0.5}, "reference_source": "uniform", "mad": 0.25, "kl": 0.13,
+              "labels": ["man"] * 30 + ["woman"] * 10}
+    (root / "depict" / "results.json").write_text(json.dumps([record]))
+    # 1.5 million effect sizes (22 MB, far below the reader's 256 MB): meta reads and combines them for ~15 s
+    block = "".join(f"{e:.4f},{v:.4f}\n" for e, v in zip(g.normal(size=1000), g.uniform(0.01, 0.1, size=1000)))
+    (root / "effects.csv").write_text("effect,variance\n" + block * 1500)
     manifest = json.loads((root / "run" / "manifest.json").read_text())
     sparse = root / "sparse.bin"
     with open(sparse, "wb") as handle:
@@ -72,6 +84,8 @@ CASES: dict[str, list[str]] = {
     "sweep": ["sweep", "{w}/sweep.toml", "--jobs", "1", "-q", "-o", "{o}"],
     "verify": ["verify", "{w}/run"],
     "debias": ["debias", "--vectors", "{w}/v.txt", "--method", "ran", "-q", "-o", "{o}"],
+    "compare": ["compare", "{w}/depict", "{w}/depict", "--permutations", "1000000000", "--seed", "0"],
+    "meta": ["meta", "{w}/effects.csv", "--method", "reml"],
 }
 
 

@@ -169,10 +169,15 @@ def compare_depictions(first: Any, second: Any, n_classes: int, *, measure: str 
 
     observed = float(stat(a, b)[0])
     pooled = np.concatenate([a, b])
-    order = np.argsort(generator.random((permutations, pooled.size)), axis=1)
-    shuffled = pooled[order]
-    null = stat(shuffled[:, :a.size], shuffled[:, a.size:])
     tol = 1e-12
-    extreme = int(np.count_nonzero(np.abs(null) >= abs(observed) - tol))
+    extreme = 0
+    # in blocks of about 2**20 draws: memory stays bounded and Ctrl-C is seen between blocks; the generator
+    # fills rows in order, so the re-splits (and the p-value) are those of one (permutations, n) draw
+    block = max(1, (1 << 20) // pooled.size)
+    for start in range(0, permutations, block):
+        order = np.argsort(generator.random((min(block, permutations - start), pooled.size)), axis=1)
+        shuffled = pooled[order]
+        null = stat(shuffled[:, :a.size], shuffled[:, a.size:])
+        extreme += int(np.count_nonzero(np.abs(null) >= abs(observed) - tol))
     return DepictionComparison(measure=measure, difference=observed, p_value=(1 + extreme) / (1 + permutations),
                                n_permutations=permutations, seed=seed, sizes=(a.size, b.size))
