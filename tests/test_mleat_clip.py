@@ -65,7 +65,11 @@ def test_mleat_clip_compares_prompts_side_by_side(capsys, tmp_path, tiny_model, 
         assert d_cell.endswith(SIGN_CHANGE) == (bare.effect_size * prompted.effect_size < 0)
     html = series_html(series)  # the report's section for a series (the full report: test_series.py)
     n = len(load_suite("mleat-clip").tests)  # 11: Tables 9-12
-    assert html.count("<svg") == n and html.count(escape(repr(PROMPT))) == 0 and html.count(escape(PROMPT)) == n
+    # the prompt, unquoted: once in each test's figure, and before each of its records' warnings (here the
+    # p-floor warning: two images per set cannot reach alpha)
+    warned = html.count(f"<li>{escape(PROMPT)}: ")
+    assert warned == n and "the smallest p-value this test can reach" in html
+    assert html.count("<svg") == n and html.count(escape(repr(PROMPT))) == 0 and html.count(escape(PROMPT)) == n + warned
 
 
 def test_a_prompt_without_the_placeholder_is_a_one_line_error(capsys, tmp_path, tiny_model, images):

@@ -31,8 +31,9 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_embeddings, check_share
+from eatkit.stats._validation import check_count, check_embeddings
 from eatkit.stats.metrics import percentile_bootstrap
+from eatkit.stats.options import check_choice, check_option
 
 ALTERNATIVES = ("greater", "two-sided")
 #: assignments per chunk of the permutation null (bounds memory)
@@ -200,12 +201,11 @@ def _bootstrap_ci(statistic: Callable[[list[np.ndarray]], float], sets: list[np.
 
 
 def _check_options(alternative: str, permutations: int, bootstrap: int, confidence_level: float) -> float:
-    if alternative not in ALTERNATIVES:
-        raise EatkitError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
+    check_choice("alternative", alternative, ALTERNATIVES)  # one message per rule (eatkit.stats.options)
     check_count("permutations", permutations)
     if bootstrap != 0:
         check_count("bootstrap", bootstrap)
-    return check_share("confidence level", confidence_level)
+    return float(check_option("confidence_level", confidence_level))
 
 
 def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "greater", permutations: int = 10_000,
