@@ -61,7 +61,7 @@ def test_lexicon_matches_the_seed_rule() -> None:
 def test_a_lexicon_that_does_not_parse_is_one_line(tmp_path) -> None:
     bad = tmp_path / "lex.json"
     bad.write_text("{descriptors: [asian")
-    with pytest.raises(EatkitError, match="not valid JSON") as err:
+    with pytest.raises(EatkitError, match="invalid JSON at line 1") as err:
         load_lexicon(bad)
     assert "\n" not in str(err.value)
     bad.write_text(json.dumps({"schema": "eatkit.lexicon/1", "descriptors": [], "nouns": ["man"]}))

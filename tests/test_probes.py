@@ -290,7 +290,7 @@ def test_american_white_suite_on_a_tiny_clip_and_ieat_images(clip_model, tmp_pat
     (["ranking", "--model", "CLIP", "--group-size", "9"], ["group 'a' has 3 images, fewer than the 9"]),
     (["ranking", "--model", "CLIP", "--prompt", "people of the state"], ["nor a template containing {region}"]),
     (["ranking", "--model", "CLIP", "--table", "IAT"], ["lacks 50 region(s) of the ranking", "has 1 region(s) not"]),
-    (["caption", "--model", "CLIP", "--lexicon", "LEXICON"], ["is not valid JSON"]),
+    (["caption", "--model", "CLIP", "--lexicon", "LEXICON"], ["invalid JSON at line 1"]),
     (["generate", "--model", "CLIP", "--region", "0.9,0.9,0.5,0.5"], ["region must be 4 fractions"]),
 ])
 def test_probe_bad_input_is_one_line_and_exit_2(capsys, clip_model, tmp_path, argv, fragments) -> None:

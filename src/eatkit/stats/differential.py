@@ -144,9 +144,23 @@ def eat(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater", permuta
     options = TestOptions(alternative=alternative, permutations=permutations, ddof=ddof, sd=sd,
                           p_method=p_method).validated()
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
-    sx = target_associations(sets["X"], sets["A"], sets["B"])
-    sy = target_associations(sets["Y"], sets["A"], sets["B"])
-    atol = rounding_error(sets["X"].shape[1])
+    return eat_of_checked(sets["X"], sets["Y"], sets["A"], sets["B"], options, rng)
+
+
+def eat_of_checked(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, options: TestOptions,
+                   rng: Any) -> EATResult:
+    """:func:`eat` of sets a caller has checked itself (float arrays of one dimension) with validated
+    ``options``: Grounded-WEAT's experiment 1 pools attribute sets it built from its own checked sets, which
+    may share vectors by design (an image under two captions with the language masked).
+
+    >>> r = eat_of_checked(np.eye(4)[:2], np.eye(4)[2:], np.eye(4)[[0, 2]], np.eye(4)[[0, 3]],
+    ...                    TestOptions(permutations="exact").validated(), None)
+    >>> r.n_partitions
+    6
+    """
+    sx = target_associations(X, A, B)
+    sy = target_associations(Y, A, B)
+    atol = rounding_error(X.shape[1])
     return difference_tests(sx[:, None], sy[:, None], ("X", "Y"), options, rng, atol)[0]
 
 

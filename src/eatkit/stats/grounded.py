@@ -34,7 +34,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_sets
 from eatkit.stats.association import cosine_matrix, rounding_error, target_associations
-from eatkit.stats.differential import EATResult, difference_tests, eat
+from eatkit.stats.differential import EATResult, difference_tests, eat_of_checked
 from eatkit.stats.effect_size import cohens_d
 from eatkit.stats.options import TestOptions
 from eatkit.stats.permutation import DEFAULT_MONTE_CARLO, MC_BATCH, random_subsets
@@ -165,11 +165,11 @@ def grounded_eat(
         raise EatkitError(f"experiment must be 1, 2 or 3, got {experiment!r}")
     options = TestOptions(alternative=alternative, permutations=permutations).validated()
     sets = check_sets({"A_x": 1, "A_y": 1, "B_x": 1, "B_y": 1}, X=X, Y=Y, A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y)
-    if experiment == 1:
+    if experiment == 1:  # images integrated out: A = A_x ∪ A_y, B = B_x ∪ B_y (checked above, set by set;
+        # with the language masked, an image under a caption of A and one of B gives both one vector)
         A = np.concatenate([sets["A_x"], sets["A_y"]])
         B = np.concatenate([sets["B_x"], sets["B_y"]])
-        return _from_eat(1, eat(sets["X"], sets["Y"], A, B, alternative=alternative,
-                                permutations=options.permutations, rng=rng))
+        return _from_eat(1, eat_of_checked(sets["X"], sets["Y"], A, B, options, rng))
     if experiment == 2:
         vx = target_associations(sets["X"], sets["A_x"], sets["B_x"])  # s(x, A_x, B_x)
         vy = target_associations(sets["Y"], sets["A_y"], sets["B_y"])  # s(y, A_y, B_y)
