@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from test_interrupts import _group_gone  # pytest puts the tests folder on the path
+
 from eatkit.cli import COMMANDS
 
 #: seconds from SIGINT to the command's exit (the issue's limit)
@@ -93,16 +95,6 @@ def test_every_command_is_covered() -> None:
     assert set(CASES) | set(SHORT) | set(ELSEWHERE) == set(COMMANDS)
     assert not (set(CASES) & set(SHORT)) and not (set(CASES) & set(ELSEWHERE))
 
-
-def _group_gone(pgid: int, wait: float = 3.0) -> bool:
-    end = time.monotonic() + wait
-    while time.monotonic() < end:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _ready(command: str, out: Path, started: float) -> bool:
