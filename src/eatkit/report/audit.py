@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from eatkit.errors import EatkitError
 from eatkit.report.meta_analysis import meta_analysis_html
 
 #: the metadata columns, in order (keys of a sweep file's model entries)
@@ -41,12 +40,9 @@ _D_RANGE = 2.0  # |d| at which shading saturates, and the half-width of the over
 
 def read_audit(sweep_dir: str | Path) -> dict[str, Any]:
     """The ``audit.json`` of a sweep's output folder; a folder without one is a one-line error."""
-    path = Path(sweep_dir) / AUDIT_FILE
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EatkitError(f"{sweep_dir} is not a finished sweep (cannot read {AUDIT_FILE}: "
-                          f"{getattr(exc, 'strerror', None) or exc})") from None
+    from eatkit.run.sweep_tables import read_sweep_json
+
+    return read_sweep_json(sweep_dir, AUDIT_FILE, "a finished sweep")
 
 
 def _num(value: Any) -> float:

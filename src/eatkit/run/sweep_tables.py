@@ -57,11 +57,17 @@ def write_json(path: Path, data: Any) -> None:
 
 def read_index(out: str | Path) -> dict[str, Any]:
     """The ``sweep.json`` of a sweep's output folder; a folder without one is a one-line error."""
-    path = Path(out) / SWEEP_FILE
+    return read_sweep_json(out, SWEEP_FILE, "a sweep's output folder")
+
+
+def read_sweep_json(out: str | Path, name: str, what: str) -> dict[str, Any]:
+    """The JSON file ``name`` of a sweep's output folder ``out``; a one-line error saying ``out`` is not
+    ``what`` when it cannot be read (``sweep.json``: the cells; ``audit.json``: the audit page's data)."""
+    path = Path(out) / name
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise EatkitError(f"{out} is not a sweep's output folder (cannot read {SWEEP_FILE}: "
+        raise EatkitError(f"{out} is not {what} (cannot read {name}: "
                           f"{getattr(exc, 'strerror', None) or exc})") from None
 
 
