@@ -9,6 +9,7 @@ tiny inputs.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Callable
@@ -56,6 +57,35 @@ def _coco(file_names: list[str]) -> str:
                        "annotations": [{"image_id": i, "category_id": 1 + i % 2, "id": i} for i in range(len(images))]})
 
 
+def _embeddings(root: Path) -> None:
+    """Hostile precomputed-embeddings files (``--embeddings``): a FIFO, a folder, .npy files truncated,
+    with a huge header, or whose header declares terabytes; an ids file that is a FIFO; an iEAT folder
+    whose category file is a FIFO."""
+    import struct
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.eye(3))
+    whole = buffer.getvalue()
+
+    def npy(header: bytes) -> bytes:
+        header += b" " * (-(12 + len(header) + 1) % 64) + b"\n"
+        return b"\x93NUMPY\x02\x00" + struct.pack("<I", len(header)) + header + np.eye(3).tobytes()
+
+    files = {"e-trunc.npy": whole[:-10], "e-fifo-ids.npy": whole,
+             "e-header.npy": npy(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 3), " + b" " * 100_000 + b"}"),
+             "e-tera.npy": npy(b"{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 3), }")}
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+        if name != "e-fifo-ids.npy":
+            (root / name).with_suffix(".ids.txt").write_text("rose\ntulip\ndaisy\n")
+    os.mkfifo(root / "e-fifo-ids.ids.txt")
+    os.mkfifo(root / "e-fifo.npz")
+    (root / "e-folder.npz").mkdir()
+    (root / "ieat").mkdir()
+    (root / "ieat" / "age_old_m.csv").write_text("0,1,img\n1,2,a.jpg\n")
+    os.mkfifo(root / "ieat" / "age_young_m.csv")
+
+
 @pytest.fixture(scope="module")
 def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus36")
@@ -90,6 +120,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     os.mkfifo(root / "fifo.csv")
     (root / "folder").mkdir()
     (root / "folder.json").mkdir()
+    _embeddings(root)
     images = root / "images"
     for cls in ("a", "b"):
         (images / cls).mkdir(parents=True)
@@ -227,6 +258,16 @@ CLI: list[tuple[str, list[str], str]] = [
         (["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/bignum.json", "--images", "{d}/images",
           "-o", "{o}.safetensors"], "digits"),
         (["run", "{d}/latin1.txt", "--vectors", "{d}/v.txt"], "is not UTF-8 text"),
+        (["run", "{d}/suite.json", "--embeddings", "{d}/e-fifo.npz"], "e-fifo.npz is a FIFO (named pipe)"),
+        (["run", "{d}/suite.json", "--embeddings", "/dev/zero"], "embeddings file /dev/zero is a character device"),
+        (["run", "{d}/suite.json", "--embeddings", "{d}/e-folder.npz"], "is a folder, not an embeddings file"),
+        (["run", "{d}/suite.json", "--embeddings", "{d}/e-trunc.npy"], "shape (3, 3), 72 bytes of data, but the "
+                                                                       "file holds 62"),
+        (["run", "{d}/suite.json", "--embeddings", "{d}/e-header.npy"], "more than numpy reads safely"),
+        (["run", "{d}/suite.json", "--embeddings", "{d}/e-tera.npy"], "24000000000000 bytes of data"),
+        (["run", "{d}/suite.json", "--embeddings", "{d}/e-fifo-ids.npy"], "e-fifo-ids.ids.txt is a FIFO"),
+        (["run", "ieat", "--tests", "age", "--embeddings", "{d}/ieat", "--embeddings-model", "m"],
+         "age_young_m.csv is a FIFO"),
         (["run", "{d}/suite.json", "--model", "hf-vilt:{d}/folder", "--regions", "{d}/fifo.json", "-q", "-o", "{o}"],
          "fifo.json does not exist"),
     ]],
