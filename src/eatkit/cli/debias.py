@@ -41,7 +41,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     from eatkit.analyses.metrics import parse_metrics
     from eatkit.io import atomic_write_bytes
     from eatkit.report.eat_html import aligned
-    from eatkit.run.debias import before_after, debias, load_word_lists, manifest, write_vectors
+    from eatkit.run.debias import before_after, debias, load_word_lists, manifest, measure, write_vectors
     from eatkit.run.folder import claim_output, prepare_output
     from eatkit.run.runner import select_tests
     from eatkit.sources.vectors import load_word_vectors
@@ -56,11 +56,12 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     source = load_word_vectors(args.vectors, cased=not args.lowercase)
     options = {"n_words": args.n_words, "n_components": args.n_components, "alpha": args.alpha, "seed": args.seed,
                "suite": args.suite, "tests": tests, "metrics": list(metrics), "lowercase": args.lowercase}
+    first = measure(suite, tests, metrics, source, args.seed)  # the suite's words checked before debiasing
     result = debias(source, args.method, lists, n_words=args.n_words, n_components=args.n_components,
                     alpha=args.alpha, seed=args.seed)
     for name, words in result.dropped.items():
         print(f"eatkit debias: not in the vectors, dropped from the {name} list: {', '.join(words)}", file=sys.stderr)
-    rows = before_after(suite, tests, metrics, source, result.vectors, args.seed)
+    rows = before_after(first, measure(suite, tests, metrics, result.vectors, args.seed))
     claim_output(out, "debias")
     sha = write_vectors(out / "vectors.txt", result.vectors)
     table = [("test", "measure", "before", "after"),

@@ -145,17 +145,23 @@ def write_vectors(path: Path, vectors: WordVectors) -> str:
     return file_sha256(path)
 
 
-def before_after(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], before: WordVectors,
-                 after: WordVectors, seed: int | None) -> list[dict[str, Any]]:
-    """One row per selected test and measure: the EAT's d (``"d"``) and each metric's value, before and
-    after (no bootstrap; the same seed for both runs)."""
+def measure(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], source: WordVectors,
+            seed: int | None) -> Any:
+    """The selected tests of ``suite`` and each metric, run on ``source`` (no bootstrap): one side of
+    :func:`before_after`. ``eatkit debias`` measures the vectors before debiasing them, so that a suite the
+    vectors cannot embed (a word out of vocabulary) is an error before minutes of debiasing."""
     from eatkit.run.request import expand_metrics
     from eatkit.run.runner import run_suite
 
     suite, tests = expand_metrics(suite, metrics, tests)
-    runs = [run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0) for source in (before, after)]
+    return run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0)
+
+
+def before_after(before: Any, after: Any) -> list[dict[str, Any]]:
+    """One row per selected test and measure of two runs of :func:`measure` (the same seed): the EAT's d
+    (``"d"``) and each metric's value, before and after."""
     rows = []
-    for first, second in zip(runs[0].records, runs[1].records):
+    for first, second in zip(before.records, after.records):
         headline = get_kind(first.kind).presentation.headline  # EAT: effect_size; a metric: value
         rows.append({"test": first.test.split(":")[0], "measure": getattr(first, "metric", "d"),
                      "before": getattr(first, headline), "after": getattr(second, headline),
