@@ -42,7 +42,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     from eatkit.io import atomic_write_bytes
     from eatkit.report.eat_html import aligned
     from eatkit.run.debias import before_after, debias, load_word_lists, manifest, measure, write_vectors
-    from eatkit.run.folder import claim_output, prepare_output
+    from eatkit.run.folder import filling, prepare_output
     from eatkit.run.runner import select_tests
     from eatkit.sources.vectors import load_word_vectors
     from eatkit.stimuli.loader import load_suite
@@ -62,17 +62,17 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     for name, words in result.dropped.items():
         print(f"eatkit debias: not in the vectors, dropped from the {name} list: {', '.join(words)}", file=sys.stderr)
     rows = before_after(first, measure(suite, tests, metrics, result.vectors, args.seed))
-    claim_output(out, "debias")
-    sha = write_vectors(out / "vectors.txt", result.vectors)
     table = [("test", "measure", "before", "after"),
              *((r["test"], r["measure"], f"{r['before']:.4g}", f"{r['after']:.4g}") for r in rows)]
     csv = "".join(",".join(map(str, row)) + "\n" for row in
                   [("test", "measure", "before", "after"), *((r["test"], r["measure"], repr(r["before"]), repr(r["after"])) for r in rows)])
-    atomic_write_bytes(out / "before-after.csv", csv.encode("utf-8"))
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
-    data = manifest(command=command, method=args.method, options=options, source=source, lists=lists, result=result,
-                    output={"vectors.txt": sha}, comparison=rows)
-    atomic_write_bytes(out / "manifest.json", (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    with filling(out, "debias"):  # interrupted: a new folder is removed whole
+        sha = write_vectors(out / "vectors.txt", result.vectors)
+        atomic_write_bytes(out / "before-after.csv", csv.encode("utf-8"))
+        data = manifest(command=command, method=args.method, options=options, source=source, lists=lists,
+                        result=result, output={"vectors.txt": sha}, comparison=rows)
+        atomic_write_bytes(out / "manifest.json", (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
     if not args.quiet:
         print(aligned(table, numeric=range(2, 4)))
         print(f"\nwrote {out / 'vectors.txt'}, before-after.csv, manifest.json")
