@@ -139,8 +139,9 @@ def test_a_suite_the_vectors_cannot_embed_is_refused_before_debiasing(tmp_path, 
     def never(*args, **kwargs):
         raise AssertionError("debiased before the suite was checked")
 
-    (tmp_path / "v.txt").write_text("".join(f"{w} {i} 1 2\n" for i, w in enumerate(("he", "she", "man", "woman"))))
-    monkeypatch.setattr("eatkit.run.debias.debias", never)
+    words = ("he", "she", "man", "woman", "table", "chair")
+    (tmp_path / "v.txt").write_text("".join(f"{w} {i} 1 {i * i}\n" for i, w in enumerate(words)))
+    monkeypatch.setattr("eatkit.stats.debias.repulsion_attraction_neutralisation", never)
     code = main(["debias", "--vectors", str(tmp_path / "v.txt"), "--method", "ran", "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and "out-of-vocabulary words in set" in err and err.count("\n") == 1, err

@@ -152,6 +152,8 @@ def _r(*extra: str, suite: str = "suite.json", vectors: str = "v.txt", quiet: bo
 
 
 METRICS = ("rnd", "ect", "ripa", "mac", "rnsb", "direct-bias")
+#: eatkit debias with a before/after suite the corpus vectors embed (measured before the debiasing)
+DEBIAS = ["debias", "--suite", "{d}/suite.json", "--tests", "t1"]
 
 CLI: list[tuple[str, list[str], str]] = [
     # 1. degenerate data, through every kind and metric
@@ -172,18 +174,18 @@ CLI: list[tuple[str, list[str], str]] = [
     *[("degenerate", _r(*m, vectors="vhuge.txt"), "beyond the float32 range") for m in
       ([], *(["--metrics", k] for k in METRICS))],
     *[("degenerate", _r("--metrics", "rnsb", vectors=v), "rescale the vectors") for v in ("v1e30.txt", "v1e-42.txt")],
-    ("degenerate", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-same.json",
+    ("degenerate", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-same.json",
                     "-o", "{o}"], "have the same direction in both words"),
-    ("degenerate", ["debias", "--vectors", "{d}/v1d.txt", "--method", "hard", "-o", "{o}"], "dimension 1"),
+    ("degenerate", [*DEBIAS, "--vectors", "{d}/v1d.txt", "--method", "hard", "-o", "{o}"], "dimension 1"),
     # 2. meaningless settings
     ("setting", _r("--specificity", "1"), "n_splits=1"),
     ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits=1"),
     ("setting", _r("--metrics", "direct-bias", "--direct-bias-c", "1e308"), "c must be a positive number of at most"),
-    ("setting", ["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0", "-o", "{o}"],
+    ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0", "-o", "{o}"],
      "n_components must be between 1 and"),
-    ("setting", ["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "1000", "-o",
+    ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "1000", "-o",
                  "{o}"], "n_components must be between 1 and"),
-    ("setting", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-none.json",
+    ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-none.json",
                  "-o", "{o}"], "no neutral word is left"),
     ("setting", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/coco-abs.json", "--images",
                  "{d}/images", "--device", "cuda", "-o", "{o}.safetensors"], "no CUDA GPU is available"),
@@ -192,14 +194,14 @@ CLI: list[tuple[str, list[str], str]] = [
     ("output", R[:-1] + ["{d}/legacy-sweep"], "was made by 'eatkit sweep'"),
     ("output", R[:-1] + ["{d}/series"], "was made by 'eatkit series'"),
     ("output", R[:-1] + ["{d}/debias"], "was made by 'eatkit debias'"),
-    ("output", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{d}/run"],
+    ("output", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{d}/run"],
      "was made by 'eatkit run'; 'eatkit debias' does not write into it"),
-    ("output", ["debias", "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{d}/sweep"], "made by 'eatkit sweep'"),
+    ("output", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "-o", "{d}/sweep"], "made by 'eatkit sweep'"),
     ("output", ["sweep", "{d}/sweep.toml", "-o", "{d}/run"], "was made by 'eatkit run'; 'eatkit sweep'"),
     ("output", ["sweep", "{d}/sweep.toml", "-o", "{d}/debias"], "made by 'eatkit debias'"),
     ("output", ["run", "{d}/suite.json", "--series", "{d}/v.txt", "{d}/v2.txt", "-q", "-o", "{d}/run"],
      "was made by 'eatkit run'; 'eatkit series'"),
-    ("output", ["debias", "--vectors", "{d}/own/v.txt", "--method", "hard", "-o", "{d}/own"], "holds the input"),
+    ("output", [*DEBIAS, "--vectors", "{d}/own/v.txt", "--method", "hard", "-o", "{d}/own"], "holds the input"),
     ("output", ["run", "{d}/own/suite.json", "--vectors", "{d}/v.txt", "-q", "-o", "{d}/own"], "holds the input"),
     ("output", ["run", "{d}/suite.json", "--vectors", "{d}/own/v.txt", "-q", "-o", "{d}/own"], "holds the input"),
     ("output", ["finetune", "--model", "efficientnet_lite0", "--instances", "{d}/coco-abs.json", "--images",
@@ -233,10 +235,10 @@ CLI: list[tuple[str, list[str], str]] = [
         (_r(vectors="fifo.txt"), "is a FIFO"),
         (["run", "{d}/suite.json", "--vectors", "/dev/zero", "-q", "-o", "{o}"], "is a character device"),
         (_r(vectors="longline.txt"), "line 1 is longer than 1048576 bytes"),
-        (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/fifo.json", "-o", "{o}"], "is a FIFO"),
-        (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "/dev/zero", "-o", "{o}"], "character device"),
-        (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/deep.json", "-o", "{o}"], "nested deeper"),
-        (["debias", "--vectors", "{d}/fifo.txt", "--method", "hard", "-o", "{o}"], "is a FIFO"),
+        ([*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/fifo.json", "-o", "{o}"], "is a FIFO"),
+        ([*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "/dev/zero", "-o", "{o}"], "character device"),
+        ([*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/deep.json", "-o", "{o}"], "nested deeper"),
+        ([*DEBIAS, "--vectors", "{d}/fifo.txt", "--method", "hard", "-o", "{o}"], "is a FIFO"),
         (["analysis-set", "open-images", "--boxes", "{d}/fifo.csv", "--class-descriptions", "/dev/zero",
           "--objects", "car", "--images", "{d}/images", "-o", "{o}"], "character device"),
         (["analysis-set", "open-images", "--boxes", "{d}/fifo.csv", "--class-descriptions", "{d}/fifo.csv",
@@ -271,6 +273,8 @@ CLI: list[tuple[str, list[str], str]] = [
         (["run", "{d}/suite.json", "--model", "hf-vilt:{d}/folder", "--regions", "{d}/fifo.json", "-q", "-o", "{o}"],
          "fifo.json does not exist"),
     ]],
+    ("setting", ["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--compare-prompts", "a {x}", "b {x}", "-q",
+                 "-o", "{o}"], "model 'efficientnet_lite0' does not take the option --compare-prompts"),
     # 5. work without a cost estimate
     ("cost", _r("--specificity", "1000000000"), "specificity splits"),
     ("cost", _r("--specificity", "1000000", "--permutations", "100000"), "would take about"),

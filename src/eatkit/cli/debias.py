@@ -56,12 +56,13 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     source = load_word_vectors(args.vectors, cased=not args.lowercase)
     options = {"n_words": args.n_words, "n_components": args.n_components, "alpha": args.alpha, "seed": args.seed,
                "suite": args.suite, "tests": tests, "metrics": list(metrics), "lowercase": args.lowercase}
-    first = measure(suite, tests, metrics, source, args.seed)  # the suite's words checked before debiasing
+    before: list[Any] = []  # the suite measured once the word lists are checked, before the debiasing
     result = debias(source, args.method, lists, n_words=args.n_words, n_components=args.n_components,
-                    alpha=args.alpha, seed=args.seed)
+                    alpha=args.alpha, seed=args.seed,
+                    checked=lambda: before.append(measure(suite, tests, metrics, source, args.seed)))
     for name, words in result.dropped.items():
         print(f"eatkit debias: not in the vectors, dropped from the {name} list: {', '.join(words)}", file=sys.stderr)
-    rows = before_after(first, measure(suite, tests, metrics, result.vectors, args.seed))
+    rows = before_after(before[0], measure(suite, tests, metrics, result.vectors, args.seed))
     table = [("test", "measure", "before", "after"),
              *((r["test"], r["measure"], f"{r['before']:.4g}", f"{r['after']:.4g}") for r in rows)]
     csv = "".join(",".join(map(str, row)) + "\n" for row in
