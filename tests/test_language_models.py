@@ -320,6 +320,16 @@ def test_llm_iat_gpt4o_scores_against_the_papers_figure():
     assert differ == {"asian", "english", "buddhism", "weight"}
     rho = sps.spearmanr([ours[c] for c in FIGURE_GPT4], list(FIGURE_GPT4.values())).statistic
     assert rho == pytest.approx(0.86, abs=0.005)
+    # docs/language-models.md's table holds these numbers: eatkit's two columns, the figure's two
+    docs = (Path(__file__).parents[1] / "docs" / "language-models.md").read_text(encoding="utf-8")
+    rows = [[cell.strip().replace("\u2212", "-") for cell in line.strip("|").split("|")]
+            for line in docs.splitlines() if line.startswith("| ") and line.count("|") == 8]
+    table = {row[1]: row for row in rows if row[1] in FIGURE_GPT4}
+    assert len(table) == 21
+    for c, row in table.items():
+        assert [float(row[2]), float(row[3]), float(row[4].split()[0]), float(row[5])] == pytest.approx(
+            [ours[c], by_test[c].bias_score, FIGURE_GPT4[c], FIGURE_EIGHT_MODELS[c]], abs=5e-4), c
+        assert (row[6] == "same") == (c not in differ), c
 
 
 def test_llm_iat_stimuli_split_in_halves_as_the_authors():
