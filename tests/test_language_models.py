@@ -260,7 +260,8 @@ def test_llm_iat_file_scorer_reads_every_published_gpt4o_response():
 #: analysis/analysis_implicit.ipynb from 200 answers per model and stereotype; GPT-4o is in no published figure): the
 #: GPT-4 panel's points and the mean of the eight panels' points, read from the PDF's drawing operators (marker
 #: positions mapped through each panel's y gridlines at the labelled ticks -1.00 ... 1.00), rounded to 3 decimals.
-#: docs/language-models.md ("Against the paper's figure") tells how.
+#: tests/data/llm_iat_figure/read_figure.py reads them; docs/language-models.md ("Against the paper's figure")
+#: tells how.
 FIGURE_GPT4 = {
     "racism": 0.956, "guilt": 0.911, "skintone": 0.992, "weapon": 0.723, "black": -0.006, "hispanic": 0.078,
     "asian": -0.025, "arab": 0.123, "english": 0.017, "career": 0.688, "science": 0.653, "power": 0.321,
