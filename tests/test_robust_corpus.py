@@ -441,3 +441,54 @@ def test_the_corpus_covers_the_classes() -> None:
     classes = [c for c, _, _ in CLI] + [c for c, _, _ in API] + ["warning"] * len(WARNED)
     assert len(classes) >= 150, len(classes)
     assert set(classes) == {"degenerate", "setting", "output", "reader", "cost", "paths", "warning"}
+
+
+#: numeric command-line options written with argparse rather than declared as a ``Param`` (no useful range
+#: yet): the inventory when issue 36's test was written. A new numeric option must be a declared ``Param``
+#: (``eatkit.kinds``) or be added here on purpose; moving one into a declaration removes it from here.
+UNDECLARED_OPTIONS = {
+    "analysis-set": {"--per-class"}, "debias": {"--n-components", "--n-words"},
+    "finetune": {"--batch-size", "--epochs", "--momentum", "--val-fraction", "--weight-decay", "--workers"},
+    "probe": {"--batch-size", "--max-length", "--max-new-tokens", "--min-length", "--num-beams",
+              "--repetition-penalty", "--top-k"},
+    "run": {"--batch-size", "--layer", "--workers"}, "sweep": {"--jobs"}}
+
+
+def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
+    """``{command: {flag}}`` of the numeric options of ``parser``'s commands (sub-commands included) whose
+    name is no declared parameter (a run option or a kind's ``Param``)."""
+    import argparse
+
+    from eatkit.kinds import KINDS, get_kind
+    from eatkit.stats.options import OPTIONS
+
+    declared = set(OPTIONS) | {p.name for kind in KINDS for p in get_kind(kind).params}
+    found: dict[str, set[str]] = {}
+
+    def walk(command: str, sub: argparse.ArgumentParser) -> None:
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    walk(command, child)
+            elif action.option_strings and action.dest not in declared and (
+                    action.type in (int, float) or getattr(action.type, "__name__", "") == "non_negative"):
+                found.setdefault(command, set()).add(action.option_strings[-1])
+
+    root = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in root.choices.items():
+        walk(name, sub)
+    return found
+
+
+def test_a_new_numeric_option_without_a_declaration_fails() -> None:
+    """issue 36: a numeric option added to a command with argparse alone (no declared legal and useful
+    range) is found; the known ones are the inventory above."""
+    import argparse
+
+    from eatkit.cli import build_parser
+
+    parser = build_parser()
+    assert _undeclared_numeric_options(parser) == UNDECLARED_OPTIONS
+    meta = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["meta"]
+    meta.add_argument("--new-threshold", type=float)  # what a later change might add
+    assert _undeclared_numeric_options(parser)["meta"] == {"--new-threshold"}
