@@ -97,9 +97,13 @@ def w(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "v-big.txt").write_text((root / "v.txt").read_text() + more)
     test = {"id": "t1", "title": "t1", **{r: {"name": r, "modality": "word", "items": ws} for r, ws in roles.items()}}
     (root / "suite.json").write_text(json.dumps({"schema": "eatkit.suite/1", "id": "s", "title": "s", "tests": [test]}))
+    # a sweep whose second cell (10^7 bootstrap resamples of sets of 30 words) runs for about a minute
+    big = {"id": "t30", "title": "t30", **{r: {"name": r, "modality": "word", "items": [f"w{i}" for i in range(30 * k, 30 * k + 30)]}
+                                           for k, r in enumerate("XYAB")}}
+    (root / "suite30.json").write_text(json.dumps({"schema": "eatkit.suite/1", "id": "s30", "title": "s30", "tests": [big]}))
     (root / "sweep.toml").write_text(
-        f'models = [{{ vectors = "{root}/v.txt", label = "v" }}]\nsuites = ["{root}/suite.json"]\n'
-        'settings = [{ permutations = 10, n_bootstrap = 0 }, { permutations = 1000000000, n_bootstrap = 0 }]\n')
+        f'models = [{{ vectors = "{root}/v.txt", label = "v" }}]\nsuites = ["{root}/suite30.json"]\n'
+        'settings = [{ permutations = 10, n_bootstrap = 0 }, { permutations = 99, n_bootstrap = 10000000 }]\n')
     # a run folder whose source file is a sparse file of 50 GB: verify hashes it for long
     from eatkit.cli import main
 
