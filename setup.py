@@ -1,0 +1,17 @@
+"""The compiled extension only (metadata: pyproject.toml): eatkit.stats._ccount, the exact subset-sum counter.
+
+``optional=True``: where it cannot be built (no C compiler) eatkit still installs, and counts with numpy.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "eatkit.stats._ccount",
+            sources=["src/eatkit/stats/_ccount.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        )
+    ]
+)
