@@ -24,12 +24,14 @@
 #define CHAINS 3
 #define MAX_VALUES 64
 #define MAX_THREADS 64
+/* sentinels: beyond every sum plus a value (|sum| < 2^58) and every threshold minus a sum (|t| <= 2^62) */
+#define BIG ((int64_t)5 << 60)
 
 typedef struct {
     const int64_t *values; /* the half's values */
     int h;                 /* how many */
     int top;               /* largest subset size listed, min(h, k) */
-    int64_t *sums;         /* sums of size j at sums[offset[j]], offset[j + 1] - offset[j] = C(h, j) */
+    int64_t *sums;         /* sums of size j at sums[offset[j]], room for C(h, j) and the sentinels around */
     int64_t *spare;        /* as large: the merges' other buffer */
     int64_t offset[MAX_VALUES + 2];
     int64_t length[MAX_VALUES + 1];
@@ -42,35 +44,39 @@ static int64_t choose(int n, int r) {
     return c;
 }
 
-/* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending), by two branch-free chains
- * at once: one from the front takes the smaller (a on ties), one from the back the larger (b + v on ties),
- * each half of the places, so that their dependent loads overlap */
+/* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending, with sentinels), by two
+ * branch-free chains at once: one from the front takes the smaller (a on ties), one from the back the larger
+ * (b + v on ties), each half of the places; the sentinels (-BIG before a list, +BIG twice after it) stand in
+ * for an exhausted list, so a step has no other test */
 static void merge(const int64_t *a, int64_t na, const int64_t *b, int64_t nb, int64_t v, int64_t *out) {
     int64_t n = na + nb, i = 0, j = 0, ia = na - 1, ib = nb - 1;
-    if (na == 0 || nb == 0) {
-        for (int64_t s = 0; s < na; s++) out[s] = a[s];
-        for (int64_t s = 0; s < nb; s++) out[s] = b[s] + v;
-        return;
-    }
     for (int64_t s = 0; s < n / 2; s++) {
-        int64_t x = a[i < na ? i : na - 1], y = b[j < nb ? j : nb - 1] + v;
-        int front = (j >= nb) | ((i < na) & (x <= y));
+        int64_t x = a[i], y = b[j] + v;
+        int front = x <= y;
         out[s] = front ? x : y;
         i += front;
         j += !front;
-        int64_t xb = a[ia >= 0 ? ia : 0], yb = b[ib >= 0 ? ib : 0] + v;
-        int back = (ib < 0) | ((ia >= 0) & (xb > yb));
+        int64_t xb = a[ia], yb = b[ib] + v;
+        int back = xb > yb;
         out[n - 1 - s] = back ? xb : yb;
         ia -= back;
         ib -= !back;
     }
-    if (n & 1) out[n / 2] = ib < 0 || (ia >= 0 && a[ia] > b[ib] + v) ? a[ia] : b[ib] + v;
+    if (n & 1) out[n / 2] = a[ia] > b[ib] + v ? a[ia] : b[ib] + v;
+    out[n] = out[n + 1] = BIG;
 }
 
 static void *build_half(void *arg) {
     half_t *half = (half_t *)arg;
-    for (int j = 0; j <= half->top; j++) half->length[j] = 0;
-    half->sums[half->offset[0]] = half->spare[half->offset[0]] = 0;
+    for (int j = 0; j <= half->top; j++) { /* empty lists between their sentinels */
+        half->length[j] = 0;
+        for (int64_t *list = half->sums; list; list = list == half->sums ? half->spare : NULL) {
+            list[half->offset[j] - 1] = -BIG;
+            list[half->offset[j]] = list[half->offset[j] + 1] = BIG;
+        }
+    }
+    half->sums[half->offset[0]] = half->spare[half->offset[0]] = 0; /* the empty subset */
+    half->sums[half->offset[0] + 1] = half->spare[half->offset[0] + 1] = BIG;
     half->length[0] = 1;
     for (int i = 0; i < half->h; i++) {
         int64_t v = half->values[i], *old = half->sums, *grown = half->spare;
@@ -114,11 +120,9 @@ static int count_pairs(const int64_t *a, int64_t lo, int64_t hi, const int64_t *
         if (!active) break;
         for (int c = 0; c < CHAINS; c++) {
             /* step the pointer down while b[p - 1] >= t0 - a, else count the pairs of a and move on */
-            int64_t x = a[i[c]], pc = p[c];
-            int64_t low = b[pc > 0 ? pc - 1 : 0], at = b[pc < nb ? pc : nb - 1];
-            int64_t next = b[pc + 1 < nb ? pc + 1 : nb - 1];
-            int down = (pc > 0) & (low >= t0 - x);
-            int one = (pc < nb) & (at < t1 - x), two = (pc + 1 < nb) & (next < t1 - x);
+            int64_t x = a[i[c]], pc = p[c]; /* b[-1], b[nb] and b[nb + 1] are sentinels */
+            int down = b[pc - 1] >= t0 - x;
+            int one = b[pc] < t1 - x, two = b[pc + 1] < t1 - x;
             total += down ? 0 : pc;
             extra += down ? 0 : one;
             wide |= (!down) & two;
@@ -205,8 +209,8 @@ static int setup_half(half_t *half, const int64_t *values, int h, int k) {
     half->values = values;
     half->h = h;
     half->top = h < k ? h : k;
-    half->offset[0] = 0;
-    for (int j = 0; j <= half->top; j++) half->offset[j + 1] = half->offset[j] + choose(h, j);
+    half->offset[0] = 1;
+    for (int j = 0; j <= half->top; j++) half->offset[j + 1] = half->offset[j] + choose(h, j) + 3;
     half->sums = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->top + 1]);
     half->spare = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->top + 1]);
     return half->sums != NULL && half->spare != NULL;
