@@ -61,7 +61,8 @@ def test_equals_enumeration_with_threads_and_nearby_thresholds() -> None:
         q = rng.integers(-3, 4, n).astype(np.int64)
         for k in range(n // 2 + 1):
             observed = int(q[:k].sum())
-            for ts in ([observed - 1, observed, observed + 1], [observed, observed + 5], [-NEVER, 0, NEVER]):
+            for ts in ([observed - 1, observed, observed + 1], [observed, observed + 5], [-NEVER, 0, NEVER],
+                       [observed - 9, observed, observed + 1]):
                 expected = _enumerated(q.tolist(), k, ts)
                 for threads in (1, 2, 5):
                     got = perm._c_counter().count_below(q, k, np.array(ts, dtype=np.int64), threads)

@@ -177,11 +177,14 @@ static void *count_job(void *arg) {
         int64_t na = job->left->length[j], nb = job->right->length[job->k - j];
         int64_t lo = na * job->tid / job->threads, hi = na * (job->tid + 1) / job->threads;
         if (lo >= hi || nb == 0) continue;
-        for (int s = 0; s < job->nt; s += 2) { /* thresholds in pairs, one walk a pair */
+        const int64_t *ts = job->ts;
+        for (int s = 0, nt = job->nt; s < nt;) { /* one walk for a threshold and the next, where that is nearer than the one after */
+            int pair = s + 1 < nt && (s + 2 >= nt || ts[s + 1] - ts[s] <= ts[s + 2] - ts[s + 1]);
             int64_t two[2] = {0, 0};
-            count_stratum(a, lo, hi, b, nb, job->ts[s], job->ts[s + 1 < job->nt ? s + 1 : s], two);
+            count_stratum(a, lo, hi, b, nb, ts[s], ts[s + pair], two);
             job->counts[s] += two[0];
-            if (s + 1 < job->nt) job->counts[s + 1] += two[1];
+            if (pair) job->counts[s + 1] += two[1];
+            s += 1 + pair;
         }
     }
     return NULL;

@@ -564,7 +564,9 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
         return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
     result: dict[int, int] = {}
     counter = _exact_counter(n, k)
-    for group in groups:
+    # the C counter takes every threshold in one call (it pairs nearby ones in one walk); the numba kernels
+    # one group of nearby thresholds a call
+    for group in [sorted({t for g in groups for t in g})] if counter is _count_below_c else groups:
         ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
         if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store (numba loads only to count)
             with activity(f"exact count of {k} + {n - k} values"):
