@@ -1,16 +1,18 @@
 /* eatkit.stats._ccount: the exact meet-in-the-middle count of eatkit.stats.permutation, compiled.
  *
  * count_below(q, k, ts, threads) -> list of int
- *     q: int64 buffer of n values (|sum| < 2^58), k <= n - k; ts: int64 buffer of sorted distinct
- *     thresholds (|t| <= 2^62). Returns #{size-k subsets S of q : sum(S) < t} for each t, exactly.
+ *     q: int64 buffer of n values (|sum| < 2^58), k <= n - k; ts: int64 buffer of ascending thresholds
+ *     (|t| <= 2^62). Returns #{size-k subsets S of q : sum(S) < t} for each t, exactly.
  *
- * The values are split into halves (q[:n/2], q[n/2:]); each half's subset sums are listed by size and
- * sorted by merges (adding value v: L_j <- merge(L_j, L_(j-1) + v), from the back, in place), one half a
- * thread. A size-k subset is a size-j subset of the left half plus a size-(k - j) subset of the right
- * one, so the count is, per stratum j, #{(a, b) in L_j x R_(k-j) : a + b < t}: a walk over L_j ascending
- * with a pointer into R_(k-j) that only moves down (p = #{b < t - a}), in independent chains (ranges of
- * L_j, each started by a binary search) interleaved in one loop so that their dependent loads overlap.
- * Every sum is an exact int64 (|a + b| < 2^58, |t - a| < 2^63); counts are at most C(n, k) < 2^63.
+ * The values are split into halves (q[:n/2], q[n/2:]); each half's subset sums of each size j are listed
+ * and sorted by merges, one value at a time (adding v: L_j <- merge(L_j, L_(j-1) + v), out of place), one
+ * half a thread. Only sizes j <= h/2 of a half of h values are built: the sums of size h - j are the half's
+ * total minus those of size j, read in reverse. A size-k subset is a size-j subset of the left half plus a
+ * size-(k - j) subset of the right one, so the count is, per stratum j, #{(a, b) in L_j x R_(k-j) : a + b < t}:
+ * a walk over L_j ascending with a pointer into R_(k-j) that only moves down (p = #{b < t - a}), in
+ * independent chains (ranges of L_j, each started by a binary search) interleaved in one loop so that their
+ * dependent loads overlap; a nearby second threshold is counted in the same walk. Every sum is an exact
+ * int64 (|a + b| < 2^58, |t - a| < 2^63); counts are at most C(n, k) < 2^63.
  * Plain C and the CPython API (no numpy headers); the GIL is released while counting.
  */
 #define PY_SSIZE_T_CLEAN
@@ -21,21 +23,39 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define CHAINS 3
+#define CHAINS 2
 #define MAX_VALUES 64
 #define MAX_THREADS 64
-/* sentinels: beyond every sum plus a value (|sum| < 2^58) and every threshold minus a sum (|t| <= 2^62) */
+/* sentinels: beyond every sum plus a value (|sum| < 2^58) and every threshold minus a sum (|t| <= 2^62),
+ * also as a half's total minus a sentinel */
 #define BIG ((int64_t)5 << 60)
 
 typedef struct {
     const int64_t *values; /* the half's values */
     int h;                 /* how many */
-    int top;               /* largest subset size listed, min(h, k) */
-    int64_t *sums;         /* sums of size j at sums[offset[j]], room for C(h, j) and the sentinels around */
+    int built;             /* sizes 0..built are listed: min(k, h / 2) */
+    int64_t total;         /* their sum */
+    int64_t *sums;         /* sums of size j at sums[offset[j]], between two -BIG before and two +BIG after */
     int64_t *spare;        /* as large: the merges' other buffer */
     int64_t offset[MAX_VALUES + 2];
     int64_t length[MAX_VALUES + 1];
 } half_t;
+
+/* a sorted list of sums: s[i], or total - s[n - 1 - i] (flip: the sums of the complementary size); the
+ * sentinels make at(l, -1) < every threshold minus a sum < at(l, n) and at(l, n + 1) */
+typedef struct {
+    const int64_t *s;
+    int64_t n, total;
+    int flip;
+} list_t;
+
+static inline int64_t at(list_t l, int64_t i) { return l.flip ? l.total - l.s[l.n - 1 - i] : l.s[i]; }
+
+static list_t stratum(const half_t *half, int j) {
+    int flip = j > half->built, r = flip ? half->h - j : j;
+    list_t l = {half->sums + half->offset[r], half->length[r], half->total, flip};
+    return l;
+}
 
 static int64_t choose(int n, int r) {
     if (r < 0 || r > n) return 0;
@@ -46,8 +66,8 @@ static int64_t choose(int n, int r) {
 
 /* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending, with sentinels), by two
  * branch-free chains at once: one from the front takes the smaller (a on ties), one from the back the larger
- * (b + v on ties), each half of the places; the sentinels (-BIG before a list, +BIG twice after it) stand in
- * for an exhausted list, so a step has no other test */
+ * (b + v on ties), each half of the places; the sentinels stand in for an exhausted list, so a step has no
+ * other test */
 static void merge(const int64_t *a, int64_t na, const int64_t *b, int64_t nb, int64_t v, int64_t *out) {
     int64_t n = na + nb, i = 0, j = 0, ia = na - 1, ib = nb - 1;
     for (int64_t s = 0; s < n / 2; s++) {
@@ -68,10 +88,10 @@ static void merge(const int64_t *a, int64_t na, const int64_t *b, int64_t nb, in
 
 static void *build_half(void *arg) {
     half_t *half = (half_t *)arg;
-    for (int j = 0; j <= half->top; j++) { /* empty lists between their sentinels */
+    for (int j = 0; j <= half->built; j++) { /* empty lists between their sentinels */
         half->length[j] = 0;
         for (int64_t *list = half->sums; list; list = list == half->sums ? half->spare : NULL) {
-            list[half->offset[j] - 1] = -BIG;
+            list[half->offset[j] - 2] = list[half->offset[j] - 1] = -BIG;
             list[half->offset[j]] = list[half->offset[j] + 1] = BIG;
         }
     }
@@ -80,7 +100,7 @@ static void *build_half(void *arg) {
     half->length[0] = 1;
     for (int i = 0; i < half->h; i++) {
         int64_t v = half->values[i], *old = half->sums, *grown = half->spare;
-        int hi = i + 1 < half->top ? i + 1 : half->top;
+        int hi = i + 1 < half->built ? i + 1 : half->built;
         for (int j = hi; j >= 1; j--) { /* descending: L_(j-1) is still the old length when L_j reads it */
             merge(old + half->offset[j], half->length[j], old + half->offset[j - 1], half->length[j - 1], v,
                   grown + half->offset[j]);
@@ -92,12 +112,12 @@ static void *build_half(void *arg) {
     return NULL;
 }
 
-/* #{b in B : b < x}, B ascending */
-static int64_t below(const int64_t *b, int64_t nb, int64_t x) {
-    int64_t lo = 0, hi = nb;
+/* #{b in B : b < x} */
+static int64_t below(list_t b, int64_t x) {
+    int64_t lo = 0, hi = b.n;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (b[mid] < x) lo = mid + 1; else hi = mid;
+        if (at(b, mid) < x) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
@@ -106,13 +126,12 @@ static int64_t below(const int64_t *b, int64_t nb, int64_t x) {
  * over consecutive ranges of A, interleaved. p = #{b < t0 - a} only moves down as a grows; the count at t1
  * adds b[p] < t1 - a, exact unless b[p + 1] < t1 - a too (a wide gap between t0 and t1, or ties): then
  * the return value is 1 and counts[1] must be made by a walk of its own. */
-static int count_pairs(const int64_t *a, int64_t lo, int64_t hi, const int64_t *b, int64_t nb, int64_t t0,
-                       int64_t t1, int64_t *counts) {
+static inline int walk(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t i[CHAINS], end[CHAINS], p[CHAINS], total = 0, extra = 0, wide = 0;
     for (int c = 0; c < CHAINS; c++) {
         i[c] = lo + (hi - lo) * c / CHAINS;
         end[c] = lo + (hi - lo) * (c + 1) / CHAINS;
-        p[c] = i[c] < end[c] ? below(b, nb, t0 - a[i[c]]) : 0;
+        p[c] = i[c] < end[c] ? below(b, t0 - at(a, i[c])) : 0;
     }
     for (;;) {
         int active = 1;
@@ -120,9 +139,9 @@ static int count_pairs(const int64_t *a, int64_t lo, int64_t hi, const int64_t *
         if (!active) break;
         for (int c = 0; c < CHAINS; c++) {
             /* step the pointer down while b[p - 1] >= t0 - a, else count the pairs of a and move on */
-            int64_t x = a[i[c]], pc = p[c]; /* b[-1], b[nb] and b[nb + 1] are sentinels */
-            int down = b[pc - 1] >= t0 - x;
-            int one = b[pc] < t1 - x, two = b[pc + 1] < t1 - x;
+            int64_t x = at(a, i[c]), pc = p[c]; /* b[-1], b[nb] and b[nb + 1] are sentinels */
+            int down = at(b, pc - 1) >= t0 - x;
+            int one = at(b, pc) < t1 - x, two = at(b, pc + 1) < t1 - x;
             total += down ? 0 : pc;
             extra += down ? 0 : one;
             wide |= (!down) & two;
@@ -132,15 +151,29 @@ static int count_pairs(const int64_t *a, int64_t lo, int64_t hi, const int64_t *
     }
     for (int c = 0; c < CHAINS; c++) {
         for (int64_t pc = p[c]; i[c] < end[c]; i[c]++) {
-            int64_t x = a[i[c]];
-            while (pc > 0 && b[pc - 1] >= t0 - x) pc--;
+            int64_t x = at(a, i[c]);
+            while (at(b, pc - 1) >= t0 - x) pc--;
             total += pc;
-            for (int64_t e = pc; e < nb && b[e] < t1 - x; e++) extra++;
+            for (int64_t e = pc; at(b, e) < t1 - x; e++) extra++;
         }
     }
     counts[0] += total;
     counts[1] += total + extra;
     return (int)wide;
+}
+
+/* walk() with the lists' orientation fixed at compile time, so that the loop tests no flag */
+static int count_pairs(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
+    if (a.flip) {
+        a.flip = 1;
+        if (b.flip) { b.flip = 1; return walk(a, lo, hi, b, t0, t1, counts); }
+        b.flip = 0;
+        return walk(a, lo, hi, b, t0, t1, counts);
+    }
+    a.flip = 0;
+    if (b.flip) { b.flip = 1; return walk(a, lo, hi, b, t0, t1, counts); }
+    b.flip = 0;
+    return walk(a, lo, hi, b, t0, t1, counts);
 }
 
 typedef struct {
@@ -152,15 +185,14 @@ typedef struct {
 } job_t;
 
 /* the pairs of one stratum's share of A at thresholds t0 <= t1 (one walk, or two where t1 is far off) */
-static void count_stratum(const int64_t *a, int64_t lo, int64_t hi, const int64_t *b, int64_t nb, int64_t t0,
-                          int64_t t1, int64_t *counts) {
+static void count_stratum(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t pair[2] = {0, 0}, alone[2] = {0, 0};
-    if (a[hi - 1] + b[nb - 1] < t0) { /* every pair below both */
-        counts[0] += (hi - lo) * nb;
-        counts[1] += (hi - lo) * nb;
-    } else if (a[lo] + b[0] < t1) {
-        if (count_pairs(a, lo, hi, b, nb, t0, t1, pair)) {
-            count_pairs(a, lo, hi, b, nb, t1, t1, alone);
+    if (at(a, hi - 1) + at(b, b.n - 1) < t0) { /* every pair below both */
+        counts[0] += (hi - lo) * b.n;
+        counts[1] += (hi - lo) * b.n;
+    } else if (at(a, lo) + at(b, 0) < t1) {
+        if (count_pairs(a, lo, hi, b, t0, t1, pair)) {
+            count_pairs(a, lo, hi, b, t1, t1, alone);
             pair[1] = alone[0];
         }
         counts[0] += pair[0];
@@ -172,16 +204,14 @@ static void *count_job(void *arg) {
     job_t *job = (job_t *)arg;
     for (int s = 0; s < job->nt; s++) job->counts[s] = 0;
     for (int j = job->first; j <= job->last; j++) {
-        const int64_t *a = job->left->sums + job->left->offset[j];
-        const int64_t *b = job->right->sums + job->right->offset[job->k - j];
-        int64_t na = job->left->length[j], nb = job->right->length[job->k - j];
-        int64_t lo = na * job->tid / job->threads, hi = na * (job->tid + 1) / job->threads;
-        if (lo >= hi || nb == 0) continue;
+        list_t a = stratum(job->left, j), b = stratum(job->right, job->k - j);
+        int64_t lo = a.n * job->tid / job->threads, hi = a.n * (job->tid + 1) / job->threads;
+        if (lo >= hi || b.n == 0) continue;
         const int64_t *ts = job->ts;
         for (int s = 0, nt = job->nt; s < nt;) { /* one walk for a threshold and the next, where that is nearer than the one after */
             int pair = s + 1 < nt && (s + 2 >= nt || ts[s + 1] - ts[s] <= ts[s + 2] - ts[s + 1]);
             int64_t two[2] = {0, 0};
-            count_stratum(a, lo, hi, b, nb, ts[s], ts[s + pair], two);
+            count_stratum(a, lo, hi, b, ts[s], ts[s + pair], two);
             job->counts[s] += two[0];
             if (pair) job->counts[s + 1] += two[1];
             s += 1 + pair;
@@ -211,11 +241,13 @@ static void free_half(half_t *half) {
 static int setup_half(half_t *half, const int64_t *values, int h, int k) {
     half->values = values;
     half->h = h;
-    half->top = h < k ? h : k;
-    half->offset[0] = 1;
-    for (int j = 0; j <= half->top; j++) half->offset[j + 1] = half->offset[j] + choose(h, j) + 3;
-    half->sums = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->top + 1]);
-    half->spare = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->top + 1]);
+    half->built = h / 2 < k ? h / 2 : k;
+    half->total = 0;
+    for (int i = 0; i < h; i++) half->total += values[i];
+    half->offset[0] = 2;
+    for (int j = 0; j <= half->built; j++) half->offset[j + 1] = half->offset[j] + choose(h, j) + 4;
+    half->sums = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->built + 1]);
+    half->spare = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->built + 1]);
     return half->sums != NULL && half->spare != NULL;
 }
 
@@ -271,7 +303,7 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     int forked = threads > 1 && pthread_create(&other, NULL, build_half, &right) == 0;
     build_half(&left);
     if (forked) pthread_join(other, NULL); else build_half(&right);
-    int first = k - right.top > 0 ? k - right.top : 0, last = left.top < k ? left.top : k;
+    int first = k - right.h > 0 ? k - right.h : 0, last = left.h < k ? left.h : k;
     pthread_t workers[MAX_THREADS];
     int started[MAX_THREADS];
     for (int c = 0; c < threads; c++) {
