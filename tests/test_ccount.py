@@ -69,6 +69,19 @@ def test_equals_enumeration_with_threads_and_nearby_thresholds() -> None:
                     assert got == expected, (n, k, ts, threads)
 
 
+@pytest.mark.parametrize("spread", [3, 50, 2**40])
+def test_blocks_of_the_walk_equal_the_numpy_reference(spread: int) -> None:
+    # 36 values, strata of up to C(18, 9) = 48620 sums: most sums are counted in blocks against a window of
+    # the other side, some one at a time; many ties (spread 3) put several sums between nearby thresholds
+    rng = np.random.default_rng(spread)
+    q = rng.integers(-spread, spread + 1, 36).astype(np.int64)
+    for k in (18, 11):
+        observed = int(q[:k].sum())
+        for ts in ([observed - 1, observed, observed + 2], [observed - spread, observed + spread],
+                   [observed - 2**45, observed + 2**45]):
+            assert perm._count_below_c(q, k, ts) == perm._count_below_numpy(q, k, ts), (spread, k, ts)
+
+
 def test_a_45_value_count_is_the_numpy_count() -> None:
     # odd n (halves of 22 and 23), two threads, real-valued association values scaled as the permutation
     # test does; k = 22 and a k below the strata's middle
