@@ -51,16 +51,21 @@ values are counted by numpy even where numba is installed.
 
 * C (:mod:`eatkit.stats._ccount`, an optional extension built by ``setup.py``; loaded on the first exact
   count): each half's L_j are built sorted by merges, one value at a time (adding v: L_j <- merge(L_j,
-  L_(j-1) + v), out of place into a second buffer, by two branch-free chains, one from each end; about
-  2^(h+1) moves for a half of h values), the two halves in two threads; then each stratum is counted by
-  one walk over L_j ascending with a pointer into R_(k-j) that only moves down, split between the threads
-  and into four interleaved chains (ranges of L_j started by binary search) so that their dependent loads
-  overlap; a second, nearby threshold is counted in the same walk (one more comparison per sum; a second
-  walk where it is far off); strata entirely below a threshold count without a walk. Memory: 16 bytes a
-  listed sum (25 + 25: 1.1 GB); time about ``CCOUNT_SECONDS_PER_SUM`` a sum and core (25 + 25: about
-  1 s of CPU time, 0.5 s on two cores, on the shared 2-core development machine; half of it the merges,
-  which wait on their loads: a merge step costs about 2.5 ns even in cache there). The GIL is released
-  while it counts.
+  L_(j-1) + v), out of place into a second buffer, by two branch-free chains, one from each end), the two
+  halves in two threads; only sizes j up to h/2 of a half of h values are built (L_(h-j) is the half's
+  total minus L_j, read in reverse), about 2^h moves a half. Each stratum is then counted by a walk over
+  its longer list ascending with a pointer into the other that only moves down, split between the
+  threads: blocks of 8 consecutive sums whose pointers all lie within 16 sums of the other list are
+  counted by comparing each with those 16 (branch-free and vectorised; compiled for AVX2 too, chosen at
+  load time, with GCC on x86-64 Linux), other sums one at a time; a second, nearby threshold is counted in
+  the same walk (a second walk where it is far off); strata entirely below a threshold count without a
+  walk. Memory: about 8 bytes a listed sum (25 + 25: 0.54 GB; 26 + 26: 1.2 GB); time about
+  ``CCOUNT_SECONDS_PER_SUM`` a sum and core (25 + 25: about 0.4 s of CPU time on the shared 2-core
+  development machine, half of it the merges, whose steps wait on their loads: about 2.5 ns a step even in
+  cache there). Up to 26 + 26 it beats the numba kernels' first call (their compilation, or loading them
+  from the cache); warm, numba's windowed kernels are faster (25 + 25: about 0.4 s of CPU; 26 + 26: 1.0
+  against the C counter's 1.8 s; 28 + 28: 2.9 against 5.9 s, and 4 GB), so they keep the larger sizes. The
+  GIL is released while it counts.
 * Reference (pure numpy, and the fallback without the C counter): every L_j and R_j is listed and sorted,
   and the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
   2 x 3.4e7 sums, about 0.8 GB, 3 to 4 s); ``permutations="exact"`` refuses more than
@@ -152,11 +157,11 @@ EXACT_MAX_SUMS = 2 * 2**32
 NUMPY_EXACT_MAX_SUMS = 2 * 2**26
 #: the C counter (:mod:`eatkit.stats._ccount`) counts up to this many listed sums (26 + 26; beyond, the
 #: numba kernels count in bounded memory); its time per listed sum (seconds of one core, middling p: 25 + 25
-#: took about 1.0 s of CPU time on the shared 2-core development machine, 2^26 sums) and memory per sum
-#: (bytes: each half's sums and the merges' second buffer)
+#: took about 0.4 s of CPU time on the shared 2-core development machine, 2^26 sums) and memory per sum
+#: (bytes: each half's sums of sizes up to h/2 and the merges' second buffer; 26 + 26: 1.2 GB)
 CCOUNT_MAX_SUMS = NUMPY_EXACT_MAX_SUMS
-CCOUNT_SECONDS_PER_SUM = 15e-9
-CCOUNT_BYTES_PER_SUM = 16
+CCOUNT_SECONDS_PER_SUM = 7e-9
+CCOUNT_BYTES_PER_SUM = 9.5
 #: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 0.79 s and 28 + 28 5.5 s
 #: of CPU time on the shared 2-core machine, 12 and 10 ns a sum; a p far in a tail costs less) and memory
 #: per sum of the numpy reference (bytes), for ``check_exact_feasible``
