@@ -99,10 +99,19 @@ def test_bad_arguments_are_a_value_error() -> None:
     count = perm._c_counter().count_below
     q, ts = np.arange(6, dtype=np.int64), np.array([3], dtype=np.int64)
     for args in ((q, 4, ts, 1), (q, -1, ts, 1), (q, 2, np.array([3, 2], dtype=np.int64), 1),
-                 (q, 2, np.zeros(0, dtype=np.int64), 1), (np.arange(65, dtype=np.int64), 2, ts, 1),
+                 (q, 2, np.zeros(0, dtype=np.int64), 1), (np.arange(140, dtype=np.int64), 65, ts, 1),
                  (b"1234567", 1, ts, 1)):
         with pytest.raises(ValueError, match="count_below: need int64 values"):
             count(*args)
+
+
+def test_few_of_many_values() -> None:
+    # 3 of 83 values (few sums although many values): counted, and equal to enumeration
+    rng = np.random.default_rng(83)
+    q = rng.integers(-1000, 1000, 83).astype(np.int64)
+    ts = [int(q[:3].sum()), int(q[:3].sum()) + 7]
+    assert perm._count_below_c(q, 3, ts) == _enumerated(q.tolist(), 3, ts)
+    assert perm._exact_counter(83, 3) is perm._count_below_c
 
 
 def test_loaded_only_by_the_first_exact_count() -> None:

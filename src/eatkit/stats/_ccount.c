@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define MAX_VALUES 64
+#define MAX_SIZE 64 /* subset sizes listed (the memory allows far fewer sums) */
 #define MAX_THREADS 64
 /* sentinels: beyond every sum plus a value (|sum| < 2^58) and every threshold minus a sum (|t| <= 2^62),
  * also as a half's total minus a sentinel */
@@ -36,8 +36,8 @@ typedef struct {
     int64_t total;         /* their sum */
     int64_t *sums;         /* sums of size j at sums[offset[j]], between two -BIG before and two +BIG after */
     int64_t *spare;        /* as large: the merges' other buffer */
-    int64_t offset[MAX_VALUES + 2];
-    int64_t length[MAX_VALUES + 1];
+    int64_t offset[MAX_SIZE + 2];
+    int64_t length[MAX_SIZE + 1];
 } half_t;
 
 /* a sorted list of sums: s[i], or total - s[n - 1 - i] (flip: the sums of the complementary size); the
@@ -273,8 +273,8 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     int64_t n = qbuf.len / (Py_ssize_t)sizeof(int64_t), nt = tbuf.len / (Py_ssize_t)sizeof(int64_t);
     int sorted = qbuf.len % (Py_ssize_t)sizeof(int64_t) == 0 && tbuf.len % (Py_ssize_t)sizeof(int64_t) == 0;
     for (int64_t s = 1; sorted && s < nt; s++) sorted = ((const int64_t *)tbuf.buf)[s - 1] < ((const int64_t *)tbuf.buf)[s];
-    if (n > MAX_VALUES || k < 0 || 2 * k > n || nt < 1 || !sorted) {
-        PyErr_SetString(PyExc_ValueError, "count_below: need int64 values (at most 64), 0 <= k <= n / 2 and "
+    if (k > MAX_SIZE || k < 0 || 2 * k > n || nt < 1 || !sorted) {
+        PyErr_SetString(PyExc_ValueError, "count_below: need int64 values, 0 <= k <= min(n / 2, 64) and "
                         "ascending int64 thresholds");
         goto release;
     }
