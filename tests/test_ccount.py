@@ -95,6 +95,25 @@ def test_a_45_value_count_is_the_numpy_count() -> None:
         assert 0 < counts[0] <= counts[1] < math.comb(45, k)
 
 
+def test_buffers_kept_within_a_run_give_the_same_counts_in_any_thread() -> None:
+    # within count_store the buffers are kept from count to count (sizes growing and shrinking); a count in
+    # another thread meanwhile takes its own; the block's end frees them (release() again is harmless)
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for n in (36, 20, 40, 36):
+        q = rng.integers(-2**40, 2**40, n).astype(np.int64)
+        cases.append((q, n // 2, [int(q[: n // 2].sum()), int(q[: n // 2].sum()) + 3]))
+    expected = [perm._count_below_numpy(*case) for case in cases]
+    with perm.count_store(None):
+        assert [perm._count_below_c(*case) for case in cases] == expected
+        with ThreadPoolExecutor(3) as pool:
+            assert list(pool.map(lambda case: perm._count_below_c(*case), cases * 2)) == expected * 2
+    perm._c_counter().release()
+    assert perm._RUNS == [0]
+
+
 def test_bad_arguments_are_a_value_error() -> None:
     count = perm._c_counter().count_below
     q, ts = np.arange(6, dtype=np.int64), np.array([3], dtype=np.int64)

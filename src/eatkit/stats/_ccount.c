@@ -1,8 +1,9 @@
 /* eatkit.stats._ccount: the exact meet-in-the-middle count of eatkit.stats.permutation, compiled.
  *
- * count_below(q, k, ts, threads) -> list of int
+ * count_below(q, k, ts, threads, keep=False) -> list of int
  *     q: int64 buffer of n values (|sum| < 2^58), k <= n - k; ts: int64 buffer of ascending thresholds
- *     (|t| <= 2^62). Returns #{size-k subsets S of q : sum(S) < t} for each t, exactly.
+ *     (|t| <= 2^62). Returns #{size-k subsets S of q : sum(S) < t} for each t, exactly. keep: the buffers
+ *     stay allocated for the next count until release().
  *
  * The values are split into halves (q[:n/2], q[n/2:]); each half's subset sums of each size j are listed
  * and sorted by merges, one value at a time (adding v: L_j <- merge(L_j, L_(j-1) + v), out of place), one
@@ -248,12 +249,39 @@ static void *huge_alloc(size_t bytes) {
     return p;
 }
 
-static void free_half(half_t *half) {
+/* Buffers kept between the counts of a run (count_below(..., keep=1); release() frees them): a fresh buffer
+ * costs its first touch, about a fifth of a 25 + 25 count. One caller at a time uses them (others, in other
+ * threads, allocate their own). */
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t *pool[4];
+static size_t pool_bytes[4];
+
+static void release_pool(void) {
+    for (int slot = 0; slot < 4; slot++) {
+        free(pool[slot]);
+        pool[slot] = NULL;
+        pool_bytes[slot] = 0;
+    }
+}
+
+/* a buffer of at least `bytes`: pool slot `slot` when pooled (grown where too small), else a fresh one */
+static int64_t *take(int slot, size_t bytes, int pooled) {
+    if (!pooled) return huge_alloc(bytes);
+    if (pool_bytes[slot] < bytes) {
+        free(pool[slot]);
+        pool[slot] = huge_alloc(bytes);
+        pool_bytes[slot] = pool[slot] ? bytes : 0;
+    }
+    return pool[slot];
+}
+
+static void free_half(half_t *half, int pooled) {
+    if (pooled) return;
     free(half->sums);
     free(half->spare);
 }
 
-static int setup_half(half_t *half, const int64_t *values, int h, int k) {
+static int setup_half(half_t *half, const int64_t *values, int h, int k, int slot, int pooled) {
     half->values = values;
     half->h = h;
     half->built = h / 2 < k ? h / 2 : k;
@@ -261,16 +289,17 @@ static int setup_half(half_t *half, const int64_t *values, int h, int k) {
     for (int i = 0; i < h; i++) half->total += values[i];
     half->offset[0] = 2;
     for (int j = 0; j <= half->built; j++) half->offset[j + 1] = half->offset[j] + choose(h, j) + 4;
-    half->sums = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->built + 1]);
-    half->spare = huge_alloc(sizeof(int64_t) * (size_t)half->offset[half->built + 1]);
+    half->sums = take(slot, sizeof(int64_t) * (size_t)half->offset[half->built + 1], pooled);
+    half->spare = take(slot + 1, sizeof(int64_t) * (size_t)half->offset[half->built + 1], pooled);
     return half->sums != NULL && half->spare != NULL;
 }
 
 static PyObject *count_below(PyObject *self, PyObject *args) {
     Py_buffer qbuf, tbuf;
-    int k, threads;
-    if (!PyArg_ParseTuple(args, "y*iy*i", &qbuf, &k, &tbuf, &threads)) return NULL;
+    int k, threads, keep = 0;
+    if (!PyArg_ParseTuple(args, "y*iy*i|p", &qbuf, &k, &tbuf, &threads, &keep)) return NULL;
     PyObject *result = NULL;
+    int pooled = 0;
     int64_t n = qbuf.len / (Py_ssize_t)sizeof(int64_t), nt = tbuf.len / (Py_ssize_t)sizeof(int64_t);
     int sorted = qbuf.len % (Py_ssize_t)sizeof(int64_t) == 0 && tbuf.len % (Py_ssize_t)sizeof(int64_t) == 0;
     for (int64_t s = 1; sorted && s < nt; s++) sorted = ((const int64_t *)tbuf.buf)[s - 1] < ((const int64_t *)tbuf.buf)[s];
@@ -285,9 +314,10 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     half_t left, right;
     int h = (int)n / 2;
     left.sums = right.sums = left.spare = right.spare = NULL;
-    if (!setup_half(&left, q, h, k) || !setup_half(&right, q + h, (int)n - h, k)) {
-        free_half(&left);
-        free_half(&right);
+    pooled = keep && pthread_mutex_trylock(&pool_lock) == 0;
+    if (!setup_half(&left, q, h, k, 0, pooled) || !setup_half(&right, q + h, (int)n - h, k, 2, pooled)) {
+        free_half(&left, pooled);
+        free_half(&right, pooled);
         PyErr_NoMemory();
         goto release;
     }
@@ -299,8 +329,8 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     }
     if (made < threads) {
         while (made > 0) free(jobs[--made]);
-        free_half(&left);
-        free_half(&right);
+        free_half(&left, pooled);
+        free_half(&right, pooled);
         PyErr_NoMemory();
         goto release;
     }
@@ -308,8 +338,8 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     int64_t *total = nt <= 256 ? totals : calloc((size_t)nt, sizeof(int64_t));
     if (!total) {
         for (int c = 0; c < threads; c++) free(jobs[c]);
-        free_half(&left);
-        free_half(&right);
+        free_half(&left, pooled);
+        free_half(&right, pooled);
         PyErr_NoMemory();
         goto release;
     }
@@ -337,8 +367,8 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     for (int c = 0; c < threads; c++) free(jobs[c]);
-    free_half(&left);
-    free_half(&right);
+    free_half(&left, pooled);
+    free_half(&right, pooled);
     result = PyList_New(nt);
     for (int s = 0; result && s < nt; s++) {
         PyObject *item = PyLong_FromLongLong(total[s]);
@@ -347,15 +377,32 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     }
     if (total != totals) free(total);
 release:
+    if (pooled) {
+        if (!keep || !result) release_pool();
+        pthread_mutex_unlock(&pool_lock);
+    }
     PyBuffer_Release(&qbuf);
     PyBuffer_Release(&tbuf);
     return result;
 }
 
+static PyObject *release(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS /* a count in another thread may hold the pool */
+    pthread_mutex_lock(&pool_lock);
+    release_pool();
+    pthread_mutex_unlock(&pool_lock);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"count_below", count_below, METH_VARARGS,
      "count_below(q, k, ts, threads): #{size-k subsets of the int64 values q with sum < t} for each of the "
-     "sorted int64 thresholds ts (k <= len(q) / 2), counted with `threads` threads."},
+     "sorted int64 thresholds ts (k <= len(q) / 2), counted with `threads` threads; keep=True keeps the "
+     "buffers for the next count (release() frees them)."},
+    {"release", release, METH_NOARGS, "release(): free the buffers kept by count_below(..., keep=True)."},
     {NULL, NULL, 0, NULL},
 };
 
