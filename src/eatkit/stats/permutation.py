@@ -65,7 +65,8 @@ values are counted by numpy even where numba is installed.
   cache there). Up to 26 + 26 it beats the numba kernels' first call (their compilation, or loading them
   from the cache); warm, numba's windowed kernels are faster (25 + 25: about 0.4 s of CPU; 26 + 26: 1.0
   against the C counter's 1.8 s; 28 + 28: 2.9 against 5.9 s, and 4 GB), so they keep the larger sizes. The
-  GIL is released while it counts.
+  GIL is released while it counts; within a :func:`count_store` block (a run) its buffers are kept from
+  count to count.
 * Reference (pure numpy, and the fallback without the C counter): every L_j and R_j is listed and sorted,
   and the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
   2 x 3.4e7 sums, about 0.8 GB, 3 to 4 s); ``permutations="exact"`` refuses more than
