@@ -100,7 +100,8 @@ def main() -> None:
         verdict = "" if goal is None else f"<= {goal:g} s: {'met' if wall <= goal else 'NOT met'} (wall)"
         print(f"{name:<48} {wall:>8.2f} {cpu:>8.2f}  {verdict}")
     for label, files in compiled.items():
-        print(f"{label}: {files} files in the numba cache after the runs ({'kernels compiled' if files else 'none compiled'})")
+        verdict = "kernels compiled" if files else "none compiled"
+        print(f"{label}: {files} files in the numba cache after the runs ({verdict})")
     print(f"(median of {args.repeats}; machine load average {os.getloadavg()[0]:.1f})")
 
 

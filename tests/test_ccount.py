@@ -34,7 +34,8 @@ def _inputs(draw, max_n: int = 40) -> tuple[np.ndarray, int, list[int]]:
     q = np.array(values, dtype=np.int64)
     around = int(q[:k].sum())
     near = st.integers(around - 2**bits, around + 2**bits)
-    ts = draw(st.lists(st.one_of(near, st.sampled_from([-NEVER, NEVER, 0, around, around + 1])), min_size=1, max_size=4))
+    special = st.sampled_from([-NEVER, NEVER, 0, around, around + 1])
+    ts = draw(st.lists(st.one_of(near, special), min_size=1, max_size=4))
     return q, k, sorted(set(ts))
 
 

@@ -224,7 +224,8 @@ static void *count_job(void *arg) {
         int64_t lo = a.n * job->tid / job->threads, hi = a.n * (job->tid + 1) / job->threads;
         if (lo >= hi || b.n == 0) continue;
         const int64_t *ts = job->ts;
-        for (int s = 0, nt = job->nt; s < nt;) { /* one walk for a threshold and the next, where that is nearer than the one after */
+        /* one walk for a threshold and the next, where that is nearer than the one after */
+        for (int s = 0, nt = job->nt; s < nt;) {
             int pair = s + 1 < nt && (s + 2 >= nt || ts[s + 1] - ts[s] <= ts[s + 2] - ts[s + 1]);
             int64_t two[2] = {0, 0};
             count_stratum(a, lo, hi, b, ts[s], ts[s + pair], two);
@@ -302,7 +303,8 @@ static PyObject *count_below(PyObject *self, PyObject *args) {
     int pooled = 0;
     int64_t n = qbuf.len / (Py_ssize_t)sizeof(int64_t), nt = tbuf.len / (Py_ssize_t)sizeof(int64_t);
     int sorted = qbuf.len % (Py_ssize_t)sizeof(int64_t) == 0 && tbuf.len % (Py_ssize_t)sizeof(int64_t) == 0;
-    for (int64_t s = 1; sorted && s < nt; s++) sorted = ((const int64_t *)tbuf.buf)[s - 1] < ((const int64_t *)tbuf.buf)[s];
+    const int64_t *given = (const int64_t *)tbuf.buf;
+    for (int64_t s = 1; sorted && s < nt; s++) sorted = given[s - 1] < given[s];
     if (k > MAX_SIZE || k < 0 || 2 * k > n || nt < 1 || !sorted) {
         PyErr_SetString(PyExc_ValueError, "count_below: need int64 values, 0 <= k <= min(n / 2, 64) and "
                         "ascending int64 thresholds");

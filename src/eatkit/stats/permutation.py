@@ -63,8 +63,9 @@ values are counted by numpy even where numba is installed.
   ``CCOUNT_SECONDS_PER_SUM`` a sum and core (25 + 25: about 0.4 s of CPU time on the shared 2-core
   development machine, half of it the merges, whose steps wait on their loads: about 2.5 ns a step even in
   cache there). Up to 26 + 26 it beats the numba kernels' first call (their compilation, or loading them
-  from the cache); warm, numba's windowed kernels are faster (25 + 25: about 0.4 s of CPU; 26 + 26: 1.0
-  against the C counter's 1.8 s; 28 + 28: 2.9 against 5.9 s, and 4 GB), so they keep the larger sizes. The
+  from the cache); warm, numba's windowed kernels are about as fast at 25 + 25 (0.4 s of CPU) and faster
+  beyond (26 + 26: 1.0 against the C counter's 1.8 s; 28 + 28: 2.9 against 5.9 s, and 4 GB), so they keep
+  the larger sizes (measured before the C counter kept its buffers within a run). The
   GIL is released while it counts; within a :func:`count_store` block (a run) its buffers are kept from
   count to count.
 * Reference (pure numpy, and the fallback without the C counter): every L_j and R_j is listed and sorted,
@@ -149,12 +150,13 @@ from eatkit.stats.options import check_permutations
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
 #: ``permutations="auto"`` counts exactly when at most this many subset sums must be listed (see
-#: ``exact_cost``): up to 25 + 25 values (about half a second on two cores with the C counter or the numba
-#: kernels, a few seconds with numpy alone). The rule depends on the sizes only, never on what is installed, so the
-#: same command gives an exact p, or the same seeded Monte Carlo p, on every machine.
+#: ``exact_cost``): up to 25 + 25 values (about 0.4 s of CPU with the C counter or the numba kernels, a few
+#: seconds with numpy alone). The rule depends on the sizes only, never on what is installed, so the same
+#: command gives an exact p, or the same seeded Monte Carlo p, on every machine.
 AUTO_EXACT_MAX_SUMS = 2 * 2**25
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
-#: (WEAT 3: under a minute on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
+#: (WEAT 3: under a minute on two cores) with the numba kernels; without them 26 + 26 (the C counter: about
+#: 1.2 GB; numpy: 1.5 GB).
 EXACT_MAX_SUMS = 2 * 2**32
 NUMPY_EXACT_MAX_SUMS = 2 * 2**26
 #: the C counter (:mod:`eatkit.stats._ccount`) counts up to this many listed sums (26 + 26; beyond, the
