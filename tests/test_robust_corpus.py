@@ -443,26 +443,22 @@ def test_the_corpus_covers_the_classes() -> None:
     assert set(classes) == {"degenerate", "setting", "output", "reader", "cost", "paths", "warning"}
 
 
-#: numeric command-line options written with argparse rather than declared as a ``Param`` (no useful range
-#: yet): the inventory when issue 36's test was written. A new numeric option must be a declared ``Param``
-#: (``eatkit.kinds``) or be added here on purpose; moving one into a declaration removes it from here.
-UNDECLARED_OPTIONS = {
-    "analysis-set": {"--per-class"}, "debias": {"--n-components", "--n-words"},
-    "finetune": {"--batch-size", "--epochs", "--momentum", "--val-fraction", "--weight-decay", "--workers"},
-    "probe": {"--batch-size", "--max-length", "--max-new-tokens", "--min-length", "--num-beams",
-              "--repetition-penalty", "--top-k"},
-    "run": {"--batch-size", "--layer", "--workers"}, "sweep": {"--jobs"}}
+#: numeric command-line options written with argparse rather than declared as a ``Param`` (no useful range):
+#: none since issue 36 (they were 23). A new numeric option must be a declared ``Param`` (a run option, a
+#: kind's parameter or a command's, ``eatkit.command_options``) or be added here on purpose.
+UNDECLARED_OPTIONS: dict[str, set[str]] = {}
 
 
 def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
     """``{command: {flag}}`` of the numeric options of ``parser``'s commands (sub-commands included) whose
-    name is no declared parameter (a run option or a kind's ``Param``)."""
+    name is no declared parameter (a run option, a kind's ``Param`` or one of the command's own)."""
     import argparse
 
+    from eatkit.command_options import COMMAND_OPTIONS
     from eatkit.kinds import KINDS, get_kind
     from eatkit.stats.options import OPTIONS
 
-    declared = set(OPTIONS) | {p.name for kind in KINDS for p in get_kind(kind).params}
+    shared = set(OPTIONS) | {p.name for kind in KINDS for p in get_kind(kind).params}
     found: dict[str, set[str]] = {}
 
     def walk(command: str, sub: argparse.ArgumentParser) -> None:
@@ -470,7 +466,7 @@ def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
             if isinstance(action, argparse._SubParsersAction):
                 for child in action.choices.values():
                     walk(command, child)
-            elif action.option_strings and action.dest not in declared and (
+            elif action.option_strings and action.dest not in shared | set(COMMAND_OPTIONS.get(command, ())) and (
                     action.type in (int, float) or getattr(action.type, "__name__", "") == "non_negative"):
                 found.setdefault(command, set()).add(action.option_strings[-1])
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import non_negative
+from eatkit.cli import add_declared, declared_warnings
 
 
 def register(sub: Any) -> None:
@@ -25,8 +25,7 @@ def register(sub: Any) -> None:
     sweep.add_argument("--cluster", default="slurm", choices=("slurm", "local", "debug"),
                        help="with --executor slurm: submit to SLURM (default), or run the same jobs on this "
                        "machine (local: processes; debug: in this process) to try a sweep file")
-    sweep.add_argument("--jobs", type=non_negative, default=1,
-                       help="local worker processes (default 1; 0: in this process)")
+    add_declared(sweep, "sweep", "jobs")
     sweep.add_argument("--no-report", action="store_true", help="do not write audit.html (eatkit report OUTPUT writes it later)")
     sweep.add_argument("--quiet", "-q", action="store_true", help="no summary, no progress output")
     sweep.set_defaults(func=_cmd_sweep)
@@ -35,6 +34,7 @@ def register(sub: Any) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from eatkit.run.sweep import run_sweep
 
+    declared_warnings("sweep", args)  # recorded in sweep.json by the sweep
     result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
                        cluster=args.cluster)
     if not args.no_report:
