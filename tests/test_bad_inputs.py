@@ -413,6 +413,8 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--layer", "x"), "layer must be an integer, got 'x'"),
     (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer >= 0, got -2"),
     (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--n-words", "0"], "n_words must be an integer >= 1, got 0"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0"],
+     "n_components must be an integer >= 1, got 0"),  # was the corpus's row, refused by the API before
     (["analysis-set", "coco", "--images", "{d}/folder", "-o", "{o}", "--per-class", "1"],
      "per_class must be an integer >= 2, got 1"),
 ]

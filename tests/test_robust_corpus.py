@@ -181,8 +181,6 @@ CLI: list[tuple[str, list[str], str]] = [
     ("setting", _r("--specificity", "1"), "n_splits=1"),
     ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits=1"),
     ("setting", _r("--metrics", "direct-bias", "--direct-bias-c", "1e308"), "c must be a positive number of at most"),
-    ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0", "-o", "{o}"],
-     "n_components must be between 1 and"),
     ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "1000", "-o",
                  "{o}"], "n_components must be between 1 and"),
     ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-none.json",

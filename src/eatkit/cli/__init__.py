@@ -154,15 +154,18 @@ def add_declared(parser: Any, command: str, name: str) -> None:
                         metavar=param.metavar, help=param.describe())
 
 
-def declared_warnings(command: str, args: argparse.Namespace, *, echo: bool = True) -> list[str]:
-    """The warnings of ``command``'s declared options in ``args`` outside their useful range, each printed
-    once on stderr (``echo``) for the command to record where it records its settings."""
+def declared_warnings(command: str, args: argparse.Namespace) -> list[str]:
+    """The warnings of ``command``'s declared options in ``args`` outside their useful range, for the
+    command to record where it records its settings and to :func:`print_warnings` once it has succeeded."""
     from eatkit.command_options import option_warnings
 
-    warnings = option_warnings(command, vars(args))
-    for warning in warnings if echo else ():
+    return option_warnings(command, vars(args))
+
+
+def print_warnings(warnings: Sequence[str]) -> None:
+    """Each warning once on stderr (even with ``--quiet``), after the command's work: an error comes alone."""
+    for warning in warnings:
         print(f"eatkit: warning: {warning}", file=sys.stderr)
-    return warnings
 
 
 def non_negative(value: str) -> int:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import add_declared, declared_warnings
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 from eatkit.errors import EatkitError
 from eatkit.io import atomic_write_bytes, check_output_file, read_json
 
@@ -40,12 +40,12 @@ def register(sub: Any) -> None:
 
 
 def _cmd_analysis_set(args: argparse.Namespace) -> int:
-    declared_warnings("analysis-set", args)  # recorded in the suite's source by the analysis set
     aset, suite, images = {"folders": _folders, "open-images": _open_images, "coco": _coco}[args.source](args)
     width = max(len(n) for n in aset.classes)
     for name, n in aset.sizes().items():
         print(f"{name:{width}s} {n:6d} images ({aset.available.get(name, n)} available)")
     print(f"wrote {suite}; run it with: eatkit run {suite} --images {images} --model <image model>")
+    print_warnings(declared_warnings("analysis-set", args))  # recorded in the suite's source by the analysis set
     return 0
 
 

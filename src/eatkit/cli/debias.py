@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import add_declared, declared_warnings, non_negative
+from eatkit.cli import add_declared, declared_warnings, non_negative, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -74,6 +74,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
         data = manifest(command=command, method=args.method, options=options, source=source, lists=lists,
                         result=result, output={"vectors.txt": sha}, comparison=rows, warnings=warnings)
         atomic_write_bytes(out / "manifest.json", (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    print_warnings(warnings)
     if not args.quiet:
         print(aligned(table, numeric=range(2, 4)))
         print(f"\nwrote {out / 'vectors.txt'}, before-after.csv, manifest.json")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import add_declared, declared_warnings
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -43,7 +43,6 @@ def register(sub: Any) -> None:
 def _cmd_finetune(args: argparse.Namespace) -> int:
     from eatkit.encoders.finetune import finetune
 
-    declared_warnings("finetune", args)  # recorded in the metrics file by finetune
     categories = [c.strip() for c in args.categories.split(",") if c.strip()] if args.categories else None
     result = finetune(
         args.model, args.instances, args.images, args.output, val_instances=args.val_instances,
@@ -52,6 +51,7 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         scheduler=args.scheduler, pretrained=not args.no_pretrained, seed=args.seed, device=args.device,
         workers=args.workers, log=None if args.quiet else print,
     )
+    print_warnings(declared_warnings("finetune", args))  # recorded in the metrics file by finetune
     if not args.quiet:
         last = result.history[-1]
         print(f"labels: {', '.join(result.labels)}; device {result.device}")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import add_declared, declared, declared_warnings
+from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
 from eatkit.cli.run import add_kind_flags, given_params, show_run
 
 
@@ -91,9 +91,10 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     get_analysis(kind).check(test, options_by_test([test], RunOptions(params=params, n_bootstrap=0))[test.id])
     model = _model(args, kind)
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
+    warnings = declared_warnings("probe", args)  # recorded in every record and the manifest
     run = run_probe(kind, model, images, groups=groups, seed=args.seed, params=params,
-                    confidence_level=args.confidence_level, command=command,
-                    warnings=declared_warnings("probe", args))
+                    confidence_level=args.confidence_level, command=command, warnings=warnings)
+    print_warnings(warnings)
     out = run.save(out)
     extra = "".join(f", {name}" for name in dict.fromkeys(f"{Path(f).parts[0]}/" if "/" in f else f for f in run.files))
     written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json{extra}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.analyses.base import RunOptions, checked_options
-from eatkit.cli import add_declared, declared, declared_warnings
+from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES, OBSERVED
 
@@ -169,13 +169,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                  inputs=[args.suite, args.vectors, args.embeddings, *(args.series or ())])
     series = "prompts" if args.compare_prompts else "series" if args.series is not None else None
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
-    model_warnings = declared_warnings("run", args, echo=False)  # --batch-size, --workers (printed below)
+    model_warnings = declared_warnings("run", args)  # --batch-size, --workers (printed below)
     done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command,
                                   model_warnings), args.output)
     warnings = [*model_warnings, *options.warnings()]
     _print_notices(done.records, args.quiet)
-    for warning in warnings:  # recorded in every record and the manifest; printed once, even with -q
-        print(f"eatkit: warning: {warning}", file=sys.stderr)
+    print_warnings(warnings)  # recorded in every record and the manifest
     table, written = _tables(done, warnings)
     if options.correction_family == "run":  # the legends state the default family
         table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"

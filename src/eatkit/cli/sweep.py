@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import add_declared, declared_warnings
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -34,9 +34,9 @@ def register(sub: Any) -> None:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from eatkit.run.sweep import run_sweep
 
-    declared_warnings("sweep", args)  # recorded in sweep.json by the sweep
     result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
                        cluster=args.cluster)
+    print_warnings(declared_warnings("sweep", args))  # recorded in sweep.json by the sweep
     if not args.no_report:
         from eatkit.report.audit import write_audit_report
 
