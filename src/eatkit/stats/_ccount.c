@@ -198,10 +198,17 @@ typedef struct {
 /* the pairs of one stratum's share of A at thresholds t0 <= t1 (one walk, or two where t1 is far off) */
 static void count_stratum(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t pair[2] = {0, 0}, alone[2] = {0, 0};
-    if (at(a, hi - 1) + at(b, b.n - 1) < t0) { /* every pair below both */
-        counts[0] += (hi - lo) * b.n;
-        counts[1] += (hi - lo) * b.n;
-    } else if (at(a, lo) + at(b, 0) < t1) {
+    /* a < t0 - max(B): every pair below both thresholds; a >= t1 - min(B): none below either; the walk
+     * covers only the a between (in the tails of the distribution, a small part of A) */
+    int64_t all = below(a, t0 - at(b, b.n - 1)), none = below(a, t1 - at(b, 0));
+    if (all > lo) {
+        int64_t whole = ((all < hi ? all : hi) - lo) * b.n;
+        counts[0] += whole;
+        counts[1] += whole;
+        lo = all;
+    }
+    if (none < hi) hi = none;
+    if (lo < hi) {
         if (count_pairs(a, lo, hi, b, t0, t1, pair)) {
             count_pairs(a, lo, hi, b, t1, t1, alone);
             pair[1] = alone[0];
