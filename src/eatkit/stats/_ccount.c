@@ -195,19 +195,17 @@ typedef struct {
     int64_t counts[]; /* per threshold */
 } job_t;
 
-/* the pairs of one stratum's share of A at thresholds t0 <= t1 (one walk, or two where t1 is far off) */
-static void count_stratum(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
+/* thread `tid` of `threads`: its share of the pairs of one stratum at thresholds t0 <= t1 (one walk, or two
+ * where t1 is far off). a < t0 - max(B): every pair below both thresholds (counted by thread 0); a >= t1 -
+ * min(B): none below either; only the a between are walked (in the tails, a part of A), split evenly */
+static void count_stratum(list_t a, list_t b, int tid, int threads, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t pair[2] = {0, 0}, alone[2] = {0, 0};
-    /* a < t0 - max(B): every pair below both thresholds; a >= t1 - min(B): none below either; the walk
-     * covers only the a between (in the tails of the distribution, a small part of A) */
     int64_t all = below(a, t0 - at(b, b.n - 1)), none = below(a, t1 - at(b, 0));
-    if (all > lo) {
-        int64_t whole = ((all < hi ? all : hi) - lo) * b.n;
-        counts[0] += whole;
-        counts[1] += whole;
-        lo = all;
+    if (tid == 0) {
+        counts[0] += all * b.n;
+        counts[1] += all * b.n;
     }
-    if (none < hi) hi = none;
+    int64_t lo = all + (none - all) * tid / threads, hi = all + (none - all) * (tid + 1) / threads;
     if (lo < hi) {
         if (count_pairs(a, lo, hi, b, t0, t1, pair)) {
             count_pairs(a, lo, hi, b, t1, t1, alone);
@@ -228,14 +226,13 @@ static void *count_job(void *arg) {
             a = b;
             b = shorter;
         }
-        int64_t lo = a.n * job->tid / job->threads, hi = a.n * (job->tid + 1) / job->threads;
-        if (lo >= hi || b.n == 0) continue;
+        if (b.n == 0) continue;
         const int64_t *ts = job->ts;
         /* one walk for a threshold and the next, where that is nearer than the one after */
         for (int s = 0, nt = job->nt; s < nt;) {
             int pair = s + 1 < nt && (s + 2 >= nt || ts[s + 1] - ts[s] <= ts[s + 2] - ts[s + 1]);
             int64_t two[2] = {0, 0};
-            count_stratum(a, lo, hi, b, ts[s], ts[s + pair], two);
+            count_stratum(a, b, job->tid, job->threads, ts[s], ts[s + pair], two);
             job->counts[s] += two[0];
             if (pair) job->counts[s + 1] += two[1];
             s += 1 + pair;
