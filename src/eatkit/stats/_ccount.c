@@ -65,25 +65,52 @@ static int64_t choose(int n, int r) {
     return c;
 }
 
-/* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending, with sentinels), by two
- * branch-free chains at once: one from the front takes the smaller (a on ties), one from the back the larger
- * (b + v on ties), each half of the places; the sentinels stand in for an exhausted list, so a step has no
- * other test */
+/* branch-free merge steps: from the front the smaller (a on ties), from the back the larger (b + v on ties) */
+#define FRONT(i, j, place)                      \
+    do {                                        \
+        int64_t x_ = a[i], y_ = b[j] + v;       \
+        int take_ = x_ <= y_;                   \
+        out[place] = take_ ? x_ : y_;           \
+        i += take_;                             \
+        j += !take_;                            \
+    } while (0)
+#define BACK(i, j, place)                       \
+    do {                                        \
+        int64_t x_ = a[i], y_ = b[j] + v;       \
+        int take_ = x_ > y_;                    \
+        out[place] = take_ ? x_ : y_;           \
+        i -= take_;                             \
+        j -= !take_;                            \
+    } while (0)
+
+/* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending, with sentinels). The
+ * first n/2 places hold a[:ia] and b[:ib] (ia + ib = n/2, found by a binary search on the merge path), the
+ * others the rest; each part is filled by two chains, one from its front and one from its back, each half of
+ * its places: four independent chains in one loop. A chain that runs out of one list reads past its part:
+ * a sentinel, or a sum of the other part, which never comes first (every sum of the first part comes before
+ * every sum of the second), so a step has no other test */
 static void merge(const int64_t *a, int64_t na, const int64_t *b, int64_t nb, int64_t v, int64_t *out) {
-    int64_t n = na + nb, i = 0, j = 0, ia = na - 1, ib = nb - 1;
-    for (int64_t s = 0; s < n / 2; s++) {
-        int64_t x = a[i], y = b[j] + v;
-        int front = x <= y;
-        out[s] = front ? x : y;
-        i += front;
-        j += !front;
-        int64_t xb = a[ia], yb = b[ib] + v;
-        int back = xb > yb;
-        out[n - 1 - s] = back ? xb : yb;
-        ia -= back;
-        ib -= !back;
+    int64_t n = na + nb, half = n / 2, lo = half > nb ? half - nb : 0, hi = half < na ? half : na;
+    while (lo < hi) { /* ia = #{a among the first half places} */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] <= b[half - mid - 1] + v) lo = mid + 1; else hi = mid;
     }
-    if (n & 1) out[n / 2] = a[ia] > b[ib] + v ? a[ia] : b[ib] + v;
+    int64_t ia = lo, ib = half - lo;
+    int64_t i1 = 0, j1 = 0, k1 = ia - 1, l1 = ib - 1; /* first part: front, back */
+    int64_t i2 = ia, j2 = ib, k2 = na - 1, l2 = nb - 1; /* second part */
+    int64_t steps = half / 2, rest = n - half;
+    for (int64_t s = 0; s < steps; s++) {
+        FRONT(i1, j1, s);
+        BACK(k1, l1, half - 1 - s);
+        FRONT(i2, j2, half + s);
+        BACK(k2, l2, n - 1 - s);
+    }
+    if (half & 1) out[steps] = a[k1] > b[l1] + v ? a[k1] : b[l1] + v;
+    if (rest / 2 > steps) {
+        FRONT(i2, j2, half + steps);
+        BACK(k2, l2, n - 1 - steps);
+    }
+    if (rest & 1) out[half + rest / 2] = a[k2] > b[l2] + v ? a[k2] : b[l2] + v;
     out[n] = out[n + 1] = BIG;
 }
 
