@@ -6,14 +6,15 @@
  *     stay allocated for the next count until release().
  *
  * The values are split into halves (q[:n/2], q[n/2:]); each half's subset sums of each size j are listed
- * and sorted by merges, one value at a time (adding v: L_j <- merge(L_j, L_(j-1) + v), out of place), one
- * half a thread. Only sizes j <= h/2 of a half of h values are built: the sums of size h - j are the half's
+ * and sorted by merges, one value at a time (adding v: L_j <- merge(L_j, L_(j-1) + v), out of place, in four
+ * branch-free chains: see merge()), one half a thread. Only sizes j <= h/2 of a half of h values are built: the sums of size h - j are the half's
  * total minus those of size j, read in reverse. A size-k subset is a size-j subset of the left half plus a
  * size-(k - j) subset of the right one, so the count is, per stratum j, #{(a, b) in L_j x R_(k-j) : a + b < t}
  * (symmetric in the two lists): a walk over the longer list ascending with a pointer into the other that only
- * moves down (p = #{b < t - a}), split between threads (each range started by a binary search), in blocks
- * of sums counted against a window of the other list (see walk()); a nearby second threshold is counted
- * in the same walk. Every sum is an exact int64 (|a + b| < 2^58, |t - a| < 2^63); counts are at most
+ * moves down (p = #{b < t - a}), over only the sums of the longer list whose pairs are neither all below
+ * both thresholds nor all above (binary searches against the other list's ends), that range split between
+ * threads, in blocks of sums counted against a window of the other list (see walk()); a nearby second
+ * threshold is counted in the same walk. Every sum is an exact int64 (|a + b| < 2^58, |t - a| < 2^63); counts are at most
  * C(n, k) < 2^63.
  * Plain C and the CPython API (no numpy headers); the GIL is released while counting.
  */
