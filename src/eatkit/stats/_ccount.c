@@ -157,8 +157,8 @@ static int64_t below(list_t b, int64_t x) {
  * the instructions of a pointer walk); other a one at a time. One at a time, the count at t1 adds b[p] < t1 - a,
  * exact unless b[p + 1] < t1 - a too (a wide gap between t0 and t1, or ties): then the return value is 1
  * and counts[1] must be made by a walk of its own. */
-#define BLOCK 16
-#define WINDOW 16
+#define BLOCK 8
+#define WINDOW 8
 static inline int walk(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t total = 0, extra = 0, i = lo, p = below(b, t0 - at(a, lo));
     int wide = 0;

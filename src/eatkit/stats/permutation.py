@@ -57,9 +57,9 @@ values are counted by numpy even where numba is installed.
   total minus L_j, read in reverse), about 2^h moves a half. Each stratum is then counted by a walk over
   its longer list ascending with a pointer into the other that only moves down, over only the sums whose
   pairs are neither all below both thresholds nor all above (a < t0 - max B count whole, a >= t1 - min B
-  count nothing; found by binary search), that range split evenly between the threads: blocks of 16
-  consecutive sums whose pointers all lie within 16 sums of the other list are
-  counted by comparing each with those 16 (branch-free and vectorised; compiled for AVX2 too, chosen at
+  count nothing; found by binary search), that range split evenly between the threads: blocks of 8
+  consecutive sums whose pointers all lie within 8 sums of the other list are
+  counted by comparing each with those 8 (branch-free and vectorised; compiled for AVX2 too, chosen at
   load time, with GCC on x86-64 Linux), other sums one at a time; a second, nearby threshold is counted in
   the same walk (a second walk where it is far off); strata entirely below a threshold count without a
   walk. Memory: about 8 bytes a listed sum (25 + 25: 0.54 GB; 26 + 26: 1.2 GB); time about
