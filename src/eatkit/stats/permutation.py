@@ -924,14 +924,15 @@ def _monte_carlo_numpy(
         # position i takes the high (even i) or low (odd i) 32 bits of hash i // 2
         bits = np.stack([u >> np.uint64(32), u & np.uint64(0xFFFFFFFF)], axis=2).reshape(d.size, -1)[:, :r]
         js = np.arange(r) + ((bits * spans) >> np.uint64(32)).astype(np.int64)
-        perm = np.tile(np.arange(n), (d.size, 1))
-        rows = np.arange(d.size)
+        # the draws' positions as an (n, m) table, flat: position i of every draw is one contiguous row
+        m = d.size
+        perm = np.repeat(np.arange(n), m)
+        flat = js.T * m + np.arange(m)
         for i in range(r):
-            j = js[:, i]
-            swapped = perm[rows, j]
-            perm[rows, j] = perm[:, i]
-            perm[:, i] = swapped
-        sums = values[perm[:, :r]].sum(axis=1)  # (draws, q)
+            swapped = perm[flat[i]]
+            perm[flat[i]] = perm[i * m:(i + 1) * m]
+            perm[i * m:(i + 1) * m] = swapped
+        sums = values[perm[: r * m].reshape(r, m)].sum(axis=0)  # (draws, q)
         if complement:
             sums = totals - sums
         counts += ((sums[:, :, None] >= lower) | (sums[:, :, None] <= upper)).sum(axis=0)
