@@ -39,8 +39,9 @@ def test_every_declared_option_is_its_commands_flag_with_both_ranges() -> None:
 
 def test_useful_values_give_no_warning_and_the_defaults_are_unchanged() -> None:
     defaults = {"finetune": {"val_fraction": 0.2, "epochs": 15, "batch_size": 32, "momentum": 0.9,
-                             "weight_decay": 0.0, "workers": 0},
-                "debias": {"n_words": 1000, "n_components": 4}, "sweep": {"jobs": 1}}
+                             "weight_decay": 0.0, "workers": 0, "lr": 0.001, "seed": 0},
+                "debias": {"n_words": 1000, "n_components": 4, "alpha": 60.0, "seed": 0}, "sweep": {"jobs": 1},
+                "compare": {"permutations": 10_000, "seed": 0}, "meta": {"confidence_level": 0.95}}
     for command, values in defaults.items():
         assert {n: p.default for n, p in COMMAND_OPTIONS[command].items()} == values
     assert option_warnings("probe", {"num_beams": 20, "repetition_penalty": 1.0, "top_k": 0, "batch_size": 1024}) == []

@@ -475,11 +475,9 @@ def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
 
 
 #: numeric options whose name is declared (a run option's) but whose flag converts with argparse's ``int`` or
-#: ``float``, not through a declaration: the name-based inventory above cannot see them (e.g. debias's
-#: ``--alpha`` is a ridge penalty, not the significance level ``alpha``). Left for a later issue.
-NAMESAKE_OPTIONS = {
-    "analysis-set": {"--seed"}, "compare": {"--permutations", "--seed"}, "debias": {"--alpha", "--seed"},
-    "finetune": {"--lr", "--seed"}, "meta": {"--confidence-level"}, "probe": {"--confidence-level"}}
+#: ``float``, not through a declaration: the name-based inventory above cannot see them (e.g. a debias
+#: ``--alpha``, a ridge penalty, is not the significance level ``alpha``). None are left.
+NAMESAKE_OPTIONS: dict[str, set[str]] = {}
 
 
 def test_a_numeric_option_named_like_a_declared_one_is_found() -> None:

@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     aset.add_argument("--objects", help="coco, open-images: comma-separated object categories, e.g. car,refrigerator,surfboard")
     aset.add_argument("--classes", help="folders: comma-separated class folders (default: all)")
     add_declared(aset, "analysis-set", "per_class")
-    aset.add_argument("--seed", type=int, default=0, help="coco: seed of the sampling (default 0)")
+    add_declared(aset, "analysis-set", "seed")
     aset.add_argument("--lexicon", type=Path, help='coco: JSON {"man": [...], "woman": [...]} of caption words')
     aset.add_argument("--no-control", action="store_true", help="coco: no stop-sign control class")
     aset.add_argument("--exclusive", action="store_true",

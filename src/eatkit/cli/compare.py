@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import non_negative
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -20,8 +20,8 @@ def register(sub: Any) -> None:
     cmp.add_argument("--measure", choices=("mad", "kl"), default="mad",
                      help="DALL-Eval's mean absolute deviation from uniform (default) or the KL divergence from the "
                      "records' reference")
-    cmp.add_argument("--permutations", type=int, default=10_000, help="random re-splits (default 10000)")
-    cmp.add_argument("--seed", type=non_negative, help="seed of the re-splits (default: drawn and recorded)")
+    add_declared(cmp, "compare", "permutations")
+    add_declared(cmp, "compare", "seed")
     cmp.set_defaults(func=_cmd_compare)
 
 
@@ -39,4 +39,5 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     seeds = sorted({r["seed"] for r in rows if r["seed"] is not None})
     print(f"p: two-sided, {args.permutations} random re-splits of the pooled images' classes per row"
           + (f" (seeds {seeds[0]}..{seeds[-1]})" if seeds else ""))
+    print_warnings(declared_warnings("compare", args))
     return 0

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import add_declared, declared_warnings, non_negative, print_warnings
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -29,8 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
     add_declared(p, "debias", "n_words")
     add_declared(p, "debias", "n_components")
-    p.add_argument("--alpha", type=float, default=60.0, help="hsr: ridge penalty (default 60)")
-    p.add_argument("--seed", type=non_negative, help="seed (double-hard's 2-means; the tests' draws)")
+    add_declared(p, "debias", "alpha")
+    add_declared(p, "debias", "seed")
     p.add_argument("--output", "-o", type=Path, default=Path("eatkit-debiased"), help="output folder")
     p.add_argument("--quiet", "-q", action="store_true", help="no table")
     p.set_defaults(func=_cmd_debias)

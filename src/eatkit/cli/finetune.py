@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     add_declared(ft, "finetune", "val_fraction")
     ft.add_argument("--categories", help="comma-separated category names to learn (default: all annotated)")
     add_declared(ft, "finetune", "epochs")
-    ft.add_argument("--lr", type=float, default=0.001, help="learning rate (default 0.001, thesis Table 3)")
+    add_declared(ft, "finetune", "lr")
     add_declared(ft, "finetune", "batch_size")
     add_declared(ft, "finetune", "momentum")
     add_declared(ft, "finetune", "weight_decay")
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
                     help="plateau: reduce the learning rate when the validation loss stalls")
     ft.add_argument("--no-pretrained", action="store_true",
                     help="start from random weights (no download; not for efficientnet_lite)")
-    ft.add_argument("--seed", type=int, default=0)
+    add_declared(ft, "finetune", "seed")
     ft.add_argument("--device", default="auto", help="auto (a GPU when present), cpu or cuda[:N]")
     add_declared(ft, "finetune", "workers")
     ft.add_argument("--output", "-o", type=Path, required=True, help="the checkpoint file to write (.safetensors)")

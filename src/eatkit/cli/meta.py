@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from eatkit.cli import add_declared, declared_warnings, print_warnings
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("meta", help="combine effect sizes by a random-effects meta-analysis",
@@ -15,7 +17,7 @@ def register(sub: Any) -> None:
     p.add_argument("effects", type=Path, help="CSV file with columns effect and variance (or se), optionally label")
     p.add_argument("--method", choices=("dl", "pm", "reml"), default="dl",
                    help="estimator of tau²: DerSimonian-Laird (default), Paule-Mandel, REML")
-    p.add_argument("--confidence-level", type=float, default=0.95, help="of the CI and prediction interval")
+    add_declared(p, "meta", "confidence_level")
     p.add_argument("--html", type=Path, help="also write the forest plot as an HTML page")
     p.set_defaults(func=_cmd_meta)
 
@@ -37,4 +39,5 @@ def _cmd_meta(args: argparse.Namespace) -> int:
     if page is not None:
         atomic_write_bytes(page, forest_page(result, labels, args.effects.stem).encode("utf-8"))
         print(f"wrote {page}")
+    print_warnings(declared_warnings("meta", args))
     return 0

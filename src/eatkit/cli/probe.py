@@ -51,8 +51,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     images.add_argument("--cfd", type=Path, help="a Chicago Face Database folder: its neutral images are linked "
                         "into <output>/images/<race>/ from the file-name codes")
     p.add_argument("--groups", help="comma-separated group folders to use (default: all)")
-    p.add_argument("--seed", type=declared("seed"), help="seed of every random draw (default: drawn and recorded)")
-    p.add_argument("--confidence-level", type=float, default=0.95, help="of the Wilson intervals (default 0.95)")
+    p.add_argument("--seed", type=declared("seed"), help="seed of every random draw (default 0; random: a fresh one, recorded)")
+    add_declared(p, "probe", "confidence_level")
     add_declared(p, "probe", "batch_size")
     p.add_argument("--device", help="torch device of the BLIP probe heads (default cpu)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")

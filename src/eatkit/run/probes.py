@@ -25,8 +25,7 @@ from eatkit.io import file_sha256
 from eatkit.kinds import get_kind, probe_kinds
 from eatkit.run.folder import set_entry
 from eatkit.run.manifest import build_manifest
-from eatkit.run.runner import RunResult
-from eatkit.stats import resolve_rng
+from eatkit.run.runner import RunResult, resolve_run_seed
 from eatkit.stimuli.image_groups import group_sets
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import AssociationTest, Suite
@@ -53,7 +52,7 @@ def probe_suite(kind: str, images: str | Path | None, groups: Sequence[str] | No
 
 
 def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Sequence[str] | None = None,
-              seed: int | None = None, params: Mapping[str, Any] | None = None, confidence_level: float = 0.95,
+              seed: int | str | None = None, params: Mapping[str, Any] | None = None, confidence_level: float = 0.95,
               command: str | None = None, warnings: Sequence[str] = ()) -> RunResult:
     """Run the probe ``kind`` of model ``model`` (a built model or a registered name) on the group folders
     of ``images``; ``params`` are the probe's parameters (its spec in :mod:`eatkit.specs`). Generation from
@@ -64,7 +63,7 @@ def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Seque
     analysis = get_analysis(kind)
     if not isinstance(analysis, ProbeAnalysis):
         raise AssertionError(f"analysis of '{kind}' is not a probe")
-    _, run_seed = resolve_rng(seed)
+    run_seed = resolve_run_seed(seed)  # None: the default seed, as a run's
     options = options_by_test([test], RunOptions(seed=run_seed, n_bootstrap=0, confidence_level=confidence_level,
                                                  params=probe_params(kind, params)).validated())[test.id]
     analysis.check(test, options)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.command_options import CONFIDENCE_LEVEL
 from eatkit.kinds import Param
 
 ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
@@ -48,8 +49,7 @@ OPTIONS: dict[str, Param] = {p.name: p for p in (
     Param("ddof", int, 1, low=0, useful=(0, 1), help="delta degrees of freedom of the SD"),
     Param("n_bootstrap", int, 2000, low=0, useful=(None, None),
           help="bootstrap resamples (0: none; too few for the CI's tails: RunOptions.warnings)"),
-    Param("confidence_level", float, 0.95, low=0, high=1, low_open=True, high_open=True, useful=(0.5, 0.999),
-          help="confidence level of the bootstrap CI"),
+    CONFIDENCE_LEVEL,
     Param("alpha", float, 0.05, low=0, high=1, low_open=True, high_open=True, useful=(None, 0.2),
           help="significance level"),
     Param("effect_threshold", float, 0.2, low=0, useful=(None, 2.0), help="|d| below which a pattern is 'none'"),
