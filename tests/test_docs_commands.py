@@ -358,7 +358,7 @@ CASES: dict[str, Case] = {
     "eatkit data get bad-seeds": Case(stdout="bad-seeds: 1 of 1 files verified"),
     "eatkit run seeds.json --vectors glove.840B.300d.txt --seed 0 -o results/seeds": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, builds=("seeds",), after=("eatkit data get bad-seeds",),
-        files=("results/seeds/results.json",), stdout="pleasant-P2",
+        files=("results/seeds/results.json",), stdout="pleasant_P2",
         contains=(("results/seeds/results.json", '"catalogue": "bad-seeds"'),)),
 }
 

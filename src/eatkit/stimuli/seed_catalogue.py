@@ -15,7 +15,8 @@ path of a file in the same format, relative to the suite file's folder), ``catal
 ``catalogue_b`` (each entry a Category or a Seeds ID). Pairing rule: an A set and a B set form a variant when
 they were *used in the same paper*; within a paper the selected A sets and B sets pair in catalogue order,
 and a paper with more of one than of the other is an error (nothing is dropped silently). Each variant adds
-the roles ``A_<A's Seeds ID>`` and ``B_<A's Seeds ID>`` (sets named by their Seeds IDs) to the test, so they
+the roles ``A_<v>`` and ``B_<v>``, ``<v>`` the A set's Seeds ID with ``_`` for each character a role name
+cannot hold (:func:`variant_name`; the sets are named by their Seeds IDs) to the test, so they
 are embedded, checksummed in the manifest and subject to ``--oov`` like every set; the test's params record
 the catalogue's SHA-256 (``catalogue_sha256``: when the suite gives one, the file must match it).
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,14 +201,26 @@ def with_catalogue_variants(test: AssociationTest, base: Path | None = None) -> 
                           f"expected {expected}")
     roles = dict(test.roles)
     for seeds_a, seeds_b in catalogue.pairs(a, b):
-        for role, seeds in ((f"A_{seeds_a.id}", seeds_a), (f"B_{seeds_a.id}", seeds_b)):
+        variant = variant_name(seeds_a.id)
+        for role, seeds in ((f"A_{variant}", seeds_a), (f"B_{variant}", seeds_b)):
             if not seeds.words:
                 raise EatkitError(f"{where}: the catalogue's set '{seeds.id}' has no words")
             if role in roles:
-                raise EatkitError(f"{where}: the catalogue's variant role {role} is already a set of the test")
+                raise EatkitError(f"{where}: the catalogue's variant role {role} (of set '{seeds.id}') is already a "
+                                  "set of the test")
             roles[role] = StimulusSet(seeds.id, "word", seeds.words)
     params["catalogue_sha256"] = catalogue.sha256
     return dataclasses.replace(test, roles=tuple(roles.items()), params=tuple(sorted(params.items())))
+
+
+def variant_name(seeds_id: str) -> str:
+    """The variant (role suffix) of a catalogue pair: its A set's Seeds ID with every character a role name
+    cannot hold (:data:`eatkit.kinds.ROLE_NAME`) as ``_``, so the same variant can be written in a suite file.
+
+    >>> variant_name("sentiment_lexicon-Sweeney_&_Najafian_2019")
+    'sentiment_lexicon_Sweeney___Najafian_2019'
+    """
+    return re.sub(r"[^A-Za-z0-9_]", "_", seeds_id)
 
 
 def _registered_sha256(name: str) -> str | None:
