@@ -15,15 +15,11 @@ from typing import Any
 
 from eatkit.analyses.base import Analysis, Outcome, RunOptions
 from eatkit.errors import EatkitError
-from eatkit.kinds import get_kind
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.seed_sets import seed_set_sensitivity
+from eatkit.stimuli.seed_catalogue import changed_catalogue_param
 from eatkit.stimuli.types import AssociationTest
-
-
-#: the parameters by which a test takes variants from a catalogue (:mod:`eatkit.stimuli.seed_catalogue`)
-CATALOGUE_PARAMS = ("catalogue", "catalogue_a", "catalogue_b", "catalogue_sha256")
 
 
 def variant_roles(roles: list[str]) -> dict[str, tuple[str, str]]:
@@ -65,10 +61,9 @@ class SeedSetsAnalysis(Analysis):
     record_type = SeedSetsRecord
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
-        own, spec = dict(test.params), get_kind(self.kind)
-        given = [k for k in CATALOGUE_PARAMS if options.params[k] != own.get(k, spec.param(k).default)]
-        if given:  # the variants were added when the suite loaded: a run-wide value would change nothing
-            raise EatkitError(f"test '{test.id}' (seed-sets): '{given[0]}' is read from the test's params in the suite "
+        changed = changed_catalogue_param(test, options.params)
+        if changed:  # the variants were added when the suite loaded: a run-wide value would change nothing
+            raise EatkitError(f"test '{test.id}' (seed-sets): '{changed}' is read from the test's params in the suite "
                               "file, when the suite loads; a run cannot set it")
         roles = list(test.sets())
         variants = variant_roles(roles)

@@ -27,13 +27,14 @@ import ast
 import dataclasses
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import parse_json, read_input
+from eatkit.kinds import get_kind
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 #: the catalogues registered as datasets: name -> its file in the dataset's folder (``eatkit data get``)
@@ -211,6 +212,23 @@ def with_catalogue_variants(test: AssociationTest, base: Path | None = None) -> 
             roles[role] = StimulusSet(seeds.id, "word", seeds.words)
     params["catalogue_sha256"] = catalogue.sha256
     return dataclasses.replace(test, roles=tuple(roles.items()), params=tuple(sorted(params.items())))
+
+
+#: the parameters by which a ``seed-sets`` test takes its variants from a catalogue
+CATALOGUE_PARAMS = ("catalogue", "catalogue_a", "catalogue_b", "catalogue_sha256")
+
+
+def changed_catalogue_param(test: AssociationTest, params: Mapping[str, Any]) -> str | None:
+    """The first catalogue parameter whose value in a run's validated ``params`` differs from what the suite
+    loaded ``test`` with (a run-wide value, which cannot change the variants added at load), or None.
+
+    >>> t = AssociationTest("t", "T", "seed-sets", (), params=(("catalogue", "c.json"),))
+    >>> changed_catalogue_param(t, {"catalogue": "c.json", "catalogue_a": [], "catalogue_b": [],
+    ...                             "catalogue_sha256": "0" * 64})
+    'catalogue_sha256'
+    """
+    loaded, spec = dict(test.params), get_kind("seed-sets")
+    return next((k for k in CATALOGUE_PARAMS if params[k] != loaded.get(k, spec.param(k).default)), None)
 
 
 def variant_name(seeds_id: str) -> str:
