@@ -182,8 +182,19 @@ def catalogue_path(name: str, base: Path | None = None) -> Path:
 
 def with_catalogue_variants(test: AssociationTest, base: Path | None = None) -> AssociationTest:
     """``test`` (kind ``seed-sets``) with the variants its params ``catalogue``, ``catalogue_a``,
-    ``catalogue_b`` select added as roles ``A_<id>``, ``B_<id>``, and ``catalogue_sha256`` set; a test
-    without ``catalogue`` is returned as it is."""
+    ``catalogue_b`` select added as roles ``A_<v>``, ``B_<v>`` (:func:`variant_name`), and
+    ``catalogue_sha256`` set; a test of another kind or without ``catalogue`` is returned as it is.
+
+    >>> import json, pathlib, tempfile; folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "c.json").write_text(json.dumps([{"Category": c, "Seeds": repr(w), "Used in Paper": "P",
+    ...     "Seeds ID": f"{c}-P"} for c, w in (("pleasant", ["joy"]), ("unpleasant", ["pain"]))]))
+    >>> t = AssociationTest("t", "T", "seed-sets", (), params=(("catalogue", "c.json"),
+    ...     ("catalogue_a", ["pleasant"]), ("catalogue_b", ["unpleasant"])))
+    >>> {r: s.items for r, s in with_catalogue_variants(t, folder).sets().items()}
+    {'A_pleasant_P': ('joy',), 'B_pleasant_P': ('pain',)}
+    """
+    if test.kind != "seed-sets":
+        return test
     params = dict(test.params)
     name, a, b = params.get("catalogue", ""), params.get("catalogue_a", []), params.get("catalogue_b", [])
     where = f"test '{test.id}'"
@@ -197,7 +208,7 @@ def with_catalogue_variants(test: AssociationTest, base: Path | None = None) -> 
                           "its sets), e.g. [\"pleasant\"] and [\"unpleasant\"]")
     catalogue = read_seed_catalogue(catalogue_path(name, base))
     expected = params.get("catalogue_sha256") or _registered_sha256(name)
-    if expected and expected != catalogue.sha256:
+    if expected and expected.lower() != catalogue.sha256:
         raise EatkitError(f"{where}: seed catalogue {catalogue.path} has SHA-256 {catalogue.sha256}, not the "
                           f"expected {expected}")
     roles = dict(test.roles)
