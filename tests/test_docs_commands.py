@@ -358,7 +358,7 @@ CASES: dict[str, Case] = {
     "eatkit data get bad-seeds": Case(stdout="bad-seeds: 1 of 1 files verified"),
     "eatkit run seeds.json --vectors glove.840B.300d.txt --seed 0 -o results/seeds": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, builds=("seeds",), after=("eatkit data get bad-seeds",),
-        files=("results/seeds/results.json",), stdout="pleasant_P2",
+        files=("results/seeds/results.json",), stdout="pleasantness_P1",
         contains=(("results/seeds/results.json", '"catalogue": "bad-seeds"'),)),
 }
 
@@ -504,8 +504,9 @@ class Workspace:
             elif name == "bad-seeds":  # a catalogue in the published format, of WEAT 1's attribute words
                 from eatkit.stimuli.loader import load_suite
 
-                weat1 = load_suite("weat").test("weat1")
-                sets = [(f"{c}-{paper}", c, weat1.set(role).items[i:i + 8], paper) for i, paper in ((0, "P1"), (8, "P2"))
+                weat1 = load_suite("weat").test("weat1")  # the page selects pleasant(ness), unpleasant(ness)
+                sets = [(f"{c}{more}-{paper}", c + more, weat1.set(role).items[i:i + 8], paper)
+                        for i, more, paper in ((0, "", "P1"), (8, "ness", "P1"), (16, "", "P2"))
                         for c, role in (("pleasant", "A"), ("unpleasant", "B"))]
                 (tree / "gathered_seeds.json").write_text(json.dumps([
                     {"Category": c, "Seeds": repr(list(words)), "Source / Justification": None, "Source Categories": None,
@@ -710,16 +711,11 @@ class Workspace:
         return path
 
     def _seeds(self) -> Path:
-        """seeds.json: WEAT 1 as a seed-sets test whose variants come from the catalogue "bad-seeds"."""
-        from eatkit.stimuli.loader import load_suite
-
-        weat1 = load_suite("weat").test("weat1")
-        test = {"id": "weat1-bad-seeds", "title": "WEAT 1 with the published seeds", "kind": "seed-sets",
-                **{r: {"name": s.name, "modality": "word", "items": list(s.items)} for r, s in weat1.sets().items()},
-                "params": {"catalogue": "bad-seeds", "catalogue_a": ["pleasant"], "catalogue_b": ["unpleasant"]}}
-        path = self.root / "seeds.json"
-        path.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "seeds", "title": "Seeds", "tests": [test]}))
-        return path
+        """seeds.json, the page's example: a seed-sets test whose variants come from the catalogue "bad-seeds"."""
+        text = (ROOT / "docs" / "meta-analysis.md").read_text(encoding="utf-8")
+        suite = text[text.index('{"schema": "eatkit.suite/1", "id": "seeds"'):]
+        (self.root / "seeds.json").write_text(suite[:suite.index("```")])
+        return self.root / "seeds.json"
 
     def _multigroup(self) -> Path:
         """multigroup.json: a SAME test (WEAT 6's career words against male and female names) and a
