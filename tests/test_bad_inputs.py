@@ -192,6 +192,8 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/catalogue-nomatch.json", "--vectors", "{d}/v.txt"],
      "catalogue_a entry 'pleasant' is no Category or Seeds ID of it (2 categories: bad, good)"),
     (["run", "{d}/catalogue-sha.json", "--vectors", "{d}/v.txt"], "not the expected 0000"),
+    (["list", "seeds", "{d}/seeds-code.json"], "entry #1 ('good-P'): its Seeds is not a Python list of strings"),
+    (["list", "seeds"], "seed catalogue 'bad-seeds' is not in the data folder"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
     (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),

@@ -356,6 +356,7 @@ CASES: dict[str, Case] = {
     "doctor,nurse,CEO --desired uniform --permutations 2000 -o retrieval-uniform": Case(
         subs={**CLIP, "fairface/gender": "{faces}"}, files=("retrieval-uniform/results.json",), stdout="p_max_skew"),
     "eatkit data get bad-seeds": Case(stdout="bad-seeds: 1 of 1 files verified"),
+    "eatkit list seeds bad-seeds": Case(after=("eatkit data get bad-seeds",), stdout="pleasantness-P1"),
     "eatkit run seeds.json --vectors glove.840B.300d.txt --seed 0 -o results/seeds": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, builds=("seeds",), after=("eatkit data get bad-seeds",),
         files=("results/seeds/results.json",), stdout="pleasantness_P1",
