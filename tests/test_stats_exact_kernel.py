@@ -16,6 +16,7 @@ from eatkit.stats import _kernels, group_permutation_test
 from eatkit.stats import permutation as perm
 
 needs_numba = pytest.mark.skipif(not _kernels.AVAILABLE, reason="numba (the 'fast' extra) is not installed")
+needs_ccount = pytest.mark.skipif(perm._c_counter() is None, reason="the C counter (eatkit.stats._ccount) was not built")
 KINDS = ("real", "tied", "integer")
 
 
@@ -32,14 +33,18 @@ def _values(kind: str, k: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarra
 def _numpy_counts(x: np.ndarray, y: np.ndarray, monkeypatch) -> dict[str, int]:
     with monkeypatch.context() as patch:
         patch.setattr(_kernels, "AVAILABLE", False)
+        patch.setattr(perm, "_c_counter", lambda: None)
         return group_permutation_test(x, y, permutations="exact").counts
 
 
-@pytest.fixture(params=["numpy", pytest.param("compiled", marks=needs_numba)])
+@pytest.fixture(params=["numpy", pytest.param("ccount", marks=needs_ccount), pytest.param("compiled", marks=needs_numba)])
 def counter(request, monkeypatch) -> str:
-    """Which counter counts small tests: the numpy reference (the default up to NUMPY_FIRST_MAX values) or
-    the compiled kernels (forced)."""
+    """Which counter counts small tests: the numpy reference (the C counter not built), the C counter (the
+    default where built) or the numba kernels (forced)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(perm, "_c_counter", lambda: None)
     if request.param == "compiled":
+        monkeypatch.setattr(perm, "CCOUNT_MAX_SUMS", 0)
         monkeypatch.setattr(perm, "NUMPY_FIRST_MAX", 0)
     return request.param
 
@@ -70,9 +75,11 @@ def test_compiled_and_numpy_counters_agree_with_the_previous_counter(kind: str, 
     # (23, 22): both halves have a head of runs (more than 20 values); (12, 25): k < m, few strata
     x, y = _values(kind, k, m, seed=k * m)
     with monkeypatch.context() as patch:
-        patch.setattr(perm, "NUMPY_FIRST_MAX", 0)  # the compiled kernels, where installed, at every size
+        patch.setattr(perm, "NUMPY_FIRST_MAX", 0)  # the numba kernels, where installed, at every size
+        patch.setattr(perm, "CCOUNT_MAX_SUMS", 0)
         new = group_permutation_test(x, y, permutations="exact").counts
     assert new == perm._count_exact_reference(x, y)
+    assert group_permutation_test(x, y, permutations="exact").counts == new  # the C counter, where built
     if k + m <= 40:  # the numpy reference lists every sum: keep it small here
         assert new == _numpy_counts(x, y, monkeypatch)
 
@@ -183,6 +190,8 @@ def test_tied_dynamic_programme_equals_both_listing_counters(kind: str, k: int, 
         assert tied == perm._count_below_numpy(q, r, ts)
         if _kernels.AVAILABLE:
             assert tied == perm._count_below_compiled(q, r, ts)
+        if perm._c_counter() is not None:
+            assert tied == perm._count_below_c(q, r, ts)
 
 
 @needs_numba

@@ -43,9 +43,35 @@ size-j subset sums of the left (right) half. (For k > m the complement, of size 
   2^(n/2) (32 + 32 integers in 0..3: 1.6e3 pairs, about 0.02 s). It gives way to the listing counters
   below as soon as more than ``exact_cost / (4 n)`` pairs are live, so it never costs more than a
   fraction of what it replaces. Same integer sums, same thresholds, same counts.
-* Reference (pure numpy, and the fallback without numba): every L_j and R_j is listed and sorted, and
-  the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
-  2 x 3.4e7 sums, about 0.8 GB); ``permutations="exact"`` refuses more than ``NUMPY_EXACT_MAX_SUMS``.
+Which counter runs (``_exact_counter``; all give the same integers): the C counter wherever it was built
+(``pip install`` compiles it where a C compiler is present) for up to ``CCOUNT_MAX_SUMS`` listed sums
+(26 + 26); beyond that the numba kernels (the ``fast`` extra) where installed; otherwise the numpy reference
+(which is also the reference of the tests). Without the C counter, tests of at most ``NUMPY_FIRST_MAX``
+values are counted by numpy even where numba is installed.
+
+* C (:mod:`eatkit.stats._ccount`, an optional extension built by ``setup.py``; loaded on the first exact
+  count): each half's L_j are built sorted by merges, one value at a time (adding v: L_j <- merge(L_j,
+  L_(j-1) + v), out of place into a second buffer, by two branch-free chains, one from each end), the two
+  halves in two threads; only sizes j up to h/2 of a half of h values are built (L_(h-j) is the half's
+  total minus L_j, read in reverse), about 2^h moves a half. Each stratum is then counted by a walk over
+  its longer list ascending with a pointer into the other that only moves down, split between the
+  threads: blocks of 8 consecutive sums whose pointers all lie within 16 sums of the other list are
+  counted by comparing each with those 16 (branch-free and vectorised; compiled for AVX2 too, chosen at
+  load time, with GCC on x86-64 Linux), other sums one at a time; a second, nearby threshold is counted in
+  the same walk (a second walk where it is far off); strata entirely below a threshold count without a
+  walk. Memory: about 8 bytes a listed sum (25 + 25: 0.54 GB; 26 + 26: 1.2 GB); time about
+  ``CCOUNT_SECONDS_PER_SUM`` a sum and core (25 + 25: about 0.4 s of CPU time on the shared 2-core
+  development machine, half of it the merges, whose steps wait on their loads: about 2.5 ns a step even in
+  cache there). Up to 26 + 26 it beats the numba kernels' first call (their compilation, or loading them
+  from the cache); warm, numba's windowed kernels are about as fast at 25 + 25 (0.4 s of CPU) and faster
+  beyond (26 + 26: 1.0 against the C counter's 1.8 s; 28 + 28: 2.9 against 5.9 s, and 4 GB), so they keep
+  the larger sizes (measured before the C counter kept its buffers within a run). The
+  GIL is released while it counts; within a :func:`count_store` block (a run) its buffers are kept from
+  count to count.
+* Reference (pure numpy, and the fallback without the C counter): every L_j and R_j is listed and sorted,
+  and the pairs are counted with binary search. Time and memory grow as 2^(n/2) sums per half (25 + 25:
+  2 x 3.4e7 sums, about 0.8 GB, 3 to 4 s); ``permutations="exact"`` refuses more than
+  ``NUMPY_EXACT_MAX_SUMS``.
 * Compiled (numba, the ``fast`` extra; :mod:`eatkit.stats._kernels`): each half of h values is split into
   a head and a base of 20 to 24 values (``_base_size``: the head has 4 values where the base can take
   the rest, 8 at 32 + 32); the base's sums are listed once per size and sorted (2^20 int64, 8 MB, to 2^24,
@@ -104,6 +130,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -123,14 +150,22 @@ from eatkit.stats.options import check_permutations
 #: Monte Carlo draws used when ``permutations="auto"`` cannot afford the exact count.
 DEFAULT_MONTE_CARLO = 100_000
 #: ``permutations="auto"`` counts exactly when at most this many subset sums must be listed (see
-#: ``exact_cost``): up to 25 + 25 values (about a second on two cores with the compiled kernels, a few
-#: seconds with numpy alone). The rule depends on the sizes only, never on what is installed, so the
-#: same command gives an exact p, or the same seeded Monte Carlo p, on every machine.
+#: ``exact_cost``): up to 25 + 25 values (about 0.4 s of CPU with the C counter or the numba kernels, a few
+#: seconds with numpy alone). The rule depends on the sizes only, never on what is installed, so the same
+#: command gives an exact p, or the same seeded Monte Carlo p, on every machine.
 AUTO_EXACT_MAX_SUMS = 2 * 2**25
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
-#: (WEAT 3: under a minute on two cores) with the compiled kernels; without them 26 + 26 (about 1.5 GB).
+#: (WEAT 3: under a minute on two cores) with the numba kernels; without them 26 + 26 (the C counter: about
+#: 1.2 GB; numpy: 1.5 GB).
 EXACT_MAX_SUMS = 2 * 2**32
 NUMPY_EXACT_MAX_SUMS = 2 * 2**26
+#: the C counter (:mod:`eatkit.stats._ccount`) counts up to this many listed sums (26 + 26; beyond, the
+#: numba kernels count in bounded memory); its time per listed sum (seconds of one core, middling p: 25 + 25
+#: took about 0.4 s of CPU time on the shared 2-core development machine, 2^26 sums) and memory per sum
+#: (bytes: each half's sums of sizes up to h/2 and the merges' second buffer; 26 + 26: 1.2 GB)
+CCOUNT_MAX_SUMS = NUMPY_EXACT_MAX_SUMS
+CCOUNT_SECONDS_PER_SUM = 7e-9
+CCOUNT_BYTES_PER_SUM = 9.5
 #: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 0.79 s and 28 + 28 5.5 s
 #: of CPU time on the shared 2-core machine, 12 and 10 ns a sum; a p far in a tail costs less) and memory
 #: per sum of the numpy reference (bytes), for ``check_exact_feasible``
@@ -207,9 +242,10 @@ def _compiled_kernels() -> Any:
     return _kernels
 
 
-#: tests of at most this many values are counted exactly by the numpy reference (at most a few tens of
-#: milliseconds), so that a process whose exact counts are all small never pays numba's start-up (about
-#: 0.25 s for its first compiled call, even with the kernels cached); the counts are the same either way
+#: without the C counter, tests of at most this many values are counted exactly by the numpy reference (at
+#: most a few tens of milliseconds), so that a process whose exact counts are all small never pays numba's
+#: start-up (about 0.25 s for its first compiled call, even with the kernels cached); exact counts of more
+#: values are kept in the count store. The counts are the same either way
 NUMPY_FIRST_MAX = 40
 #: Monte Carlo tests of at most this many shuffled positions (draws x positions x (1 + columns)) are drawn
 #: by numpy (under a second: the default 10^5 draws of a WEAT-sized test), so that a run never waits for the
@@ -233,7 +269,11 @@ def check_exact_feasible(k: int, m: int) -> None:
     cost = exact_cost(n, k)
     if n <= NUMPY_FIRST_MAX:
         return
-    if compiled():
+    counter = _exact_counter(n, k)
+    if counter is _count_below_c:
+        limit, seconds = CCOUNT_MAX_SUMS, cost * CCOUNT_SECONDS_PER_SUM / min(2, _threads())
+        memory, hint = cost * CCOUNT_BYTES_PER_SUM, ""
+    elif counter is _count_below_compiled:
         kernels = _compiled_kernels()
         limit, seconds = EXACT_MAX_SUMS, cost * SECONDS_PER_SUM / kernels.threads()
         memory = 2 * 8 * 2 ** _base_size((n + 1) // 2) + kernels.threads() * 64 * kernels.SUB + 32e6
@@ -384,6 +424,9 @@ def permutation_tests(
 
 #: the folder of :func:`count_store` (None: counts are always made)
 _STORE: list[Path | None] = [None]
+#: open :func:`count_store` blocks: within one (a run), the C counter keeps its buffers from count to count
+#: (a fresh buffer costs its first touch, about a fifth of a 25 + 25 count) and frees them at its end
+_RUNS = [0]
 
 
 @contextmanager
@@ -395,7 +438,8 @@ def count_store(folder: str | os.PathLike[str] | None) -> Iterator[None]:
     group size, the thresholds; for Monte Carlo also the draws and the stream's key), and holds the
     integers the count gave: a repeated run on the same embeddings reads its counts instead of
     recounting them (an exact 25 + 25 count takes seconds without the compiled kernels) and reports the
-    same digits. An unreadable entry is counted again and rewritten; ``None`` turns the store off.
+    same digits. An unreadable entry is counted again and rewritten; ``None`` turns the store off. Within
+    the block the C counter keeps its buffers from count to count, and frees them at its end.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder, count_store(folder):
@@ -408,10 +452,14 @@ def count_store(folder: str | os.PathLike[str] | None) -> Iterator[None]:
     """
     previous = _STORE[0]
     _STORE[0] = None if folder is None else Path(folder)
+    _RUNS[0] += 1
     try:
         yield
     finally:
         _STORE[0] = previous
+        _RUNS[0] -= 1
+        if not _RUNS[0] and "eatkit.stats._ccount" in sys.modules:  # the C counter's kept buffers
+            sys.modules["eatkit.stats._ccount"].release()
 
 
 def _stored(kind: str, arrays: list[np.ndarray], params: list[int], count: Callable[[], list[Any]]) -> list[Any]:
@@ -532,14 +580,16 @@ def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, in
         below = np.concatenate([[0], np.cumsum(tied[1])])
         return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
     result: dict[int, int] = {}
-    for group in groups:
+    counter = _exact_counter(n, k)
+    # the C counter takes every threshold in one call (it pairs nearby ones in one walk); the numba kernels
+    # one group of nearby thresholds a call
+    for group in [sorted({t for g in groups for t in g})] if counter is _count_below_c else groups:
         ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
         if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store (numba loads only to count)
             with activity(f"exact count of {k} + {n - k} values"):
-                made = _stored("exact", [q], [k, *ts], lambda: (_count_below_compiled if compiled()
-                                                               else _count_below_numpy)(q, k, ts))
+                made = _stored("exact", [q], [k, *ts], lambda: counter(q, k, ts))
         else:
-            made = _count_below_numpy(q, k, ts)
+            made = counter(q, k, ts)
         clipped = dict(zip(ts, made))
         result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
     return result
@@ -590,6 +640,39 @@ def _subset_sums_by_size(values: np.ndarray, kmax: int) -> list[np.ndarray]:
             grown.append(np.sort(np.concatenate([sums[j], added]), kind="stable") if j < len(sums) else added)
         sums = grown
     return sums
+
+
+def _exact_counter(n: int, k: int) -> Callable[[np.ndarray, int, list[int]], list[int]]:
+    """The counter of size-k subsets of n values (see the module docstring): the C counter where it was built,
+    up to ``CCOUNT_MAX_SUMS`` listed sums; beyond, numba's kernels where installed (more than
+    ``NUMPY_FIRST_MAX`` values); else the numpy reference. All give the same integers."""
+    if exact_cost(n, k) <= CCOUNT_MAX_SUMS and _c_counter() is not None:
+        return _count_below_c
+    if n > NUMPY_FIRST_MAX and compiled():
+        return _count_below_compiled
+    return _count_below_numpy
+
+
+def _c_counter() -> Any:
+    """:mod:`eatkit.stats._ccount` (the C counter, built by ``pip install``), imported on first use; None where
+    it was not built (no C compiler at install time)."""
+    try:
+        from eatkit.stats import _ccount
+    except ImportError:
+        return None
+    return _ccount
+
+
+def _threads() -> int:
+    """CPU cores this process may use (the C counter's threads)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _count_below_c(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
+    """The C count (:mod:`eatkit.stats._ccount`; see the module docstring), one thread below 32 values."""
+    threads = _threads() if q.size >= 32 else 1
+    return _c_counter().count_below(np.ascontiguousarray(q, dtype=np.int64), k, np.array(ts, dtype=np.int64), threads,
+                                    _RUNS[0] > 0)
 
 
 def _count_below_numpy(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
