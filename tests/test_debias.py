@@ -129,3 +129,20 @@ def test_ran_reduces_the_projection_on_g_and_stays_near_the_originals(glove):
     assert np.abs(after @ g).mean() < 0.5 * np.abs(before @ g).mean()
     cos = np.einsum("ij,ij->i", after, before) / np.linalg.norm(after, axis=1)
     assert cos.mean() > 0.9 and info.details["mean_repulsion_set"] > 0
+
+
+def test_a_suite_the_vectors_cannot_embed_is_refused_before_debiasing(tmp_path, capsys, monkeypatch):
+    """issue 36: RAN on 20,000 words ran for six minutes before the suite's out-of-vocabulary error; the
+    before-measurement comes first now, so the error comes before any debiasing (none is called here)."""
+    from eatkit.cli import main
+
+    def never(*args, **kwargs):
+        raise AssertionError("debiased before the suite was checked")
+
+    words = ("he", "she", "man", "woman", "table", "chair")
+    (tmp_path / "v.txt").write_text("".join(f"{w} {i} 1 {i * i}\n" for i, w in enumerate(words)))
+    monkeypatch.setattr("eatkit.stats.debias.repulsion_attraction_neutralisation", never)
+    code = main(["debias", "--vectors", str(tmp_path / "v.txt"), "--method", "ran", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "out-of-vocabulary words in set" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -64,12 +64,14 @@ def _children(pid: int) -> list[int]:
 
 
 def interrupt(argv: list[str], cwd: Path, delay: float,
-              ready: Callable[[int], bool] = lambda pid: bool(_children(pid))) -> tuple[int | None, str, float]:
+              ready: Callable[[int], bool] = lambda pid: bool(_children(pid)),
+              prefix: list[str] | None = None) -> tuple[int | None, str, float]:
     """Run ``eatkit argv`` in ``cwd``; ``delay`` seconds after ``ready(pid)`` holds (default: its first worker
     process appears), send SIGINT to its process group. Returns the exit status (None: still running after
     LIMIT), stderr and the seconds from the signal to the exit; the group is killed at the end whatever
-    happened."""
-    proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=cwd, stdout=subprocess.PIPE,
+    happened. ``prefix``: what runs eatkit (default ``python -m eatkit.cli``)."""
+    prefix = prefix or [sys.executable, "-m", "eatkit.cli"]
+    proc = subprocess.Popen([*prefix, *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -136,17 +138,27 @@ def test_ctrl_c_stops_a_run_with_decoding_workers(images: Path, tmp_path: Path, 
     assert not out.exists()
 
 
-@pytest.mark.slow
-def test_ctrl_c_stops_a_probe(images: Path, tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from tiny_vl import tiny_clip
+#: each probe's model (a tiny one written by tests/tiny_vl.py) and options that keep it busy for long
+PROBES = {"ranking": ("hf-clip", ["--column", "g1=White", "--column", "g2=Black", "--repeats", "100000"]),
+          "retrieval": ("hf-clip", ["--concepts", "doctor,nurse", "--k", "3", "--bootstrap", "100000000"]),
+          "vqa": ("hf-blip-vqa", ["--question", "is this a man ?", "--yes", "yes", "--max-new-tokens", "20"]),
+          "caption": ("hf-blip-caption", ["--max-new-tokens", "20", "--top-p", "0.5,0.6,0.7,0.8,0.9"])}
 
-    clip = tiny_clip(tmp_path / "clip")
+
+@pytest.mark.slow
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_ctrl_c_stops_a_probe(images: Path, tmp_path: Path, probe: str) -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_vl import tiny_blip, tiny_clip
+
+    family, options = PROBES[probe]
+    folder = tmp_path / "model"
+    model = tiny_clip(folder) if family == "hf-clip" else tiny_blip(
+        folder, {"hf-blip-vqa": "BlipForQuestionAnswering", "hf-blip-caption": "BlipForConditionalGeneration"}[family])
     out = tmp_path / "probe"
     # the probe has no worker processes: interrupted once it has loaded torch (building its model), and later
-    proc_argv = ["probe", "ranking", "--model", f"hf-clip:{clip}", "--images", str(images / "groups"),
-                 "--column", "g1=White", "--column", "g2=Black", "--repeats", "100000", "--no-cache", "-q",
-                 "-o", str(out)]
+    proc_argv = ["probe", probe, "--model", f"{family}:{model}", "--images", str(images / "groups"), *options,
+                 "--no-cache", "-q", "-o", str(out)]
     for delay in (0.0, 0.3):
         code, err, seconds = _interrupt_after(proc_argv, images, "libtorch", delay)
         _check(code, err, seconds, tmp_path)
@@ -165,3 +177,97 @@ def _interrupt_after(argv: list[str], cwd: Path, library: str, delay: float) -> 
     """:func:`interrupt` for a command without worker processes: SIGINT ``delay`` seconds after it loads
     ``library`` (torch: the command is building its model)."""
     return interrupt(argv, cwd, delay, ready=lambda pid: _mapped(pid, library))
+
+
+#: the subprocess of an open_clip model registered from a config file (as a user's script would do before
+#: calling eatkit's command line: ``open_clip.add_model_config``); argv[1] the config, argv[2] a file it
+#: creates once registered (eatkit starts then), argv[3:] eatkit's
+OPEN_CLIP_WRAPPER = ("import sys, open_clip; from eatkit.cli import main; open_clip.add_model_config(sys.argv[1]); "
+                     "open(sys.argv[2], 'x').close(); sys.argv[1:3] = []; sys.exit(main())")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family, start", [("hf-clip", "noise"), ("open_clip", "noise"), ("hf-clip", "images")])
+def test_ctrl_c_stops_generation(images: Path, tmp_path: Path, family: str, start: str) -> None:
+    """issue 36 #7: ``probe generate`` (no worker processes: the optimisation loop itself), from noise
+    (``--text-only``) or from images, stops within LIMIT; the model from a local folder (hf-clip) or an
+    open_clip config registered by the user's wrapper around :func:`eatkit.cli.main`."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_vl import tiny_clip, tiny_open_clip
+
+    out = tmp_path / "gen"
+    args = ["probe", "generate", "--prompt", "an American person", "--steps", "1000000", "--seed", "0", "--no-cache",
+            "-q", "-o", str(out), *(["--text-only", "--starts", "50"] if start == "noise" else
+                                    ["--images", str(images / "groups")])]
+    started = tmp_path / "started"
+    if family == "hf-clip":
+        model, prefix = f"hf-clip:{tiny_clip(tmp_path / 'clip')}", [sys.executable, "-m", "eatkit.cli"]
+        ready: Callable[[int], bool] = lambda pid: _mapped(pid, "libtorch")  # noqa: E731
+    else:
+        pytest.importorskip("open_clip")
+        model = tiny_open_clip(tmp_path, "eatkit-interrupt-tiny")
+        prefix = [sys.executable, "-c", OPEN_CLIP_WRAPPER, str(tmp_path / "eatkit-interrupt-tiny.json"), str(started)]
+        ready = lambda pid: started.exists()  # noqa: E731
+    for delay in (0.0, 2.0):  # building the model, then in the optimisation loop
+        started.unlink(missing_ok=True)
+        code, err, seconds = interrupt([*args, "--model", model], tmp_path, delay, ready=ready, prefix=prefix)
+        _check(code, err, seconds, tmp_path)
+        assert not out.exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_finetuning(tmp_path: Path) -> None:
+    """``eatkit finetune``: building the network, then in the training loop (many epochs of a tiny set)."""
+    pytest.importorskip("timm")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_coco import write_coco
+
+    instances, _, folder = write_coco(tmp_path, {i: (["person"] if i % 2 else ["car"], ["x"]) for i in range(1, 13)},
+                                      size=24)
+    out = tmp_path / "ft.safetensors"
+    argv = ["finetune", "--model", "timm:test_resnet", "--instances", str(instances), "--images", str(folder),
+            "--no-pretrained", "--epochs", "100000", "--batch-size", "4", "--device", "cpu", "-q", "-o", str(out)]
+    for delay in (0.0, 2.0):
+        code, err, seconds = _interrupt_after(argv, tmp_path, "libtorch", delay)
+        _check(code, err, seconds, tmp_path)
+        assert not list(tmp_path.glob("ft.safetensors*")), list(tmp_path.iterdir())
+
+
+def test_ctrl_c_stops_a_stalled_download(tmp_path: Path) -> None:
+    """``eatkit data get`` from a mirror that sends its headers, then a byte every 0.1 s: interrupted once
+    the first file is being received; nothing is left in the destination."""
+    import http.server
+    import threading
+
+    asked = threading.Event()
+
+    class Stalling(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 -- http.server's name
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            asked.set()
+            try:
+                for _ in range(600):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:  # the client left
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        dest = tmp_path / "seat"
+        argv = ["data", "get", "seat", "--base-url", f"http://127.0.0.1:{server.server_address[1]}/", "--dest",
+                str(dest)]
+        code, err, seconds = interrupt(argv, tmp_path, 0.3, ready=lambda pid: asked.is_set())
+        _check(code, err, seconds, tmp_path)
+        assert not dest.exists() or not any(dest.rglob("*")), list(dest.rglob("*"))
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -54,3 +54,22 @@ def test_eatkit_meta_from_a_csv_file(tmp_path, capsys):
     (tmp_path / "mine.html").write_text("<p>mine</p>")
     assert main(["meta", str(tmp_path / "e.csv"), "--html", str(tmp_path / "mine.html")]) == 2
     assert "does not write over it" in capsys.readouterr().err and (tmp_path / "mine.html").read_text() == "<p>mine</p>"
+
+
+def test_a_forest_plot_of_many_effects_draws_those_of_largest_weight_with_a_note():
+    """issue 36: ``eatkit meta --html`` over 1.5 million rows drew one row each (hours); now at most
+    MAX_FOREST_ROWS rows, those of largest weight, in their order; the diamond is the combination of all."""
+    from eatkit.report.meta_analysis import MAX_FOREST_ROWS
+
+    rng = np.random.default_rng(3)
+    k = 20_000
+    result = random_effects(rng.normal(size=k), rng.uniform(0.01, 0.1, size=k))
+    ax = random_effects_forest(result, [f"s{i}" for i in range(k)]).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    heaviest = np.sort(np.argsort(result.weights)[::-1][:MAX_FOREST_ROWS])  # the weights are distinct here
+    assert labels == [f"s{i}" for i in heaviest] + ["combined (random effects)"]
+    squares = [xy[0] for xy in (line.get_xydata() for line in ax.get_lines()) if len(xy) == 1]
+    np.testing.assert_allclose([x for x, _ in squares], np.asarray(result.effects)[heaviest])
+    xs = ax.patches[0].get_xy()[:, 0]
+    assert xs.min() == pytest.approx(result.ci[0]) and xs.max() == pytest.approx(result.ci[1])
+    assert f"the {MAX_FOREST_ROWS} of {k} effects of largest weight drawn" in ax.get_title()

@@ -70,6 +70,7 @@ def test_slurm_sweep_on_submitits_local_cluster_equals_the_local_executor(files,
     # one task per model, each running both of its cells
     logs = sorted((tmp_path / "slurm" / "slurm").glob("*/*_submitted.pkl"))
     assert len(logs) == 3
+    assert not list((tmp_path / "slurm").rglob("*%j*"))  # issue 36 #7: no folder named after the pattern
     jobs = json.loads((tmp_path / "slurm" / "slurm" / "jobs.json").read_text())
     assert sorted(tuple(j["cells"]) for j in jobs.values()) == sorted(
         tuple(f"{m}__{s}__default" for s in SUITES) for m in MODELS)

@@ -404,6 +404,9 @@ def shipped_json(package: str, resource: str) -> Any:
 #: the most bytes eatkit reads whole from a file a user names (a suite, a sweep, annotations, a word list);
 #: larger files (vectors, embeddings) are streamed
 MAX_INPUT_BYTES = 256 << 20
+#: the most bytes eatkit reads whole from an embeddings file (.npy, .npz, .csv, .parquet: a matrix of
+#: 2 million 1024-dimensional float32 vectors)
+MAX_ARRAY_BYTES = 8 << 30
 #: the longest line of a text file read line by line (a word-vector file's line of 4096 numbers is ~50 KB)
 MAX_LINE_BYTES = 1 << 20
 #: the deepest nesting of a JSON (or TOML / YAML) input, and the most digits of one of its numbers

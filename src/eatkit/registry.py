@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import typing
 from collections.abc import Callable, Iterable
 from importlib import resources
 from dataclasses import dataclass
@@ -67,7 +68,12 @@ class ModelSpec:
 
 def _keyword_options(factory: Any, fixed: dict[str, Any]) -> set[str] | None:
     """The keyword options a factory takes (those the registry fixes excluded): for a class, those of every
-    ``__init__`` its ``**options`` reach up the class hierarchy; ``None`` when they cannot be known."""
+    ``__init__`` its ``**options`` reach up the class hierarchy; for a function whose ``**options`` go to the
+    class it returns (its return annotation), its own and that class's; ``None`` when they cannot be known.
+
+    >>> "prompt" in _keyword_options(load_object("eatkit.encoders.image_models:efficientnet_lite"), {})
+    False
+    """
     names: set[str] = set()
     for init in ([c.__init__ for c in factory.__mro__ if "__init__" in vars(c)] if inspect.isclass(factory)
                  else [factory]):
@@ -75,6 +81,14 @@ def _keyword_options(factory: Any, fixed: dict[str, Any]) -> set[str] | None:
         names |= {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
         if not any(p.kind is p.VAR_KEYWORD for p in params):
             return names - set(fixed) - {"self"}
+    if not inspect.isclass(factory):
+        try:
+            returned = typing.get_type_hints(factory).get("return")
+        except Exception:  # noqa: BLE001 -- an annotation that does not resolve: the options are not known
+            returned = None
+        further = _keyword_options(returned, {}) if inspect.isclass(returned) else None
+        if further is not None:
+            return (names | further) - set(fixed) - {"self"}
     return None
 
 

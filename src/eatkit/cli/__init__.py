@@ -24,7 +24,26 @@ COMMANDS: tuple[str, ...] = ("run", "probe", "sweep", "listing", "report", "veri
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``eatkit`` command."""
+    """Entry point of the ``eatkit`` command (Ctrl-C at any point, the start-up included: exit 130)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _stop_workers()
+    print("eatkit: interrupted", file=sys.stderr)
+    if argv is None:
+        # the process's own command line: leave now, not after the threads still finishing a batch and
+        # the interpreter's clean-up (seconds with torch loaded); every output and cache entry is written
+        # whole by a rename, or not at all
+        if "multiprocessing.util" in sys.modules:  # its exit clean-up (semaphores of the stopped pools)
+            sys.modules["multiprocessing.util"]._exit_function()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command; bad input: one line on stderr and exit status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -48,19 +67,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EatkitError, OSError, MemoryError, ValueError) as err:
         print(f"eatkit: error: {_message(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        _stop_workers()
-    print("eatkit: interrupted", file=sys.stderr)
-    if argv is None:
-        # the process's own command line: leave now, not after the threads still finishing a batch and
-        # the interpreter's clean-up (seconds with torch loaded); every output and cache entry is written
-        # whole by a rename, or not at all
-        if "multiprocessing.util" in sys.modules:  # its exit clean-up (semaphores of the stopped pools)
-            sys.modules["multiprocessing.util"]._exit_function()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
-    return 130
 
 
 def _stop_workers() -> None:

@@ -41,8 +41,8 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     from eatkit.analyses.metrics import parse_metrics
     from eatkit.io import atomic_write_bytes
     from eatkit.report.eat_html import aligned
-    from eatkit.run.debias import before_after, debias, load_word_lists, manifest, write_vectors
-    from eatkit.run.folder import claim_output, prepare_output
+    from eatkit.run.debias import before_after, debias, load_word_lists, manifest, measure, write_vectors
+    from eatkit.run.folder import filling, prepare_output
     from eatkit.run.runner import select_tests
     from eatkit.sources.vectors import load_word_vectors
     from eatkit.stimuli.loader import load_suite
@@ -56,22 +56,24 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     source = load_word_vectors(args.vectors, cased=not args.lowercase)
     options = {"n_words": args.n_words, "n_components": args.n_components, "alpha": args.alpha, "seed": args.seed,
                "suite": args.suite, "tests": tests, "metrics": list(metrics), "lowercase": args.lowercase}
+    before: list[Any] = []  # the suite measured once the word lists are checked, before the debiasing
     result = debias(source, args.method, lists, n_words=args.n_words, n_components=args.n_components,
-                    alpha=args.alpha, seed=args.seed)
+                    alpha=args.alpha, seed=args.seed,
+                    checked=lambda: before.append(measure(suite, tests, metrics, source, args.seed)))
     for name, words in result.dropped.items():
         print(f"eatkit debias: not in the vectors, dropped from the {name} list: {', '.join(words)}", file=sys.stderr)
-    rows = before_after(suite, tests, metrics, source, result.vectors, args.seed)
-    claim_output(out, "debias")
-    sha = write_vectors(out / "vectors.txt", result.vectors)
+    rows = before_after(before[0], measure(suite, tests, metrics, result.vectors, args.seed))
     table = [("test", "measure", "before", "after"),
              *((r["test"], r["measure"], f"{r['before']:.4g}", f"{r['after']:.4g}") for r in rows)]
     csv = "".join(",".join(map(str, row)) + "\n" for row in
                   [("test", "measure", "before", "after"), *((r["test"], r["measure"], repr(r["before"]), repr(r["after"])) for r in rows)])
-    atomic_write_bytes(out / "before-after.csv", csv.encode("utf-8"))
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
-    data = manifest(command=command, method=args.method, options=options, source=source, lists=lists, result=result,
-                    output={"vectors.txt": sha}, comparison=rows)
-    atomic_write_bytes(out / "manifest.json", (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    with filling(out, "debias"):  # interrupted: a new folder is removed whole
+        sha = write_vectors(out / "vectors.txt", result.vectors)
+        atomic_write_bytes(out / "before-after.csv", csv.encode("utf-8"))
+        data = manifest(command=command, method=args.method, options=options, source=source, lists=lists,
+                        result=result, output={"vectors.txt": sha}, comparison=rows)
+        atomic_write_bytes(out / "manifest.json", (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
     if not args.quiet:
         print(aligned(table, numeric=range(2, 4)))
         print(f"\nwrote {out / 'vectors.txt'}, before-after.csv, manifest.json")

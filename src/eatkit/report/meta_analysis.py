@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 #: the estimators' names as printed
 METHOD_NAMES = {"dl": "DerSimonian-Laird", "pm": "Paule-Mandel", "reml": "REML"}
+#: the most effects a forest plot draws, one row each (a figure of 1.5 million rows took hours to draw): beyond
+#: it, those of largest weight, and a note; the combined effect and its intervals are always those of all
+MAX_FOREST_ROWS = 60
 
 
 def _field(result: Any, name: str) -> Any:
@@ -49,9 +52,24 @@ def summary_line(result: Any) -> str:
             f"p = {_field(result, 'q_p_value'):.2g}{prediction}")
 
 
+def drawn_rows(weights: Sequence[float], limit: int = MAX_FOREST_ROWS) -> list[int]:
+    """The indices of the effects a forest plot draws: all of them when there are at most ``limit``, else the
+    ``limit`` of largest weight (ties: the earlier), in their own order.
+
+    >>> drawn_rows([0.1, 0.4, 0.2, 0.2, 0.1], limit=3)
+    [1, 2, 3]
+    """
+    import numpy as np
+
+    if len(weights) <= limit:
+        return list(range(len(weights)))
+    return sorted(np.argsort(-np.asarray(weights, dtype=float), kind="stable")[:limit].tolist())
+
+
 def random_effects_forest(result: Any, labels: Sequence[str], title: str | None = None) -> Figure:
     """Forest plot: each effect with its own interval (marker size by its random-effects weight), the
-    combined effect as a diamond spanning its CI, and the prediction interval as a line through it.
+    combined effect as a diamond spanning its CI, and the prediction interval as a line through it. Of more
+    than :data:`MAX_FOREST_ROWS` effects, those of largest weight (:func:`drawn_rows`), with a note.
 
     >>> from eatkit.stats.meta_analysis import random_effects
     >>> fig = random_effects_forest(random_effects([0.2, 0.5, 0.9], [0.01, 0.02, 0.015]), ["a", "b", "c"])
@@ -61,9 +79,13 @@ def random_effects_forest(result: Any, labels: Sequence[str], title: str | None 
     effects, cis, weights = _field(result, "effects"), _field(result, "effect_cis"), _field(result, "weights")
     if len(labels) != len(effects):
         raise EatkitError(f"a forest plot needs one label per effect: {len(labels)} labels, {len(effects)} effects")
+    rows = drawn_rows(weights)
+    note = (f"\nthe {len(rows)} of {len(effects)} effects of largest weight drawn; the combined effect and its "
+            f"intervals from all {len(effects)}" if len(rows) < len(effects) else "")
+    labels, effects, cis = [labels[i] for i in rows], [effects[i] for i in rows], [cis[i] for i in rows]
+    biggest, weights = max(weights), [weights[i] for i in rows]
     k = len(effects)
     ax = new_figure(7.5, 1.4 + 0.28 * (k + 1)).add_subplot()
-    biggest = max(weights)
     for y, (effect, (low, high), weight) in enumerate(zip(effects, cis, weights)):
         ax.plot([low, high], [y, y], color=INK, linewidth=1.2)
         ax.plot([effect], [y], marker="s", color=INK, linestyle="none", markersize=3 + 6 * (weight / biggest) ** 0.5)
@@ -78,7 +100,7 @@ def random_effects_forest(result: Any, labels: Sequence[str], title: str | None 
     ax.set_ylim(k + 0.7, -0.7)
     ax.set_xlabel("effect size", fontsize=9)
     ax.grid(axis="x", color="#EEEEEE", zorder=0)
-    ax.set_title(wrap(title or summary_line(result), 100), fontsize=8.5)
+    ax.set_title(wrap(title or summary_line(result), 100) + note, fontsize=8.5)
     return ax.figure
 
 

@@ -13,6 +13,7 @@ lists used and dropped), and a before/after table: every selected test of a suit
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -87,9 +88,11 @@ class DebiasResult:
 
 
 def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int = 1000, n_components: int = 4,
-           alpha: float = 60.0, seed: int | None = None) -> DebiasResult:
+           alpha: float = 60.0, seed: int | None = None, checked: Callable[[], None] | None = None) -> DebiasResult:
     """Debias every word of ``source`` with ``method`` (one of :data:`eatkit.stats.debias.METHODS`): the
-    words of ``lists`` are gender-specific, every other word is neutral."""
+    words of ``lists`` are gender-specific, every other word is neutral. ``checked`` is called once the word
+    lists are checked against the vectors, before the (long) debiasing: ``eatkit debias`` measures its suite
+    there, so that any of these errors comes at once."""
     if method not in sd.METHODS:
         raise EatkitError(f"unknown debiasing method {method!r} (known: {', '.join(sd.METHODS)})")
     index = {w: i for i, w in reversed(list(enumerate(source.words)))}
@@ -112,13 +115,15 @@ def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int =
     neutral = np.array([i for i, w in enumerate(source.words) if w not in specific and index[w] == i], dtype=np.int64)
     if neutral.size == 0:
         raise EatkitError("every word of the vectors is in the word lists: no neutral word is left to debias")
+    if method == "double-hard" and (lists.bias_words is None or any(w not in index for w in lists.bias_words)):
+        raise EatkitError(f"double-hard debias needs the two bias words of the word lists in the vectors "
+                          f"(got {lists.bias_words})")
+    if checked is not None:
+        checked()
     table = np.asarray(source.vectors, dtype=np.float64)
     if method == "hard":
         out, info = sd.hard_debias(table, definitional, neutral, equalize)
     elif method == "double-hard":
-        if lists.bias_words is None or any(w not in index for w in lists.bias_words):
-            raise EatkitError(f"double-hard debias needs the two bias words of the word lists in the vectors "
-                              f"(got {lists.bias_words})")
         out, info = sd.double_hard_debias(table, definitional, neutral, equalize,
                                           bias_words=tuple(index[w] for w in lists.bias_words),
                                           n_words=min(n_words, len(neutral) // 2), n_components=n_components, rng=seed)
@@ -145,17 +150,24 @@ def write_vectors(path: Path, vectors: WordVectors) -> str:
     return file_sha256(path)
 
 
-def before_after(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], before: WordVectors,
-                 after: WordVectors, seed: int | None) -> list[dict[str, Any]]:
-    """One row per selected test and measure: the EAT's d (``"d"``) and each metric's value, before and
-    after (no bootstrap; the same seed for both runs)."""
+def measure(suite: Any, tests: list[str] | None, metrics: tuple[str, ...], source: WordVectors,
+            seed: int | None) -> Any:
+    """The selected tests of ``suite`` and each metric, run on ``source`` (no bootstrap): one side of
+    :func:`before_after`. ``eatkit debias`` measures the vectors before debiasing them, so that a suite the
+    vectors cannot embed (a word out of vocabulary) is an error before minutes of debiasing (:func:`debias`'s
+    ``checked``)."""
     from eatkit.run.request import expand_metrics
     from eatkit.run.runner import run_suite
 
     suite, tests = expand_metrics(suite, metrics, tests)
-    runs = [run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0) for source in (before, after)]
+    return run_suite(suite, source, tests=tests, seed=seed, n_bootstrap=0)
+
+
+def before_after(before: Any, after: Any) -> list[dict[str, Any]]:
+    """One row per selected test and measure of two runs of :func:`measure` (the same seed): the EAT's d
+    (``"d"``) and each metric's value, before and after."""
     rows = []
-    for first, second in zip(runs[0].records, runs[1].records):
+    for first, second in zip(before.records, after.records):
         headline = get_kind(first.kind).presentation.headline  # EAT: effect_size; a metric: value
         rows.append({"test": first.test.split(":")[0], "measure": getattr(first, "metric", "d"),
                      "before": getattr(first, headline), "after": getattr(second, headline),

@@ -9,6 +9,7 @@ is the one SHA-256 over a stimulus set's items that the manifest records and ``e
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -16,7 +17,7 @@ import os
 import secrets
 import shutil
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,29 @@ def claim_output(out: Path, command: str) -> None:
             atomic_write_bytes(out / OWNER_FILE, owner_marker(command))
     except OSError as err:
         raise os_error(err, "create the output folder") from None
+
+
+@contextlib.contextmanager
+def filling(out: Path, command: str) -> Iterator[Path]:
+    """:func:`claim_output`, then yield ``out`` to be filled by ``command``; if that fails or is interrupted
+    (Ctrl-C) and the folder was new or empty, it is removed whole: no half output, not even its marker.
+
+    >>> import tempfile; out = Path(tempfile.mkdtemp()) / "d"
+    >>> try:
+    ...     with filling(out, "debias"):
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     out.exists()
+    False
+    """
+    fresh = not out.exists() or not any(out.iterdir())
+    claim_output(out, command)
+    try:
+        yield out
+    except BaseException:
+        if fresh:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 def output_owner(folder: Path) -> str | None:

@@ -23,6 +23,7 @@ cells. submitit's ``local`` cluster runs the same jobs as processes of this mach
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -230,6 +231,43 @@ class _Attached:
         return self.job.result()
 
 
+@contextlib.contextmanager
+def _quiet_controllers(cluster: str) -> Iterator[None]:
+    """Start submitit's local controllers (and through them their tasks) ignoring Ctrl-C: a terminal's
+    SIGINT reaches the whole process group, and each controller would print its own traceback after
+    eatkit's one line; the driver stops them itself (:func:`_kill_trees`)."""
+    import signal
+    import threading
+
+    if cluster != "local" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _kill_trees(pids: list[int]) -> None:
+    """SIGKILL each process of ``pids`` and all its descendants (children first found, then killed, so
+    that none is re-parented away before it is seen). Each cell folder is written whole or not at all."""
+    import signal
+
+    def tree(pid: int) -> list[int]:
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            children = []
+        return [pid] + [d for c in children for d in tree(int(c))]
+
+    for pid in [d for p in pids for d in tree(p)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+
+
 def _done(job: Any) -> bool:
     try:
         return bool(job.done())
@@ -264,21 +302,19 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
         if cell.id not in held_ids:
             tasks.setdefault(cell.model["label"], []).append(cell)
     executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
-    try:  # submitit creates the folder pattern itself; each job writes into its own "<job id>" folder
-        (out / "slurm" / "%j").rmdir()
-    except OSError:
-        pass
+    _drop_pattern_folder(folder)
     record = {job.job_id: recorded[job.job_id] for job, _ in pending}
 
     def submit(groups: list[list[Any]]) -> None:
         resources = groups[0][0].model.get("slurm", {})
         executor.update_parameters(name="eatkit-sweep", **submitit_parameters(resources))
         try:
-            if len(groups) > 1:
-                with executor.batch():
-                    jobs = [executor.submit(ModelJob(work, out, group)) for group in groups]
-            else:
-                jobs = [executor.submit(ModelJob(work, out, groups[0]))]
+            with _quiet_controllers(cluster):
+                if len(groups) > 1:
+                    with executor.batch():
+                        jobs = [executor.submit(ModelJob(work, out, group)) for group in groups]
+                else:
+                    jobs = [executor.submit(ModelJob(work, out, groups[0]))]
         except Exception as exc:  # noqa: BLE001 -- sbatch errors (bad partition, ...) come in many types
             raise EatkitError(f"cannot submit the sweep's jobs: {one_line(exc)}") from None
         for job, group in zip(jobs, groups):
@@ -297,6 +333,29 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
         for groups in arrays.values():
             submit(groups)
         queue = []
+    try:
+        yield from _poll(pending, queue, submit, cluster, parallel)
+    except (KeyboardInterrupt, GeneratorExit):
+        if cluster == "local":  # Ctrl-C: its tasks ignore it (see _quiet_controllers) and stop here
+            _kill_trees([int(job.job_id) for job, _ in pending])
+        raise
+    finally:
+        _drop_pattern_folder(folder)
+
+
+def _drop_pattern_folder(folder: Path) -> None:
+    """Remove the empty folder literally named ``%j`` that submitit (its executor, each local controller)
+    creates from the folder pattern; each job writes into its own ``<job id>`` folder."""
+    try:
+        folder.rmdir()
+    except OSError:  # absent, or (never seen) not empty: left as it is
+        pass
+
+
+def _poll(pending: list[tuple[Any, list[Any]]], queue: list[list[Any]], submit: Callable[[list[list[Any]]], None],
+          cluster: str, parallel: int) -> Iterator[tuple[Any, str | None, float, bool]]:
+    """:func:`run_slurm`'s loop: submit the queued tasks, at most ``parallel`` at once, and yield the cells
+    of each task as it ends."""
     while pending or queue:
         while queue and len(pending) < max(1, parallel):
             submit([queue.pop(0)])

@@ -27,6 +27,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import zipfile
 import zlib
 from pathlib import Path
@@ -36,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from eatkit.errors import EatkitError, MissingExtraError, one_line
-from eatkit.io import inside
+from eatkit.io import MAX_ARRAY_BYTES, check_regular, inside, read_input, read_text
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
 from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
@@ -97,12 +98,12 @@ class IEATEmbeddings(EmbeddingSource):
         name = self.file_name(stimuli.category)
         if name not in self._tables:
             path = inside(self.root, name, "embeddings file")
-            if not path.is_file():
+            if not path.exists():
                 raise EatkitError(
                     f"embeddings folder {self.root} has no file for category '{stimuli.category}' and "
                     f"model '{self.model}' (expected {name})"
                 )
-            data = path.read_bytes()
+            data = read_input(path, "embeddings file", max_bytes=MAX_ARRAY_BYTES)
             self._sha256[name] = hashlib.sha256(data).hexdigest()
             self._tables[name] = _Table(*_table_arrays(path, _csv_cells(path, data), ("img",)), path)
         table = self._tables[name]
@@ -146,8 +147,7 @@ class PrecomputedEmbeddings(EmbeddingSource):
                                   f"(models found: {', '.join(found)})")
             raise EatkitError(f"embeddings file {self.path} is a folder, not an embeddings file "
                               f"({', '.join(SUFFIXES)})")
-        if not self.path.is_file():
-            raise EatkitError(f"embeddings file {self.path} does not exist")
+        check_regular(self.path, "embeddings file")
         self.layout = self.path.suffix.lower().lstrip(".")
         if f".{self.layout}" not in SUFFIXES:
             raise EatkitError(
@@ -160,7 +160,9 @@ class PrecomputedEmbeddings(EmbeddingSource):
         self.vectors, self.ids = self._table.vectors, self._table.ids
 
     def _bytes(self, path: Path) -> bytes:
-        data = path.read_bytes()
+        """The bytes of the embeddings file (eatkit's one reader: a regular file, at most
+        :data:`~eatkit.io.MAX_ARRAY_BYTES`); their SHA-256 recorded for the manifest."""
+        data = read_input(path, "embeddings file", max_bytes=MAX_ARRAY_BYTES)
         self._sha256[path.name] = hashlib.sha256(data).hexdigest()
         return data
 
@@ -181,19 +183,18 @@ class PrecomputedEmbeddings(EmbeddingSource):
 
     def _read_npy(self) -> tuple[np.ndarray, tuple[str, ...]]:
         sidecar = self.path.with_suffix(".ids.txt")
-        if not sidecar.is_file():
+        if not sidecar.exists():
             raise EatkitError(f"embeddings file {self.path} needs its ids file {sidecar} (one id per line)")
         try:
-            matrix = np.load(io.BytesIO(_numpy_bytes(self.path, self._bytes(self.path), b"\x93NUMPY")),
-                             allow_pickle=False)
+            data = io.BytesIO(_numpy_bytes(self.path, self._bytes(self.path), b"\x93NUMPY"))
+            _check_npy_size(data)
+            matrix = np.load(data, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise EatkitError(f"embeddings file {self.path} is not a readable .npy array "
                               f"({_numpy_reason(exc)})") from None
-        try:
-            ids = self._bytes(sidecar).decode("utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise EatkitError(f"ids file {sidecar} is not UTF-8 text") from None
-        return _check_arrays(self.path, matrix, ids)
+        text = read_text(sidecar, "ids file")
+        self._sha256[sidecar.name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return _check_arrays(self.path, matrix, text.splitlines())
 
     def _read_csv(self) -> tuple[np.ndarray, tuple[str, ...]]:
         return _table_arrays(self.path, _csv_cells(self.path, self._bytes(self.path)), ID_COLUMNS)
@@ -371,8 +372,40 @@ def _numpy_bytes(path: Path, data: bytes, magic: bytes) -> bytes:
     return data
 
 
+def _check_npy_size(data: io.BytesIO) -> None:
+    """A ValueError unless the .npy bytes hold exactly what their header declares (shape x item size),
+    before numpy allocates the array: a truncated file, or a header declaring terabytes, says so.
+
+    >>> buffer = io.BytesIO(); np.save(buffer, np.zeros((3, 2))); whole = buffer.getvalue()
+    >>> _check_npy_size(io.BytesIO(whole[:-8]))
+    Traceback (most recent call last):
+    ValueError: its header declares a float64 array of shape (3, 2), 48 bytes of data, but the file holds 40
+    """
+    from numpy.lib import format as npy
+
+    version = npy.read_magic(data)
+    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    if version not in readers:  # numpy's own message follows
+        data.seek(0)
+        return
+    shape, _, dtype = readers[version](data)  # a header over numpy's max_header_size: its ValueError
+    if dtype.hasobject:  # numpy's own message follows (pickled objects)
+        data.seek(0)
+        return
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    start = data.tell()
+    held = data.seek(0, io.SEEK_END) - start
+    if declared != held:
+        raise ValueError(f"its header declares a {dtype} array of shape {tuple(shape)}, {declared} bytes of data, "
+                         f"but the file holds {held}")
+    data.seek(0)
+
+
 def _numpy_reason(exc: Exception) -> str:
     """numpy's reason for refusing a file, without its advice to load pickled objects."""
+    header = re.match(r"Header info length \((\d+)\) is large", str(exc))
+    if header:
+        return f"its header has {header[1]} bytes, more than numpy reads safely"
     if "allow_pickle" in str(exc):
         return "it holds pickled Python objects, which eatkit never loads; save plain numeric arrays"
     return one_line(exc)
