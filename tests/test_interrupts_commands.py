@@ -47,9 +47,8 @@ ELSEWHERE = {"probe ranking": "test_interrupts.py::test_ctrl_c_stops_a_probe",
              "data get": "test_interrupts.py::test_ctrl_c_stops_a_stalled_download",
              }
 #: modes that need what CI does not have, with the reason
-NEEDS = {"sweep --executor ray": "a Ray cluster (ray is not a test dependency; Ray cancels its own tasks)",
-         "sweep --cluster slurm": "a SLURM cluster (sbatch); without one the sweep is refused at once "
-                                  "(test_sweep_slurm.py::test_slurm_without_sbatch_is_one_line_and_writes_nothing)"}
+NEEDS = {"sweep --cluster slurm": "a SLURM cluster (sbatch); without one the sweep is refused at once "
+                                 "(test_sweep_slurm.py::test_slurm_without_sbatch_is_one_line_and_writes_nothing)"}
 
 
 def cli_modes() -> set[str]:
@@ -152,6 +151,8 @@ CASES: dict[str, list[str]] = {
                           "-q", "-o", "{o}"],
     "sweep-slurm-debug": ["sweep", "{w}/sweep.toml", "--executor", "slurm", "--cluster", "debug", "--jobs", "1",
                           "-q", "-o", "{o}"],
+    # a local Ray instance of the sweep's own: its raylet, agents and workers go with it
+    "sweep-ray": ["sweep", "{w}/sweep.toml", "--executor", "ray", "-q", "-o", "{o}"],
     "verify": ["verify", "{w}/run"],
     **{f"debias-{method}": ["debias", "--vectors", "{w}/v.txt" if method == "ran" else "{w}/v-big.txt", "--method",
                             method, "--suite", "{w}/suite.json", "--tests", "t1", "-q", "-o", "{o}"]
@@ -217,8 +218,25 @@ def _ready(command: str, out: Path, started: float) -> bool:
     return time.monotonic() - started > 2.0
 
 
+def _ray_processes() -> set[int]:
+    """Live (not zombie) processes of a Ray instance: raylet, GCS, agents and workers (``ray::...``)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and (line.startswith("ray::") or "/raylet" in line or "gcs_server" in line):
+            found.add(int(entry.name))
+    return found
+
+
 @pytest.mark.parametrize("command", sorted(CASES))
 def test_ctrl_c_stops_the_command(w: Path, tmp_path: Path, command: str) -> None:
+    if command == "sweep-ray":
+        pytest.importorskip("ray")
+    ray_before = _ray_processes()
     out = tmp_path / "out"
     argv = [a.replace("{w}", str(w)).replace("{o}", str(out)) for a in CASES[command]]
     proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=tmp_path, stdout=subprocess.PIPE,
@@ -239,6 +257,7 @@ def test_ctrl_c_stops_the_command(w: Path, tmp_path: Path, command: str) -> None
         assert err.strip().splitlines()[-1] == "eatkit: interrupted", err
         assert _group_gone(proc.pid), f"{command} left a process behind"
         assert not _strays(tmp_path), _strays(tmp_path)
+        assert not _ray_processes() - ray_before, "a Ray process was left behind"
         leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith((".partial", ".tmp")) or "%j" in p.name]
         assert not leftovers, leftovers
         if not command.startswith("sweep"):  # (a sweep keeps the cells it finished, to resume)

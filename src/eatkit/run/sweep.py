@@ -591,7 +591,17 @@ def _is_neural(model: Mapping[str, Any]) -> bool:
 
 def _ray(cells: list[Cell], address: str | None) -> Iterator[CellOutcome]:
     ray = require("ray", "the ray executor", "ray")
+    started = not ray.is_initialized() and address is None  # a local instance of this sweep's own
     connect_ray(ray, address)
+    try:
+        yield from _ray_cells(ray, cells)
+    finally:  # also on Ctrl-C: a local instance's processes (raylet, agents, workers) go with the sweep
+        if started:
+            ray.shutdown()
+
+
+def _ray_cells(ray: Any, cells: list[Cell]) -> Iterator[CellOutcome]:
+    """A task per cell, an actor per model; tasks still pending when the sweep stops are cancelled."""
     gpus = ray.cluster_resources().get("GPU", 0)
     worker = ray.remote(ModelWorker)
     task = ray.remote(num_cpus=1)(_ray_cell)
@@ -607,15 +617,19 @@ def _ray(cells: list[Cell], address: str | None) -> Iterator[CellOutcome]:
                 neural = False  # an unknown model: its actor reports the error to the cell
             actors[key] = worker.options(num_cpus=0, num_gpus=1 if gpus and neural else 0).remote(cell.model, suite)
         pending[task.remote(cell, actors[key])] = cell
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        cell = pending.pop(done[0])
-        try:
-            yield ray.get(done[0])
-        except Exception as err:  # noqa: BLE001 -- a worker lost (node down, out of memory)
-            yield CellOutcome(cell, error=f"the Ray task failed: {one_line(err)}")
-    for actor in actors.values():
-        ray.kill(actor)
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            cell = pending.pop(done[0])
+            try:
+                yield ray.get(done[0])
+            except Exception as err:  # noqa: BLE001 -- a worker lost (node down, out of memory)
+                yield CellOutcome(cell, error=f"the Ray task failed: {one_line(err)}")
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        for actor in actors.values():
+            ray.kill(actor)
 
 
 # -- the driver -------------------------------------------------------------------------------------
