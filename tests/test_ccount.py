@@ -70,6 +70,20 @@ def test_equals_enumeration_with_threads_and_nearby_thresholds() -> None:
                     assert got == expected, (n, k, ts, threads)
 
 
+def test_thresholds_in_the_tails_equal_enumeration() -> None:
+    # in the tails most sums of a stratum pair with all or none of the other list's sums: only the sums
+    # between are walked, split between the threads (thread 0 adds the whole pairs)
+    rng = np.random.default_rng(341)
+    for n, k in ((16, 8), (17, 6), (14, 7)):
+        q = rng.integers(-1000, 1001, n).astype(np.int64)
+        sums = np.sort([sum(c) for c in itertools.combinations(q.tolist(), k)])
+        ts = sorted({int(sums[int(f * (sums.size - 1))]) + d for f in (0, 0.001, 0.02, 0.5, 0.98, 0.999, 1)
+                     for d in (0, 1)})
+        expected = [int(np.searchsorted(sums, t)) for t in ts]
+        for threads in (1, 2, 5):
+            assert perm._c_counter().count_below(q, k, np.array(ts, dtype=np.int64), threads) == expected
+
+
 @pytest.mark.parametrize("spread", [3, 50, 2**40])
 def test_blocks_of_the_walk_equal_the_numpy_reference(spread: int) -> None:
     # 36 values, strata of up to C(18, 9) = 48620 sums: most sums are counted in blocks against a window of

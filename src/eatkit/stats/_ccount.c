@@ -6,14 +6,15 @@
  *     stay allocated for the next count until release().
  *
  * The values are split into halves (q[:n/2], q[n/2:]); each half's subset sums of each size j are listed
- * and sorted by merges, one value at a time (adding v: L_j <- merge(L_j, L_(j-1) + v), out of place), one
- * half a thread. Only sizes j <= h/2 of a half of h values are built: the sums of size h - j are the half's
+ * and sorted by merges, one value at a time (adding v: L_j <- merge(L_j, L_(j-1) + v), out of place, in four
+ * branch-free chains: see merge()), one half a thread. Only sizes j <= h/2 of a half of h values are built: the sums of size h - j are the half's
  * total minus those of size j, read in reverse. A size-k subset is a size-j subset of the left half plus a
  * size-(k - j) subset of the right one, so the count is, per stratum j, #{(a, b) in L_j x R_(k-j) : a + b < t}
  * (symmetric in the two lists): a walk over the longer list ascending with a pointer into the other that only
- * moves down (p = #{b < t - a}), split between threads (each range started by a binary search), in blocks
- * of sums counted against a window of the other list (see walk()); a nearby second threshold is counted
- * in the same walk. Every sum is an exact int64 (|a + b| < 2^58, |t - a| < 2^63); counts are at most
+ * moves down (p = #{b < t - a}), over only the sums of the longer list whose pairs are neither all below
+ * both thresholds nor all above (binary searches against the other list's ends), that range split between
+ * threads, in blocks of sums counted against a window of the other list (see walk()); a nearby second
+ * threshold is counted in the same walk. Every sum is an exact int64 (|a + b| < 2^58, |t - a| < 2^63); counts are at most
  * C(n, k) < 2^63.
  * Plain C and the CPython API (no numpy headers); the GIL is released while counting.
  */
@@ -65,25 +66,52 @@ static int64_t choose(int n, int r) {
     return c;
 }
 
-/* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending, with sentinels), by two
- * branch-free chains at once: one from the front takes the smaller (a on ties), one from the back the larger
- * (b + v on ties), each half of the places; the sentinels stand in for an exhausted list, so a step has no
- * other test */
+/* branch-free merge steps: from the front the smaller (a on ties), from the back the larger (b + v on ties) */
+#define FRONT(i, j, place)                      \
+    do {                                        \
+        int64_t x_ = a[i], y_ = b[j] + v;       \
+        int take_ = x_ <= y_;                   \
+        out[place] = take_ ? x_ : y_;           \
+        i += take_;                             \
+        j += !take_;                            \
+    } while (0)
+#define BACK(i, j, place)                       \
+    do {                                        \
+        int64_t x_ = a[i], y_ = b[j] + v;       \
+        int take_ = x_ > y_;                    \
+        out[place] = take_ ? x_ : y_;           \
+        i -= take_;                             \
+        j -= !take_;                            \
+    } while (0)
+
+/* out[0 : na + nb] = the sorted union of a[0 : na] and b[0 : nb] + v (both ascending, with sentinels). The
+ * first n/2 places hold a[:ia] and b[:ib] (ia + ib = n/2, found by a binary search on the merge path), the
+ * others the rest; each part is filled by two chains, one from its front and one from its back, each half of
+ * its places: four independent chains in one loop. A chain that runs out of one list reads past its part:
+ * a sentinel, or a sum of the other part, which never comes first (every sum of the first part comes before
+ * every sum of the second), so a step has no other test */
 static void merge(const int64_t *a, int64_t na, const int64_t *b, int64_t nb, int64_t v, int64_t *out) {
-    int64_t n = na + nb, i = 0, j = 0, ia = na - 1, ib = nb - 1;
-    for (int64_t s = 0; s < n / 2; s++) {
-        int64_t x = a[i], y = b[j] + v;
-        int front = x <= y;
-        out[s] = front ? x : y;
-        i += front;
-        j += !front;
-        int64_t xb = a[ia], yb = b[ib] + v;
-        int back = xb > yb;
-        out[n - 1 - s] = back ? xb : yb;
-        ia -= back;
-        ib -= !back;
+    int64_t n = na + nb, half = n / 2, lo = half > nb ? half - nb : 0, hi = half < na ? half : na;
+    while (lo < hi) { /* ia = #{a among the first half places} */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] <= b[half - mid - 1] + v) lo = mid + 1; else hi = mid;
     }
-    if (n & 1) out[n / 2] = a[ia] > b[ib] + v ? a[ia] : b[ib] + v;
+    int64_t ia = lo, ib = half - lo;
+    int64_t i1 = 0, j1 = 0, k1 = ia - 1, l1 = ib - 1; /* first part: front, back */
+    int64_t i2 = ia, j2 = ib, k2 = na - 1, l2 = nb - 1; /* second part */
+    int64_t steps = half / 2, rest = n - half;
+    for (int64_t s = 0; s < steps; s++) {
+        FRONT(i1, j1, s);
+        BACK(k1, l1, half - 1 - s);
+        FRONT(i2, j2, half + s);
+        BACK(k2, l2, n - 1 - s);
+    }
+    if (half & 1) out[steps] = a[k1] > b[l1] + v ? a[k1] : b[l1] + v;
+    if (rest / 2 > steps) {
+        FRONT(i2, j2, half + steps);
+        BACK(k2, l2, n - 1 - steps);
+    }
+    if (rest & 1) out[half + rest / 2] = a[k2] > b[l2] + v ? a[k2] : b[l2] + v;
     out[n] = out[n + 1] = BIG;
 }
 
@@ -130,7 +158,7 @@ static int64_t below(list_t b, int64_t x) {
  * exact unless b[p + 1] < t1 - a too (a wide gap between t0 and t1, or ties): then the return value is 1
  * and counts[1] must be made by a walk of its own. */
 #define BLOCK 8
-#define WINDOW 16
+#define WINDOW 8
 static inline int walk(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t total = 0, extra = 0, i = lo, p = below(b, t0 - at(a, lo));
     int wide = 0;
@@ -195,13 +223,18 @@ typedef struct {
     int64_t counts[]; /* per threshold */
 } job_t;
 
-/* the pairs of one stratum's share of A at thresholds t0 <= t1 (one walk, or two where t1 is far off) */
-static void count_stratum(list_t a, int64_t lo, int64_t hi, list_t b, int64_t t0, int64_t t1, int64_t *counts) {
+/* thread `tid` of `threads`: its share of the pairs of one stratum at thresholds t0 <= t1 (one walk, or two
+ * where t1 is far off). a < t0 - max(B): every pair below both thresholds (counted by thread 0); a >= t1 -
+ * min(B): none below either; only the a between are walked (in the tails, a part of A), split evenly */
+static void count_stratum(list_t a, list_t b, int tid, int threads, int64_t t0, int64_t t1, int64_t *counts) {
     int64_t pair[2] = {0, 0}, alone[2] = {0, 0};
-    if (at(a, hi - 1) + at(b, b.n - 1) < t0) { /* every pair below both */
-        counts[0] += (hi - lo) * b.n;
-        counts[1] += (hi - lo) * b.n;
-    } else if (at(a, lo) + at(b, 0) < t1) {
+    int64_t all = below(a, t0 - at(b, b.n - 1)), none = below(a, t1 - at(b, 0));
+    if (tid == 0) {
+        counts[0] += all * b.n;
+        counts[1] += all * b.n;
+    }
+    int64_t lo = all + (none - all) * tid / threads, hi = all + (none - all) * (tid + 1) / threads;
+    if (lo < hi) {
         if (count_pairs(a, lo, hi, b, t0, t1, pair)) {
             count_pairs(a, lo, hi, b, t1, t1, alone);
             pair[1] = alone[0];
@@ -221,14 +254,13 @@ static void *count_job(void *arg) {
             a = b;
             b = shorter;
         }
-        int64_t lo = a.n * job->tid / job->threads, hi = a.n * (job->tid + 1) / job->threads;
-        if (lo >= hi || b.n == 0) continue;
+        if (b.n == 0) continue;
         const int64_t *ts = job->ts;
         /* one walk for a threshold and the next, where that is nearer than the one after */
         for (int s = 0, nt = job->nt; s < nt;) {
             int pair = s + 1 < nt && (s + 2 >= nt || ts[s + 1] - ts[s] <= ts[s + 2] - ts[s + 1]);
             int64_t two[2] = {0, 0};
-            count_stratum(a, lo, hi, b, ts[s], ts[s + pair], two);
+            count_stratum(a, b, job->tid, job->threads, ts[s], ts[s + pair], two);
             job->counts[s] += two[0];
             if (pair) job->counts[s + 1] += two[1];
             s += 1 + pair;

@@ -51,21 +51,27 @@ values are counted by numpy even where numba is installed.
 
 * C (:mod:`eatkit.stats._ccount`, an optional extension built by ``setup.py``; loaded on the first exact
   count): each half's L_j are built sorted by merges, one value at a time (adding v: L_j <- merge(L_j,
-  L_(j-1) + v), out of place into a second buffer, by two branch-free chains, one from each end), the two
+  L_(j-1) + v), out of place into a second buffer, by four branch-free chains: a binary search on the
+  merge path splits the output in two parts, each filled from its front and its back at once), the two
   halves in two threads; only sizes j up to h/2 of a half of h values are built (L_(h-j) is the half's
   total minus L_j, read in reverse), about 2^h moves a half. Each stratum is then counted by a walk over
-  its longer list ascending with a pointer into the other that only moves down, split between the
-  threads: blocks of 8 consecutive sums whose pointers all lie within 16 sums of the other list are
-  counted by comparing each with those 16 (branch-free and vectorised; compiled for AVX2 too, chosen at
+  its longer list ascending with a pointer into the other that only moves down, over only the sums whose
+  pairs are neither all below both thresholds nor all above (a < t0 - max B count whole, a >= t1 - min B
+  count nothing; found by binary search), that range split evenly between the threads: blocks of 8
+  consecutive sums whose pointers all lie within 8 sums of the other list are
+  counted by comparing each with those 8 (branch-free and vectorised; compiled for AVX2 too, chosen at
   load time, with GCC on x86-64 Linux), other sums one at a time; a second, nearby threshold is counted in
   the same walk (a second walk where it is far off); strata entirely below a threshold count without a
   walk. Memory: about 8 bytes a listed sum (25 + 25: 0.54 GB; 26 + 26: 1.2 GB); time about
-  ``CCOUNT_SECONDS_PER_SUM`` a sum and core (25 + 25: about 0.4 s of CPU time on the shared 2-core
-  development machine, half of it the merges, whose steps wait on their loads: about 2.5 ns a step even in
-  cache there). Up to 26 + 26 it beats the numba kernels' first call (their compilation, or loading them
+  ``CCOUNT_SECONDS_PER_SUM`` a sum and core (25 + 25: about 0.23 s of CPU time on the shared 2-core
+  development machine, half of it the merges; with two chains a merge step cost about 2.5 ns even in
+  cache there, as each waits on its load: four chains cut the merges by about 40%, and the walk's
+  restriction to the mixed range cut it by about 30% on the README job's counts, whose thresholds lie
+  in the tails). Up to 26 + 26 it beats the numba kernels' first call (their compilation, or loading them
   from the cache); warm, numba's windowed kernels are about as fast at 25 + 25 (0.4 s of CPU) and faster
   beyond (26 + 26: 1.0 against the C counter's 1.8 s; 28 + 28: 2.9 against 5.9 s, and 4 GB), so they keep
-  the larger sizes (measured before the C counter kept its buffers within a run). The
+  the larger sizes (measured before the C counter kept its buffers within a run, and before its
+  four-chain merges and restricted walk). The
   GIL is released while it counts; within a :func:`count_store` block (a run) its buffers are kept from
   count to count.
 * Reference (pure numpy, and the fallback without the C counter): every L_j and R_j is listed and sorted,
@@ -164,7 +170,7 @@ NUMPY_EXACT_MAX_SUMS = 2 * 2**26
 #: took about 0.4 s of CPU time on the shared 2-core development machine, 2^26 sums) and memory per sum
 #: (bytes: each half's sums of sizes up to h/2 and the merges' second buffer; 26 + 26: 1.2 GB)
 CCOUNT_MAX_SUMS = NUMPY_EXACT_MAX_SUMS
-CCOUNT_SECONDS_PER_SUM = 7e-9
+CCOUNT_SECONDS_PER_SUM = 4.5e-9
 CCOUNT_BYTES_PER_SUM = 9.5
 #: cost per listed subset sum (seconds of one core, for a middling p: 25 + 25 took 0.79 s and 28 + 28 5.5 s
 #: of CPU time on the shared 2-core machine, 12 and 10 ns a sum; a p far in a tail costs less) and memory
@@ -918,14 +924,15 @@ def _monte_carlo_numpy(
         # position i takes the high (even i) or low (odd i) 32 bits of hash i // 2
         bits = np.stack([u >> np.uint64(32), u & np.uint64(0xFFFFFFFF)], axis=2).reshape(d.size, -1)[:, :r]
         js = np.arange(r) + ((bits * spans) >> np.uint64(32)).astype(np.int64)
-        perm = np.tile(np.arange(n), (d.size, 1))
-        rows = np.arange(d.size)
+        # the draws' positions as an (n, m) table, flat: position i of every draw is one contiguous row
+        m = d.size
+        perm = np.repeat(np.arange(n), m)
+        flat = js.T * m + np.arange(m)
         for i in range(r):
-            j = js[:, i]
-            swapped = perm[rows, j]
-            perm[rows, j] = perm[:, i]
-            perm[:, i] = swapped
-        sums = values[perm[:, :r]].sum(axis=1)  # (draws, q)
+            swapped = perm[flat[i]]
+            perm[flat[i]] = perm[i * m:(i + 1) * m]
+            perm[i * m:(i + 1) * m] = swapped
+        sums = values[perm[: r * m].reshape(r, m)].sum(axis=0)  # (draws, q)
         if complement:
             sums = totals - sums
         counts += ((sums[:, :, None] >= lower) | (sums[:, :, None] <= upper)).sum(axis=0)
