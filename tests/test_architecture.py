@@ -95,7 +95,7 @@ def test_stats_import_only_the_base_modules_and_never_torch():
 #: the layers, bottom to top: a module may import from its own layer and the layers below it only
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("eatkit._version", "eatkit._lazy", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths",
-     "eatkit.kinds", "eatkit.specs"),
+     "eatkit.kinds", "eatkit.specs", "eatkit.command_options"),
     ("eatkit.stats",),
     ("eatkit.stimuli", "eatkit.records"),
     ("eatkit.sources",),

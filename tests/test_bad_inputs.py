@@ -421,6 +421,23 @@ CLI: list[tuple[list[str], str]] = [
     (["meta", "{d}"], "is a folder, not a regular file"),
     (["meta", "{d}/effects-one.csv", "--html", "{d}/effects-one.csv"], "is one of the command's inputs"),
     (["meta", "{d}/suite.json", "--html", "{d}/v.txt"], "does not write over it"),
+    # the commands' declared numeric options (eatkit.command_options, issue 36): the declaration's one line
+    (["finetune", "--model", "m", "--instances", "{d}/i.json", "--images", "{d}/folder", "-o", "{o}/f.safetensors",
+      "--momentum", "1.5"], "momentum must be a number in [0, 1), got 1.5"),
+    (["finetune", "--model", "m", "--instances", "{d}/i.json", "--images", "{d}/folder", "-o", "{o}/f.safetensors",
+      "--val-fraction", "1"], "val_fraction must be a number in (0, 1), got 1.0"),
+    (["probe", "vqa", "--model", "m", "--images", "{d}/folder", "--num-beams", "0"], "num_beams must be an integer >= 1, got 0"),
+    (["probe", "caption", "--model", "m", "--images", "{d}/folder", "--repetition-penalty", "0"],
+     "repetition_penalty must be a number > 0, got 0.0"),
+    (_run("--batch-size", "0"), "batch_size must be an integer >= 1, got 0"),
+    (_run("--workers", "-1"), "workers must be an integer >= 0, got -1"),
+    (_run("--layer", "x"), "layer must be an integer, got 'x'"),
+    (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer >= 0, got -2"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--n-words", "0"], "n_words must be an integer >= 1, got 0"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0"],
+     "n_components must be an integer >= 1, got 0"),  # was the corpus's row, refused by the API before
+    (["analysis-set", "coco", "--images", "{d}/folder", "-o", "{o}", "--per-class", "1"],
+     "per_class must be an integer >= 2, got 1"),
 ]
 
 

@@ -181,8 +181,6 @@ CLI: list[tuple[str, list[str], str]] = [
     ("setting", _r("--specificity", "1"), "n_splits=1"),
     ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits=1"),
     ("setting", _r("--metrics", "direct-bias", "--direct-bias-c", "1e308"), "c must be a positive number of at most"),
-    ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0", "-o", "{o}"],
-     "n_components must be between 1 and"),
     ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "1000", "-o",
                  "{o}"], "n_components must be between 1 and"),
     ("setting", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-none.json",
@@ -443,26 +441,22 @@ def test_the_corpus_covers_the_classes() -> None:
     assert set(classes) == {"degenerate", "setting", "output", "reader", "cost", "paths", "warning"}
 
 
-#: numeric command-line options written with argparse rather than declared as a ``Param`` (no useful range
-#: yet): the inventory when issue 36's test was written. A new numeric option must be a declared ``Param``
-#: (``eatkit.kinds``) or be added here on purpose; moving one into a declaration removes it from here.
-UNDECLARED_OPTIONS = {
-    "analysis-set": {"--per-class"}, "debias": {"--n-components", "--n-words"},
-    "finetune": {"--batch-size", "--epochs", "--momentum", "--val-fraction", "--weight-decay", "--workers"},
-    "probe": {"--batch-size", "--max-length", "--max-new-tokens", "--min-length", "--num-beams",
-              "--repetition-penalty", "--top-k"},
-    "run": {"--batch-size", "--layer", "--workers"}, "sweep": {"--jobs"}}
+#: numeric command-line options written with argparse rather than declared as a ``Param`` (no useful range):
+#: none since issue 36 (they were 23). A new numeric option must be a declared ``Param`` (a run option, a
+#: kind's parameter or a command's, ``eatkit.command_options``) or be added here on purpose.
+UNDECLARED_OPTIONS: dict[str, set[str]] = {}
 
 
 def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
     """``{command: {flag}}`` of the numeric options of ``parser``'s commands (sub-commands included) whose
-    name is no declared parameter (a run option or a kind's ``Param``)."""
+    name is no declared parameter (a run option, a kind's ``Param`` or one of the command's own)."""
     import argparse
 
+    from eatkit.command_options import COMMAND_OPTIONS
     from eatkit.kinds import KINDS, get_kind
     from eatkit.stats.options import OPTIONS
 
-    declared = set(OPTIONS) | {p.name for kind in KINDS for p in get_kind(kind).params}
+    shared = set(OPTIONS) | {p.name for kind in KINDS for p in get_kind(kind).params}
     found: dict[str, set[str]] = {}
 
     def walk(command: str, sub: argparse.ArgumentParser) -> None:
@@ -470,7 +464,7 @@ def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
             if isinstance(action, argparse._SubParsersAction):
                 for child in action.choices.values():
                     walk(command, child)
-            elif action.option_strings and action.dest not in declared and (
+            elif action.option_strings and action.dest not in shared | set(COMMAND_OPTIONS.get(command, ())) and (
                     action.type in (int, float) or getattr(action.type, "__name__", "") == "non_negative"):
                 found.setdefault(command, set()).add(action.option_strings[-1])
 
@@ -478,6 +472,36 @@ def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
     for name, sub in root.choices.items():
         walk(name, sub)
     return found
+
+
+#: numeric options whose name is declared (a run option's) but whose flag converts with argparse's ``int`` or
+#: ``float``, not through a declaration: the name-based inventory above cannot see them (e.g. debias's
+#: ``--alpha`` is a ridge penalty, not the significance level ``alpha``). Left for a later issue.
+NAMESAKE_OPTIONS = {
+    "analysis-set": {"--seed"}, "compare": {"--permutations", "--seed"}, "debias": {"--alpha", "--seed"},
+    "finetune": {"--lr", "--seed"}, "meta": {"--confidence-level"}, "probe": {"--confidence-level"}}
+
+
+def test_a_numeric_option_named_like_a_declared_one_is_found() -> None:
+    """A numeric flag converted by argparse alone is found whatever its name (the known ones above)."""
+    import argparse
+
+    from eatkit.cli import build_parser, non_negative
+
+    def numeric(command: str, sub: argparse.ArgumentParser) -> set[str]:
+        found = set()
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found |= {f for child in action.choices.values() for f in numeric(command, child)}
+            elif action.option_strings and action.type in (int, float, non_negative):
+                found.add(action.option_strings[-1])
+        return found
+
+    parser = build_parser()
+    root = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert {n: f for n, sub in root.choices.items() if (f := numeric(n, sub))} == NAMESAKE_OPTIONS
+    root.choices["run"].add_argument("--seed-offset", dest="seed", type=int)  # a namesake a change might add
+    assert numeric("run", root.choices["run"]) == {"--seed-offset"}
 
 
 def test_a_new_numeric_option_without_a_declaration_fails() -> None:

@@ -117,19 +117,55 @@ def _message(err: Exception) -> str:
     return "a path contains a NUL byte, which no file name can hold"
 
 
-def declared(name: str) -> Any:
-    """argparse type of the run option ``name``: its one declaration (:data:`eatkit.stats.options.OPTIONS`)
-    converts and checks the text."""
-    from eatkit.stats.options import OPTIONS
+def declared(name: str, command: str | None = None) -> Any:
+    """argparse type of the run option ``name`` (or of ``command``'s option ``name``): its one declaration
+    (:data:`eatkit.stats.options.OPTIONS`, :data:`eatkit.command_options.COMMAND_OPTIONS`) converts and
+    checks the text.
+
+    >>> declared("momentum", "finetune")("1.5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: momentum must be a number in [0, 1), got 1.5
+    """
 
     def convert(value: str) -> Any:
+        if command is None:
+            from eatkit.stats.options import OPTIONS as declarations
+        else:
+            from eatkit.command_options import COMMAND_OPTIONS
+
+            declarations = COMMAND_OPTIONS[command]
         try:
-            return OPTIONS[name].convert(value)
+            return declarations[name].convert(value)
         except EatkitError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
 
     convert.__name__ = name
     return convert
+
+
+def add_declared(parser: Any, command: str, name: str) -> None:
+    """Add ``command``'s declared option ``name`` (:data:`eatkit.command_options.COMMAND_OPTIONS`) to
+    ``parser`` (or an argument group): its flag, help, default and check all come from the declaration."""
+    from eatkit.command_options import COMMAND_OPTIONS
+
+    param = COMMAND_OPTIONS[command][name]
+    parser.add_argument(param.option, dest=param.name, type=declared(name, command), default=param.default,
+                        metavar=param.metavar, help=param.describe())
+
+
+def declared_warnings(command: str, args: argparse.Namespace) -> list[str]:
+    """The warnings of ``command``'s declared options in ``args`` outside their useful range, for the
+    command to record where it records its settings and to :func:`print_warnings` once it has succeeded."""
+    from eatkit.command_options import option_warnings
+
+    return option_warnings(command, vars(args))
+
+
+def print_warnings(warnings: Sequence[str]) -> None:
+    """Each warning once on stderr (even with ``--quiet``), after the command's work: an error comes alone."""
+    for warning in warnings:
+        print(f"eatkit: warning: {warning}", file=sys.stderr)
 
 
 def non_negative(value: str) -> int:

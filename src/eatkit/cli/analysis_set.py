@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 from eatkit.errors import EatkitError
 from eatkit.io import atomic_write_bytes, check_output_file, read_json
 
@@ -27,7 +28,7 @@ def register(sub: Any) -> None:
                       help="coco, open-images: the image folder (open-images: <ImageID>.jpg); folders: DIR")
     aset.add_argument("--objects", help="coco, open-images: comma-separated object categories, e.g. car,refrigerator,surfboard")
     aset.add_argument("--classes", help="folders: comma-separated class folders (default: all)")
-    aset.add_argument("--per-class", type=int, help="coco: at most this many images per class (seeded sample)")
+    add_declared(aset, "analysis-set", "per_class")
     aset.add_argument("--seed", type=int, default=0, help="coco: seed of the sampling (default 0)")
     aset.add_argument("--lexicon", type=Path, help='coco: JSON {"man": [...], "woman": [...]} of caption words')
     aset.add_argument("--no-control", action="store_true", help="coco: no stop-sign control class")
@@ -44,6 +45,7 @@ def _cmd_analysis_set(args: argparse.Namespace) -> int:
     for name, n in aset.sizes().items():
         print(f"{name:{width}s} {n:6d} images ({aset.available.get(name, n)} available)")
     print(f"wrote {suite}; run it with: eatkit run {suite} --images {images} --model <image model>")
+    print_warnings(declared_warnings("analysis-set", args))  # recorded in the suite's source by the analysis set
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import non_negative
+from eatkit.cli import add_declared, declared_warnings, non_negative, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -27,9 +27,8 @@ def register(sub: Any) -> None:
     p.add_argument("--tests", default="weat6,weat7,weat8", help="comma-separated test ids (default weat6,weat7,weat8)")
     p.add_argument("--metrics", help="also compare these metrics (comma-separated, or all; see 'eatkit run --metrics')")
     p.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
-    p.add_argument("--n-words", type=non_negative, default=1000, help="double-hard: biased words per group (default 1000)")
-    p.add_argument("--n-components", type=non_negative, default=4,
-                   help="double-hard: principal components tried as the frequency direction (default 4)")
+    add_declared(p, "debias", "n_words")
+    add_declared(p, "debias", "n_components")
     p.add_argument("--alpha", type=float, default=60.0, help="hsr: ridge penalty (default 60)")
     p.add_argument("--seed", type=non_negative, help="seed (double-hard's 2-means; the tests' draws)")
     p.add_argument("--output", "-o", type=Path, default=Path("eatkit-debiased"), help="output folder")
@@ -47,6 +46,7 @@ def _cmd_debias(args: argparse.Namespace) -> int:
     from eatkit.sources.vectors import load_word_vectors
     from eatkit.stimuli.loader import load_suite
 
+    warnings = declared_warnings("debias", args)  # recorded in the manifest
     suite = load_suite(args.suite)
     tests = [t.strip() for t in args.tests.split(",") if t.strip()]
     select_tests(suite, tests)
@@ -72,8 +72,9 @@ def _cmd_debias(args: argparse.Namespace) -> int:
         sha = write_vectors(out / "vectors.txt", result.vectors)
         atomic_write_bytes(out / "before-after.csv", csv.encode("utf-8"))
         data = manifest(command=command, method=args.method, options=options, source=source, lists=lists,
-                        result=result, output={"vectors.txt": sha}, comparison=rows)
+                        result=result, output={"vectors.txt": sha}, comparison=rows, warnings=warnings)
         atomic_write_bytes(out / "manifest.json", (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    print_warnings(warnings)
     if not args.quiet:
         print(aligned(table, numeric=range(2, 4)))
         print(f"\nwrote {out / 'vectors.txt'}, before-after.csv, manifest.json")

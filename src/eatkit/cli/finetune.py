@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from eatkit.cli import add_declared, declared_warnings, print_warnings
+
 
 def register(sub: Any) -> None:
     ft = sub.add_parser("finetune", help="fine-tune an image model on COCO-format data (multilabel)",
@@ -19,21 +21,20 @@ def register(sub: Any) -> None:
     ft.add_argument("--images", required=True, type=Path, help="folder of the training images")
     ft.add_argument("--val-instances", type=Path, help="COCO instances_*.json of a validation split")
     ft.add_argument("--val-images", type=Path, help="folder of the validation images (default: --images)")
-    ft.add_argument("--val-fraction", type=float, default=0.2,
-                    help="without --val-instances: share of the training images held out (default 0.2)")
+    add_declared(ft, "finetune", "val_fraction")
     ft.add_argument("--categories", help="comma-separated category names to learn (default: all annotated)")
-    ft.add_argument("--epochs", type=int, default=15, help="default 15 (thesis Table 3)")
+    add_declared(ft, "finetune", "epochs")
     ft.add_argument("--lr", type=float, default=0.001, help="learning rate (default 0.001, thesis Table 3)")
-    ft.add_argument("--batch-size", type=int, default=32, help="default 32 (the thesis gives none)")
-    ft.add_argument("--momentum", type=float, default=0.9, help="SGD momentum (default 0.9)")
-    ft.add_argument("--weight-decay", type=float, default=0.0, help="default 0 (1e-5 in some thesis settings)")
+    add_declared(ft, "finetune", "batch_size")
+    add_declared(ft, "finetune", "momentum")
+    add_declared(ft, "finetune", "weight_decay")
     ft.add_argument("--scheduler", choices=("none", "plateau"), default="none",
                     help="plateau: reduce the learning rate when the validation loss stalls")
     ft.add_argument("--no-pretrained", action="store_true",
                     help="start from random weights (no download; not for efficientnet_lite)")
     ft.add_argument("--seed", type=int, default=0)
     ft.add_argument("--device", default="auto", help="auto (a GPU when present), cpu or cuda[:N]")
-    ft.add_argument("--workers", type=int, default=0, help="data-loading worker processes")
+    add_declared(ft, "finetune", "workers")
     ft.add_argument("--output", "-o", type=Path, required=True, help="the checkpoint file to write (.safetensors)")
     ft.add_argument("--quiet", "-q", action="store_true")
     ft.set_defaults(func=_cmd_finetune)
@@ -50,6 +51,7 @@ def _cmd_finetune(args: argparse.Namespace) -> int:
         scheduler=args.scheduler, pretrained=not args.no_pretrained, seed=args.seed, device=args.device,
         workers=args.workers, log=None if args.quiet else print,
     )
+    print_warnings(declared_warnings("finetune", args))  # recorded in the metrics file by finetune
     if not args.quiet:
         last = result.history[-1]
         print(f"labels: {', '.join(result.labels)}; device {result.device}")

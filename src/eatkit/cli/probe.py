@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import declared
+from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
 from eatkit.cli.run import add_kind_flags, given_params, show_run
 
 
@@ -32,14 +32,11 @@ def register(sub: Any) -> None:
         p.set_defaults(func=_cmd_probe, kind=spec)
 
 
-#: the decoding options of the BLIP probe heads: flag, type, help (the keyword is the flag's name)
+#: the numeric decoding options of the BLIP probe heads, declared with their ranges in
+#: :data:`eatkit.command_options.COMMAND_OPTIONS` (the keyword is the name)
+_DECLARED: tuple[str, ...] = ("max_new_tokens", "max_length", "min_length", "num_beams", "top_k", "repetition_penalty")
+#: their other decoding options: flag, type, help (the keyword is the flag's name)
 _DECODING: tuple[tuple[str, Any, str], ...] = (
-    ("--max-new-tokens", int, "longest answer or caption in new tokens (replaces --max-length)"),
-    ("--max-length", int, "longest sequence in tokens, a prompt's included (default: VQA 10, captions 20)"),
-    ("--min-length", int, "shortest sequence in tokens (default: VQA 1, captions 5)"),
-    ("--num-beams", int, "VQA beam width (default 3; 1: greedy)"),
-    ("--top-k", int, "captions: sample among the k most likely tokens too (default 50; 0: top-p alone)"),
-    ("--repetition-penalty", float, "captions: repetition penalty (default 1.1)"),
     ("--caption-prompt", str, "captions: the text the caption continues, removed from it (default 'a picture of ')"),
     ("--preprocess", str, "image input: a preset of 'eatkit list presets', or 'model' for the model's own "
      "preprocessor config (default: the authors' BLIP input, 480 px for VQA, 384 px for captions)"),
@@ -56,11 +53,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--groups", help="comma-separated group folders to use (default: all)")
     p.add_argument("--seed", type=declared("seed"), help="seed of every random draw (default: drawn and recorded)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="of the Wilson intervals (default 0.95)")
-    p.add_argument("--batch-size", type=int, help="inference batch size")
+    add_declared(p, "probe", "batch_size")
     p.add_argument("--device", help="torch device of the BLIP probe heads (default cpu)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     gen = p.add_argument_group("decoding of models that generate text (default: as the \"American == White\" "
                                "authors ran BLIP; recorded in the manifest)")
+    for name in _DECLARED:
+        add_declared(gen, "probe", name)
     for flag, kind, what in _DECODING:
         gen.add_argument(flag, type=kind, help=what)
     p.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
@@ -92,9 +91,11 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     get_analysis(kind).check(test, options_by_test([test], RunOptions(params=params, n_bootstrap=0))[test.id])
     model = _model(args, kind)
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
+    warnings = declared_warnings("probe", args)  # recorded in every record and the manifest
     run = run_probe(kind, model, images, groups=groups, seed=args.seed, params=params,
-                    confidence_level=args.confidence_level, command=command)
+                    confidence_level=args.confidence_level, command=command, warnings=warnings)
     out = run.save(out)
+    print_warnings(warnings)
     extra = "".join(f", {name}" for name in dict.fromkeys(f"{Path(f).parts[0]}/" if "/" in f else f for f in run.files))
     written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json{extra}"
     return show_run(console_tables(run.records), written, out, args)
@@ -112,8 +113,7 @@ def _model(args: argparse.Namespace, kind: str) -> Any:
         options["cache"] = False
     if args.device is not None:
         options["device"] = args.device
-    for flag, _, _ in _DECODING:
-        key = flag[2:].replace("-", "_")
+    for key in [*_DECLARED, *(flag[2:].replace("-", "_") for flag, _, _ in _DECODING)]:
         if getattr(args, key, None) is not None:
             options["prompt" if key == "caption_prompt" else key] = getattr(args, key)
     spec.refuse_options(options, lambda key: "--" + key.replace("_", "-"))

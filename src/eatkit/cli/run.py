@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.analyses.base import RunOptions, checked_options
-from eatkit.cli import declared, non_negative
+from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
 from eatkit.errors import EatkitError
 from eatkit.stats.options import CHOICES, OBSERVED
 
@@ -112,19 +112,18 @@ def register(sub: Any) -> None:
     run.add_argument("--lowercase", action="store_true", help="look words up lower-cased (uncased --vectors)")
     run.add_argument("--images", type=Path, help="image folder: the iEAT layout <test>/<category>/*, or for the "
                      "grounded suites any folder holding the images (found by file name)")
-    run.add_argument("--layer", type=int, help="model layer to read (model-specific default)")
+    add_declared(run, "run", "layer")
     run.add_argument("--pooling", help="pooling of token/patch features (model-specific)")
     run.add_argument("--prompt", help="prompt template for words, e.g. 'a photo of {x}'")
     run.add_argument("--compare-prompts", nargs="+", metavar="PROMPT",
                      help="run --model once per prompt ('' = the bare word; others contain {x}) and compare them")
     run.add_argument("--postprocess", help="correct anisotropy: center (subtract the mean vector) or abtt:D "
                      "(also remove the top D principal components); fitted on the stimuli of the tests run")
-    run.add_argument("--batch-size", type=int, help="inference batch size (default 32 on the CPU, 256 on a GPU)")
+    add_declared(run, "run", "batch_size")
     run.add_argument("--device", help="auto (default: a GPU when present), cpu, cuda, cuda:N or mps")
     run.add_argument("--precision", choices=("fp32", "bf16", "fp16"),
                      help="forward-pass precision (default fp32: exact reproducibility)")
-    run.add_argument("--workers", type=non_negative, help="image-decoding worker processes (default 2 on the "
-                     "CPU; on a GPU the usable cores but one, at most 32; 0: inline)")
+    add_declared(run, "run", "workers")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     run.add_argument("--weights", type=Path, help="a checkpoint (safetensors, e.g. from 'eatkit finetune') to load "
                      "into --model")
@@ -170,12 +169,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                  inputs=[args.suite, args.vectors, args.embeddings, *(args.series or ())])
     series = "prompts" if args.compare_prompts else "series" if args.series is not None else None
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
-    done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command),
-                       args.output)
+    model_warnings = declared_warnings("run", args)  # --batch-size, --workers (printed below)
+    done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command,
+                                  model_warnings), args.output)
+    warnings = [*model_warnings, *options.warnings()]
     _print_notices(done.records, args.quiet)
-    for warning in options.warnings():  # recorded in every record and the manifest; printed once, even with -q
-        print(f"eatkit: warning: {warning}", file=sys.stderr)
-    table, written = _tables(done, options.warnings())
+    print_warnings(warnings)  # recorded in every record and the manifest
+    table, written = _tables(done, warnings)
     if options.correction_family == "run":  # the legends state the default family
         table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
     return show_run(table, written, done.out, args)

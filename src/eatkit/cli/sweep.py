@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.cli import non_negative
+from eatkit.cli import add_declared, declared_warnings, print_warnings
 
 
 def register(sub: Any) -> None:
@@ -25,8 +25,7 @@ def register(sub: Any) -> None:
     sweep.add_argument("--cluster", default="slurm", choices=("slurm", "local", "debug"),
                        help="with --executor slurm: submit to SLURM (default), or run the same jobs on this "
                        "machine (local: processes; debug: in this process) to try a sweep file")
-    sweep.add_argument("--jobs", type=non_negative, default=1,
-                       help="local worker processes (default 1; 0: in this process)")
+    add_declared(sweep, "sweep", "jobs")
     sweep.add_argument("--no-report", action="store_true", help="do not write audit.html (eatkit report OUTPUT writes it later)")
     sweep.add_argument("--quiet", "-q", action="store_true", help="no summary, no progress output")
     sweep.set_defaults(func=_cmd_sweep)
@@ -37,6 +36,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
                        cluster=args.cluster)
+    print_warnings(declared_warnings("sweep", args))  # recorded in sweep.json by the sweep
     if not args.no_report:
         from eatkit.report.audit import write_audit_report
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from eatkit.command_options import command_option, option_warnings
 from eatkit.io import check_output_file, inside, require
 from eatkit.encoders.checkpoints import save_checkpoint
 from eatkit.encoders.images import Preprocessing
@@ -182,7 +183,9 @@ def finetune(
     ``val_fraction`` of the training images.
     """
     torch = require("torch", "fine-tuning", "image")
-    _check_options(epochs, lr, batch_size, momentum, weight_decay, scheduler, val_fraction, device)
+    declared = {"val_fraction": val_fraction, "epochs": epochs, "batch_size": batch_size, "momentum": momentum,
+                "weight_decay": weight_decay, "workers": workers}
+    _check_options(declared, lr, scheduler, device)
     output = check_output_file(output, "checkpoint file", kind="safetensors",
                                inputs=[instances, images, val_instances, val_images])
     check_output_file(Path(output).with_name(Path(output).name + ".json"), "metrics file", kind="finetune-json",
@@ -218,7 +221,8 @@ def finetune(
                "scheduler": scheduler, "seed": seed, "val_fraction": None if val_instances else val_fraction,
                "train_images": len(train_files), "val_images": len(val_files), "device": str(dev),
                "instances": str(instances), "val_instances": None if val_instances is None else str(val_instances),
-               "loss": "BCEWithLogitsLoss", "optimizer": "SGD", "preprocessing": preprocessing.to_dict()}
+               "loss": "BCEWithLogitsLoss", "optimizer": "SGD", "preprocessing": preprocessing.to_dict(),
+               "workers": workers, "warnings": option_warnings("finetune", declared)}
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
         net.train()
@@ -253,19 +257,13 @@ def finetune(
     return FinetuneResult(output, labels, tuple(history), str(dev), options)
 
 
-def _check_options(epochs: int, lr: float, batch_size: int, momentum: float, weight_decay: float,
-                   scheduler: str, val_fraction: float, device: str) -> None:
-    for name, value in (("epochs", epochs), ("batch size", batch_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise EatkitError(f"{name} must be a positive integer, got {value!r}")
+def _check_options(declared: dict[str, Any], lr: float, scheduler: str, device: str) -> None:
+    for name, value in declared.items():  # each by its declaration (eatkit.command_options)
+        command_option("finetune", name, value)
     if not (math.isfinite(lr) and lr > 0):
         raise EatkitError(f"the learning rate must be positive, got {lr!r}")
-    if not 0 <= momentum < 1 or not (math.isfinite(weight_decay) and weight_decay >= 0):
-        raise EatkitError(f"momentum must be in [0, 1) and weight decay non-negative, got {momentum}, {weight_decay}")
     if scheduler not in SCHEDULERS:
         raise EatkitError(f"scheduler must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
-    if not 0 < val_fraction < 1:
-        raise EatkitError(f"the validation fraction must be between 0 and 1, got {val_fraction}")
     if device not in ("auto", "cpu") and not device.startswith("cuda"):
         raise EatkitError(f"device must be auto, cpu or cuda[:N], got {device!r}")
 

@@ -13,7 +13,7 @@ lists used and dropped), and a before/after table: every selected test of a suit
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -176,9 +176,10 @@ def before_after(before: Any, after: Any) -> list[dict[str, Any]]:
 
 
 def manifest(*, command: str | None, method: str, options: dict[str, Any], source: WordVectors, lists: WordLists,
-             result: DebiasResult, output: dict[str, str], comparison: list[dict[str, Any]]) -> dict[str, Any]:
-    """The debiasing manifest: inputs with checksums, method and options, word lists used and dropped,
-    outputs with checksums, and the before/after rows."""
+             result: DebiasResult, output: dict[str, str], comparison: list[dict[str, Any]],
+             warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The debiasing manifest: inputs with checksums, method and options (``warnings``: those outside
+    their useful range), word lists used and dropped, outputs with checksums, and the before/after rows."""
     details = {k: v for k, v in result.info.details.items()}
     return plain_json({
         "eatkit_version": __version__,
@@ -186,6 +187,7 @@ def manifest(*, command: str | None, method: str, options: dict[str, Any], sourc
         "command": command,
         "method": method,
         "options": options,
+        "warnings": list(warnings),
         "input": source.manifest(),
         "word_lists": {"file": lists.file, "sha256": lists.sha256, "definitional": [list(p) for p in lists.definitional],
                        "equalize": [list(p) for p in lists.equalize], "specific": list(lists.specific),

@@ -12,6 +12,7 @@ observes what the model does with every image, then computes the statistics. The
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,11 @@ def probe_suite(kind: str, images: str | Path | None, groups: Sequence[str] | No
 
 def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Sequence[str] | None = None,
               seed: int | None = None, params: Mapping[str, Any] | None = None, confidence_level: float = 0.95,
-              command: str | None = None) -> RunResult:
+              command: str | None = None, warnings: Sequence[str] = ()) -> RunResult:
     """Run the probe ``kind`` of model ``model`` (a built model or a registered name) on the group folders
     of ``images``; ``params`` are the probe's parameters (its spec in :mod:`eatkit.specs`). Generation from
-    the prompt alone takes ``images=None`` and ``params={"text_only": True, ...}``."""
+    the prompt alone takes ``images=None`` and ``params={"text_only": True, ...}``. ``warnings``: settings outside their useful range (e.g.
+    ``--num-beams 50``), recorded in every record and the manifest."""
     suite = probe_suite(kind, images, groups)
     (test,) = suite.tests
     analysis = get_analysis(kind)
@@ -73,7 +75,9 @@ def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Seque
     observed = analysis.observe(test, model, options)
     outcomes = analysis.compute(test, observed, options, suite=suite.id, seed=run_seed)
     # what the observation settled beyond the options (e.g. the generator's resolved size) is recorded too
-    statistics = {**options.manifest(), **observed.get("manifest", {})}
+    outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
+                for o in outcomes]
+    statistics = {**options.manifest(), **observed.get("manifest", {}), "warnings": list(warnings)}
     manifest = build_manifest(suite, model, statistics, {test.id: _image_checksums(test)}, command)
     return RunResult(suite, outcomes, manifest)
 

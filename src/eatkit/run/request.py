@@ -47,7 +47,8 @@ class RunRequest:
     label ``""`` for a single run), the selected ``tests``, validated ``options``, ``postprocess``
     (``center`` or ``abtt:D``, fitted on the stimuli of the selected tests), ``series`` (the kind of a
     series, ``"series"`` or ``"prompts"``; ``None``: a series only when there are several points) and the
-    ``command`` recorded in the manifest."""
+    ``command`` recorded in the manifest, with ``warnings`` (settings outside their useful range beside
+    the options, e.g. a model option's)."""
 
     suite: Suite
     points: Sequence[tuple[str, EmbeddingSource]]
@@ -56,6 +57,7 @@ class RunRequest:
     postprocess: str | None = None
     series: str | None = None
     command: str | None = None
+    warnings: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,8 @@ def run_request(request: RunRequest, out: str | Path) -> RunDone:
 
         kind = request.series or "series"
         result = run_series(request.suite, points, kind=kind, tests=request.tests, options=request.options,
-                            command=request.command)
+                            command=request.command, warnings=request.warnings)
         return RunDone(result.save(out), [r for run in result.runs for r in run.records], kind, list(result.runs))
     run = run_suite(request.suite, points[0][1], tests=request.tests, options=request.options,
-                    command=request.command)
+                    command=request.command, warnings=request.warnings)
     return RunDone(run.save(out), list(run.records), None, [run])

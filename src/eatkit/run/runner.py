@@ -107,6 +107,7 @@ def run_suite(
     command: str | None = None,
     isolate: bool = False,
     progress: bool | None = None,
+    warnings: Sequence[str] = (),
     **option_values: Any,
 ) -> RunResult:
     """Run ``tests`` (default: all) of ``suite`` on ``source`` and collect records and a manifest.
@@ -122,14 +123,16 @@ def run_suite(
 
     ``isolate=True`` (a sweep's cells): a test whose check, embedding or statistics fail is left out with
     its one-line error in :attr:`RunResult.failed` (and the manifest's ``failed_tests``), the other tests
-    go on; only when every test fails is the run an error.
+    go on; only when every test fails is the run an error. ``warnings``: settings outside their useful
+    range beside the options (e.g. ``eatkit run --batch-size 4096``), recorded with the options' own.
     """
     with enabled(progress):
-        return _run_suite(suite, source, tests, options, command, option_values, isolate)
+        return _run_suite(suite, source, tests, options, command, option_values, isolate, warnings)
 
 
 def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: RunOptions | None,
-               command: str | None, option_values: dict[str, Any], isolate: bool = False) -> RunResult:
+               command: str | None, option_values: dict[str, Any], isolate: bool = False,
+               extra_warnings: Sequence[str] = ()) -> RunResult:
     """:func:`run_suite` with progress set."""
     suite, source = _resolve(suite, source)
     if options is not None and option_values:
@@ -198,7 +201,7 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
         raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
                                                           if len(failed) > 1 else ""))
     outcomes = _with_q_values(outcomes, options.correction_family)
-    warnings = options.warnings()
+    warnings = [*extra_warnings, *options.warnings()]
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[
         *o.record.warnings, *warnings, *filter(None, [p_floor_warning(o.record, options.alpha)])])) for o in outcomes]
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}

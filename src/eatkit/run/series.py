@@ -86,11 +86,13 @@ def run_series(
     tests: Sequence[str] | None = None,
     options: RunOptions | None = None,
     command: str | None = None,
+    warnings: Sequence[str] = (),
 ) -> SeriesResult:
     """Run ``tests`` of ``suite`` on every ``(label, source)`` of ``sources``, in order.
 
     Every point uses the same options and the same run seed (drawn once when ``options.seed`` is None),
-    so a test's Monte Carlo draws are the same at every point.
+    so a test's Monte Carlo draws are the same at every point; ``warnings`` are recorded in every point's run
+    (:func:`eatkit.run.runner.run_suite`).
     """
     if kind not in SERIES_KINDS:
         raise EatkitError(f"unknown series kind {kind!r} (known: {', '.join(SERIES_KINDS)})")
@@ -102,7 +104,8 @@ def run_series(
         raise EatkitError(f"series points must have distinct labels; repeated: {', '.join(repeated)}")
     options = (options or RunOptions()).validated()
     fixed = RunOptions(**{**options.manifest(), "seed": resolve_run_seed(options.seed)})
-    runs = [run_suite(suite, source, tests=tests, options=fixed, command=command) for _, source in sources]
+    runs = [run_suite(suite, source, tests=tests, options=fixed, command=command,
+                      warnings=warnings) for _, source in sources]
     return SeriesResult(kind, labels, runs)
 
 

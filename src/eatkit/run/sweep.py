@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit._version import __version__
+from eatkit.command_options import command_option, option_warnings
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import check_depth, read_text, require
 from eatkit.progress import progress
@@ -652,8 +653,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     sweep = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
     if executor not in EXECUTORS:
         raise EatkitError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
-    if not isinstance(jobs, int) or jobs < 0:
-        raise EatkitError(f"jobs must be 0 (in this process) or more, got {jobs!r}")
+    command_option("sweep", "jobs", jobs)
     if executor == "slurm":
         from eatkit.run.slurm import check_cluster
 
@@ -679,7 +679,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         if outcome.error is not None:
             errors[outcome.cell.id] = outcome.error
     statuses = {c.id: statuses[c.id] for c in sweep.cells}
-    _write_index(out, sweep, statuses, errors)
+    _write_index(out, sweep, statuses, errors, option_warnings("sweep", {"jobs": jobs}))
     from eatkit.run.sweep_tables import write_tables
 
     write_tables(out)
@@ -792,12 +792,14 @@ def _write_cell(out: Path, outcome: CellOutcome) -> str:
     return status
 
 
-def _write_index(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict[str, str]) -> None:
-    """``sweep.json``: the cells (labels, inapplicable tests), statuses, errors and each model's metadata, so
-    that :func:`eatkit.run.sweep_tables.write_tables` needs nothing but the output folder."""
+def _write_index(out: Path, sweep: Sweep, statuses: dict[str, str], errors: dict[str, str],
+                 warnings: list[str]) -> None:
+    """``sweep.json``: the cells (labels, inapplicable tests), statuses, errors, each model's metadata and
+    the ``warnings`` of the sweep's options, so that :func:`eatkit.run.sweep_tables.write_tables` needs
+    nothing but the output folder."""
     from eatkit.run.sweep_tables import SWEEP_FILE, write_json
 
-    index: dict[str, Any] = {"source": sweep.source, "metadata": {}, "cells": []}
+    index: dict[str, Any] = {"source": sweep.source, "warnings": warnings, "metadata": {}, "cells": []}
     for cell in sweep.cells:
         model, suite, setting = cell.labels
         index["metadata"][model] = {k: cell.model[k] for k in METADATA_KEYS if k in cell.model}

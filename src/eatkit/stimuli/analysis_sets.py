@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from eatkit.command_options import command_option, option_warnings
 from eatkit.errors import EatkitError, one_line
 from eatkit.io import atomic_write_bytes, check_output_file, inside, read_json, read_text
 from eatkit.stimuli.images import IMAGE_SUFFIXES
@@ -265,8 +266,7 @@ def coco_analysis_set(
     >>> s.sizes()     # images 10 and 11 have no annotations: the random class
     {'man': 2, 'woman': 2, 'random': 2, 'car': 2, 'car+man': 2, 'car+woman': 2}
     """
-    if per_class is not None and (not isinstance(per_class, int) or per_class < 2):
-        raise EatkitError(f"per_class must be an integer of at least 2, got {per_class!r}")
+    command_option("analysis-set", "per_class", per_class)
     inst = read_coco(instances, "instances")
     caps = read_coco(captions, "captions")
     lexicon = {g: frozenset(w.lower() for w in words) for g, words in (lexicon or DEFAULT_LEXICON).items()}
@@ -354,7 +354,9 @@ def _assign(files: Mapping[Any, str], present: Mapping[Any, set[str]], gender: A
         [f"{o}{s}" for o in objects for s in ("", "+man", "+woman")]
     chosen = {class_folder(n): chosen[class_folder(n)] for n in order}
     pairs, groups = design(list(chosen))
-    return AnalysisSet(chosen, pairs, groups, {class_folder(k): v for k, v in available.items()}, source)
+    warnings = option_warnings("analysis-set", {"per_class": per_class})  # a legal size of little use
+    return AnalysisSet(chosen, pairs, groups, {class_folder(k): v for k, v in available.items()},
+                       {**source, "warnings": warnings})
 
 
 #: Open Images labels (display names, lower case) of people, and the gender each one says
@@ -391,8 +393,7 @@ def open_images_analysis_set(
     >>> s.sizes(), s.classes["car+man"][0].endswith("c.jpg")
     ({'man': 2, 'woman': 2, 'random': 2, 'car': 2, 'car+man': 2, 'car+woman': 2}, True)
     """
-    if per_class is not None and (not isinstance(per_class, int) or per_class < 2):
-        raise EatkitError(f"per_class must be an integer of at least 2, got {per_class!r}")
+    command_option("analysis-set", "per_class", per_class)
     names = {label: name.lower() for label, name in _csv_rows(classes, 2, "class descriptions")
              if (label, name) != ("LabelName", "DisplayName")}
     header, *rows = _csv_rows(boxes, None, "box annotations")
