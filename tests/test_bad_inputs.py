@@ -65,6 +65,19 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "unknownparam.json": json.dumps(_suite(params={"no_such_param": 3})),
         "nanparam.json": json.dumps(_suite(params={"iat_d": float("nan")})),
         "v.txt": _vectors(),
+        # seed-sets variants from a catalogue in the "Bad Seeds" format (eatkit.stimuli.seed_catalogue)
+        "seeds-code.json": json.dumps([{"Category": "good", "Seeds": "__import__('os').getcwd()", "Used in Paper": "P",
+                                        "Seeds ID": "good-P"}]),
+        "seeds-ok.json": json.dumps([{"Category": c, "Seeds": repr(WORDS[r]), "Used in Paper": "P", "Seeds ID": f"{c}-P"}
+                                     for c, r in (("good", "A"), ("bad", "B"))]),
+        "catalogue-code.json": json.dumps(_suite(kind="seed-sets", params={
+            "catalogue": "seeds-code.json", "catalogue_a": ["good"], "catalogue_b": ["bad"]})),
+        "catalogue-missing.json": json.dumps(_suite(kind="seed-sets", params={
+            "catalogue": "no-such-catalogue.json", "catalogue_a": ["good"], "catalogue_b": ["bad"]})),
+        "catalogue-nomatch.json": json.dumps(_suite(kind="seed-sets", params={
+            "catalogue": "seeds-ok.json", "catalogue_a": ["pleasant"], "catalogue_b": ["bad"]})),
+        "catalogue-sha.json": json.dumps(_suite(kind="seed-sets", params={
+            "catalogue": "seeds-ok.json", "catalogue_a": ["good"], "catalogue_b": ["bad"], "catalogue_sha256": "0" * 64})),
         "empty.txt": "",
         "ragged.txt": "rose 1 2 3\ntulip 1 2\n",
         "nonnumeric.txt": "rose 1 2 3\ntulip 1 x 3\n",
@@ -173,6 +186,14 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/escape.json", "--vectors", "{d}/v.txt"], "../../etc"),
     (["run", "{d}/emptyset.json", "--vectors", "{d}/v.txt"], "has no items"),
     (["run", "{d}/badmodality.json", "--vectors", "{d}/v.txt"], "smell"),
+    (["run", "{d}/catalogue-code.json", "--vectors", "{d}/v.txt"],
+     "entry #1 ('good-P'): its Seeds is not a Python list of strings (\"__import__('os').getcwd()\")"),
+    (["run", "{d}/catalogue-missing.json", "--vectors", "{d}/v.txt"], "no-such-catalogue.json does not exist"),
+    (["run", "{d}/catalogue-nomatch.json", "--vectors", "{d}/v.txt"],
+     "catalogue_a entry 'pleasant' is no Category or Seeds ID of it (2 categories: bad, good)"),
+    (["run", "{d}/catalogue-sha.json", "--vectors", "{d}/v.txt"], "not the expected 0000"),
+    (["list", "seeds", "{d}/seeds-code.json"], "entry #1 ('good-P'): its Seeds is not a Python list of strings"),
+    (["list", "seeds"], "seed catalogue 'bad-seeds' is not in the data folder"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
     (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),

@@ -15,6 +15,7 @@ fake home, in document order; a command that reads what another wrote names it i
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import re
@@ -354,6 +355,12 @@ CASES: dict[str, Case] = {
     "eatkit probe retrieval --model hf-clip:openai/clip-vit-base-patch32 --images fairface/gender --concepts "
     "doctor,nurse,CEO --desired uniform --permutations 2000 -o retrieval-uniform": Case(
         subs={**CLIP, "fairface/gender": "{faces}"}, files=("retrieval-uniform/results.json",), stdout="p_max_skew"),
+    "eatkit data get bad-seeds": Case(stdout="bad-seeds: 1 of 1 files verified"),
+    "eatkit list seeds bad-seeds": Case(after=("eatkit data get bad-seeds",), stdout="pleasantness-P1"),
+    "eatkit run seeds.json --vectors glove.840B.300d.txt --seed 0 -o results/seeds": Case(
+        subs={"glove.840B.300d.txt": "{glove840}"}, builds=("seeds",), after=("eatkit data get bad-seeds",),
+        files=("results/seeds/results.json",), stdout="pleasantness_P1",
+        contains=(("results/seeds/results.json", '"catalogue": "bad-seeds"'),)),
 }
 
 
@@ -495,6 +502,16 @@ class Workspace:
 
                 write_pairs(tree / "crows_pairs_anonymized.csv") if name == "crows-pairs" else write_stereoset(
                     tree / "dev.json")
+            elif name == "bad-seeds":  # a catalogue in the published format, of WEAT 1's attribute words
+                from eatkit.stimuli.loader import load_suite
+
+                weat1 = load_suite("weat").test("weat1")  # the page selects pleasant(ness), unpleasant(ness)
+                sets = [(f"{c}{more}-{paper}", c + more, weat1.set(role).items[i:i + 8], paper)
+                        for i, more, paper in ((0, "", "P1"), (8, "ness", "P1"), (16, "", "P2"))
+                        for c, role in (("pleasant", "A"), ("unpleasant", "B"))]
+                (tree / "gathered_seeds.json").write_text(json.dumps([
+                    {"Category": c, "Seeds": repr(list(words)), "Source / Justification": None, "Source Categories": None,
+                     "Used in Paper": paper, "Link": None, "Seeds ID": i} for i, c, words, paper in sets]))
             elif name == "glove-6b":
                 import zipfile
 
@@ -694,6 +711,13 @@ class Workspace:
                         "model D,0.30,0.13\n")
         return path
 
+    def _seeds(self) -> Path:
+        """seeds.json, the page's example: a seed-sets test whose variants come from the catalogue "bad-seeds"."""
+        text = (ROOT / "docs" / "meta-analysis.md").read_text(encoding="utf-8")
+        suite = text[text.index('{"schema": "eatkit.suite/1", "id": "seeds"'):]
+        (self.root / "seeds.json").write_text(suite[:suite.index("```")])
+        return self.root / "seeds.json"
+
     def _multigroup(self) -> Path:
         """multigroup.json: a SAME test (WEAT 6's career words against male and female names) and a
         generalised WEAT (WEAT 1's sets), their words those of the GloVe stand-in."""
@@ -821,7 +845,8 @@ def run_documented(command: str, ws: Workspace, capsys: pytest.CaptureFixture[st
     monkeypatch.setenv("HOME", str(ws.home))
     monkeypatch.setenv("EATKIT_DATA_DIR", str(ws.home / ".local" / "share" / "eatkit"))
     monkeypatch.setenv("EATKIT_CACHE_DIR", str(ws.root / "cache"))
-    if command.startswith("eatkit data get"):  # the network: a file:// mirror of a reduced manifest
+    if command.startswith("eatkit data get") or any(c.startswith("eatkit data get") for c in CASES[command].after):
+        # the network: a file:// mirror of a reduced manifest (and what a command using its data reads of it)
         import eatkit.stimuli.datasets as datasets
 
         monkeypatch.setattr(datasets, "load_manifest", ws.dataset_manifest)

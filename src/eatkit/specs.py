@@ -352,4 +352,16 @@ SEED_SETS = KindSpec(
         heading="Seed-set sensitivity",
         legend="d of the test with the suite's attribute sets A, B and with each variant pair A_<variant>, "
         "B_<variant>; their range and SD; the share of variants significant (p < alpha) and with the suite's sign; "
-        "whether every verdict agrees"))
+        "whether every verdict agrees"),
+    params=(
+        Param("catalogue", default="", cli=False,
+              help="seed-sets: a catalogue of published seed sets whose pairs become variants: \"bad-seeds\" (fetched "
+              "by `eatkit data get bad-seeds`) or a file in its format (relative to the suite file's folder)"),
+        Param("catalogue_a", many="list", default=[], cli=False,
+              help="seed-sets: the catalogue's A sets, by Category or Seeds ID (paired with B sets used in the same "
+              "paper)"),
+        Param("catalogue_b", many="list", default=[], cli=False,
+              help="seed-sets: the catalogue's B sets, by Category or Seeds ID"),
+        Param("catalogue_sha256", default="", cli=False,
+              help="seed-sets: the catalogue file's SHA-256 (checked when given; recorded by eatkit)"),
+    ))

@@ -3,7 +3,9 @@ with alternative attribute (seed) sets. Its roles are X, Y, A, B as for an EAT, 
 ``A_<variant>``, ``B_<variant>`` for each alternative (e.g. ``A_wordnet``, ``B_wordnet``); the record holds
 the d and p of the suite's own A, B (as ``"suite"``) and of every variant, and the spread of d and of the
 verdict (:func:`eatkit.stats.seed_sets.seed_set_sensitivity`). The variants are stimulus sets of the suite,
-so the manifest checksums them like every set.
+so the manifest checksums them like every set. A test may take its variants from a catalogue of published
+seed sets (params ``catalogue``, ``catalogue_a``, ``catalogue_b``: :mod:`eatkit.stimuli.seed_catalogue`,
+which adds them as sets when the suite loads); the record names the catalogue and its SHA-256.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.seed_sets import seed_set_sensitivity
+from eatkit.stimuli.seed_catalogue import changed_catalogue_param
 from eatkit.stimuli.types import AssociationTest
 
 
@@ -47,6 +50,8 @@ class SeedSetsRecord(Record):
     verdicts_agree: bool
     alpha: float
     alternative: str
+    catalogue: str = ""  # the catalogue the variants came from (params ``catalogue``), if any
+    catalogue_sha256: str = ""  # its file's SHA-256 (the variants' sets are named by their Seeds IDs)
 
 
 class SeedSetsAnalysis(Analysis):
@@ -56,6 +61,10 @@ class SeedSetsAnalysis(Analysis):
     record_type = SeedSetsRecord
 
     def check(self, test: AssociationTest, options: RunOptions) -> None:
+        changed = changed_catalogue_param(test, options.params)
+        if changed:  # the variants were added when the suite loaded: a run-wide value would change nothing
+            raise EatkitError(f"test '{test.id}' (seed-sets): '{changed}' is read from the test's params in the suite "
+                              "file, when the suite loads; a run cannot set it")
         roles = list(test.sets())
         variants = variant_roles(roles)
         expected = {"X", "Y", "A", "B"} | {r for pair in variants.values() for r in pair}
@@ -66,6 +75,7 @@ class SeedSetsAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         variants = {"suite": ("A", "B"), **variant_roles(list(test.sets()))}
+        catalogue = {k: options.params[k] for k in ("catalogue", "catalogue_sha256")}
         pairs: dict[str, Any] = {n: (embedded[a].vectors, embedded[b].vectors) for n, (a, b) in variants.items()}
         result = seed_set_sensitivity(embedded["X"].vectors, embedded["Y"].vectors, pairs, alpha=options.alpha,
                                       alternative=options.alternative or "greater",
@@ -73,5 +83,5 @@ class SeedSetsAnalysis(Analysis):
         summary = {k: v for k, v in result.to_dict().items() if k not in ("permutations", "seed")}
         record = SeedSetsRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, set_names={r: s.name for r, s in test.sets().items()},
-            dropped={r: list(e.dropped) for r, e in embedded.items() if e.dropped}, **summary)
+            dropped={r: list(e.dropped) for r, e in embedded.items() if e.dropped}, **catalogue, **summary)
         return [Outcome(record, {}, result)]

@@ -1,5 +1,5 @@
-"""``eatkit list``: the bundled suites, the tests of a suite, the registered models, the kinds of test or the
-image-preprocessing presets."""
+"""``eatkit list``: the bundled suites, the tests of a suite, the registered models, the kinds of test, the
+image-preprocessing presets or the sets of a seed-set catalogue."""
 
 from __future__ import annotations
 
@@ -11,14 +11,17 @@ from eatkit.errors import EatkitError
 
 
 def register(sub: Any) -> None:
-    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, kinds of test, or presets")
-    lst.add_argument("what", choices=("suites", "tests", "models", "kinds", "presets"))
-    lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'; a model, for its full description")
+    lst = sub.add_parser("list", help="list suites, the tests of a suite, models, kinds of test, presets, or the "
+                         "sets of a seed-set catalogue")
+    lst.add_argument("what", choices=("suites", "tests", "models", "kinds", "presets", "seeds"))
+    lst.add_argument("suite", nargs="?", help="the suite, for 'list tests'; a model, for its full description; a "
+                     "catalogue, for 'list seeds' (default bad-seeds, fetched by 'eatkit data get bad-seeds'; or a file)")
     lst.set_defaults(func=_cmd_list)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    {"suites": _suites, "tests": _tests, "kinds": _kinds, "models": _models, "presets": _presets}[args.what](args)
+    {"suites": _suites, "tests": _tests, "kinds": _kinds, "models": _models, "presets": _presets,
+     "seeds": _seeds}[args.what](args)
     return 0
 
 
@@ -36,6 +39,15 @@ def _tests(args: argparse.Namespace) -> None:
         raise EatkitError("'eatkit list tests' needs a suite name, e.g. eatkit list tests weat")
     for t in load_suite(args.suite).tests:
         print(f"{t.id:24s} {t.kind:8s} {t.title}")
+
+
+def _seeds(args: argparse.Namespace) -> None:
+    from eatkit.stimuli.seed_catalogue import catalogue_path, read_seed_catalogue
+
+    catalogue = read_seed_catalogue(catalogue_path(args.suite or "bad-seeds"))
+    print(f"{catalogue.path}: {len(catalogue.sets)} seed sets, sha256 {catalogue.sha256}")
+    for s in catalogue.sets:
+        print(f"{s.id:48s} {s.category:28s} {len(s.words):5d} words  {s.used_in_paper}")
 
 
 def _kinds(args: argparse.Namespace) -> None:

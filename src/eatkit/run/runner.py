@@ -207,6 +207,9 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
     statistics = options.manifest() | {"seed": run_seed, "warnings": warnings}
     manifest = build_manifest(suite, source, statistics, stimuli, command)
+    params = {test.id: dict(test.params) for test in selected if test.params}
+    if params:  # what each test's suite file set (e.g. a seed-sets test's catalogue and its SHA-256)
+        manifest["test_params"] = params
     if failed:
         manifest["failed_tests"] = failed
     return RunResult(suite, outcomes, manifest, failed)

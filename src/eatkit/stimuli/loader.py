@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -10,6 +11,7 @@ from pathlib import Path
 from eatkit.errors import EatkitError
 from eatkit.io import read_text
 from eatkit.stimuli.schema import parse_suite
+from eatkit.stimuli.seed_catalogue import with_catalogue_variants
 from eatkit.stimuli.types import Suite
 
 
@@ -55,9 +57,18 @@ def _bundled_files() -> dict[str, Traversable]:
 @cache
 def _load_bundled(suite_id: str) -> Suite:
     file = _bundled_files()[suite_id]
-    return parse_suite(file.read_text(encoding="utf-8"), file.name, source=f"bundled:{file.name}")
+    return _with_catalogues(parse_suite(file.read_text(encoding="utf-8"), file.name, source=f"bundled:{file.name}"),
+                            None)
 
 
 def _load_file(path: Path) -> Suite:
     text = read_text(path, "suite file")  # the one reader: regular files only, bounded
-    return parse_suite(text, str(path), source=str(path.resolve()), check_schema=True)
+    return _with_catalogues(parse_suite(text, str(path), source=str(path.resolve()), check_schema=True),
+                            path.resolve().parent)
+
+
+def _with_catalogues(suite: Suite, base: Path | None) -> Suite:
+    """``suite`` with the seed-set variants its tests select from a catalogue added as their sets
+    (:mod:`eatkit.stimuli.seed_catalogue`; a catalogue's relative path is from ``base``, the suite's folder)."""
+    tests = tuple(with_catalogue_variants(t, base) for t in suite.tests)
+    return suite if tests == suite.tests else dataclasses.replace(suite, tests=tests)
