@@ -32,6 +32,7 @@ MODE_OPTIONS = {"sweep": ("executor", "cluster"), "probe generate": ("text_only"
 #: modes that cannot run for 5 s on their own (they print, or read one small file), with the reason
 SHORT = {"list suites": "prints a registry", "list tests": "prints a registry", "list models": "prints a registry",
          "list kinds": "prints a registry", "list presets": "prints a registry",
+         "list seeds": "prints a seed catalogue (one file of at most a few MB, through the one reader)",
          "cache info": "lists cache files", "cache clear": "removes cache files",
          "data list": "prints the dataset registry",
          "report": "renders a run folder already computed (tables, a page)",
