@@ -11,6 +11,7 @@ import hashlib
 import io
 import itertools
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,22 @@ def _run(capsys, models, out: Path, *extra: str) -> dict:
                                 "--bootstrap", "100", "-q", "-o", str(out), *extra)
     assert code == 0, err
     return json.loads((out / "manifest.json").read_text())
+
+
+def test_generation_without_a_cache_leaves_no_temporary_files(models, tmp_path) -> None:
+    """--no-cache: the generated images go to a temporary folder for the embedder, removed at exit (the
+    run folder keeps its copies)."""
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run([sys.executable, "-m", "eatkit", "run", models["suite"], "--model", f"diffusers:{models['pipe']}",
+                           "--embedder", f"hf-clip:{models['clip']}", *GENERATION, "--tests", "occ", "--seed", "0", "--no-cache", "-q", "-o", str(tmp_path / "run")],
+                          env={**os.environ, "TMPDIR": str(temp), "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "run" / "generated").iterdir())) == 4  # two images of each of the two prompts
+    assert not list(temp.glob("eatkit-generated-*")), list(temp.iterdir())
 
 
 def test_cli_generation_is_byte_identical_and_cached(capsys, models, tmp_path) -> None:

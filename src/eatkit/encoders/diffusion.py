@@ -327,9 +327,13 @@ class TextToImage(EmbeddingSource):
             path = self.generator.cache / "by-sha256" / f"{digest}.png"
         else:
             if self._folder is None:
+                import atexit
+                import shutil
                 import tempfile
 
                 self._folder = Path(tempfile.mkdtemp(prefix="eatkit-generated-"))
+                # the run folder keeps its copies; the temporary files go when the process ends
+                atexit.register(shutil.rmtree, self._folder, ignore_errors=True)
             path = self._folder / f"{digest}.png"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
