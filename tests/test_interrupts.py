@@ -65,11 +65,12 @@ def _children(pid: int) -> list[int]:
 
 def interrupt(argv: list[str], cwd: Path, delay: float,
               ready: Callable[[int], bool] = lambda pid: bool(_children(pid)),
-              prefix: list[str] | None = None) -> tuple[int | None, str, float]:
+              prefix: list[str] | None = None, group_gone: bool = False) -> tuple[int | None, str, float]:
     """Run ``eatkit argv`` in ``cwd``; ``delay`` seconds after ``ready(pid)`` holds (default: its first worker
     process appears), send SIGINT to its process group. Returns the exit status (None: still running after
     LIMIT), stderr and the seconds from the signal to the exit; the group is killed at the end whatever
-    happened. ``prefix``: what runs eatkit (default ``python -m eatkit.cli``)."""
+    happened (``group_gone``: after asserting that none of it outlived eatkit). ``prefix``: what runs eatkit
+    (default ``python -m eatkit.cli``)."""
     prefix = prefix or [sys.executable, "-m", "eatkit.cli"]
     proc = subprocess.Popen([*prefix, *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -86,7 +87,9 @@ def interrupt(argv: list[str], cwd: Path, delay: float,
             _, err = proc.communicate(timeout=LIMIT + 0.5)
         except subprocess.TimeoutExpired:
             return None, "", time.monotonic() - sent
-        return proc.returncode, err, time.monotonic() - sent
+        seconds = time.monotonic() - sent
+        assert not group_gone or _group_gone(proc.pid), f"eatkit {argv[0]} left a process behind"
+        return proc.returncode, err, seconds
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

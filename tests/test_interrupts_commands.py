@@ -12,16 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from test_interrupts import _group_gone  # pytest puts the tests folder on the path
+from test_interrupts import interrupt  # pytest puts the tests folder on the path
 
 
 #: seconds from SIGINT to the command's exit (the issue's limit)
@@ -240,32 +237,15 @@ def test_ctrl_c_stops_the_command(w: Path, tmp_path: Path, command: str) -> None
     ray_before = _ray_processes()
     out = tmp_path / "out"
     argv = [a.replace("{w}", str(w)).replace("{o}", str(out)) for a in CASES[command]]
-    proc = subprocess.Popen([sys.executable, "-m", "eatkit.cli", *argv], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        started = time.monotonic()
-        while not _ready(command, out, started) and proc.poll() is None and time.monotonic() - started < 60:
-            time.sleep(0.02)
-        assert proc.poll() is None, f"{command} ended before it was interrupted: {proc.communicate()}"
-        os.killpg(proc.pid, signal.SIGINT)
-        sent = time.monotonic()
-        try:
-            _, err = proc.communicate(timeout=LIMIT + 1)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"{command} still running {LIMIT + 1} s after Ctrl-C")
-        seconds = time.monotonic() - sent
-        assert proc.returncode == 130 and seconds <= LIMIT, (proc.returncode, seconds, err)
-        assert err.strip().splitlines()[-1] == "eatkit: interrupted", err
-        assert _group_gone(proc.pid), f"{command} left a process behind"
-        assert not _strays(tmp_path), _strays(tmp_path)
-        assert not _ray_processes() - ray_before, "a Ray process was left behind"
-        leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith((".partial", ".tmp")) or "%j" in p.name]
-        assert not leftovers, leftovers
-        if not command.startswith("sweep"):  # (a sweep keeps the cells it finished, to resume)
-            assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
+    started = time.monotonic()
+    code, err, seconds = interrupt(argv, tmp_path, 0.0, ready=lambda pid: _ready(command, out, started),
+                                   group_gone=True)
+    assert code is not None, f"{command} still running {LIMIT + 0.5} s after Ctrl-C"
+    assert code == 130 and seconds <= LIMIT, (code, seconds, err)
+    assert err.strip().splitlines()[-1] == "eatkit: interrupted", err
+    assert not _strays(tmp_path), _strays(tmp_path)
+    assert not _ray_processes() - ray_before, "a Ray process was left behind"
+    leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith((".partial", ".tmp")) or "%j" in p.name]
+    assert not leftovers, leftovers
+    if not command.startswith("sweep"):  # (a sweep keeps the cells it finished, to resume)
+        assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
