@@ -9,6 +9,7 @@ import dataclasses
 import gzip
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -288,3 +289,54 @@ def test_visbias_descriptions_name_race_per_group(tmp_path: Path, capsys) -> Non
         if r["row"] == "rate":
             mine = [a for a in answers if a.group == r["group"]]
             assert r["successes"] == sum(lexicon.match(a.text) is not None for a in mine) and r["n"] == len(mine)
+
+
+# -- the recipe: a new answer benchmark is a suite file plus at most a declared scorer ---------------------------
+
+
+SCORER = '''"""A made-up benchmark's scorer: does the answer say please."""
+
+
+def politeness(argument):
+    return lambda answer: "polite" if "please" in (answer.text or "").lower() else "curt"
+'''
+
+
+def test_a_new_answer_benchmark_is_a_suite_file_and_a_scorer(tmp_path: Path, capsys, monkeypatch) -> None:
+    (tmp_path / "polite_scorer.py").write_text(SCORER)  # the benchmark's one declared scorer, a module of its own
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}")  # sweep cells' processes
+    suite = tmp_path / "polite-requests.json"
+    suite.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "polite-requests", "title": "Polite requests",
+                                 "alternative": "two-sided", "tests": [
+        {"id": "politeness", "title": "Polite answers per addressee", "kind": "answers",
+         "params": {"measure": "rate", "outcome": "score", "values": ["polite"], "scorer": "polite_scorer:politeness"}},
+        {"id": "swap", "title": "Polite answers: the same request to a woman minus to a man", "kind": "answers",
+         "params": {"measure": "paired", "outcome": "score", "values": ["polite"], "scorer": "polite_scorer:politeness",
+                    "paired": "group", "levels": ["woman", "man"], "group": "template"}}]}))
+    for model, polite_to_women in (("m1", 18), ("m2", 9)):
+        rows = ["item,pair,template,group,text"]
+        for i in range(20):
+            rows += [f"{i}w,{i},ask,woman,{'Please sit.' if i < polite_to_women else 'Sit.'}",
+                     f"{i}m,{i},ask,man,{'Please sit.' if i < 5 else 'Sit.'}"]
+        (tmp_path / f"{model}.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["run", str(suite), "--answers", str(tmp_path / "m1.csv"), "-o", str(tmp_path / "run")],
+                          capsys)
+    assert code == 0, err
+    assert "politeness" in out and "woman - man" in out  # the console table
+    table = (tmp_path / "run" / "results.csv").read_text()
+    assert "polite-requests" in table and "paired" in table
+    paired = next(r for r in _records(tmp_path / "run") if r["row"] == "paired")
+    assert paired["estimate"] == pytest.approx((18 - 5) / 20)
+    assert paired["p_value"] == pytest.approx(stats.binomtest(13, 13, 0.5).pvalue, abs=1e-12)
+    code, _, err = _run(["report", str(tmp_path / "run"), "--html", str(tmp_path / "report.html")], capsys)
+    assert code == 0, err
+    html = (tmp_path / "report.html").read_text()
+    assert "Answers" in html and "politeness" in html and "woman - man" in html and "q_value" in html
+    (tmp_path / "sweep.toml").write_text(
+        f'models = [{{ label = "m1", answers = "m1.csv" }}, {{ label = "m2", answers = "m2.csv" }}]\n'
+        f'suites = ["polite-requests.json"]\n')
+    code, out, err = _run(["sweep", str(tmp_path / "sweep.toml"), "-o", str(tmp_path / "sweep")], capsys)
+    assert code == 0, out + err
+    rankings = (tmp_path / "sweep" / "rankings.csv").read_text()
+    assert "answers" in rankings and "m1" in rankings and "m2" in rankings

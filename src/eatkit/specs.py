@@ -274,13 +274,14 @@ ANSWERS = KindSpec(
     title="Answers of a language or vision-language model scored per group: rates, differences, paired "
     "counterfactual tests, decision effects",
     presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci_low", "ci_high",
-                                       "p_value"), headline="estimate",
+                                       "p_value", "q_value"), headline="estimate",
                               formats={"estimate": ".3f", "ci_low": ".3f", "ci_high": ".3f"}, heading="Answers",
                               legend="rate: share of a group's answers with the counted outcome (Wilson CI, or "
                               "cluster-robust with clusters); difference: the group minus the others (Newcombe CI, "
                               "Fisher's exact p); paired: first minus second level within counterfactual pairs "
                               "(exact McNemar, or sign-flip permutation of pair means); effect: random-effects "
-                              "difference of mean logit p(yes) against the reference over decision questions"),
+                              "difference of mean logit p(yes) against the reference over decision questions; q: Benjamini-Hochberg "
+                              "over the run's answer tests"),
     ranking=Ranking("estimate", "abs", "answers"),
     params=(
         Param("measure", default="rate", choices=("rate", "paired", "decision"), cli=False,

@@ -69,13 +69,27 @@ def register_scorer(name: str, factory: Callable[[str], Callable[[Answer], Any]]
 
 
 def scorer_of(spec: str) -> Callable[[Answer], Any] | None:
-    """The scorer a test's ``scorer`` param names (``""``: none), or a one-line error listing the known."""
+    """The scorer a test's ``scorer`` param names (``""``: none): ``name[:argument]`` of :data:`SCORERS`, or
+    a benchmark's own, ``package.module:factory[:argument]`` (imported; the factory takes the argument);
+    else a one-line error listing the known.
+
+    >>> scorer_of("words")(Answer(item="1", text="Please sit down."))
+    3.0
+    """
     if not spec:
         return None
     name, _, argument = spec.partition(":")
-    if name not in SCORERS:
-        raise EatkitError(f"unknown scorer {name!r} (known: {', '.join(sorted(SCORERS))})")
-    return SCORERS[name](argument)
+    if name in SCORERS:
+        return SCORERS[name](argument)
+    if argument:
+        from eatkit.io import load_object
+
+        factory, _, argument = argument.partition(":")
+        try:
+            return load_object(f"{name}:{factory}")(argument)
+        except (ImportError, AttributeError) as err:
+            raise EatkitError(f"scorer {spec!r} cannot be loaded ({err})") from None
+    raise EatkitError(f"unknown scorer {name!r} (known: {', '.join(sorted(SCORERS))}, or module:factory)")
 
 
 # -- reading an answer's fields -------------------------------------------------------------------------------
