@@ -340,3 +340,10 @@ def test_a_new_answer_benchmark_is_a_suite_file_and_a_scorer(tmp_path: Path, cap
     assert code == 0, out + err
     rankings = (tmp_path / "sweep" / "rankings.csv").read_text()
     assert "answers" in rankings and "m1" in rankings and "m2" in rankings
+
+
+def test_the_run_help_names_every_format(capsys) -> None:
+    code, out, _ = _run(["run", "--help"], capsys)
+    assert code == 0
+    flat = " ".join(out.split())
+    assert all(name in flat[flat.index("--answer-format"):] for name in FORMATS)
