@@ -347,3 +347,15 @@ def test_the_run_help_names_every_format(capsys) -> None:
     assert code == 0
     flat = " ".join(out.split())
     assert all(name in flat[flat.index("--answer-format"):] for name in FORMATS)
+
+
+def test_lmms_eval_sample_log_written_by_the_harness_is_read() -> None:
+    """lmms-eval 0.7.3 (its `dummy` model answering "yes"); its samples hold no document, only doc_id."""
+    got = read_answers(DATA / "lmms-eval")
+    (file,) = got.files
+    assert (file.format, file.tool, file.task, file.model, file.answers) == (
+        "lmms-eval", "lmms-eval", "hiring_lmms", "dummy response=yes", 8)
+    raw = [json.loads(line) for line in next((DATA / "lmms-eval").glob("*_samples_*")).read_text().splitlines()]
+    assert [(a.item, a.text, a.target) for a in got.records] == [(str(r["doc_id"]), r["filtered_resps"], r["target"])
+                                                                 for r in raw]
+    assert got.records[0].fields["input"].startswith("Question: Maria applied")

@@ -293,14 +293,18 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, line: int) -> Answer:
+def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, line: int,
+                    keys: Sequence[str] = _LM_EVAL_KEYS, tool: str = "lm-eval") -> Answer:
     """One lm-eval / lmms-eval sample: loglikelihood requests give ``logprobs`` (one per option) and
-    ``choice`` (the index of the largest); a generation gives ``text``."""
+    ``choice`` (the continuation of the largest); a generation gives ``text`` (lmms-eval 0.7 logs it as a
+    string, without the document: only ``doc_id``, ``target``, ``input`` and the metrics)."""
     where = f"{file}: line {line}"
-    missing = [k for k in _LM_EVAL_KEYS if k not in row]
+    missing = [k for k in keys if k not in row]
     if missing:
-        raise EatkitError(f"{where}: field {missing[0]} missing (not an lm-eval sample)")
+        raise EatkitError(f"{where}: field {missing[0]} missing (not an {tool} sample)")
     responses = row["filtered_resps"]
+    if isinstance(responses, str):
+        responses = [responses]
     if not isinstance(responses, list) or not responses:
         raise EatkitError(f"{where}: field filtered_resps is not a non-empty list")
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
@@ -353,14 +357,18 @@ def _read_lm_eval(path: Path, names: Mapping[str, str]) -> Read:
                 task=match.group(1) if match else None, tool_version=_text_or_none(results.get("lm_eval_version")))
 
 
+_LMMS_EVAL_KEYS = ("doc_id", "filtered_resps")
+
+
 def _read_lmms_eval(path: Path, names: Mapping[str, str]) -> Read:
-    records = [_harness_answer(row, names, path.name, n) for n, row in _json_lines(path, _text(path))]
+    records = [_harness_answer(row, names, path.name, n, _LMMS_EVAL_KEYS, "lmms-eval")
+               for n, row in _json_lines(path, _text(path))]
     stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
     task = stem.split("_samples_", 1)[1] if "_samples_" in stem else None
     results = _harness_results(path, stem.split("_samples_", 1)[0] + "_results") if task else {}
     config = results.get("config", {}) if isinstance(results.get("config"), dict) else {}
-    model = results.get("model_name") or config.get("model_args") or path.parent.name
-    return Read(records, "lmms-eval", model=str(model), task=task,
+    model = results.get("model_name") or " ".join(str(config[k]) for k in ("model", "model_args") if config.get(k))
+    return Read(records, "lmms-eval", model=model or path.parent.name, task=task,
                 tool_version=_text_or_none(results.get("lmms_eval_version")))
 
 
@@ -611,7 +619,7 @@ def _is_lm_eval(path: Path, head: str) -> bool:
 
 
 def _is_lmms_eval(path: Path, head: str) -> bool:
-    return "_samples_" in path.name and all(k in _first_object(head) for k in _LM_EVAL_KEYS)
+    return "_samples_" in path.name and all(k in _first_object(head) for k in _LMMS_EVAL_KEYS)
 
 
 def _is_vlmevalkit(path: Path, head: str) -> bool:
