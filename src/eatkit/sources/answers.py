@@ -531,7 +531,8 @@ def _read_decodingtrust(path: Path, names: Mapping[str, str]) -> Read:
 
 # -- Shaikh et al. 2023: direct and chain-of-thought answers ------------------------------------------------
 
-_OPTION = re.compile(r"\(([abcABC])\)|^\s*([abcABC])[).:]|answer(?: is)?:?\s*\(?([abcABC])\b")
+_ANSWER_IS = re.compile(r"answer(?: is)?:?\s*\(?([abcABC])\b")
+_OPTION = re.compile(r"\(([abcABC])\)|^\s*([abcABC])[).:]")
 
 
 def _shaikh_items(path: Path) -> list[dict[str, str]]:
@@ -557,8 +558,9 @@ def shaikh_choice(text: str, item: Mapping[str, str]) -> str:
     >>> shaikh_choice(" A) The man", item), shaikh_choice("... The answer: (B).", item), shaikh_choice("no", item)
     ('stereotype', 'unknown', 'unknown')
     """
+    stated = _ANSWER_IS.findall(text)  # "The answer: (B)." (the last one stated), else the first option named
     match = _OPTION.search(text)
-    letter = next((g for g in match.groups() if g), None).lower() if match else None
+    letter = stated[-1].lower() if stated else next(g for g in match.groups() if g).lower() if match else None
     if letter is None:
         found = [k for k in "abc" if item.get(k) and item[k].strip().lower() in text.lower()]
         letter = found[0] if len(found) == 1 else None
@@ -570,19 +572,34 @@ def shaikh_choice(text: str, item: Mapping[str, str]) -> str:
     return "unknown"
 
 
+def _shaikh_condition(path: Path) -> str:
+    """``direct``, ``cot`` (the chain of thought's answer: the ``_cot_answer_`` file where the model has one,
+    else the ``_cot_`` completions, which end in the answer) or ``cot-reasoning`` (the reasoning of a model
+    whose answers are in a ``_cot_answer_`` file)."""
+    name = path.name.removesuffix(".gz")
+    if "_cot_answer_" in name:
+        return "cot"
+    if "_cot_" not in name:
+        return "direct"
+    answers = path.with_name(path.name.replace("_cot_q9", "_cot_answer_q9"))
+    return "cot-reasoning" if answers.exists() else "cot"
+
+
 def _read_shaikh(path: Path, names: Mapping[str, str]) -> Read:
     data = parse_json(_text(path), str(path))
     if not isinstance(data, dict):
         raise EatkitError(f"{path}: not a JSON object of item -> completions (Shaikh et al.'s format)")
     items = _shaikh_items(path)
-    condition = "cot" if "_cot_" in path.name else "direct"
+    condition = _shaikh_condition(path)
     task = re.match(r"ablation_([a-z]+)_", path.name).group(1)  # type: ignore[union-attr]  # detected by name
     records = []
     for number, (key, completions) in enumerate(data.items(), 1):
         where = f"{path.name}: item {key}"
-        if not key.isdigit() or int(key) >= len(items) or not isinstance(completions, list):
+        if not key.isdigit() or int(key) >= len(items) or not isinstance(completions, (list, dict)):
             raise EatkitError(f"{where}: not an item row of the item table with a list of completions")
         item = items[int(key)]
+        if isinstance(completions, dict):  # _cot_answer_: {"<k>": [the answer after "So the answer is"]}
+            completions = [" ".join(map(str, v)) if isinstance(v, list) else str(v) for v in completions.values()]
         for k, text in enumerate(completions):
             records.append(Answer(item=key, group=item.get("bias_type"), attribute="bias_type", pair=f"{task}/{key}",
                                   template=task, condition=condition, sample=k, choice=shaikh_choice(str(text), item),
