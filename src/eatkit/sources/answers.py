@@ -607,6 +607,32 @@ def _read_shaikh(path: Path, names: Mapping[str, str]) -> Read:
     return Read(records, "chain-of-thought-bias", model=path.parent.name, task=f"{task}/{condition}")
 
 
+# -- LLM-IAT responses (Bai et al. 2025) ------------------------------------------------------------------
+
+
+def _read_llm_iat(path: Path, names: Mapping[str, str]) -> Read:
+    """The authors' response CSV (pandas-written: an unnamed index column, the response in ``0`` or
+    ``response``, ``category``, ``variation``): each row an answer whose ``item`` is its index, ``text`` the
+    response (an empty response is kept), ``template`` the category and ``condition`` the variation."""
+    rows = list(_table_rows(path, _text(path, "LLM-IAT response file"), ","))
+    missing = [c for c in ("category", "variation") if rows and c not in rows[0][1]]
+    if missing:
+        raise EatkitError(f"{path} is not a LLM-IAT response file: no column {missing[0]!r}")
+    records = []
+    for n, (line, row) in enumerate(rows):
+        text = row.get("response", row.get("0"))
+        if text is None:
+            raise EatkitError(f"{path} has no response column ('0' or 'response')")
+        records.append(Answer(item=row.get("") or str(n), template=row["category"].strip(),
+                              condition=row["variation"].strip(), text=text, file=path.name, line=line))
+    return Read(records, "llm-implicit-bias (Bai et al. 2025)", task="llm-iat")
+
+
+def _is_llm_iat(path: Path, head: str) -> bool:
+    first = [c.strip() for c in head.split("\n", 1)[0].split(",")]
+    return path.name.endswith(".csv") and {"category", "variation"} <= set(first) and bool({"0", "response"} & set(first))
+
+
 # -- formats ------------------------------------------------------------------------------------------------
 
 
@@ -661,6 +687,8 @@ FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
     AnswerFormat("shaikh2023", "chain-of-thought-bias",
                  lambda p, h: bool(re.match(r"ablation_\w+_q9\.json", p.name.removesuffix(".gz"))), _read_shaikh,
                  "Shaikh et al. 2023 outputs (ablation_<task>[_cot]_q9.json)"),
+    AnswerFormat("llm-iat", "llm-implicit-bias", _is_llm_iat, _read_llm_iat,
+                 "Bai et al. 2025's LLM-IAT response CSVs (0 or response, category, variation)"),
     AnswerFormat("vlmevalkit", "VLMEvalKit", _is_vlmevalkit, _read_vlmevalkit,
                  "VLMEvalKit result tables (<model>_<dataset>[_result].xlsx/.tsv/.csv: index, prediction)"),
     AnswerFormat("jsonl", "eatkit", lambda p, h: p.name.removesuffix(".gz").endswith((".jsonl", ".json")),
