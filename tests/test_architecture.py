@@ -96,6 +96,7 @@ def test_stats_import_only_the_base_modules_and_never_torch():
 #: the layers, bottom to top: a module may import from its own layer and the layers below it only
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("eatkit._version", "eatkit._lazy", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths",
+     "eatkit.flags",
      "eatkit.kinds", "eatkit.specs", "eatkit.command_options"),
     ("eatkit.stats",),
     ("eatkit.stimuli", "eatkit.records"),
@@ -133,6 +134,7 @@ def test_no_module_imports_from_a_layer_above_it():
 
 def test_the_layer_check_finds_a_planted_upward_import():
     assert _layer("eatkit.run.sweep") > _layer("eatkit.analyses.eat")
+    assert _layer("eatkit.run.sweep_file") > _layer("eatkit.stats.exact_counts")
     assert _layer("eatkit.report.html") > _layer("eatkit.run.sweep")
     assert _layer("eatkit") > _layer("eatkit.cli.run")
 
