@@ -108,7 +108,7 @@ def exact_table(report, sizes: tuple[int, ...]) -> None:
     from eatkit.stats import permutation
     from eatkit.stats import exact_counts
 
-    print(f"\nexact counts ({'compiled kernels, ' + str(exact_counts._compiled_kernels().threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
+    print(f"\nexact counts ({'compiled kernels, ' + str(exact_counts.compiled_kernels().threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
     # per-permutation costs of the peers, on 25 + 25 association values
     x, y = association_values(25, "real")
     loop_iterations, resamples = 20_000, 10**5

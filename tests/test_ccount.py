@@ -102,7 +102,7 @@ def test_a_45_value_count_is_the_numpy_count() -> None:
     # odd n (halves of 22 and 23), two threads, real-valued association values scaled as the permutation
     # test does; k = 22 and a k below the strata's middle
     rng = np.random.default_rng(45)
-    q, tol = exact_counts._scaled(rng.normal(size=45), 1e-12)
+    q, tol = exact_counts.scaled_integers(rng.normal(size=45), 1e-12)
     for k in (22, 9):
         observed = int(q[:k].sum())
         ts = [observed - tol, observed + tol + 1]

@@ -82,6 +82,7 @@ def test_a_prompt_comparison_from_python(tmp_path):
     from eatkit.registry import build_model
     from eatkit.run.runner import run_suite
 
+    (tmp_path / "clip").mkdir()
     model = tiny_open_clip(tmp_path / "clip", "eatkit-request-tiny")
     suite = _word_suite(tmp_path)
     options = RunOptions(seed=0, permutations=100, n_bootstrap=0)

@@ -39,15 +39,15 @@ def test_a_monte_carlo_test_too_long_is_refused_before_any_draw_with_its_estimat
 def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
     ints = rng.integers(-1000, 1000, size=(30, 2)).astype(np.int64)
-    thresholds = [exact_counts._IntThresholds.of(ints[:, i].copy(), 15, 0) for i in range(2)]
+    thresholds = [exact_counts.IntThresholds.of(ints[:, i].copy(), 15, 0) for i in range(2)]
     for key in (5, 2**63 - 3):  # the second wraps the uint64 hash input within the run
-        whole = monte_carlo._monte_carlo_counts(ints, 15, 50_000, key, thresholds)
+        whole = monte_carlo.monte_carlo_counts(ints, 15, 50_000, key, thresholds)
         monkeypatch.setattr(monte_carlo, "MC_CHUNK_STEPS", 1 << 14)
-        assert monte_carlo._monte_carlo_counts(ints, 15, 50_000, key, thresholds) == whole
+        assert monte_carlo.monte_carlo_counts(ints, 15, 50_000, key, thresholds) == whole
         monkeypatch.undo()
     # Ctrl-C arrives between two chunks: the test stops there instead of running all the draws
     calls = []
-    kernel = exact_counts._compiled_kernels().monte_carlo
+    kernel = exact_counts.compiled_kernels().monte_carlo
 
     def interrupted(*args):
         calls.append(args[4])
@@ -56,9 +56,9 @@ def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatc
         return kernel(*args)
 
     monkeypatch.setattr(monte_carlo, "MC_CHUNK_STEPS", 1 << 14)
-    monkeypatch.setattr(exact_counts._compiled_kernels(), "monte_carlo", interrupted)
+    monkeypatch.setattr(exact_counts.compiled_kernels(), "monte_carlo", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        monte_carlo._monte_carlo_counts(ints, 15, 10**7, 5, thresholds)
+        monte_carlo.monte_carlo_counts(ints, 15, 10**7, 5, thresholds)
     assert len(calls) == 2 and max(calls) < 10**5
 
 

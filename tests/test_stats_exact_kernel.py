@@ -90,7 +90,7 @@ def test_integer_scaling_keeps_the_tolerance_rule() -> None:
     assert group_permutation_test([0.1, 0.2], [0.3, 0.0], permutations="exact").counts["greater"] == 4
     x, y = np.array([1.0, 1e-300, 2.0]), np.array([3.0, 1e-300, 0.5])
     assert group_permutation_test(x, y, permutations="exact").counts == enumerated_counts(x, y)
-    q, tol = exact_counts._scaled(np.array([0.75, -1.5, 3.0]), 1e-15)
+    q, tol = exact_counts.scaled_integers(np.array([0.75, -1.5, 3.0]), 1e-15)
     assert q.dtype == np.int64 and int(np.abs(q).sum()) < 2**exact_counts.SUM_BITS
     assert list(q / q[0]) == [1.0, -2.0, 4.0]  # powers of two scale exactly
     assert tol == math.floor(math.ldexp(1e-15, exact_counts.SUM_BITS - math.frexp(5.25)[1]))
@@ -182,7 +182,7 @@ def test_tied_dynamic_programme_equals_both_listing_counters(kind: str, k: int, 
     # heavily tied inputs take the dynamic programme over distinct values; the listing counters (compiled
     # windows, numpy binary search) must give the same counts on them, at several thresholds
     x, y = _values(kind, k, m, seed=k + 2 * m)
-    q, tol = exact_counts._scaled(np.concatenate([x, y]), 1e-12)
+    q, tol = exact_counts.scaled_integers(np.concatenate([x, y]), 1e-12)
     r, n, observed = min(k, m), k + m, int(q[:min(k, m)].sum())
     sums, counts = exact_counts._tied_sums(q, r, budget=perm.exact_cost(n, r) // (4 * n))  # the dispatcher's budget
     assert int(counts.sum()) == math.comb(n, r) and np.all(np.diff(sums) > 0)
@@ -201,7 +201,7 @@ def test_thresholds_in_different_buckets_and_full_buckets_take_the_exact_way(kin
     # 21 + 21: two runs a stratum, so windows with bucket indexes; the second threshold lies several
     # buckets above the first (every block counted again query by query) or a few units above (rarely)
     x, y = _values(kind, 21, 21, seed=2121)
-    q, _ = exact_counts._scaled(np.concatenate([x, y]), 0.0)
+    q, _ = exact_counts.scaled_integers(np.concatenate([x, y]), 0.0)
     observed = int(q[:21].sum())
     for gap in (1, 3, int(np.abs(q).sum()) // 10_000):
         ts = [observed, observed + gap]
@@ -210,7 +210,7 @@ def test_thresholds_in_different_buckets_and_full_buckets_take_the_exact_way(kin
 
 def test_tied_path_gives_way_to_listing() -> None:
     x, y = _values("real", 20, 20, seed=3)
-    q, _ = exact_counts._scaled(np.concatenate([x, y]), 1e-12)
+    q, _ = exact_counts.scaled_integers(np.concatenate([x, y]), 1e-12)
     assert exact_counts._tied_sums(q, 20, budget=2**40) is None  # every value distinct
     ints = np.concatenate(_values("integer", 20, 20, seed=3)).astype(np.int64)
     assert exact_counts._tied_sums(ints, 20, budget=10) is None  # more live sums than the budget

@@ -317,13 +317,7 @@ def build_source(
     Traceback (most recent call last):
     eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option 'layer'
     """
-    options = {k: v for k, v in given.items() if v is not None}
-    for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
-        if isinstance(options.get(key), (str, os.PathLike)):
-            checked_path(options[key], flag(key))
-    models = [k for k in ("name", "vectors", "embeddings") if k in options]
-    if len(models) != 1:
-        raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
+    options = _source_options(given, flag)
     model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
     if "vectors" in options:
         return _vectors_source(options, model_options, suite, flag)
@@ -336,6 +330,18 @@ def build_source(
     spec = get_model(options["name"])
     spec.refuse_options(model_options, flag)
     return spec.build(**model_options, **(overrides or {}))
+
+
+def _source_options(given: Mapping[str, Any], flag: Callable[[str], str]) -> dict[str, Any]:
+    """The options given (not ``None``), their paths checked, naming exactly one source."""
+    options = {k: v for k, v in given.items() if v is not None}
+    for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
+        if isinstance(options.get(key), (str, os.PathLike)):
+            checked_path(options[key], flag(key))
+    models = [k for k in ("name", "vectors", "embeddings") if k in options]
+    if len(models) != 1:
+        raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
+    return options
 
 
 def _refuse_unless(options: Mapping[str, Any], key: str, source: str, flag: Callable[[str], str]) -> None:
@@ -422,16 +428,19 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
     """What the manifest records of each set of a test: every stimulus embedded (its id, and the SHA-256 of
     its file's bytes or of its exact string) and one SHA-256 over them, the set's fingerprint."""
     sets = test.sets()
-    out: dict[str, Any] = {}
-    for role, emb in embedded.items():
-        hashes = emb.checksums or tuple(text_sha256(i) for i in emb.ids)
-        items = [[i, h] for i, h in zip(emb.ids, hashes)]
-        stimuli = sets.get(role)
-        out[role] = set_entry(stimuli.name if stimuli else role, stimuli.modality if stimuli else None, items,
-                              emb.dropped)
-        if stimuli is not None and stimuli.modality == "image" and stimuli.category and not stimuli.items:
-            out[role]["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
-    return out
+    return {role: _set_checksums(role, sets.get(role), emb) for role, emb in embedded.items()}
+
+
+def _set_checksums(role: str, stimuli: StimulusSet | None, emb: Embedded) -> dict[str, Any]:
+    """The manifest entry of one set of a test (``stimuli`` None: a set an analysis derived)."""
+    hashes = emb.checksums or tuple(text_sha256(i) for i in emb.ids)
+    items = [[i, h] for i, h in zip(emb.ids, hashes)]
+    if stimuli is None:
+        return set_entry(role, None, items, emb.dropped)
+    entry = set_entry(stimuli.name, stimuli.modality, items, emb.dropped)
+    if stimuli.modality == "image" and stimuli.category and not stimuli.items:
+        entry["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
+    return entry
 
 
 def _embed_all(source: EmbeddingSource, sets: list[StimulusSet]) -> dict[str, Embedded]:

@@ -66,8 +66,8 @@ from eatkit.errors import EatkitError
 from eatkit.progress import progress
 from eatkit.run.runner import build_source
 from eatkit.run.sweep_executors import CellOutcome, connect_ray, local_cells, ray_cells, run_cell
-from eatkit.run.sweep_file import (EXECUTORS, METADATA_KEYS, MODEL_KEYS, SUITE_KEYS, TOP_KEYS, Cell, Sweep, _safe,
-                                   check_sweep_schema, load_sweep, model_modalities, parse_sweep, test_needs)
+from eatkit.run.sweep_file import (EXECUTORS, METADATA_KEYS, MODEL_KEYS, SUITE_KEYS, TOP_KEYS, Cell, Sweep,
+                                   check_sweep_schema, folder_name, load_sweep, model_modalities, parse_sweep, test_needs)
 
 #: the sweep's API: the driver, and what the sweep file (:mod:`eatkit.run.sweep_file`) and the cells'
 #: executors (:mod:`eatkit.run.sweep_executors`) hold, importable from here
@@ -132,16 +132,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     same jobs on this machine; :mod:`eatkit.run.slurm`).
     """
     sweep = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
-    if executor not in EXECUTORS:
-        raise EatkitError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
-    command_option("sweep", "jobs", jobs)
-    if executor == "slurm":
-        from eatkit.run.slurm import check_cluster
-
-        check_cluster(cluster)
-    out = Path(out_dir) if out_dir is not None else sweep.output
-    if out is None:
-        raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
+    out = _checked_run(sweep, out_dir, executor, jobs, cluster)
     from eatkit.run.folder import claim_output, prepare_output
 
     prepare_output(out, "sweep", inputs=[sweep.source if Path(sweep.source).exists() else None])
@@ -167,6 +158,22 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
     return SweepResult(out, statuses, errors, [c.id for c in todo])
 
 
+def _checked_run(sweep: Sweep, out_dir: str | os.PathLike[str] | None, executor: str, jobs: int,
+                 cluster: str) -> Path:
+    """The output folder of a sweep run, its executor, jobs and cluster checked first."""
+    if executor not in EXECUTORS:
+        raise EatkitError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
+    command_option("sweep", "jobs", jobs)
+    if executor == "slurm":
+        from eatkit.run.slurm import check_cluster
+
+        check_cluster(cluster)
+    out = Path(out_dir) if out_dir is not None else sweep.output
+    if out is None:
+        raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
+    return out
+
+
 #: the hub commits a sweep resolved its models' revisions to, once (its output folder)
 REVISIONS_FILE = "revisions.json"
 
@@ -178,8 +185,6 @@ def pin_revisions(cells: list[Cell], out: Path) -> list[Cell]:
     recorded commit, with a warning naming both commits. Models that take no ``revision`` (word vectors,
     packaged weights) are left as they are; a model that cannot be built is left to its cells to report."""
     from eatkit.progress import warn
-    from eatkit.registry import get_model
-    from eatkit.stimuli.loader import load_suite
 
     path = out / REVISIONS_FILE
     try:
@@ -189,15 +194,8 @@ def pin_revisions(cells: list[Cell], out: Path) -> list[Cell]:
     pins: dict[str, dict[str, str]] = {}
     for cell in cells:
         label = cell.model["label"]
-        if label in pins or "name" not in cell.model:
-            continue
-        try:
-            if "revision" not in (get_model(cell.model["name"]).option_names() or ()):
-                continue
-            hub = build_source(cell.model, load_suite(cell.suite["suite"])).manifest().get("hub")
-        except Exception:  # noqa: BLE001 -- the cell reports its model's failure when it runs
-            continue
-        if not hub or hub.get("commit") in (None, "unknown"):
+        hub = None if label in pins else _hub(cell)
+        if hub is None:
             continue
         old = recorded.get(label)
         if old and (old["repo"], old["revision"]) == (hub["repo"], hub["revision"]):
@@ -215,6 +213,23 @@ def pin_revisions(cells: list[Cell], out: Path) -> list[Cell]:
         os.replace(tmp, path)
     return [dataclasses.replace(c, model={**c.model, "revision": pins[c.model["label"]]["commit"]})
             if c.model["label"] in pins else c for c in cells]
+
+
+def _hub(cell: Cell) -> dict[str, str] | None:
+    """The hub repository, revision and commit of a cell's model (None: a model that takes no revision, has
+    no commit, or cannot be built: its cells report that)."""
+    from eatkit.registry import get_model
+    from eatkit.stimuli.loader import load_suite
+
+    if "name" not in cell.model:
+        return None
+    try:
+        if "revision" not in (get_model(cell.model["name"]).option_names() or ()):
+            return None
+        hub = build_source(cell.model, load_suite(cell.suite["suite"])).manifest().get("hub")
+    except Exception:  # noqa: BLE001 -- the cell reports its model's failure when it runs
+        return None
+    return None if not hub or hub.get("commit") in (None, "unknown") else hub
 
 
 def _executor(executor: str, todo: list[Cell], jobs: int, address: str | None, out: Path,
@@ -236,7 +251,7 @@ def slurm_task(out: Path, cells: list[Cell]) -> list[tuple[str, str | None, floa
     if todo:
         from eatkit.run.decode import predecode_sweep
 
-        predecode_sweep(todo, out, f"slurm/decoding-{_safe(todo[0].model['label'])}.json")
+        predecode_sweep(todo, out, f"slurm/decoding-{folder_name(todo[0].model['label'])}.json")
     ran = []
     for cell in todo:
         outcome = run_cell(cell)

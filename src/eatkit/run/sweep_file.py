@@ -133,10 +133,10 @@ def _check_folders(name: str, labels: list[str], where: str) -> None:
     """An error for two labels that map to one folder name."""
     folders: dict[str, str] = {}
     for label in labels:
-        other = folders.setdefault(_safe(label).casefold(), label)
+        other = folders.setdefault(folder_name(label).casefold(), label)
         if other != label:
             raise EatkitError(f"{where}: {name} '{other}' and '{label}' map to one folder name "
-                              f"'{_safe(label)}' (give them labels that differ in letters or digits)")
+                              f"'{folder_name(label)}' (give them labels that differ in letters or digits)")
 
 
 def check_sweep_schema(data: Any, where: str) -> None:
@@ -181,12 +181,7 @@ def _check_shape(data: Any, where: str) -> None:
         _check_keys(data["slurm"], slurm_keys, f"{where}: slurm")
     for entry in _list(data, "models", where):
         if isinstance(entry, dict):
-            label = f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip()
-            _check_keys(entry, MODEL_KEYS, label)
-            if len([k for k in ("name", "vectors", "embeddings") if k in entry]) != 1:
-                raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
-            if isinstance(entry.get("slurm"), dict):
-                _check_keys(entry["slurm"], slurm_keys, f"{label}: slurm")
+            _check_model_shape(entry, where, slurm_keys)
     for entry in _list(data, "suites", where):
         if isinstance(entry, dict) and isinstance(entry.get("suite"), str):
             _check_keys(entry, SUITE_KEYS, f"{where}, suite {entry['suite']}")
@@ -197,6 +192,23 @@ def _check_shape(data: Any, where: str) -> None:
     for index, entry in enumerate(given):
         if isinstance(entry, dict):
             _check_keys(entry, fields, f"{where}, setting {index + 1}")
+
+
+def _check_model_shape(entry: dict[str, Any], where: str, slurm_keys: tuple[str, ...]) -> None:
+    """A model table's keys, its one source and its ``slurm`` table's keys."""
+    label = f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip()
+    _check_keys(entry, MODEL_KEYS, label)
+    _model_source(entry, where)
+    if isinstance(entry.get("slurm"), dict):
+        _check_keys(entry["slurm"], slurm_keys, f"{label}: slurm")
+
+
+def _model_source(entry: Mapping[str, Any], where: str) -> str:
+    """The one source key of a model table: ``name``, ``vectors`` or ``embeddings``."""
+    given = [k for k in ("name", "vectors", "embeddings") if k in entry]
+    if len(given) != 1:
+        raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
+    return given[0]
 
 
 def _check_keys(entry: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -217,12 +229,10 @@ def _model_entry(entry: Any, base: Path, where: str, slurm: dict[str, Any]) -> d
     if not isinstance(entry, dict):
         raise EatkitError(f"{where}: a model must be a name or a table, got {entry!r}")
     _check_keys(entry, MODEL_KEYS, f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip())
-    given = [k for k in ("name", "vectors", "embeddings") if k in entry]
-    if len(given) != 1:
-        raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
+    source = _model_source(entry, where)
     entry = {k: str((base / Path(v).expanduser()).resolve()) if k in _PATH_KEYS and isinstance(v, str) else v
              for k, v in entry.items()}
-    label = entry.get("label") or (entry["name"] if "name" in entry else Path(entry[given[0]]).stem)
+    label = entry.get("label") or (entry["name"] if "name" in entry else Path(entry[source]).stem)
     resources = {**slurm, **(parse_resources(entry["slurm"], f"{where}, model {label}") if "slurm" in entry else {})}
     return {**entry, "label": str(label), **({"slurm": resources} if resources else {})}
 
@@ -232,20 +242,30 @@ def _suite_entry(entry: Any, base: Path, where: str) -> dict[str, Any]:
     if not isinstance(entry, dict) or not isinstance(entry.get("suite"), str):
         raise EatkitError(f"{where}: a suite must be a suite id, a file, or a table with 'suite', got {entry!r}")
     _check_keys(entry, SUITE_KEYS, f"{where}, suite {entry['suite']}")
-    tests = entry.get("tests")
-    if tests is not None and not (isinstance(tests, list) and all(isinstance(t, str) for t in tests)):
-        raise EatkitError(f"{where}, suite {entry['suite']}: 'tests' must be a list of test ids")
-    metrics = entry.get("metrics")
-    if metrics is not None:
-        from eatkit.analyses.metrics import parse_metrics
-
-        if not (isinstance(metrics, list) and all(isinstance(m, str) for m in metrics)):
-            raise EatkitError(f"{where}, suite {entry['suite']}: 'metrics' must be a list of metric names")
-        parse_metrics(",".join(metrics) or "''")
+    _check_suite_lists(entry, f"{where}, suite {entry['suite']}")
     name = entry["suite"]
     is_file = name.endswith(".json") or "/" in name
     suite = str((base / name).resolve()) if is_file else name
     return {**entry, "suite": suite, "label": str(entry.get("label") or (Path(name).stem if is_file else name))}
+
+
+def _check_suite_lists(entry: dict[str, Any], where: str) -> None:
+    """A suite table's ``tests`` (test ids) and ``metrics`` (metric names, checked by the family)."""
+    tests = entry.get("tests")
+    if tests is not None and not _strings(tests):
+        raise EatkitError(f"{where}: 'tests' must be a list of test ids")
+    metrics = entry.get("metrics")
+    if metrics is not None:
+        from eatkit.analyses.metrics import parse_metrics
+
+        if not _strings(metrics):
+            raise EatkitError(f"{where}: 'metrics' must be a list of metric names")
+        parse_metrics(",".join(metrics) or "''")
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a list of strings."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _settings_entry(entry: Any, index: int, count: int, where: str) -> dict[str, Any]:
@@ -316,11 +336,7 @@ def model_modalities(model: Mapping[str, Any]) -> frozenset[str] | None:
 def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any],
           plan: tuple[str, list[tuple[str, frozenset[str]]]]) -> Cell:
     content, needs = plan
-    embeds = model_modalities(model)
-    if embeds is not None and embeds & {"sentence", "prompt"}:
-        # a word is a short text: a model of sentences or prompts takes it (an LM, a text-to-image model is
-        # prompted with it)
-        embeds = embeds | {"word", "sentence"} if "prompt" in embeds else embeds | {"word"}
+    embeds = _embeds(model_modalities(model))
     tests, inapplicable = [], []
     for test, need in needs:
         if embeds is None or need <= embeds:
@@ -331,11 +347,19 @@ def _cell(model: dict[str, Any], suite: dict[str, Any], settings: dict[str, Any]
     identity = {k: v for k, v in model.items() if k not in UNHASHED_KEYS}
     payload = json.dumps({"model": identity, "suite": suite, "suite_sha256": content, "settings": settings,
                           "eatkit": __version__}, sort_keys=True)
-    ident = "__".join(_safe(label) for label in (model["label"], suite["label"], settings["label"]))
+    ident = "__".join(folder_name(label) for label in (model["label"], suite["label"], settings["label"]))
     return Cell(ident, model, suite, settings, hashlib.sha256(payload.encode()).hexdigest(), tuple(tests),
                 tuple(inapplicable))
 
 
-def _safe(label: str) -> str:
+def _embeds(embeds: frozenset[str] | None) -> frozenset[str] | None:
+    """What a model embeds, words included where it takes texts: a word is a short text, so a model of
+    sentences or prompts takes it (an LM, a text-to-image model is prompted with it)."""
+    if embeds is None or not embeds & {"sentence", "prompt"}:
+        return embeds
+    return embeds | {"word", "sentence"} if "prompt" in embeds else embeds | {"word"}
+
+
+def folder_name(label: str) -> str:
     """A label as a folder name: characters other than letters, digits, ``-_.`` become ``-``."""
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in label).strip(".") or "-"

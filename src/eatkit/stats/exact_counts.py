@@ -109,6 +109,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.io import atomic_write_bytes
 from eatkit.progress import activity
+from eatkit.stats.cost import duration
 
 #: ``permutations="exact"`` refuses inputs that would list more subset sums than this: 32 + 32 values
 #: (WEAT 3: under a minute on two cores) with the numba kernels; without them 26 + 26 (the C counter: about
@@ -143,10 +144,10 @@ def exact_cost(n: int, k: int) -> int:
 
 def compiled() -> bool:
     """True when the compiled kernels (numba, the ``fast`` extra) are installed and used."""
-    return _compiled_kernels().AVAILABLE
+    return compiled_kernels().AVAILABLE
 
 
-def _compiled_kernels() -> Any:
+def compiled_kernels() -> Any:
     """:mod:`eatkit.stats._kernels`, imported on first use (numba takes a while to load)."""
     from eatkit.stats import _kernels
 
@@ -178,7 +179,7 @@ def check_exact_feasible(k: int, m: int) -> None:
         limit, seconds = CCOUNT_MAX_SUMS, cost * CCOUNT_SECONDS_PER_SUM / min(2, _threads())
         memory, hint = cost * CCOUNT_BYTES_PER_SUM, ""
     elif counter is _count_below_compiled:
-        kernels = _compiled_kernels()
+        kernels = compiled_kernels()
         limit, seconds = EXACT_MAX_SUMS, cost * SECONDS_PER_SUM / kernels.threads()
         memory = 2 * 8 * 2 ** _base_size((n + 1) // 2) + kernels.threads() * 64 * kernels.SUB + 32e6
         hint = ""
@@ -188,20 +189,16 @@ def check_exact_feasible(k: int, m: int) -> None:
         hint = " (install eatkit[fast] for larger exact tests)"
     if cost > limit or math.comb(n, k) >= 2**63:
         raise EatkitError(
-            f"an exact permutation test for {k} + {m} values would take about {_duration(seconds)} and "
+            f"an exact permutation test for {k} + {m} values would take about {duration(seconds)} and "
             f"{_size(memory)} ({cost:.3g} subset sums, limit {limit:.3g}){hint}; "
             "pass a number of Monte Carlo permutations instead"
         )
 
-def _duration(seconds: float) -> str:
-    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-
 
 def _size(nbytes: float) -> str:
+    """A memory size for a message, in MB or GB."""
     return f"{nbytes / 1e9:.3g} GB" if nbytes >= 1e9 else f"{nbytes / 1e6:.3g} MB"
+
 
 # --- a store of counts already made ----------------------------------------------------------------
 
@@ -225,6 +222,7 @@ def count_store(folder: str | os.PathLike[str] | None) -> Iterator[None]:
     the block the C counter keeps its buffers from count to count, and frees them at its end.
 
     >>> import tempfile
+    >>> from eatkit.stats.permutation import permutation_tests
     >>> with tempfile.TemporaryDirectory() as folder, count_store(folder):
     ...     x, y = np.arange(8.0)[:, None], np.arange(8.0)[:, None] / 2
     ...     first = permutation_tests(x, y, permutations=1000, rng=0)[0].counts
@@ -245,7 +243,7 @@ def count_store(folder: str | os.PathLike[str] | None) -> Iterator[None]:
             sys.modules["eatkit.stats._ccount"].release()
 
 
-def _stored(kind: str, arrays: list[np.ndarray], params: list[int], count: Callable[[], list[Any]]) -> list[Any]:
+def stored_count(kind: str, arrays: list[np.ndarray], params: list[int], count: Callable[[], list[Any]]) -> list[Any]:
     """``count()`` (a JSON list of ints or lists of ints), read from or written to the :func:`count_store`."""
     folder = _STORE[0]
     if folder is None:
@@ -271,7 +269,7 @@ def _stored(kind: str, arrays: list[np.ndarray], params: list[int], count: Calla
 # --- integer sums and thresholds --------------------------------------------------------------------
 
 
-def _scaled(col: np.ndarray, tol: float) -> tuple[np.ndarray, int]:
+def scaled_integers(col: np.ndarray, tol: float) -> tuple[np.ndarray, int]:
     """The column as int64 multiples of a power of two δ with Σ|q| < 2^SUM_BITS, and ⌊tol / δ⌋."""
     total = float(np.abs(col).sum())
     if total == 0.0:
@@ -282,7 +280,7 @@ def _scaled(col: np.ndarray, tol: float) -> tuple[np.ndarray, int]:
 
 
 @dataclass(frozen=True)
-class _IntThresholds:
+class IntThresholds:
     """The alternatives as integer thresholds on the scaled subset sum Q_S (see the module docstring).
 
     greater: Q_S ≥ ``ge``; less: Q_S ≤ ``le``; two-sided: Q_S ≥ ``upper`` or Q_S ≤ ``lower`` (disjoint
@@ -299,7 +297,7 @@ class _IntThresholds:
     above: bool
 
     @classmethod
-    def of(cls, q: np.ndarray, k: int, tol: int) -> "_IntThresholds":
+    def of(cls, q: np.ndarray, k: int, tol: int) -> "IntThresholds":
         n = q.size
         observed, total = int(q[:k].sum()), int(q.sum())
         # |D(S)| ≥ |D_obs| - tol (1/k + 1/m)  <=>  |Z_S| ≥ |Z_obs| - n tol with Z_S = n Q_S - k Q_total
@@ -350,32 +348,43 @@ def _sums_up_to(n: int, k: int) -> int:
     return sum(math.comb(n, j) for j in range(min(n, k) + 1))
 
 
-def _count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, int]:
+def count_below(q: np.ndarray, k: int, groups: list[list[int]]) -> dict[int, int]:
     """#{size-k subsets S of q : Q_S < t} for every t in ``groups`` (compiled kernels when installed)."""
     n = q.size
     if k > n - k:  # count the complements: Q_S < t  <=>  Q_C > Q_total - t  <=>  not Q_C < Q_total - t + 1
         total, partitions = int(q.sum()), math.comb(n, k)
         mirrored = [[total - t + 1 for t in reversed(g)] for g in groups]
-        below = _count_below(q, n - k, mirrored)
+        below = count_below(q, n - k, mirrored)
         return {t: partitions - below[total - t + 1] for g in groups for t in g}
     tied = _tied_sums(q, k, budget=exact_cost(n, k) // (4 * n))
     if tied is not None:
         below = np.concatenate([[0], np.cumsum(tied[1])])
-        return {t: int(below[np.searchsorted(tied[0], max(-_NEVER, min(_NEVER, t)))]) for g in groups for t in g}
+        return {t: int(below[np.searchsorted(tied[0], _clip(t))]) for g in groups for t in g}
     result: dict[int, int] = {}
     counter = _exact_counter(n, k)
     # the C counter takes every threshold in one call (it pairs nearby ones in one walk); the numba kernels
     # one group of nearby thresholds a call
     for group in [sorted({t for g in groups for t in g})] if counter is _count_below_c else groups:
-        ts = sorted(set(max(-_NEVER, min(_NEVER, t)) for t in group))
-        if n > NUMPY_FIRST_MAX:  # a while: shown as progress, kept in the count store (numba loads only to count)
-            with activity(f"exact count of {k} + {n - k} values"):
-                made = _stored("exact", [q], [k, *ts], lambda: counter(q, k, ts))
-        else:
-            made = counter(q, k, ts)
-        clipped = dict(zip(ts, made))
-        result.update({t: clipped[max(-_NEVER, min(_NEVER, t))] for t in group})
+        ts = sorted(set(map(_clip, group)))
+        clipped = dict(zip(ts, _counted(counter, q, k, ts)))
+        result.update({t: clipped[_clip(t)] for t in group})
     return result
+
+
+def _clip(t: int) -> int:
+    """A threshold within the integers no subset sum reaches, either way."""
+    return max(-_NEVER, min(_NEVER, t))
+
+
+def _counted(counter: Callable[[np.ndarray, int, list[int]], list[int]], q: np.ndarray, k: int,
+             ts: list[int]) -> list[int]:
+    """``counter(q, k, ts)``; counts of more than ``NUMPY_FIRST_MAX`` values take a while: shown as progress,
+    kept in the count store (numba loads only to count)."""
+    n = q.size
+    if n <= NUMPY_FIRST_MAX:
+        return counter(q, k, ts)
+    with activity(f"exact count of {k} + {n - k} values"):
+        return stored_count("exact", [q], [k, *ts], lambda: counter(q, k, ts))
 
 
 def _tied_sums(q: np.ndarray, k: int, budget: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -485,7 +494,7 @@ def _base_size(h: int) -> int:
 def _half(values: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A half's sorted base sums by size (sums, offsets) and its head subsets (sums, sizes) with size ≤ kmax."""
     split = values.size - _base_size(values.size)
-    base_sums, offsets = _compiled_kernels().subset_sums_by_size(np.ascontiguousarray(values[split:]), kmax)
+    base_sums, offsets = compiled_kernels().subset_sums_by_size(np.ascontiguousarray(values[split:]), kmax)
     head_sums, head_sizes = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     for v in values[:split]:
         head_sums = np.concatenate([head_sums, head_sums + v])
@@ -517,7 +526,7 @@ def _count_below_compiled(q: np.ndarray, k: int, ts: list[int]) -> list[int]:
     else:
         halves = [_half(q[:half], k), _half(q[half:], k)]
     (lbase, loff, lhead, lhsize), (rbase, roff, rhead, rhsize) = halves
-    _kernels = _compiled_kernels()
+    _kernels = compiled_kernels()
     strata = range(max(0, k - (q.size - half)), min(k, half) + 1)  # left subset sizes j
     lshift, lsize, lrun = _runs(lhead, lhsize, loff.size - 2, strata)
     rshift, rsize, rrun = _runs(rhead, rhsize, roff.size - 2, range(k - strata.start, k - strata.stop, -1))

@@ -18,7 +18,8 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.progress import activity
-from eatkit.stats.exact_counts import _compiled_kernels, _duration, _IntThresholds, _stored, compiled
+from eatkit.stats.cost import duration
+from eatkit.stats.exact_counts import IntThresholds, compiled, compiled_kernels, stored_count
 
 #: draws per Monte Carlo block (scheduling only: a draw's random numbers depend on its index alone)
 MC_BATCH = 1 << 12
@@ -53,13 +54,13 @@ def check_monte_carlo_feasible(k: int, m: int, draws: int, columns: int = 1) -> 
     """
     steps = float(draws) * min(k, m) * (1 + columns)
     if steps > NUMPY_MC_FIRST_STEPS and compiled():
-        seconds = steps * MC_SECONDS_PER_STEP / _compiled_kernels().threads()
+        seconds = steps * MC_SECONDS_PER_STEP / compiled_kernels().threads()
     else:
         seconds = steps * NUMPY_MC_SECONDS_PER_STEP
     if seconds > MC_MAX_SECONDS:
         raise EatkitError(
-            f"{draws:.3g} Monte Carlo permutations of {k} + {m} values would take about {_duration(seconds)} "
-            f"(limit {_duration(MC_MAX_SECONDS)}); pass fewer permutations (10^5 to 10^6 give p to about "
+            f"{draws:.3g} Monte Carlo permutations of {k} + {m} values would take about {duration(seconds)} "
+            f"(limit {duration(MC_MAX_SECONDS)}); pass fewer permutations (10^5 to 10^6 give p to about "
             "three digits)"
         )
     return seconds
@@ -81,8 +82,8 @@ def random_subsets(n: int, r: int, draws: int, rng: np.random.Generator) -> np.n
     return perm[:, :r]
 
 
-def _monte_carlo_counts(
-    ints: np.ndarray, k: int, draws: int, key: int, thresholds: list[_IntThresholds]
+def monte_carlo_counts(
+    ints: np.ndarray, k: int, draws: int, key: int, thresholds: list[IntThresholds]
 ) -> list[dict[str, int]]:
     """Counts, per column of ``ints`` (n, q) int64, of ``draws`` uniformly random size-k row subsets
     (each drawn without replacement) reaching the column's thresholds. Only r = min(k, n - k) positions
@@ -93,14 +94,14 @@ def _monte_carlo_counts(
     upper = np.array([t.bounds()[1] for t in thresholds], dtype=np.int64).reshape(-1, 3)
     values = np.ascontiguousarray(ints, dtype=np.int64)
     with activity(f"{draws} random partitions of {k} + {n - k} values"):
-        table = _stored("monte-carlo", [values, lower, upper], [k, draws, key],
+        table = stored_count("monte-carlo", [values, lower, upper], [k, draws, key],
                         lambda: _monte_carlo_table(values, k, r, draws, key, lower, upper))
     return [dict(zip(("greater", "less", "two-sided"), row)) for row in table]
 
 
 def _monte_carlo_table(values: np.ndarray, k: int, r: int, draws: int, key: int, lower: np.ndarray,
                        upper: np.ndarray) -> list[list[int]]:
-    """The counts of :func:`_monte_carlo_counts` as rows of ints (the compiled kernel, or numpy for at most
+    """The counts of :func:`monte_carlo_counts` as rows of ints (the compiled kernel, or numpy for at most
     ``NUMPY_MC_FIRST_STEPS`` shuffled positions: the same counts)."""
     if draws * r * (1 + values.shape[1]) > NUMPY_MC_FIRST_STEPS and compiled():
         # in chunks of draws, each with the key shifted to its first draw (draw d's numbers are a hash
@@ -110,7 +111,7 @@ def _monte_carlo_table(values: np.ndarray, k: int, r: int, draws: int, key: int,
         counts = np.zeros(lower.shape, dtype=np.int64)
         for start in range(0, draws, chunk):
             shifted = (key + start * per + 2**63) % 2**64 - 2**63  # as int64: the kernel's uint64 wraps
-            counts += _compiled_kernels().monte_carlo(values, r, r != k, shifted, min(chunk, draws - start), MC_BATCH,
+            counts += compiled_kernels().monte_carlo(values, r, r != k, shifted, min(chunk, draws - start), MC_BATCH,
                                            lower, upper)
     else:
         counts = _monte_carlo_numpy(values, r, r != k, key, draws, lower, upper)

@@ -47,9 +47,9 @@ import numpy as np
 
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
-from eatkit.stats.exact_counts import (EXACT_MAX_SUMS, NUMPY_EXACT_MAX_SUMS, _count_below, _IntThresholds, _scaled,
+from eatkit.stats.exact_counts import (EXACT_MAX_SUMS, NUMPY_EXACT_MAX_SUMS, count_below, IntThresholds, scaled_integers,
                                        check_exact_feasible, compiled, count_store, exact_cost)
-from eatkit.stats.monte_carlo import MC_BATCH, _monte_carlo_counts, check_monte_carlo_feasible, random_subsets
+from eatkit.stats.monte_carlo import MC_BATCH, monte_carlo_counts, check_monte_carlo_feasible, random_subsets
 from eatkit.stats.options import check_permutations
 
 #: the test, and the counting's public names (importable from here as before the counting had its modules)
@@ -159,9 +159,9 @@ def permutation_tests(
     values = np.concatenate([first, second])
     eps = np.finfo(np.float64).eps
     tolerances = [4.0 * n * eps * float(np.abs(col).sum()) + 2.0 * n * atol for col in values.T]
-    scaled = [_scaled(col, tol) for col, tol in zip(values.T, tolerances)]
+    scaled = [scaled_integers(col, tol) for col, tol in zip(values.T, tolerances)]
     ints = np.column_stack([q for q, _ in scaled]) if scaled else np.zeros((n, 0), dtype=np.int64)
-    thresholds = [_IntThresholds.of(q, k, tol_q) for q, tol_q in scaled]
+    thresholds = [IntThresholds.of(q, k, tol_q) for q, tol_q in scaled]
     if permutations == "exact":
         check_exact_feasible(k, m)
     cost = exact_cost(n, k)
@@ -175,7 +175,7 @@ def permutation_tests(
     draws = DEFAULT_MONTE_CARLO if permutations == "auto" else int(permutations)
     check_monte_carlo_feasible(k, m, draws, len(scaled))
     key = int(generator.integers(0, 2**63))
-    sampled = _monte_carlo_counts(ints, k, draws, key, thresholds)
+    sampled = monte_carlo_counts(ints, k, draws, key, thresholds)
     outcomes = []
     for counts, tol in zip(sampled, tolerances):
         p_values = {alt: (c + 1) / (draws + 1) for alt, c in counts.items()}
@@ -185,12 +185,12 @@ def permutation_tests(
     return outcomes
 
 
-def _exact_outcomes(scaled: list[tuple[np.ndarray, int]], thresholds: list[_IntThresholds], tolerances: list[float],
+def _exact_outcomes(scaled: list[tuple[np.ndarray, int]], thresholds: list[IntThresholds], tolerances: list[float],
                     k: int, n_partitions: int) -> list[PermutationOutcome]:
     """The outcomes of counting every partition, one per column."""
     outcomes = []
     for (q, _), t, tol in zip(scaled, thresholds, tolerances):
-        counts = t.counts(_count_below(q, k, t.needed()), n_partitions)
+        counts = t.counts(count_below(q, k, t.needed()), n_partitions)
         p_values = {alt: c / n_partitions for alt, c in counts.items()}
         zeros = {alt: 0.0 for alt in counts}
         outcomes.append(PermutationOutcome(p_values, True, n_partitions, n_partitions, zeros, counts, tol, None))
