@@ -257,7 +257,7 @@ OVER_20_ALLOWED = {
     "report/audit.py:_setting_table", "stats/degeneracy.py:check_degenerate",
 }
 #: the most functions above complexity 10 (a ratchet: lower it as functions are split; issue 44 aims at 100)
-MAX_OVER_10 = 145
+MAX_OVER_10 = 143
 
 
 def test_no_function_above_complexity_20():

@@ -159,18 +159,23 @@ def check_sweep_schema(data: Any, where: str) -> None:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         path = "/".join(str(p) for p in error.absolute_path)
-        meaning = error.schema.get("description") if isinstance(error.schema, dict) else None
-        if meaning is None and error.parent is not None and isinstance(error.parent.schema, dict):
-            meaning = error.parent.schema.get("description")
+        meaning = _meaning(error)
         message = f"{error.instance!r} is not valid" if error.validator == "pattern" else one_line(error.message)
         raise EatkitError(f"{where}: ({path or 'top level'}) {message}"
                           + (f" ({meaning})" if meaning else ""))
 
 
+def _meaning(error: Any) -> str | None:
+    """The ``description`` of the schema a jsonschema error is about (or of its parent's)."""
+    meaning = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if meaning is None and error.parent is not None and isinstance(error.parent.schema, dict):
+        meaning = error.parent.schema.get("description")
+    return meaning
+
+
 def _check_shape(data: Any, where: str) -> None:
     """The structure of a sweep file (tables, lists, known keys, one model source per entry), with the
     loader's own messages, before its values are checked against the schema."""
-    from eatkit.run.runner import RunOptions
     from eatkit.run.slurm import RESOURCE_KEYS
 
     if not isinstance(data, dict):
@@ -185,7 +190,13 @@ def _check_shape(data: Any, where: str) -> None:
     for entry in _list(data, "suites", where):
         if isinstance(entry, dict) and isinstance(entry.get("suite"), str):
             _check_keys(entry, SUITE_KEYS, f"{where}, suite {entry['suite']}")
-    given = data.get("settings") or []
+    _check_settings_shape(data.get("settings") or [], where)
+
+
+def _check_settings_shape(given: Any, where: str) -> None:
+    """The settings: a list whose tables have run options' keys (and ``label``)."""
+    from eatkit.run.runner import RunOptions
+
     if not isinstance(given, list):
         raise EatkitError(f"{where}: 'settings' must be a list of tables of run options")
     fields = ("label", *(f.name for f in dataclasses.fields(RunOptions)))
