@@ -79,12 +79,13 @@ def association_values(n: int, kind: str, seed: int = 11) -> tuple[np.ndarray, n
 def exact_child(n: int, kind: str, algorithm: str, repeats: int) -> None:
     """Child process: exact counts for n + n values; prints median time, counts and peak RSS as JSON."""
     from eatkit.stats import permutation
+    from eatkit.stats import exact_counts
 
     x, y = association_values(n, kind)
     group_permutation_test(x[:4], y[:4], permutations="exact")  # load the compiled kernels
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if algorithm == "old":
-        seconds, counts = timed(lambda: permutation._count_exact_reference(x, y), repeats)
+        seconds, counts = timed(lambda: exact_counts._count_exact_reference(x, y), repeats)
     else:
         seconds, out = timed(lambda: group_permutation_test(x, y, permutations="exact"), repeats)
         counts = out.counts
@@ -105,8 +106,9 @@ def exact_table(report, sizes: tuple[int, ...]) -> None:
     """Issue 11: exact time and peak memory per size, ratios to the previous counter, to scipy's and a
     Python loop's per-permutation cost; counts equal to the previous counter."""
     from eatkit.stats import permutation
+    from eatkit.stats import exact_counts
 
-    print(f"\nexact counts ({'compiled kernels, ' + str(permutation._kernels.threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
+    print(f"\nexact counts ({'compiled kernels, ' + str(exact_counts.compiled_kernels().threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
     # per-permutation costs of the peers, on 25 + 25 association values
     x, y = association_values(25, "real")
     loop_iterations, resamples = 20_000, 10**5

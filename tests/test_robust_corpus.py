@@ -465,7 +465,7 @@ def _undeclared_numeric_options(parser: Any) -> dict[str, set[str]]:
                 for child in action.choices.values():
                     walk(command, child)
             elif action.option_strings and action.dest not in shared | set(COMMAND_OPTIONS.get(command, ())) and (
-                    action.type in (int, float) or getattr(action.type, "__name__", "") == "non_negative"):
+                    action.type in (int, float)):
                 found.setdefault(command, set()).add(action.option_strings[-1])
 
     root = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -484,14 +484,14 @@ def test_a_numeric_option_named_like_a_declared_one_is_found() -> None:
     """A numeric flag converted by argparse alone is found whatever its name (the known ones above)."""
     import argparse
 
-    from eatkit.cli import build_parser, non_negative
+    from eatkit.cli import build_parser
 
     def numeric(command: str, sub: argparse.ArgumentParser) -> set[str]:
         found = set()
         for action in sub._actions:
             if isinstance(action, argparse._SubParsersAction):
                 found |= {f for child in action.choices.values() for f in numeric(command, child)}
-            elif action.option_strings and action.type in (int, float, non_negative):
+            elif action.option_strings and action.type in (int, float):
                 found.add(action.option_strings[-1])
         return found
 

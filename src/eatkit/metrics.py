@@ -116,30 +116,45 @@ def _query(name: str, targets: Any, attributes: Any, template: tuple[int | None,
     """The sets of a query, checked against the metric's template, looked up in ``model`` when given."""
     if oov not in ("error", "drop"):
         raise EatkitError(f"oov must be 'error' or 'drop', got {oov!r}")
-    out = []
-    for what, sets, count in (("target", targets, template[0]), ("attribute", attributes, template[1])):
-        if isinstance(sets, (str, np.ndarray)) or not isinstance(sets, Sequence) or len(sets) == 0:
-            raise EatkitError(f"{name}: the {what} sets must be a non-empty list of sets")
-        if count is not None and len(sets) != count:
-            raise EatkitError(f"{name} takes {count} {what} set(s) (WEFE's template), got {len(sets)}")
-        out.append(list(sets))
+    out = [_template_sets(name, what, sets, count)
+           for what, sets, count in (("target", targets, template[0]), ("attribute", attributes, template[1]))]
     dropped: dict[str, list[str]] = {}
     if model is None:
         return out[0], out[1], dropped
     index, table = word_vectors(model)
     for group, prefix in zip(out, "TA"):
         for i, words in enumerate(group):
-            label = f"{prefix}{i + 1}"
-            if isinstance(words, str) or not all(isinstance(w, str) for w in words):
-                raise EatkitError(f"{name}: with model=, set {label} must be a list of words")
-            missing = [w for w in words if w not in index]
-            if missing and oov == "error":
-                raise EatkitError(f"{name}: set {label} has word(s) the model lacks: {', '.join(missing[:10])}"
-                                  " (pass oov='drop' to drop them and record it)")
-            if missing:
-                dropped[label] = missing
-            group[i] = np.asarray(table[[index[w] for w in words if w in index]], dtype=np.float64)
+            group[i] = _looked_up(name, f"{prefix}{i + 1}", words, index, table, oov, dropped)
     return out[0], out[1], dropped
+
+
+def _template_sets(name: str, what: str, sets: Any, count: int | None) -> list[Any]:
+    """The target or attribute sets of a query, as many as the metric's template takes (``count``; None: any)."""
+    if isinstance(sets, (str, np.ndarray)) or not isinstance(sets, Sequence) or len(sets) == 0:
+        raise EatkitError(f"{name}: the {what} sets must be a non-empty list of sets")
+    if count is not None and len(sets) != count:
+        raise EatkitError(f"{name} takes {count} {what} set(s) (WEFE's template), got {len(sets)}")
+    return list(sets)
+
+
+def _check_words(name: str, label: str, words: Any) -> None:
+    """An error unless a set given with a model is a list of words."""
+    if isinstance(words, str) or not all(isinstance(w, str) for w in words):
+        raise EatkitError(f"{name}: with model=, set {label} must be a list of words")
+
+
+def _looked_up(name: str, label: str, words: Any, index: dict[str, int], table: np.ndarray, oov: str,
+               dropped: dict[str, list[str]]) -> np.ndarray:
+    """The vectors of a set of words (``oov="drop"``: the words the model lacks left out, recorded in
+    ``dropped``)."""
+    _check_words(name, label, words)
+    missing = [w for w in words if w not in index]
+    if missing and oov == "error":
+        raise EatkitError(f"{name}: set {label} has word(s) the model lacks: {', '.join(missing[:10])}"
+                          " (pass oov='drop' to drop them and record it)")
+    if missing:
+        dropped[label] = missing
+    return np.asarray(table[[index[w] for w in words if w in index]], dtype=np.float64)
 
 
 def _with(result: MetricResult, dropped: dict[str, list[str]]) -> MetricResult:

@@ -146,26 +146,41 @@ def _checked(value: Any, hint: Any, what: str) -> Any:
     options = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
         else (hint,)
     for option in options:
-        origin = typing.get_origin(option) or option
-        if origin is float and value is None and type(None) not in options:
-            return math.nan  # written as null: a statistic that could not be computed
-        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if origin is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if origin in (str, bool, type(None)) and type(value) is origin:
-            return value
-        if origin is list and isinstance(value, list):
-            (item,) = typing.get_args(option) or (Any,)
-            return [v if item is Any else _checked(v, item, what) for v in value]
-        if origin is dict and isinstance(value, dict):
-            args = typing.get_args(option)
-            item = args[1] if args else Any
-            return {k: v if item is Any else _checked(v, item, what) for k, v in value.items()}
-        if option is Any:
-            return value
+        found = _as_option(value, option, type(None) in options, what)
+        if found is not _NOT:
+            return found
     expected = " or ".join(_NAMES.get(typing.get_origin(o) or o, str(o)) for o in options)
     raise EatkitError(f"{what} must be {expected}, got {value!r:.60}")
+
+
+#: what :func:`_as_option` returns for a value that is not of the type
+_NOT = object()
+
+
+def _as_option(value: Any, option: Any, nullable: bool, what: str) -> Any:
+    """``value`` as the type ``option`` of a field (``nullable``: null is another option of it), or
+    :data:`_NOT`; the items of a list or object checked in turn."""
+    origin = typing.get_origin(option) or option
+    if origin is float and value is None and not nullable:
+        return math.nan  # written as null: a statistic that could not be computed
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if origin is float and number:
+        return float(value)
+    if origin is int and number and isinstance(value, int):
+        return value
+    if origin in (str, bool, type(None)) and type(value) is origin:
+        return value
+    if origin in (list, dict) and isinstance(value, origin):
+        return _items(value, typing.get_args(option), what)
+    return value if option is Any else _NOT
+
+
+def _items(value: list[Any] | dict[str, Any], args: tuple[Any, ...], what: str) -> Any:
+    """A list's or an object's items, each checked against the item type in ``args`` (none: any)."""
+    item = args[-1] if args else Any
+    if isinstance(value, list):
+        return [v if item is Any else _checked(v, item, what) for v in value]
+    return {k: v if item is Any else _checked(v, item, what) for k, v in value.items()}
 
 
 #: record fields holding a panel of many values (``--validity``, the anisotropy check): written to their own

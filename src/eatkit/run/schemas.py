@@ -97,7 +97,7 @@ def sweep_json_schema() -> dict[str, Any]:
     ['model', 'setting', 'slurm', 'suite']
     """
     from eatkit.sources.vectors import OOV_POLICIES
-    from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SOURCE_KEYS, SUITE_KEYS, TOP_KEYS
+    from eatkit.run.sweep_file import METADATA_KEYS, MODEL_KEYS, SOURCE_KEYS, SUITE_KEYS, TOP_KEYS
     from eatkit.specs import METRICS
 
     text = {"type": "string", "minLength": 1}

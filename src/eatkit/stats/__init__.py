@@ -19,6 +19,7 @@
 :func:`vector_set_diagnostics`         near-duplicate vectors and concentrated sets
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
+:func:`derived_seed`                   the one rule of per-test seeds: the run seed and the test's name
 :func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
 :func:`random_effects`                 random-effects meta-analysis (DL, Paule-Mandel, REML) of many effect sizes
 :func:`same`, :func:`generalized_weat`  SAME (multi-class) and the generalised WEAT with permutation p, bootstrap CI
@@ -65,6 +66,7 @@ _NAMES: dict[str, str] = {
     "TestOptions": "eatkit.stats.options",
     "PermutationOutcome": "eatkit.stats.permutation",
     "resolve_rng": "eatkit.stats._random",
+    "derived_seed": "eatkit.stats._random",
     "group_permutation_test": "eatkit.stats.permutation",
     "StimulusInfluence": "eatkit.stats.influence",
     "stimulus_influence": "eatkit.stats.influence",
