@@ -137,7 +137,7 @@ def test_model_objects_by_duck_typing_and_missing_words():
     (lambda X, Y, A: metrics.ripa([X, Y[:2]], [A]), "pairs the targets row by row"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], distance="manhattan"), "distance must be one of"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], permutations=0), "permutations must be"),
-    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), "c must be a number > 0"),
+    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), r"c must be a number in \(0, 10000\], got 0.0"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], distanse="cosine"), "RND takes no option .distanse. .its options: distance, "),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], model=object()), "gensim KeyedVectors"),
 ])

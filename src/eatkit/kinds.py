@@ -26,15 +26,17 @@ eatkit.errors.EatkitError: experiment must be one of 1, 2, 3, all, got '5'
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import load_object
+from eatkit.params import Param
+
+__all__ = ["Param"]  # and the names below (Param: declared in eatkit.params, the declaration primitive)
 
 #: kind -> "module:object" of its :class:`KindSpec` (one line per kind; imported when the kind is used)
 KINDS: dict[str, str | KindSpec] = {
@@ -63,181 +65,6 @@ KINDS: dict[str, str | KindSpec] = {
     "ceat": "eatkit.specs:CEAT",
     "seed-sets": "eatkit.specs:SEED_SETS",
 }
-
-_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-_PLURALS = {int: "integers", float: "numbers", str: "strings", bool: "true/false values"}
-
-
-@dataclass(frozen=True)
-class Param:
-    """One typed parameter of a kind: a run option (``eatkit run --<name>`` / ``eatkit probe``, or
-    ``RunOptions.params``) that may also be set per test in a suite file's ``params``.
-
-    ``type`` is the type of one value; ``many`` makes it a list (``"list"``: given as a JSON list, on the
-    command line comma-separated when ``sep`` is set, else by repeating the flag) or a mapping of strings
-    (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
-    ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
-    means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
-    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
-    never a flag; ``empty``: a list may be empty.
-
-    >>> Param("iterations", int, 1000, low=1).convert("0")
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
-    >>> Param("top_p", float, [0.5], low=0, high=1, low_open=True, many="list", sep=",").convert("0.5,0.9")
-    [0.5, 0.9]
-    >>> Param("questions", many="list").convert([])
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: questions must be a non-empty list of strings, got []
-    >>> Param("exact", bool).convert("true")
-    True
-    >>> Param("n", int).convert(True)
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: n must be an integer, got True
-    """
-
-    name: str
-    type: type = str
-    default: Any = None
-    help: str = ""
-    choices: tuple[Any, ...] | None = None
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    many: Literal["list", "pairs"] | None = None
-    sep: str | None = None
-    length: int | None = None
-    flag: str | None = None
-    cli: bool = True
-    metavar: str | None = None
-    empty: bool = False
-    words: tuple[str, ...] = ()
-    high_open: bool = False
-    useful: tuple[float | None, float | None] | None = None
-
-    def warning(self, value: Any) -> str | None:
-        """A legal value outside the declared ``useful`` range (``(low, high)``, ``None`` for no bound) is
-        run, with this warning (recorded in the records and the manifest, printed once); ``None`` when the
-        value is useful, is the default, or is one of ``words``.
-
-        >>> Param("iterations", int, 1000, low=1, useful=(100, None)).warning(10)
-        'iterations=10 is outside its useful range (>= 100): the result may mean little'
-        """
-        if self.useful is None or value is None or value == self.default or value in self.words:
-            return None
-        low, high = self.useful
-        values = value if isinstance(value, list) else [value]
-        if all(isinstance(v, (int, float)) and (low is None or v >= low) and (high is None or v <= high)
-               for v in values):
-            return None
-        bounds = " and ".join(f"{sign} {b:g}" for sign, b in ((">=", low), ("<=", high)) if b is not None)
-        return f"{self.name}={value} is outside its useful range ({bounds}): the result may mean little"
-
-    @property
-    def option(self) -> str:
-        """The command-line flag."""
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    def convert(self, value: Any) -> Any:
-        """``value`` (a Python value, or the text of a command-line flag) checked and converted, or a
-        one-line :class:`EatkitError` naming the parameter, what it takes and the value received."""
-        if value is None:
-            return None
-        if self.many == "pairs":
-            return self._pairs(value)
-        if self.many == "list":
-            items = value.split(self.sep) if isinstance(value, str) and self.sep else value
-            if isinstance(items, str) or not isinstance(items, Sequence) or not (items or self.empty):
-                raise EatkitError(f"{self.name} must be a{'' if self.empty else ' non-empty'} list of "
-                                  f"{self._what()}, got {value!r:.60}")
-            if self.length is not None and len(items) != self.length:
-                raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
-            return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
-        return self._one(value)
-
-    def _pairs(self, value: Any) -> dict[str, str]:
-        if isinstance(value, Mapping):
-            pairs = list(value.items())
-        else:
-            pairs = []
-            for text in [value] if isinstance(value, str) else value:
-                key, sep, val = str(text).partition("=")
-                if not sep:
-                    raise EatkitError(f"{self.option} takes KEY=VALUE, got '{text}'")
-                pairs.append((key.strip(), val.strip()))
-        if not all(isinstance(k, str) and k and isinstance(v, str) and v for k, v in pairs):
-            raise EatkitError(f"{self.name} must map non-empty names to non-empty strings, got {value!r:.60}")
-        return dict(pairs)
-
-    def _what(self) -> str:
-        return _PLURALS.get(self.type, f"{self.type.__name__} values")
-
-    def _one(self, value: Any) -> Any:
-        if isinstance(value, str) and value in self.words:
-            return value
-        if self.choices is not None:
-            for choice in self.choices:  # a command line gives text: "2" is the choice 2
-                if value == choice and type(value) is type(choice) or str(value) == str(choice):
-                    return choice
-            raise EatkitError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
-        if isinstance(value, str) and self.type in (int, float):
-            try:
-                value = self.type(value)
-            except ValueError:
-                raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
-        if isinstance(value, str) and self.type is bool and value.lower() in ("true", "false"):
-            value = value.lower() == "true"
-        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
-        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
-            value, ok = float(value), True
-        if self.type is str and ok and not value.strip():
-            raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
-        if ok and self.type is float and not math.isfinite(value):
-            raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
-        if ok and self.type in (int, float):
-            ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
-                 (self.high is None or value < self.high or (value == self.high and not self.high_open))
-        if not ok:
-            raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}")
-        return value
-
-    def _range(self) -> str:
-        what = _TYPE_NAMES.get(self.type, self.type.__name__)
-        if self.low is not None and self.high is not None:
-            what = f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
-        elif self.low is not None:
-            what = f"{what} {'>' if self.low_open else '>='} {self.low:g}"
-        elif self.high is not None:
-            what = f"{what} {'<' if self.high_open else '<='} {self.high:g}"
-        return ", ".join(self.words) + f" or {what}" if self.words else what
-
-    def argparse_kwargs(self) -> dict[str, Any]:
-        """The keywords of ``ArgumentParser.add_argument`` for this parameter: every value reaches
-        :meth:`convert` as text (``None`` when not given), so that a bad value is refused in one place."""
-        kwargs: dict[str, Any] = {"dest": self.name, "default": None, "help": self.describe()}
-        if self.many == "pairs" or (self.many == "list" and not self.sep):
-            kwargs["action"] = "append"
-        if self.type is bool and self.default is False:  # a switch: the bare flag sets it
-            kwargs.update(action="store_const", const="true")
-        if self.choices is not None:
-            kwargs["metavar"] = "{" + ",".join(map(str, self.choices)) + "}"
-        elif self.metavar:
-            kwargs["metavar"] = self.metavar
-        return kwargs
-
-    def describe(self) -> str:
-        """The help text with the default."""
-        default = self.default
-        if isinstance(default, (list, tuple)):
-            default = (self.sep or ", ").join(map(str, default))
-        elif isinstance(default, Mapping):
-            default = ", ".join(f"{k}={v}" for k, v in default.items()) or None
-        shown = default not in (None, "") and default is not False and "default" not in self.help
-        return self.help + (f" (default {default})" if shown else "")
-
 
 #: role names of kinds that take any roles (``KindSpec.roles`` None): a capital, then letters, digits, _
 ROLE_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")

@@ -9,6 +9,7 @@ and ``tests/test_kinds.py`` checks that both agree.
 from __future__ import annotations
 
 from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking, RoleGroup
+from eatkit.params import DIRECT_BIAS_C, N_FITS
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
@@ -164,13 +165,11 @@ MAC = METRICS.member("mac", "eatkit.stats.metrics:mac", title="Mean average cosi
 RNSB = METRICS.member(
     "rnsb", "eatkit.stats.metrics:rnsb", title="Relative negative sentiment bias (Sweeney & Najafian 2019)",
     template=(None, 2), magnitude="as_is", higher_is_better=False, params=(
-        Param("n_fits", int, 20, low=1, useful=(5, None),
-              help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+        N_FITS,))
 DIRECT_BIAS = METRICS.member(
     "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
     magnitude="as_is", higher_is_better=False, label="direct bias", params=(
-        Param("c", float, 1.0, low=0, low_open=True, useful=(0.1, 10), flag="--direct-bias-c", metavar="C",
-              help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+        DIRECT_BIAS_C,))
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",

@@ -44,6 +44,7 @@ from scipy.special import expit, log_expit
 from scipy.stats import rankdata
 
 from eatkit.errors import EatkitError
+from eatkit.params import check
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.cost import check_cost
@@ -57,8 +58,6 @@ DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
 EXACT_MAX = 1 << 22
 #: the inverse L2 penalty of RNSB's logistic regression (scikit-learn's default C, as WEFE uses)
 RNSB_C = 1.0
-#: the largest strictness c of direct bias: |cos|^c of any |cos| < 0.99 is below 1e-43 beyond it
-DIRECT_BIAS_C_MAX = 1e4
 #: share of each attribute set held out of an RNSB fit (WEFE: ``holdout=True``, ``test_size=0.2``)
 RNSB_HOLDOUT = 0.2
 
@@ -526,10 +525,7 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
     """
     named = _named_sets("T", targets)
     sets = _check({**named, "A": A, "B": B}, {"A": 2, "B": 2}, scaled=True)
-    n_fits = check_count("n_fits", n_fits)
-    if holdout and n_fits < 2:
-        raise EatkitError("n_fits=1: RNSB's spread over fits needs at least 2 fits (or holdout=False for one fit "
-                          "on every attribute)")
+    n_fits = check("n_fits", n_fits)  # its one declaration, eatkit.params.N_FITS
     _check_common("greater", n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
     T = np.concatenate([sets[n] for n in named])
@@ -565,9 +561,7 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
     sets = _check({"X": X, "Y": Y, "N": N}, {})
     X, Y, N = sets["X"], sets["Y"], sets["N"]
     _pairs(X, Y, "direct bias")
-    if not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 < c <= DIRECT_BIAS_C_MAX:
-        raise EatkitError(f"c must be a positive number of at most {DIRECT_BIAS_C_MAX:g} (a larger c turns every "
-                          f"|cos| below 1 into 0), got {c!r}")
+    c = check("c", c)  # its one declaration, eatkit.params.DIRECT_BIAS_C
     _check_common("greater", n_resamples, confidence_level)
     generator, seed = resolve_rng(rng)
     value, cos = _direct_bias_of(X, Y, N, c)

@@ -10,19 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from eatkit.errors import EatkitError
-
-
-def check_confidence_level(confidence_level: float) -> float:
-    """``confidence_level`` as a float strictly between 0 and 1, or a one-line error.
-
-    >>> check_confidence_level(1)
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: confidence level must be between 0 and 1, got 1
-    """
-    if not isinstance(confidence_level, numbers.Real) or not 0 < confidence_level < 1:
-        raise EatkitError(f"confidence level must be between 0 and 1, got {confidence_level!r}")
-    return float(confidence_level)
+from eatkit.stats.options import check_option
 
 
 def wilson_interval(successes: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
@@ -34,7 +22,7 @@ def wilson_interval(successes: int, n: int, confidence_level: float = 0.95) -> t
     """
     from scipy import stats as sps
 
-    level = check_confidence_level(confidence_level)
+    level = check_option("confidence_level", confidence_level)
     if not isinstance(n, numbers.Integral) or not isinstance(successes, numbers.Integral) or n < 1 \
             or not 0 <= successes <= n:
         raise EatkitError(f"a proportion needs whole counts 0 <= successes <= n, n >= 1; got {successes} of {n}")

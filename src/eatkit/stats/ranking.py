@@ -30,7 +30,8 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_share, check_values
+from eatkit.stats._validation import check_count, check_values
+from eatkit.stats.options import check_option
 
 #: at most this many similarity values are held at once while ranking (chunks of repeats)
 _CHUNK_VALUES = 8_000_000
@@ -566,7 +567,7 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
     labels = np.asarray(groups, dtype=object).astype(str)
     if labels.shape != values.shape:
         raise EatkitError(f"scores and groups must have one length, got {values.size} and {labels.size}")
-    level = check_share("confidence level", confidence_level)
+    level = check_option("confidence_level", confidence_level)
     check_count("permutations", permutations)
     if bootstrap != 0:
         check_count("bootstrap", bootstrap)
