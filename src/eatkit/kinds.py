@@ -54,6 +54,7 @@ KINDS: dict[str, str | KindSpec] = {
     "mac": "eatkit.specs:MAC",
     "rnsb": "eatkit.specs:RNSB",
     "direct-bias": "eatkit.specs:DIRECT_BIAS",
+    "clustering": "eatkit.specs:CLUSTERING",
     "retrieval": "eatkit.specs:RETRIEVAL",
     "t2iat": "eatkit.specs:T2IAT",
     "depiction": "eatkit.specs:DEPICTION",
@@ -230,14 +231,20 @@ def api_name(kind: str) -> str:
 @dataclass(frozen=True)
 class Ranking:
     """How a kind's records rank models (a sweep's ``rankings.csv``, WEFE's rankings): the record field
-    ``headline`` of each test, turned by ``magnitude`` (a rule of :data:`eatkit.stats.metrics.MAGNITUDES`:
-    how far a value is from no bias) into a bias magnitude, averaged over a model's tests (``aggregation``)
-    and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points (``None``:
-    neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``."""
+    ``headline`` of each record, turned into a bias magnitude, its distance from the kind's ``chance`` level
+    (the value of no bias: 0 for the EAT's d, 1 for ECT's coherence, 0.5 for a clustering accuracy;
+    :func:`eatkit.stats.metrics.bias_magnitude`), aggregated over all the records of a model's tests
+    (``aggregation``, a numpy reduction: every prompt group and attribute of a depiction test, every metric
+    record) and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points
+    (``None``: neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``.
+
+    >>> Ranking("value", "ect", chance=1.0).chance
+    1.0
+    """
 
     headline: str
-    magnitude: str
     measure: str
+    chance: float = 0.0
     higher_is_better: bool | None = None
     aggregation: str = "mean"
 
@@ -254,8 +261,8 @@ class Family:
     derive (``docs/architecture.md``, "How to add").
 
     >>> from eatkit.specs import METRICS
-    >>> METRICS.names()
-    ('rnd', 'ect', 'ripa', 'mac', 'rnsb', 'direct-bias')
+    >>> METRICS.names()[:2], len(METRICS.names()) == len(METRICS.members())
+    (('rnd', 'ect'), True)
     >>> METRICS.parse("all") == METRICS.names(), METRICS.parse("mac,rnd")
     (True, ('mac', 'rnd'))
     """
@@ -269,16 +276,19 @@ class Family:
     title: str = ""
 
     def member(self, name: str, stats: str, *, title: str, params: tuple[Param, ...] = (),
-               template: tuple[int | None, int | None] = (2, 1), null: str = "", magnitude: str = "abs",
+               template: tuple[int | None, int | None] = (2, 1), null: str = "", chance: float = 0.0,
                higher_is_better: bool | None = None, fixed: Mapping[str, Any] | None = None,
                label: str | None = None) -> KindSpec:
         """The spec of the member ``name`` (a kind): ``stats`` (``"module:function"``) computes it;
         ``template`` is its numbers of target and attribute sets (WEFE's query template; ``None``: any
-        number, passed as a list); ``null`` what its permutation null re-arranges (``""``: no p);
-        ``magnitude`` and ``higher_is_better`` how its headline ranks models (:class:`Ranking`); ``fixed``
-        options the member always passes its function; ``label`` its name in tables (default: upper-case)."""
+        number, passed as a list; attributes ``0``: the member reads the targets only, and its function
+        takes no attribute set); ``null`` what its permutation null re-arranges (``""``: no p; the one
+        place it is written: records, the API's results and the report's legend take it from here);
+        ``chance`` its value of no bias and ``higher_is_better`` which way its value points
+        (:class:`Ranking`: the magnitude is the distance from ``chance``); ``fixed`` options the member
+        always passes its function; ``label`` its name in tables (default: upper-case)."""
         traits = Member(self, stats, template, null, dict(fixed or {}), label or name.upper())
-        ranking = Ranking(self.presentation.headline or "", magnitude, api_name(name), higher_is_better)
+        ranking = Ranking(self.presentation.headline or "", api_name(name), float(chance), higher_is_better)
         return KindSpec(name, self.roles, self.analysis, params=params, renderer=self.renderer,
                         presentation=self.presentation, title=title, member=traits, ranking=ranking)
 
@@ -312,12 +322,25 @@ class Member:
     fixed: Mapping[str, Any]
     label: str
 
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The roles the member reads: the targets X, Y, and the attributes A, B unless its template takes
+        none (``(2, 0)``: targets only).
+
+        >>> from eatkit.kinds import get_kind
+        >>> get_kind("rnd").member.reads
+        ('X', 'Y', 'A', 'B')
+        """
+        return ("X", "Y") if self.template[1] == 0 else ("X", "Y", "A", "B")
+
     def arguments(self, targets: list[Any], attributes: list[Any]) -> list[Any]:
         """The positional arguments of the statistics function: each group of sets unpacked when the
-        template fixes its number, else passed as one list (one rule for the runner and the API)."""
+        template fixes its number, else passed as one list (one rule for the runner and the API); no
+        attribute set when the template takes none."""
         out: list[Any] = []
         for sets, count in ((targets, self.template[0]), (attributes, self.template[1])):
-            out += list(sets) if count is not None else [list(sets)]
+            if count != 0:
+                out += list(sets) if count is not None else [list(sets)]
         return out
 
 

@@ -13,7 +13,7 @@ from eatkit.params import DIRECT_BIAS_C, N_FITS
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
-    presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "abs", "d"),
+    presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
         Param("specificity", int, 0, low=0, metavar="N", useful=(100, None),
@@ -156,20 +156,23 @@ RND = METRICS.member(
         Param("distance", choices=("euclidean", "cosine"), default="euclidean",
               help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
 ECT = METRICS.member("ect", "eatkit.stats.metrics:ect", title="Embedding coherence test (Dev & Phillips 2019)",
-                     null="X ∪ Y re-partitioned", magnitude="one_minus", higher_is_better=True,
+                     null="X ∪ Y re-partitioned", chance=1, higher_is_better=True,
                      fixed={"alternative": "less"})
 RIPA = METRICS.member("ripa", "eatkit.stats.metrics:ripa",
                       title="Relational inner product association (Ethayarajh et al. 2019)", null="pair order flipped")
 MAC = METRICS.member("mac", "eatkit.stats.metrics:mac", title="Mean average cosine distance (Manzini et al. 2019)",
-                     template=(None, None), magnitude="abs_one_minus")
+                     template=(None, None), chance=1)
 RNSB = METRICS.member(
     "rnsb", "eatkit.stats.metrics:rnsb", title="Relative negative sentiment bias (Sweeney & Najafian 2019)",
-    template=(None, 2), magnitude="as_is", higher_is_better=False, params=(
+    template=(None, 2), higher_is_better=False, params=(
         N_FITS,))
 DIRECT_BIAS = METRICS.member(
     "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
-    magnitude="as_is", higher_is_better=False, label="direct bias", params=(
+    higher_is_better=False, label="direct bias", params=(
         DIRECT_BIAS_C,))
+CLUSTERING = METRICS.member(
+    "clustering", "eatkit.stats.metrics:clustering", title="Clustering accuracy of the targets (Gonen & Goldberg 2019)",
+    template=(2, 0), null="X ∪ Y re-partitioned, the clusters fixed", chance=0.5, higher_is_better=False)
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
@@ -197,7 +200,7 @@ RETRIEVAL = KindSpec(
     ))
 T2IAT = KindSpec(
     "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
-    ranking=Ranking("effect_size", "abs", "t2iat_d"),
+    ranking=Ranking("effect_size", "t2iat_d"),
     title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
           "attribute-specific prompts",
     presentation=Presentation(
@@ -220,7 +223,7 @@ DEPICTION_CLASSES: dict[str, dict[str, str]] = {
 }
 DEPICTION = KindSpec(
     "depiction", None, "eatkit.analyses.depiction:DepictionAnalysis",
-    renderer="eatkit.report.generated:DepictionRenderer", ranking=Ranking("mad", "abs", "mad"),
+    renderer="eatkit.report.generated:DepictionRenderer", ranking=Ranking("mad", "mad"),
     title="Who gets generated: perceived gender, skin tone and age of each prompt's images (DALL-Eval, Stable Bias)",
     params=(
         Param("attributes", many="list", sep=",", choices=tuple(DEPICTION_CLASSES), default=list(DEPICTION_CLASSES),
@@ -242,7 +245,7 @@ CROWS_PAIRS = KindSpec(
                               legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
                               "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
                               "against 1/2; CI: bootstrap over pairs; headline (heatmaps, audit): bias = 2 share - 1"),
-    ranking=Ranking("bias", "abs", "crows_pairs"),
+    ranking=Ranking("bias", "crows_pairs"),
     params=(
         Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
               help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
@@ -261,7 +264,7 @@ STEREOSET = KindSpec(
                               "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
                               "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2; "
                               "headline (heatmaps, audit): bias = (SS - 50) / 50"),
-    ranking=Ranking("bias", "abs", "stereoset"),
+    ranking=Ranking("bias", "stereoset"),
     params=(
         Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
@@ -279,7 +282,7 @@ LLM_IAT = KindSpec(
                               "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
                               "pairings of the A words minus that of the B words; its p: permutation test over "
                               "attribute words, CI: bootstrap over prompt variants and words"),
-    ranking=Ranking("bias_score", "abs", "llm_iat"),
+    ranking=Ranking("bias_score", "llm_iat"),
     params=(
         Param("samples", int, 50, low=1, useful=(10, None),
               help="prompts per template, each with a random pair of group names, their "

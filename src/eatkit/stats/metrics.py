@@ -82,7 +82,8 @@ class MetricResult:
         p for every alternative (empty when there is no null).
     alternative : str or None
     null : str
-        What the null re-arranges ("" when there is none).
+        What the null re-arranges: the member's declaration says it (``eatkit.kinds.Family.member``), and
+        the API and the records take it from there ("" from the function itself).
     exact : bool
         True when every re-arrangement was enumerated.
     n_permutations, n_partitions : int
@@ -424,7 +425,7 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
                     confidence_level, generator)
     return MetricResult(metric="rnd", value=value, options={"distance": distance}, parts={"A": parts},
-                        null="X ∪ Y re-partitioned", ci=ci, confidence_level=confidence_level,
+                        ci=ci, confidence_level=confidence_level,
                         n_resamples=n_resamples, seed=_seed(seed, p, n_resamples), **p)
 
 
@@ -451,7 +452,7 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
                        generator)  # a Spearman rho: terms of size 1
     ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
                     generator)
-    return MetricResult(metric="ect", value=value, null="X ∪ Y re-partitioned", ci=ci,
+    return MetricResult(metric="ect", value=value, ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,
                         seed=_seed(seed, p, n_resamples), **p)
 
@@ -480,7 +481,7 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
                        alternative, permutations, generator)
     ci = percentile_bootstrap(lambda s: float(_ripa_terms(s[0][:, 0], s[0][:, 1], s[1]).mean()),
                     [np.stack([X, Y], axis=1), A], n_resamples, confidence_level, generator)
-    return MetricResult(metric="ripa", value=value, parts={"pairs": terms}, null="pair order flipped", ci=ci,
+    return MetricResult(metric="ripa", value=value, parts={"pairs": terms}, ci=ci,
                         confidence_level=confidence_level, n_resamples=n_resamples,
                         seed=_seed(seed, p, n_resamples), **p)
 
@@ -572,6 +573,88 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
                         seed=seed if n_resamples else None)
 
 
+def two_means(points: np.ndarray, generator: np.random.Generator, n_init: int = 10,
+              iterations: int = 100) -> np.ndarray:
+    """The cluster (0 or 1) of each row of ``points`` by 2-means (Lloyd's algorithm from a k-means++ start,
+    the best of ``n_init`` starts by inertia): eatkit's one 2-means (the clustering metric, Double-Hard
+    Debias' choice of the frequency direction).
+
+    >>> two_means(np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]]), np.random.default_rng(0)).tolist()
+    [1, 1, 0, 0]
+    """
+    best: tuple[float, np.ndarray] | None = None
+    for _ in range(n_init):
+        first = points[generator.integers(len(points))]
+        d2 = ((points - first) ** 2).sum(axis=1)
+        second = points[generator.choice(len(points), p=d2 / d2.sum())] if d2.sum() > 0 else first
+        labels, inertia = _lloyd(points, np.stack([first, second]), iterations)
+        if best is None or inertia < best[0]:
+            best = (inertia, labels)
+    assert best is not None
+    return best[1]
+
+
+def _lloyd(points: np.ndarray, centres: np.ndarray, iterations: int) -> tuple[np.ndarray, float]:
+    """Lloyd's iterations of 2-means from ``centres``: each row's cluster and the inertia."""
+    for _ in range(iterations):
+        labels = ((points[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
+        new = np.stack([points[labels == j].mean(axis=0) if np.any(labels == j) else centres[j] for j in (0, 1)])
+        if np.allclose(new, centres):
+            break
+        centres = new
+    return labels, float(((points - centres[labels]) ** 2).sum())
+
+
+def _cluster_accuracy(X: np.ndarray, Y: np.ndarray, generator: np.random.Generator) -> tuple[float, np.ndarray]:
+    """Gonen & Goldberg's clustering accuracy: 2-means of the unit vectors of X ∪ Y, the share of stimuli
+    whose cluster matches their set under the better of the two matchings (at least 0.5); and the clusters."""
+    labels = two_means(unit_rows(np.concatenate([X, Y])), generator)
+    agree = float(np.mean(labels == np.r_[np.zeros(len(X), int), np.ones(len(Y), int)]))
+    return max(agree, 1.0 - agree), labels
+
+
+def _clustering_p(labels: np.ndarray, k: int, observed: float) -> dict[str, Any]:
+    """The exact p of a clustering accuracy conditional on the clusters: under the null the k stimuli of X
+    are a uniformly random k-subset of X ∪ Y, so the number j of X in cluster 0 is hypergeometric and the
+    accuracy is max(a, n - a) / n with a = 2j + (n - k) - c (c: the size of cluster 0); p = P(accuracy ≥
+    the observed one), counted in integers (no rounding)."""
+    from scipy.stats import hypergeom
+
+    n, c = len(labels), int(np.count_nonzero(labels == 0))
+    j = np.arange(max(0, k + c - n), min(k, c) + 1)
+    a = 2 * j + (n - k) - c
+    hits = np.maximum(a, n - a) >= round(observed * n)
+    p = float(min(1.0, hypergeom.pmf(j[hits], n, k, c).sum()))
+    return dict(p_value=p, p_values={"greater": p}, alternative="greater", exact=True,
+                n_permutations=math.comb(n, k), n_partitions=math.comb(n, k))
+
+
+def clustering(X: Any, Y: Any, *, n_resamples: int = 0, confidence_level: float = 0.95,
+               rng: Any = None) -> MetricResult:
+    """Clustering accuracy (Gonen & Goldberg 2019, NAACL, §4 "Clustering"): the targets X ∪ Y (unit vectors)
+    are split by 2-means (:func:`two_means`, seeded), and the value is the share of targets whose cluster
+    matches their set, under the better matching: 0.5 (chance) when the embedding does not separate the
+    sets, 1 when it separates them perfectly (bias that debiasing left behind). Reads the targets only.
+    p: exact, conditional on the clusters (:func:`_clustering_p`: X ∪ Y re-partitioned at their sizes,
+    the clusters fixed; "greater"). The bootstrap resamples X and Y and clusters again.
+
+    >>> X = [[1.0, 0.1], [1.0, 0.0], [0.9, 0.1]]; Y = [[0.1, 1.0], [0.0, 1.0], [0.1, 0.9]]
+    >>> r = clustering(X, Y, rng=0)
+    >>> r.value, round(r.p_value, 4), r.n_partitions   # 2 of the 20 splits match the clusters
+    (1.0, 0.1, 20)
+    """
+    sets = _check({"X": X, "Y": Y}, {"X": 1, "Y": 1})
+    X, Y = sets["X"], sets["Y"]
+    _check_common("greater", n_resamples, confidence_level)
+    generator, seed = resolve_rng(rng)
+    value, labels = _cluster_accuracy(X, Y, generator)
+    p = _clustering_p(labels, len(X), value)
+    ci = percentile_bootstrap(lambda s: _cluster_accuracy(s[0], s[1], generator)[0], [X, Y], n_resamples,
+                              confidence_level, generator)
+    return MetricResult(metric="clustering", value=value, parts={"clusters": labels}, ci=ci,
+                        confidence_level=confidence_level, n_resamples=n_resamples, seed=seed, **p)
+
+
 def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
     if isinstance(sets, np.ndarray) or not isinstance(sets, Sequence) or len(sets) == 0:
         raise EatkitError(f"the {'target' if prefix == 'T' else 'attribute'} sets must be a non-empty list of "
@@ -586,24 +669,16 @@ def _seed(seed: int | None, p: dict[str, Any], n_resamples: int) -> int | None:
 
 # --- rankings of models ---------------------------------------------------------------------------------
 
-#: how far a value is from "no bias", by rule (WEFE's rankings study ranks models by these; each kind declares
-#: its rule, eatkit.kinds.Ranking): "abs" |v| (the EAT's d, RND, RIPA: 0 is no bias), "one_minus" 1 - v (ECT:
-#: 1 is coherent), "abs_one_minus" |1 - v| (MAC: 1 is targets orthogonal to the attributes, as WEFE reads
-#: MAC), "as_is" v (RNSB, direct bias: 0 is no bias, never negative)
-MAGNITUDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "abs": np.abs, "one_minus": lambda v: 1.0 - v, "abs_one_minus": lambda v: np.abs(1.0 - v),
-    "as_is": lambda v: v,
-}
+def bias_magnitude(values: Any, chance: float = 0.0) -> np.ndarray:
+    """How biased each value is: its distance from ``chance``, the value of no bias that each kind declares
+    (:class:`eatkit.kinds.Ranking`; 0 for the EAT's d, RND, RIPA, RNSB and direct bias; 1 for ECT's
+    coherence and MAC as WEFE reads it; 0.5 for a clustering accuracy): |v - chance|, 0 no bias, larger more
+    (WEFE's rankings study ranks models by these).
 
-
-def bias_magnitude(rule: str, values: Any) -> np.ndarray:
-    """How biased each value is by ``rule`` (a key of :data:`MAGNITUDES`): 0 is no bias, larger is more.
-
-    >>> bias_magnitude("one_minus", [1.0, 0.25]).tolist(), bias_magnitude("abs", [-1.5]).tolist()
+    >>> bias_magnitude([1.0, 0.25], chance=1).tolist(), bias_magnitude([-1.5]).tolist()
     ([0.0, 0.75], [1.5])
     """
-    check_choice("rule", rule, tuple(MAGNITUDES))
-    return MAGNITUDES[rule](np.asarray(values, dtype=np.float64))
+    return np.abs(np.asarray(values, dtype=np.float64) - float(chance))
 
 
 @dataclass(frozen=True, kw_only=True)
