@@ -55,6 +55,7 @@ unusual shape, a member that reads the targets only and whose value of no bias i
 import numpy as np
 
 from eatkit.specs import METRICS
+from eatkit.stats import check_sets
 from eatkit.stats.metrics import MetricResult
 
 
@@ -64,7 +65,7 @@ def _unit(M):
 
 
 def weat_es(X, Y, A, B, *, n_resamples=0, confidence_level=0.95, rng=None):
-    X, Y, A, B = map(_unit, (X, Y, A, B))
+    X, Y, A, B = map(_unit, check_sets(X=X, Y=Y, A=A, B=B).values())
     s = lambda W: (W @ A.T).mean(1) - (W @ B.T).mean(1)
     sx, sy = s(X), s(Y)
     d = (sx.mean() - sy.mean()) / np.concatenate([sx, sy]).std(ddof=1)
@@ -72,7 +73,7 @@ def weat_es(X, Y, A, B, *, n_resamples=0, confidence_level=0.95, rng=None):
 
 
 def near_share(X, Y, *, rng=None):
-    X, Y = map(_unit, (X, Y))
+    X, Y = map(_unit, check_sets(X=X, Y=Y).values())
     mx, my = X.mean(0), Y.mean(0)
     near = lambda W, own, other: np.linalg.norm(W - own, axis=1) < np.linalg.norm(W - other, axis=1)
     share = (near(X, mx, my).sum() + near(Y, my, mx).sum()) / (len(X) + len(Y))
@@ -188,6 +189,14 @@ def _every_surface(d, kind, compute, chance, capsys):
     for k, scale in SCALES.items():
         assert rankings.loc[f"m{k}", api] == pytest.approx(abs(compute(_vectors(scale)) - chance))
     assert f">{api}<" in (d / "s" / "audit.html").read_text(encoding="utf-8")
+    # the bad-input corpus: the member's rows, generated from its declaration, each a one-line error
+    from test_robust_corpus import member_rows
+
+    rows = member_rows(spec)
+    assert len(rows) == (3 if "A" in spec.member.reads else 2)
+    for _, call, message in rows:
+        with pytest.raises(EatkitError, match=re.escape(message)):
+            call()
 
 
 def test_a_new_metric_is_a_function_and_one_declaration(new_metrics, capsys):
@@ -450,3 +459,70 @@ def test_a_parameter_given_as_null_is_not_given():
          "Ca": image("a"), "Cb": image("b")}]}
     check_json_schema(data, suite_json_schema(), "g.json")
     assert dict(parse_suite(json.dumps(data), "g.json").tests[0].params)["reference"] is None
+
+
+# --- every list of members derives from, or is checked against, the declarations --------------------------
+
+def _member_names() -> dict[str, str]:
+    """Every spelling of a metrics member (kind name, API name, label, their case and dash variants) ->
+    its kind."""
+    from eatkit.specs import METRICS
+
+    names = {}
+    for spec in METRICS.members():
+        for spelling in (spec.name, spec.api_name, spec.member.label):
+            names[re.sub(r"[-_ ]", "-", spelling.lower())] = spec.name
+    return names
+
+
+def _normal(token: str) -> str:
+    return re.sub(r"[-_ ]", "-", re.sub(r"^:func:|[`*]", "", token.strip()).lower())
+
+
+def member_lists(text: str, names: dict[str, str]) -> list[set[str]]:
+    """The lists of members in ``text``: runs of five or more member names joined by commas, "and", "or"
+    (prose, docstrings: fewer is a statement about some members, e.g. "RND, ECT and RIPA take one attribute
+    set"), and tables (markdown or rst) with three or more rows that start with a member."""
+    spelling = "|".join(sorted((re.escape(n).replace(r"\-", "[-_ ]") for n in names), key=len, reverse=True))
+    token = rf"(?<![\w-])(?::func:)?`?(?:{spelling})`?(?![\w-])"
+    found = [{names[_normal(t)] for t in re.findall(token, m.group(0), flags=re.I)}
+             for m in re.finditer(rf"{token}(?:\s*(?:,|,?\s+and|,?\s+or)\s+{token}){{4,}}", text, flags=re.I)]
+    block: list[str] = []
+    for line in text.splitlines() + [""]:
+        cell = line.strip().strip("|").split("|")[0] if line.strip().startswith("|") else line.strip().split("  ")[0]
+        if not line.strip():
+            if len(block) >= 3:
+                found.append(set(block))
+            block = []
+        elif _normal(cell) in names:
+            block.append(names[_normal(cell)])
+    return found
+
+
+def test_every_list_of_members_in_the_docs_and_docstrings_is_the_declared_one():
+    """README.md, docs/ and the docstrings of src/ list the metrics family's members only as the declarations
+    do: a list naming a member that is gone, or missing a new one, fails here (issue 44)."""
+    from pathlib import Path
+
+    from eatkit.specs import METRICS
+
+    root = Path(__file__).resolve().parents[1]
+    names, declared = _member_names(), set(METRICS.names())
+    files = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "src" / "eatkit").rglob("*.py"))]
+    # fenced blocks of the docs are recorded output of their time (a benchmark's table), not lists
+    texts = {path: re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S) for path in files}
+    wrong = {f"{path.relative_to(root)}: {sorted(found)}" for path, text in texts.items()
+             for found in member_lists(text, names) if found != declared}
+    assert wrong == set()
+    definitions = (root / "docs" / "metrics.md").read_text(encoding="utf-8").split("## Definitions")[1]
+    assert member_lists(definitions.split("\n## ")[0], names) == [declared]  # the docs section of each member
+
+
+def test_the_list_check_finds_a_stale_list():
+    names = _member_names()
+    assert member_lists("RND, ECT, RIPA, MAC, RNSB, direct bias", names) == [
+        {"rnd", "ect", "ripa", "mac", "rnsb", "direct-bias"}]  # clustering missing: not the declared list
+    assert member_lists("(`rnd`, `ect`, `ripa`, `mac` or `clustering`)", names) == [
+        {"rnd", "ect", "ripa", "mac", "clustering"}]
+    assert member_lists("RND, ECT and RIPA take one attribute set", names) == []  # about some members
+    assert member_lists("| RND | a |\n| ECT | b |\n| MAC | c |\n\ntext", names) == [{"rnd", "ect", "mac"}]

@@ -1,5 +1,7 @@
-"""The field's other bias metrics, with WEFE's definitions (dccuchile/wefe 1.0.1), a permutation p where
-the metric has a null, and a bootstrap CI over stimuli.
+"""The field's other bias metrics (the members of the metrics family, :data:`eatkit.specs.METRICS`), with
+WEFE's definitions (dccuchile/wefe 1.0.1) where WEFE has the metric, a permutation p where the metric has
+a null, and a bootstrap CI over stimuli (the table is checked against the declarations by
+``tests/test_families.py``; each member's null is written in its declaration only).
 
 =====================  =====================================================================  ======================
 metric                 value                                                                  null of the p-value
@@ -14,6 +16,8 @@ metric                 value                                                    
                        on A (positive) vs B (negative) (Sweeney & Najafian 2019)
 :func:`direct_bias`    mean_w |cos(w, g)|^c, g the first principal component of the          none
                        centred pairs (Bolukbasi et al. 2016)
+:func:`clustering`     share of X ∪ Y whose 2-means cluster matches their set, at least 0.5   X ∪ Y re-partitioned,
+                       (Gonen & Goldberg 2019)                                                clusters fixed
 =====================  =====================================================================  ======================
 
 Permutation p-values follow the EAT's rules (:mod:`eatkit.stats.permutation`): with
@@ -24,7 +28,8 @@ Phipson & Smyth 2010); an int draws that many; ``"exact"`` enumerates (refused b
 "greater" counts null values ≥ the observed one, "less" ≤, "two-sided" |null| ≥ |observed|; a null value
 within ``tolerance`` (a bound on the rounding of two summation orders) of the threshold counts as
 reaching it. MAC, RNSB and direct bias are invariant under re-partitions of the targets, so they
-have no such null: their p is None.
+have no such null: their p is None. The clustering accuracy's p is exact and conditional on its clusters
+(:func:`clustering`).
 
 The bootstrap CI (``n_resamples > 0``) resamples, with replacement and independently, the rows of every
 set (target pairs as pairs for RIPA and direct bias), recomputes the metric and reports the percentile
