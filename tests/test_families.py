@@ -526,3 +526,32 @@ def test_the_list_check_finds_a_stale_list():
         {"rnd", "ect", "ripa", "mac", "clustering"}]
     assert member_lists("RND, ECT and RIPA take one attribute set", names) == []  # about some members
     assert member_lists("| RND | a |\n| ECT | b |\n| MAC | c |\n\ntext", names) == [{"rnd", "ect", "mac"}]
+
+
+def test_the_suite_schema_carries_every_declared_range():
+    """A suite file's params are checked by the JSON Schema with the same ranges as the declarations (one
+    place: Param.json_schema): every bound of every kind's numeric parameter is in the schema."""
+    from eatkit.stimuli.schema import check_json_schema, suite_json_schema
+
+    schema = suite_json_schema()
+    params = {}
+    for rule in schema["$defs"]["test"]["allOf"]:
+        kind = rule["if"]["properties"]["kind"].get("const", "eat") if "properties" in rule["if"] else "eat"
+        params[kind] = rule["then"]["properties"]["params"]["properties"]
+    bounds = 0
+    for kind in KINDS:
+        for p in get_kind(kind).params:
+            if p.type in (int, float) and p.many is None and (p.low is not None or p.high is not None):
+                value = params[kind][p.name]["anyOf"][0]
+                value = value["anyOf"][1] if "anyOf" in value else value  # after its words (e.g. "auto")
+                assert value.get("exclusiveMinimum" if p.low_open else "minimum") == p.low, (kind, p.name, value)
+                assert value.get("exclusiveMaximum" if p.high_open else "maximum") == p.high, (kind, p.name, value)
+                bounds += 1
+    assert bounds >= 20
+    word = lambda w: {"name": w, "modality": "word", "items": [w]}  # noqa: E731
+    bad = {"schema": "eatkit.suite/1", "id": "s", "title": "s", "tests": [
+        {"id": "t", "title": "t", "kind": "rnsb", "params": {"n_fits": 1}, **{r: word(r.lower()) for r in "XYAB"}}]}
+    with pytest.raises(EatkitError):  # the range refuses it (jsonschema names the test's keys, then)
+        check_json_schema(bad, schema, "s.json")
+    bad["tests"][0]["params"]["n_fits"] = 2
+    check_json_schema(bad, schema, "s.json")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from eatkit.errors import EatkitError
 
+_JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "object"}
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 _PLURALS = {int: "integers", float: "numbers", str: "strings", bool: "true/false values"}
 
@@ -163,6 +164,37 @@ class Param:
         elif self.high is not None:
             what = f"{what} {'<' if self.high_open else '<='} {self.high:g}"
         return ", ".join(self.words) + f" or {what}" if self.words else what
+
+    def json_schema(self, *, nullable: bool = False) -> dict[str, Any]:
+        """The JSON Schema of this parameter, its range included (the suite and sweep schemas both take it
+        from here); ``nullable``: ``null`` means "not given" (a suite file's ``params``), and a list given
+        with a separator may also be its text.
+
+        >>> Param("iterations", int, 1000, low=1).json_schema()
+        {'type': 'integer', 'minimum': 1}
+        >>> Param("alpha", float, low=0, high=1, low_open=True, high_open=True).json_schema(nullable=True)
+        {'anyOf': [{'type': 'number', 'exclusiveMinimum': 0, 'exclusiveMaximum': 1}, {'type': 'null'}]}
+        """
+        out = self._value_schema()
+        if self.many == "pairs":
+            out = {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+        elif self.many == "list":
+            out = {"type": "array", "items": out, **({} if self.empty else {"minItems": 1})}
+            if self.length is not None:
+                out["minItems"] = out["maxItems"] = self.length
+            if nullable and self.sep:
+                out = {"anyOf": [out, {"type": "string"}]}
+        return {"anyOf": [out, {"type": "null"}]} if nullable else out
+
+    def _value_schema(self) -> dict[str, Any]:
+        """The JSON Schema of one value: its type or choices, its range, its words."""
+        one: dict[str, Any] = {"enum": list(self.choices)} if self.choices is not None else (
+            {"type": _JSON_TYPES[self.type]} if self.type in _JSON_TYPES else {})
+        if self.low is not None:
+            one["exclusiveMinimum" if self.low_open else "minimum"] = self.low
+        if self.high is not None:
+            one["exclusiveMaximum" if self.high_open else "maximum"] = self.high
+        return {"anyOf": [{"enum": list(self.words)}, one]} if self.words else one
 
     def argparse_kwargs(self) -> dict[str, Any]:
         """The keywords of ``ArgumentParser.add_argument`` for this parameter: every value reaches
