@@ -61,3 +61,45 @@ def test_a_member_ranks_by_its_distance_from_its_declared_chance_level():
     rankings = rank_groups(pd.DataFrame(rows))[0].set_index("model")
     assert rankings["clustering"].tolist() == pytest.approx([0.0, 0.4, 0.2])
     assert rankings["overall_rank"].tolist() == [1.0, 3.0, 2.0]
+
+
+@pytest.mark.parametrize("published", ["igpt_l_32", "simclr_152_3x_sk1", "igpt-logit_l_32"])
+def test_published_embeddings_declare_images_and_word_tests_are_planned_as_not_applicable(published):
+    """Issue 46: published iEAT embeddings embed images only, so a WEAT test is planned out (never run, never
+    a failure), an iEAT test is kept."""
+    from eatkit.run.sweep import _cell
+
+    model = {"label": published, "embeddings": "ieat/embeddings", "embeddings_model": published}
+    plan = ("sha", [("weat1", frozenset({"word"})), ("insect-flower", frozenset({"image"}))])
+    cell = _cell(model, {"label": "mixed"}, {"label": "default"}, plan)
+    assert cell.tests == ("insect-flower",)
+    assert cell.inapplicable == (("weat1", f"needs word stimuli; {published} embeds image"),)
+
+
+def test_the_audit_page_marks_failed_cells_and_empty_intervals(tmp_path):
+    """A model whose cell failed is marked failed on the audit page (not a blank row), and the prediction
+    interval of k = 2 models (undefined) is "-", not a bare ","."""
+    import json
+
+    from eatkit.cli import main
+    from eatkit.run.sweep_tables import write_tables
+    from test_sweep_audit import _synthetic_sweep
+
+    _synthetic_sweep(tmp_path, 3, {"words": 2}, ("s",))
+    index = json.loads((tmp_path / "sweep.json").read_text())
+    broken = index["cells"][2]
+    broken.update(status="failed", error="CUDA out of memory", tests=["words-0", "words-1"])
+    (tmp_path / "sweep.json").write_text(json.dumps(index))
+    write_tables(tmp_path)
+    assert main(["report", str(tmp_path), "-q"]) == 0
+    page = (tmp_path / "audit.html").read_text(encoding="utf-8")
+    assert f'{broken["model"]} <span class="failed">(failed: words)</span>' in page
+    assert page.count('title="model-002 / words: CUDA out of memory">failed</td>') == 8  # 2 tests x (d + 3 metrics)
+    from eatkit.report.meta_analysis import meta_analysis_html
+    from eatkit.run.meta_analysis import COLUMNS
+
+    row = dict.fromkeys(COLUMNS, "") | {"suite": "weat", "test": "weat6", "setting": "s", "k": 2, "estimate": 0.5,
+                                        "ci_low": 0.1, "ci_high": 0.9, "q": 0.3, "q_df": 1, "q_p_value": 0.6}
+    pd.DataFrame([row]).to_csv(tmp_path / "meta.csv", index=False)  # k = 2: no prediction interval
+    html = meta_analysis_html(tmp_path / "meta.csv")
+    assert "<td>-</td></tr>" in html and "<td>, </td>" not in html and "0.50 [0.10, 0.90]" in html

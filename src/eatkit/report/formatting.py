@@ -183,3 +183,23 @@ def fmt_value(value: Any, spec: str | None = None) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt_value(v) for v in value)
     return str(value)
+
+
+def fmt_interval(low: Any, high: Any, spec: str = ".2f", brackets: bool = True) -> str:
+    """An interval's two ends (numbers or a CSV's text) formatted, or "-" when either is empty or undefined
+    (e.g. a CI of too few values, the prediction interval of k = 2 models): never a bare ",".
+
+    >>> fmt_interval("0.1", 0.25), fmt_interval("", "nan"), fmt_interval(-1, 2, ".1f", brackets=False)
+    ('[0.10, 0.25]', '-', '-1.0, 2.0')
+    """
+    ends = []
+    for value in (low, high):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return "-"
+        if not math.isfinite(number):
+            return "-"
+        ends.append(format(number, spec))
+    text = ", ".join(ends)
+    return f"[{text}]" if brackets else text
