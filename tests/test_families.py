@@ -64,7 +64,7 @@ def _unit(M):
     return M / np.linalg.norm(M, axis=1, keepdims=True)
 
 
-def weat_es(X, Y, A, B, *, n_resamples=0, confidence_level=0.95, rng=None):
+def weat_es(X, Y, A, B, *, n_bootstrap=0, confidence_level=0.95, rng=None):
     X, Y, A, B = map(_unit, check_sets(X=X, Y=Y, A=A, B=B).values())
     s = lambda W: (W @ A.T).mean(1) - (W @ B.T).mean(1)
     sx, sy = s(X), s(Y)

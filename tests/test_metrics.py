@@ -82,7 +82,7 @@ def test_direct_bias_closed_form_and_bootstrap_ci():
     X = np.array([[2.0, 1.0, 0.0], [2.0, 0.0, 1.0]])
     Y = np.array([[-2.0, 1.0, 0.0], [-2.0, 0.0, 1.0]])
     N = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [3.0, 0.0, 4.0]])
-    result = sm.direct_bias(X, Y, N, n_resamples=200, rng=0)
+    result = sm.direct_bias(X, Y, N, n_bootstrap=200, rng=0)
     assert result.value == pytest.approx((1 / math.sqrt(2) + 0 + 0.6) / 3, abs=1e-12)
     assert sm.direct_bias(X, Y, N, c=2).value == pytest.approx((0.5 + 0 + 0.36) / 3, abs=1e-12)
     assert result.ci[0] <= result.value <= result.ci[1] and result.seed == 0
@@ -90,10 +90,10 @@ def test_direct_bias_closed_form_and_bootstrap_ci():
 
 def test_bootstrap_ci_contains_the_value_and_repeats_with_the_seed():
     X, Y, A = _small(sizes=(8, 8, 6))
-    a = sm.rnd(X, Y, A, n_resamples=300, rng=3)
-    b = sm.rnd(X, Y, A, n_resamples=300, rng=3)
+    a = sm.rnd(X, Y, A, n_bootstrap=300, rng=3)
+    b = sm.rnd(X, Y, A, n_bootstrap=300, rng=3)
     assert a.ci == b.ci and a.ci[0] < a.value < a.ci[1]
-    m = metrics.mac([X, Y], [A], n_resamples=300, rng=3)
+    m = metrics.mac([X, Y], [A], n_bootstrap=300, rng=3)
     assert m.ci[0] < m.value < m.ci[1] and m.p_value is None
 
 
@@ -164,7 +164,7 @@ def test_every_metric_on_ieat_images_from_the_cli_with_p_ci_and_html_report(tmp_
         record = records[f"asian:{kind}"]
         assert record["kind"] == kind and math.isfinite(record["value"]) and record["n_x"] == 6
         low, high = record["ci"]
-        assert low <= high and record["n_resamples"] == 200
+        assert low <= high and record["n_bootstrap"] == 200
         assert (record["p_value"] is not None) == (kind in ("rnd", "ect", "ripa"))
         assert type(record_from_json(record)).kind == kind
         assert f"asian:{kind}" in printed

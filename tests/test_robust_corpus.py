@@ -307,7 +307,7 @@ SAME = np.ones((3, 4))
 #: statistics by name, each taking (X, Y, A, B)
 STATS: dict[str, Callable[..., Any]] = {
     "eat": lambda x, y, a, b: eat(x, y, a, b, permutations="exact"),
-    "bootstrap": lambda x, y, a, b: bootstrap_effect_size(x, y, a, b, n_resamples=50, rng=0),
+    "bootstrap": lambda x, y, a, b: bootstrap_effect_size(x, y, a, b, n_bootstrap=50, rng=0),
     "specificity": lambda x, y, a, b: specificity(x, y, a, b, n_splits=5, permutations="exact", rng=0),
     "rnd": lambda x, y, a, b: rnd(x, y, a), "ect": lambda x, y, a, b: ect(x, y, a), "ripa": lambda x, y, a, b: ripa(x, y, a),
     "mac": lambda x, y, a, b: mac([x, y], [a, b]), "rnsb": lambda x, y, a, b: rnsb([x, y], a, b, rng=0),
@@ -364,12 +364,12 @@ API: list[tuple[str, Callable[[], Any], str]] = [
     ("cost", lambda: required_set_size(0.01), "needs about"),
     ("cost", lambda: required_set_size(0.2, n_simulations=10**8), "would take about"),
     ("cost", lambda: specificity(X, Y, A, B, n_splits=10**9, permutations=10_000), "would take about"),
-    ("cost", lambda: bootstrap_effect_size(X, Y, A, B, n_resamples=10**12), "bootstrap"),
-    ("cost", lambda: rnd(X, Y, A, n_resamples=10**12), "would take about"),
-    ("cost", lambda: ripa(X, Y, A, n_resamples=10**12), "would take about"),
-    ("cost", lambda: mac([X, Y], [A], n_resamples=10**12), "would take about"),
-    ("cost", lambda: rnsb([X, Y], A, B, n_resamples=10**12), "would take about"),
-    ("cost", lambda: direct_bias(X, Y, A, n_resamples=10**12), "would take about"),
+    ("cost", lambda: bootstrap_effect_size(X, Y, A, B, n_bootstrap=10**12), "bootstrap"),
+    ("cost", lambda: rnd(X, Y, A, n_bootstrap=10**12), "would take about"),
+    ("cost", lambda: ripa(X, Y, A, n_bootstrap=10**12), "would take about"),
+    ("cost", lambda: mac([X, Y], [A], n_bootstrap=10**12), "would take about"),
+    ("cost", lambda: rnsb([X, Y], A, B, n_bootstrap=10**12), "would take about"),
+    ("cost", lambda: direct_bias(X, Y, A, n_bootstrap=10**12), "would take about"),
 ]
 
 #: runs that must succeed with a warning recorded in every record

@@ -6,7 +6,7 @@ list of words looked up in a word-embedding object: a gensim ``KeyedVectors``, a
 is never imported). A word the model lacks is an error naming it, or, with ``oov="drop"``, dropped and
 listed in the result's ``dropped``. Each metric checks its query's template (WEFE's numbers of target and
 attribute sets) and calls :mod:`eatkit.stats.metrics`, which computes the value, a permutation p where the
-metric has a null, and a bootstrap CI (``n_resamples > 0``); see there for the formulas and citations.
+metric has a null, and a bootstrap CI (``n_bootstrap > 0``); see there for the formulas and citations.
 
 One function per member of the metrics family (:data:`eatkit.specs.METRICS`), made from its declaration
 (the kind's name with dashes as underscores, :func:`eatkit.kinds.api_name`), its docstring saying its

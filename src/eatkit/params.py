@@ -1,5 +1,5 @@
 """The declaration primitive of every typed quantity (:class:`Param`), and the quantities that a kind's
-declaration and a statistics function share (:data:`CONFIDENCE_LEVEL`, :data:`N_RESAMPLES`, ...): each
+declaration and a statistics function share (:data:`CONFIDENCE_LEVEL`, :data:`N_FITS`, ...): each
 range lives here once, and every layer checks a value through it (one validator, one message per
 quantity). A base module: it imports only :mod:`eatkit.errors`, so :mod:`eatkit.stats` may import it and
 nothing about commands or kinds.

@@ -195,7 +195,7 @@ RETRIEVAL = KindSpec(
               "and NDKL use it"),
         Param("permutations", int, 1000, low=1, useful=(100, None), metavar="N",
               help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
-        Param("bootstrap", int, 1000, low=0, useful=(None, None), metavar="N",
+        Param("n_bootstrap", int, 1000, low=0, useful=(None, None), metavar="N", flag="--bootstrap",
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 T2IAT = KindSpec(

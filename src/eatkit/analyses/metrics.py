@@ -35,6 +35,8 @@ class MetricRecord(FourSetRecord):
     for RNSB, the spread over its fits. Each member of the family has its subclass (:func:`record_type`),
     with no other fields."""
 
+    renamed = {"n_resamples": "n_bootstrap"}
+
     metric: str
     value: float
     options: dict[str, Any] = field(default_factory=dict)
@@ -46,7 +48,7 @@ class MetricRecord(FourSetRecord):
     alternative: str | None = None
     ci: list[float] | None = None
     confidence_level: float = 0.95
-    n_resamples: int = 0
+    n_bootstrap: int = 0
     spread: dict[str, float] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple[Any, ...]:  # made per member at run time: pickled by kind and fields
@@ -88,7 +90,7 @@ class MetricAnalysis(Analysis):
         function = load_object(member.stats)
         attributes = [np.concatenate([A, B])] if member.template[1] == 1 else [A, B]  # none read: template 0
         run = dict(alternative=options.alternative, permutations=options.permutations,
-                   n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
+                   n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
         takes = inspect.signature(function).parameters
         keywords = {k: v for k, v in run.items() if k in takes} | dict(options.params) | dict(member.fixed)
         result = function(*member.arguments([X, Y], attributes), **keywords)
@@ -102,7 +104,7 @@ class MetricAnalysis(Analysis):
             p_value_exact=result.exact, p_value_mc_se=result.mc_standard_error,
             n_permutations=result.n_permutations, n_partitions=result.n_partitions, alternative=result.alternative,
             ci=list(result.ci) if result.ci is not None else None, confidence_level=result.confidence_level,
-            n_resamples=result.n_resamples, spread=result.spread,
+            n_bootstrap=result.n_bootstrap, spread=result.spread,
         )
         return [Outcome(record, {name: np.asarray(v) for name, v in result.parts.items()}, result)]
 

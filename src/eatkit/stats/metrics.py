@@ -31,7 +31,7 @@ reaching it. MAC, RNSB and direct bias are invariant under re-partitions of the 
 have no such null: their p is None. The clustering accuracy's p is exact and conditional on its clusters
 (:func:`clustering`).
 
-The bootstrap CI (``n_resamples > 0``) resamples, with replacement and independently, the rows of every
+The bootstrap CI (``n_bootstrap > 0``) resamples, with replacement and independently, the rows of every
 set (target pairs as pairs for RIPA and direct bias), recomputes the metric and reports the percentile
 interval; draws come from the same generator, after any permutation draws.
 """
@@ -99,7 +99,7 @@ class MetricResult:
         Null values this close to the observed one count as ties.
     ci : tuple or None
         Percentile bootstrap interval ``(low, high)`` at ``confidence_level`` (None without resamples).
-    n_resamples : int
+    n_bootstrap : int
     spread : dict
         RNSB: ``sd``, ``min``, ``max`` of the value over its ``n_fits`` fits (empty otherwise).
     seed : int or None
@@ -123,7 +123,7 @@ class MetricResult:
     tolerance: float = 0.0
     ci: tuple[float, float] | None = None
     confidence_level: float = 0.95
-    n_resamples: int = 0
+    n_bootstrap: int = 0
     spread: dict[str, float] = field(default_factory=dict)
     seed: int | None = None
     dropped: dict[str, list[str]] = field(default_factory=dict)
@@ -353,7 +353,7 @@ def _tolerance(magnitude: float, n: int, d: int) -> float:
     return 8.0 * (n + d) * float(np.finfo(np.float64).eps) * magnitude
 
 
-def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_resamples: int,
+def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_bootstrap: int,
                          confidence_level: float, generator: np.random.Generator) -> tuple[float, float] | None:
     """Percentile interval of ``compute`` over resamples of the rows of every set (a (n, 2, d) array of pairs
     is resampled by pair); None without resamples.
@@ -363,13 +363,13 @@ def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: lis
     >>> bool(low < 4.5 < high)
     True
     """
-    if n_resamples == 0:
+    if n_bootstrap == 0:
         return None
     size = sum(s.size for s in sets)  # one value reads every set once (RNSB's fit: some hundred times more)
-    check_cost(f"{n_resamples:.3g} bootstrap resamples of {sum(len(s) for s in sets)} stimuli",
-               float(n_resamples) * size * 100, "use fewer resamples (10^3 to 10^4 give a 95% CI to two digits)")
-    values = np.empty(n_resamples)
-    for r in range(n_resamples):
+    check_cost(f"{n_bootstrap:.3g} bootstrap resamples of {sum(len(s) for s in sets)} stimuli",
+               float(n_bootstrap) * size * 100, "use fewer resamples (10^3 to 10^4 give a 95% CI to two digits)")
+    values = np.empty(n_bootstrap)
+    for r in range(n_bootstrap):
         values[r] = compute([s[generator.integers(0, len(s), len(s))] for s in sets])
     tail = (1 - confidence_level) / 2
     finite = values[np.isfinite(values)]
@@ -386,10 +386,10 @@ def _check(named: dict[str, Any], least: dict[str, int], *, scaled: bool = False
     return check_sets({name: least.get(name, 1) for name in named}, scaled=scaled, **named)
 
 
-def _check_common(alternative: str, n_resamples: int, confidence_level: float) -> None:
+def _check_common(alternative: str, n_bootstrap: int, confidence_level: float) -> None:
     check_choice("alternative", alternative)
-    if n_resamples != 0:
-        check_count("n_resamples", n_resamples)
+    if n_bootstrap != 0:
+        check_count("n_bootstrap", n_bootstrap)
     check_option("confidence_level", confidence_level)
 
 
@@ -405,7 +405,7 @@ def _pairs(X: np.ndarray, Y: np.ndarray, what: str) -> None:
 
 
 def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str = "two-sided",
-        permutations: str | int = "auto", n_resamples: int = 0, confidence_level: float = 0.95,
+        permutations: str | int = "auto", n_bootstrap: int = 0, confidence_level: float = 0.95,
         rng: Any = None) -> MetricResult:
     """Relative norm distance (Garg et al. 2018, PNAS 115(16), eq. in §Methods; WEFE's ``RND``):
     mean_{a ∈ A} [dist(a, mean X) - dist(a, mean Y)], dist Euclidean (``"euclidean"``, WEFE's "norm") or,
@@ -420,22 +420,22 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
     check_choice("distance", distance, DISTANCES)
-    _check_common(alternative, n_resamples, confidence_level)
+    _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _rnd_terms(gx, gy, A, distance).mean(axis=1))
     parts = _rnd_terms(*_observed(X, Y, A), A, distance)[0]
     value = float(parts.mean())
     p = _permutation_p(null, statistic, value, _tolerance(float(np.abs(parts).max()), null.n, X.shape[1]),
                        alternative, permutations, generator)
-    ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
+    ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_bootstrap,
                     confidence_level, generator)
     return MetricResult(metric="rnd", value=value, options={"distance": distance}, parts={"A": parts},
                         ci=ci, confidence_level=confidence_level,
-                        n_resamples=n_resamples, seed=_seed(seed, p, n_resamples), **p)
+                        n_bootstrap=n_bootstrap, seed=_seed(seed, p, n_bootstrap), **p)
 
 
 def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str | int = "auto",
-        n_resamples: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
+        n_bootstrap: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Embedding coherence test (Dev & Phillips 2019, AISTATS, §3; WEFE's ``ECT``): Spearman's ρ between
     the cosine similarities of mean X and of mean Y with each attribute a ∈ A (1: no bias). p: X ∪ Y
     re-partitioned; by default "less" (less coherent than under random re-partitions: a bias).
@@ -447,7 +447,7 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
     """
     sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1, "A": 2})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
-    _check_common(alternative, n_resamples, confidence_level)
+    _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _ect_values(gx, gy, A))
     value = float(_ect_values(*_observed(X, Y, A), A)[0])
@@ -455,15 +455,15 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
         raise EatkitError("ECT is undefined here: mean X or mean Y has the same cosine with every attribute")
     p = _permutation_p(null, statistic, value, _tolerance(1.0, null.n, X.shape[1]), alternative, permutations,
                        generator)  # a Spearman rho: terms of size 1
-    ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
+    ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_bootstrap, confidence_level,
                     generator)
     return MetricResult(metric="ect", value=value, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=_seed(seed, p, n_resamples), **p)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=_seed(seed, p, n_bootstrap), **p)
 
 
 def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations: str | int = "auto",
-         n_resamples: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
+         n_bootstrap: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Relational inner product association (Ethayarajh et al. 2019, ACL, §4; WEFE's ``RIPA``): the
     target pairs (x_i, y_i) define relation vectors b_i = (x_i - y_i) / ‖x_i - y_i‖, and RIPA is the
     mean over attributes a and pairs i of a · b_i (positive: A leans towards X). p: the order within
@@ -477,7 +477,7 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
     sets = _check({"X": X, "Y": Y, "A": A}, {})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
     _pairs(X, Y, "RIPA")
-    _check_common(alternative, n_resamples, confidence_level)
+    _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     terms = _ripa_terms(X, Y, A)
     null = _Null("signs", len(terms))
@@ -485,13 +485,13 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
     p = _permutation_p(null, lambda rows: rows @ terms / terms.size, value, _tolerance(float(np.abs(terms).max()), len(X), X.shape[1]),
                        alternative, permutations, generator)
     ci = percentile_bootstrap(lambda s: float(_ripa_terms(s[0][:, 0], s[0][:, 1], s[1]).mean()),
-                    [np.stack([X, Y], axis=1), A], n_resamples, confidence_level, generator)
+                    [np.stack([X, Y], axis=1), A], n_bootstrap, confidence_level, generator)
     return MetricResult(metric="ripa", value=value, parts={"pairs": terms}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=_seed(seed, p, n_resamples), **p)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=_seed(seed, p, n_bootstrap), **p)
 
 
-def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_resamples: int = 0,
+def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_bootstrap: int = 0,
         confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Mean average cosine distance (Manzini et al. 2019, NAACL, §3.2; WEFE's ``MAC``): the mean, over every
     target t of every target set and every attribute set A_j, of mean_{a ∈ A_j} (1 - cos(t, a)). It has
@@ -503,18 +503,18 @@ def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_resamples: int =
     T = _named_sets("T", targets)
     A_ = _named_sets("A", attributes)
     sets = _check({**T, **A_}, {})
-    _check_common("greater", n_resamples, confidence_level)
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     Ts, As = [sets[n] for n in T], [sets[n] for n in A_]
     terms = _mac_terms(Ts, As)
-    ci = percentile_bootstrap(lambda s: float(_mac_terms(s[: len(Ts)], s[len(Ts):]).mean()), Ts + As, n_resamples,
+    ci = percentile_bootstrap(lambda s: float(_mac_terms(s[: len(Ts)], s[len(Ts):]).mean()), Ts + As, n_bootstrap,
                     confidence_level, generator)
     return MetricResult(metric="mac", value=float(terms.mean()), parts={"targets": terms}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=seed if n_resamples else None)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=seed if n_bootstrap else None)
 
 
-def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: bool = True, n_resamples: int = 0,
+def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: bool = True, n_bootstrap: int = 0,
          confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Relative negative sentiment bias (Sweeney & Najafian 2019, ACL, §3; WEFE's ``RNSB``): a logistic
     regression (L2, C = 1, liblinear's penalised intercept) learns A (the first attribute set, positive)
@@ -532,7 +532,7 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
     named = _named_sets("T", targets)
     sets = _check({**named, "A": A, "B": B}, {"A": 2, "B": 2}, scaled=True)
     n_fits = check("n_fits", n_fits)  # its one declaration, eatkit.params.N_FITS
-    _check_common("greater", n_resamples, confidence_level)
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     T = np.concatenate([sets[n] for n in named])
     A, B = sets["A"], sets["B"]
@@ -544,16 +544,16 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
 
     fits = [fit(T, A, B) for _ in range(n_fits if holdout else 1)]
     kl = np.array([f[0] for f in fits])
-    ci = percentile_bootstrap(lambda s: fit(*s)[0], [T, A, B], n_resamples, confidence_level, generator)
+    ci = percentile_bootstrap(lambda s: fit(*s)[0], [T, A, B], n_bootstrap, confidence_level, generator)
     spread = {"n_fits": len(kl), "sd": float(kl.std(ddof=1)) if len(kl) > 1 else 0.0, "min": float(kl.min()),
               "max": float(kl.max())}
     return MetricResult(metric="rnsb", value=float(kl.mean()), options={"n_fits": n_fits, "holdout": holdout},
                         parts={"negative": np.mean([f[1] for f in fits], axis=0), "fits": kl}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples, spread=spread,
-                        seed=seed if holdout or n_resamples else None)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap, spread=spread,
+                        seed=seed if holdout or n_bootstrap else None)
 
 
-def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0, confidence_level: float = 0.95,
+def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_bootstrap: int = 0, confidence_level: float = 0.95,
                 rng: Any = None) -> MetricResult:
     """Direct bias (Bolukbasi et al. 2016, NeurIPS, §5): DirectBias_c = mean_{w ∈ N} |cos(w, g)|^c over the
     neutral words N, g the bias direction of the definitional pairs (x_i, y_i) (:func:`gender_direction`).
@@ -568,14 +568,14 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
     X, Y, N = sets["X"], sets["Y"], sets["N"]
     _pairs(X, Y, "direct bias")
     c = check("c", c)  # its one declaration, eatkit.params.DIRECT_BIAS_C
-    _check_common("greater", n_resamples, confidence_level)
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     value, cos = _direct_bias_of(X, Y, N, c)
     ci = percentile_bootstrap(lambda s: _direct_bias_of(s[0][:, 0], s[0][:, 1], s[1], c)[0], [np.stack([X, Y], axis=1), N],
-                    n_resamples, confidence_level, generator)
+                    n_bootstrap, confidence_level, generator)
     return MetricResult(metric="direct_bias", value=value, options={"c": c}, parts={"N": cos}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=seed if n_resamples else None)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=seed if n_bootstrap else None)
 
 
 def two_means(points: np.ndarray, generator: np.random.Generator, n_init: int = 10,
@@ -634,7 +634,7 @@ def _clustering_p(labels: np.ndarray, k: int, observed: float) -> dict[str, Any]
                 n_permutations=math.comb(n, k), n_partitions=math.comb(n, k))
 
 
-def clustering(X: Any, Y: Any, *, n_resamples: int = 0, confidence_level: float = 0.95,
+def clustering(X: Any, Y: Any, *, n_bootstrap: int = 0, confidence_level: float = 0.95,
                rng: Any = None) -> MetricResult:
     """Clustering accuracy (Gonen & Goldberg 2019, NAACL, §4 "Clustering"): the targets X ∪ Y (unit vectors)
     are split by 2-means (:func:`two_means`, seeded), and the value is the share of targets whose cluster
@@ -650,14 +650,14 @@ def clustering(X: Any, Y: Any, *, n_resamples: int = 0, confidence_level: float 
     """
     sets = _check({"X": X, "Y": Y}, {"X": 1, "Y": 1})
     X, Y = sets["X"], sets["Y"]
-    _check_common("greater", n_resamples, confidence_level)
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     value, labels = _cluster_accuracy(X, Y, generator)
     p = _clustering_p(labels, len(X), value)
-    ci = percentile_bootstrap(lambda s: _cluster_accuracy(s[0], s[1], generator)[0], [X, Y], n_resamples,
+    ci = percentile_bootstrap(lambda s: _cluster_accuracy(s[0], s[1], generator)[0], [X, Y], n_bootstrap,
                               confidence_level, generator)
     return MetricResult(metric="clustering", value=value, parts={"clusters": labels}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples, seed=seed, **p)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap, seed=seed, **p)
 
 
 def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
@@ -667,9 +667,9 @@ def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
     return {f"{prefix}{i + 1}": s for i, s in enumerate(sets)}
 
 
-def _seed(seed: int | None, p: dict[str, Any], n_resamples: int) -> int | None:
+def _seed(seed: int | None, p: dict[str, Any], n_bootstrap: int) -> int | None:
     """The seed to record: only when something was drawn (Monte Carlo permutations or resamples)."""
-    return seed if (not p["exact"] or n_resamples) else None
+    return seed if (not p["exact"] or n_bootstrap) else None
 
 
 # --- rankings of models ---------------------------------------------------------------------------------
