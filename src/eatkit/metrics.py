@@ -108,32 +108,47 @@ def _query(name: str, targets: Any, attributes: Any, template: tuple[int | None,
     """The sets of a query, checked against the metric's template, looked up in ``model`` when given."""
     if oov not in ("error", "drop"):
         raise EatkitError(f"oov must be 'error' or 'drop', got {oov!r}")
-    out = []
     if template[1] == 0 and attributes not in (None, []):
         raise EatkitError(f"{name} reads the targets only: pass no attribute sets (attributes=None)")
-    for what, sets, count in (("target", targets, template[0]), ("attribute", attributes or [], template[1])):
-        if count == 0:
-            out.append([])
-            continue
-        if isinstance(sets, (str, np.ndarray)) or not isinstance(sets, Sequence) or len(sets) == 0:
-            raise EatkitError(f"{name}: the {what} sets must be a non-empty list of sets")
-        if count is not None and len(sets) != count:
-            raise EatkitError(f"{name} takes {count} {what} set(s) (WEFE's template), got {len(sets)}")
-        out.append(list(sets))
+    T = _group(name, "target", targets, template[0])
+    A = [] if template[1] == 0 else _group(name, "attribute", attributes or [], template[1])
     dropped: dict[str, list[str]] = {}
-    if model is None:
-        return out[0], out[1], dropped
-    index, table = word_vectors(model)
-    for group, prefix in zip(out, "TA"):
-        for i, words in enumerate(group):
-            label = f"{prefix}{i + 1}"
-            if isinstance(words, str) or not all(isinstance(w, str) for w in words):
-                raise EatkitError(f"{name}: with model=, set {label} must be a list of words")
-            missing = [w for w in words if w not in index]
-            if missing and oov == "error":
-                raise EatkitError(f"{name}: set {label} has word(s) the model lacks: {', '.join(missing[:10])}"
-                                  " (pass oov='drop' to drop them and record it)")
-            if missing:
-                dropped[label] = missing
-            group[i] = np.asarray(table[[index[w] for w in words if w in index]], dtype=np.float64)
-    return out[0], out[1], dropped
+    if model is not None:
+        index, table = word_vectors(model)
+        T, A = (_look_up(name, group, prefix, index, table, oov, dropped) for group, prefix in ((T, "T"), (A, "A")))
+    return T, A, dropped
+
+
+def _group(name: str, what: str, sets: Any, count: int | None) -> list[Any]:
+    """A query's target or attribute sets, checked against the template's number (``None``: any)."""
+    if isinstance(sets, (str, np.ndarray)) or not isinstance(sets, Sequence) or len(sets) == 0:
+        raise EatkitError(f"{name}: the {what} sets must be a non-empty list of sets")
+    if count is not None and len(sets) != count:
+        raise EatkitError(f"{name} takes {count} {what} set(s) (WEFE's template), got {len(sets)}")
+    return list(sets)
+
+
+def _look_up(name: str, group: list[Any], prefix: str, index: dict[str, int], table: np.ndarray, oov: str,
+             dropped: dict[str, list[str]]) -> list[Any]:
+    """Each set of words of ``group`` as its vectors; a word the model lacks is an error, or (``oov="drop"``)
+    dropped and listed in ``dropped`` under the set's label (T1, A2, ...)."""
+    return [_vectors_of(name, f"{prefix}{i + 1}", words, index, table, oov, dropped) for i, words in enumerate(group)]
+
+
+def _words(name: str, label: str, words: Any) -> list[str]:
+    """A set given as words: a list of strings, or a one-line error."""
+    if isinstance(words, str) or not all(isinstance(w, str) for w in words):
+        raise EatkitError(f"{name}: with model=, set {label} must be a list of words")
+    return list(words)
+
+
+def _vectors_of(name: str, label: str, words: Any, index: dict[str, int], table: np.ndarray, oov: str,
+                dropped: dict[str, list[str]]) -> np.ndarray:
+    """The vectors of one set of words (:func:`_look_up`)."""
+    missing = [w for w in _words(name, label, words) if w not in index]
+    if missing and oov == "error":
+        raise EatkitError(f"{name}: set {label} has word(s) the model lacks: {', '.join(missing[:10])}"
+                          " (pass oov='drop' to drop them and record it)")
+    if missing:
+        dropped[label] = missing
+    return np.asarray(table[[index[w] for w in words if w in index]], dtype=np.float64)

@@ -89,6 +89,11 @@ class Record:
         return {"kind": self.kind, "schema_version": SCHEMA_VERSION, **fields}
 
     @classmethod
+    def today(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A record's JSON with an earlier eatkit's field names mapped to today's (:attr:`renamed`)."""
+        return {cls.renamed.get(k, k): v for k, v in data.items()}
+
+    @classmethod
     def from_json(cls: type[R], data: Mapping[str, Any], where: str = "record") -> R:
         """Load a record written by :meth:`to_json` (or by eatkit 0.1.0), checking each field's type.
 
@@ -100,7 +105,7 @@ class Record:
         if not isinstance(data, Mapping):
             raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
         who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
-        data = {cls.renamed.get(k, k): v for k, v in data.items()}  # an earlier version's names
+        data = cls.today(data)
         version = data.get("schema_version", 1)
         if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
             raise EatkitError(f"{who} has schema_version {version!r}; this eatkit reads versions 1 to "

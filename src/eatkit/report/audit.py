@@ -164,36 +164,13 @@ def _setting_table(data: Mapping[str, Any], setting: str, k: int, suites: list[s
                    meta: list[tuple[str, str]]) -> tuple[str, str]:
     """The models x tests table of one setting, and how its rows are ordered."""
     columns = data["columns"]
-    values, pvalues = data["values"][setting], data["p"][setting]
     order = data["order"][setting]
     first = 2 + len(meta)  # columns before the tests: rank, model, metadata
     group_row = "".join(f'<th colspan="{sum(s == c["suite"] for c in columns)}" class="suite s{i}">'
                         f"{html.escape(s)}</th>" for i, s in enumerate(suites) if any(s == c["suite"] for c in columns))
-    numeric = {key for key, _ in meta
-               if all(_is_number(str(m.get(key, ""))) for m in data["metadata"].values() if m.get(key, "") != "")}
-    heads = "".join(f'<th class="sort meta" tabindex="0" data-col="{2 + j}" '
-                    f'data-type="{"num" if key in numeric else "text"}">{html.escape(label)}</th>'
-                    for j, (key, label) in enumerate(meta))
-    heads += "".join(f'<th class="sort test s{suites.index(c["suite"])}" tabindex="0" data-col="{first + j}" '
-                     f'data-type="num" title="{html.escape(c["suite"])} / {html.escape(c["test"])} '
-                     f'({html.escape(c["measure"])})"><span>{html.escape(_short(c["test"], 28))}</span></th>'
-                     for j, c in enumerate(columns))
     failed = {(c["model"], c["suite"]): c.get("error") or "failed" for c in data["cells"]
               if c["setting"] == setting and c["status"] == "failed"}
-    rows = []
-    for rank, i in enumerate(order["rows"], start=1):
-        model = data["models"][i]
-        info = data["metadata"].get(model, {})
-        gone = [s for (m, s) in failed if m == model]
-        mark = f' <span class="failed">(failed: {html.escape(", ".join(gone))})</span>' if gone else ""
-        cells = [f'<td class="rank" data-v="{rank}">{rank}</td>',
-                 f'<th class="model" scope="row">{html.escape(model)}{mark}</th>']
-        cells += [f'<td class="meta" data-v="{html.escape(str(info.get(key, "")))}">'
-                  f'{html.escape(str(info.get(key, "")))}</td>' for key, _ in meta]
-        cells += [_value_cell(model, c, suites.index(c["suite"]), values[i][j] if values else None,
-                              pvalues[i][j] if pvalues else None, failed.get((model, c["suite"])))
-                  for j, c in enumerate(columns)]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+    rows = [_model_row(data, setting, i, rank, suites, meta, failed) for rank, i in enumerate(order["rows"], start=1)]
     foot = "".join(  # extra rows per test (audit.json "summaries"), e.g. a summary across the models
         f'<tr class="summary"><th colspan="{first}" scope="row">{html.escape(row["label"])}</th>'
         + "".join(f'<td class="s{suites.index(c["suite"])}">{html.escape(_cell_text(v))}</td>'
@@ -202,8 +179,41 @@ def _setting_table(data: Mapping[str, Any], setting: str, k: int, suites: list[s
     table = (f'<div class="wrap"><table class="audit sortable" id="audit-{k}"><thead><tr class="groups">'
              f'<th colspan="{first}"></th>{group_row}</tr><tr class="heads"><th class="sort" tabindex="0" '
              f'data-col="0" data-type="num">#</th><th class="sort" tabindex="0" data-col="1" data-type="text">'
-             f'model</th>{heads}</tr></thead><tbody>{"".join(rows)}</tbody><tfoot>{foot}</tfoot></table></div>')
+             f'model</th>{_heads(data, suites, meta)}</tr></thead><tbody>{"".join(rows)}</tbody><tfoot>{foot}</tfoot>'
+             "</table></div>")
     return table, order["how"]
+
+
+def _heads(data: Mapping[str, Any], suites: list[str], meta: list[tuple[str, str]]) -> str:
+    """The column headings after # and model: the metadata (numbers sort as numbers), then the tests."""
+    first = 2 + len(meta)
+    numeric = {key for key, _ in meta
+               if all(_is_number(str(m.get(key, ""))) for m in data["metadata"].values() if m.get(key, "") != "")}
+    heads = "".join(f'<th class="sort meta" tabindex="0" data-col="{2 + j}" '
+                    f'data-type="{"num" if key in numeric else "text"}">{html.escape(label)}</th>'
+                    for j, (key, label) in enumerate(meta))
+    return heads + "".join(f'<th class="sort test s{suites.index(c["suite"])}" tabindex="0" data-col="{first + j}" '
+                           f'data-type="num" title="{html.escape(c["suite"])} / {html.escape(c["test"])} '
+                           f'({html.escape(c["measure"])})"><span>{html.escape(_short(c["test"], 28))}</span></th>'
+                           for j, c in enumerate(data["columns"]))
+
+
+def _model_row(data: Mapping[str, Any], setting: str, i: int, rank: int, suites: list[str],
+               meta: list[tuple[str, str]], failed: Mapping[tuple[str, str], str]) -> str:
+    """One model's row: rank, name (marked when a cell of it failed), metadata, one cell per test."""
+    values, pvalues = data["values"][setting], data["p"][setting]
+    model = data["models"][i]
+    info = data["metadata"].get(model, {})
+    gone = [s for (m, s) in failed if m == model]
+    mark = f' <span class="failed">(failed: {html.escape(", ".join(gone))})</span>' if gone else ""
+    cells = [f'<td class="rank" data-v="{rank}">{rank}</td>',
+             f'<th class="model" scope="row">{html.escape(model)}{mark}</th>']
+    cells += [f'<td class="meta" data-v="{html.escape(str(info.get(key, "")))}">'
+              f'{html.escape(str(info.get(key, "")))}</td>' for key, _ in meta]
+    cells += [_value_cell(model, c, suites.index(c["suite"]), values[i][j] if values else None,
+                          pvalues[i][j] if pvalues else None, failed.get((model, c["suite"])))
+              for j, c in enumerate(data["columns"])]
+    return "<tr>" + "".join(cells) + "</tr>"
 
 
 def _value_cell(model: str, column: Mapping[str, str], s: int, value: Any, p_value: Any, error: str | None) -> str:

@@ -231,45 +231,63 @@ def _comparable_groups(found: dict[str, dict[TestKey, float]]) -> list[tuple[str
         if len(members) >= 2:
             groups[(members, keys)] = None
     grouped = {m for members, _ in groups for m in members}
-    for model in models:
-        if model not in grouped:
-            groups[((model,), tuple(found[model]))] = None
+    groups |= {((m,), tuple(found[m])): None for m in models if m not in grouped}
     names: list[str] = []
-    for members, keys in groups:
-        suites = ", ".join(dict.fromkeys(s for _, s, _ in keys))
-        name = "all models" if len(members) == len(models) else f"models on {suites} ({len(keys)} tests)"
-        names.append(name if name not in names else f"{name} #{len(names) + 1}")
-    return [(name, list(members), keys) for name, (members, keys) in zip(names, groups)]
+    return [(_group_name(members, keys, len(models), names), list(members), keys) for members, keys in groups]
+
+
+def _group_name(members: tuple[str, ...], keys: tuple[TestKey, ...], everyone: int, taken: list[str]) -> str:
+    """A group's name (added to ``taken``): ``all models``, or the suites of its tests (numbered when two
+    groups share it)."""
+    suites = ", ".join(dict.fromkeys(s for _, s, _ in keys))
+    name = "all models" if len(members) == everyone else f"models on {suites} ({len(keys)} tests)"
+    taken.append(name if name not in taken else f"{name} #{len(taken) + 1}")
+    return taken[-1]
 
 
 def _group_ranking(setting: str, name: str, members: list[str], keys: tuple[TestKey, ...],
                    found: dict[str, dict[TestKey, float]]) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
     """One group's ranking rows, correlations between its measures and agreement (:func:`rank_groups`)."""
-    import numpy as np
-    import pandas as pd
-
     from eatkit.stats.metrics import rank_models
+
+    measures, table = _group_table(members, keys, found)
+    if len(members) < 2:  # one model: nothing to rank it against
+        return _ranking_frame(setting, name, table, keys, None), [], []
+    ranking = rank_models(table.to_numpy())
+    agreement = _agreement(setting, name, measures, ranking, len(members)) \
+        if len(measures) >= 2 and len(members) >= 3 else []
+    return (_ranking_frame(setting, name, table, keys, ranking),
+            _correlations(setting, name, measures, ranking, len(members)), agreement)
+
+
+def _group_table(members: list[str], keys: tuple[TestKey, ...],
+                 found: dict[str, dict[TestKey, float]]) -> tuple[list[str], Any]:
+    """A group's measures (in the declared order) and its models x measures table of magnitudes, each the
+    measure's aggregation over the group's tests."""
+    import pandas as pd
 
     aggregate = _aggregations()
     measures = [m for _, _, m, _, _ in measure_kinds() if any(k[0] == m for k in keys)]
     columns = {m: [float(aggregate[m]([found[model][k] for k in keys if k[0] == m])) for model in members]
                for m in measures}
-    table = pd.DataFrame(columns, index=pd.Index(members, name="model"))
-    ranking = rank_models(table.to_numpy()) if len(members) >= 2 else None
+    return measures, pd.DataFrame(columns, index=pd.Index(members, name="model"))
+
+
+def _ranking_frame(setting: str, name: str, table: Any, keys: tuple[TestKey, ...], ranking: Any) -> Any:
+    """The rows of ``rankings.csv`` of one group (``ranking`` None: a group of one model, rank 1)."""
     frame = table.reset_index()
     frame.insert(0, "group", name)
     frame.insert(0, "setting", setting)
+    measures = list(table.columns)
+    ones = [1.0] * len(frame)
     for j, measure in enumerate(measures):
-        frame[f"rank_{measure}"] = ranking.ranks[:, j] if ranking is not None else 1.0
-    frame["mean_rank"] = ranking.mean_rank if ranking is not None else 1.0
-    frame["overall_rank"] = ranking.overall if ranking is not None else 1.0
-    frame["basis"] = "; ".join(f"{m}: {sum(k[0] == m for k in keys)} test(s)" for m in measures) + (
-        "" if ranking is not None else " (one model: nothing to rank it against)")
+        frame[f"rank_{measure}"] = ranking.ranks[:, j] if ranking is not None else ones
+    frame["mean_rank"] = ranking.mean_rank if ranking is not None else ones
+    frame["overall_rank"] = ranking.overall if ranking is not None else ones
+    basis = "; ".join(f"{m}: {sum(k[0] == m for k in keys)} test(s)" for m in measures)
+    frame["basis"] = basis + ("" if ranking is not None else " (one model: nothing to rank it against)")
     frame["tests"] = " ".join(dict.fromkeys(f"{s}/{t}" for _, s, t in keys))
-    if ranking is None:
-        return frame, [], []
-    return frame, _correlations(setting, name, measures, ranking, len(members)), _agreement(
-        setting, name, measures, ranking, len(members)) if len(measures) >= 2 and len(members) >= 3 else []
+    return frame
 
 
 def _correlations(setting: str, group: str, measures: list[str], ranking: Any, n: int) -> list[dict[str, Any]]:
