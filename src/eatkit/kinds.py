@@ -249,6 +249,11 @@ class Ranking:
     higher_is_better: bool | None = None
     aggregation: str = "mean"
 
+    def __post_init__(self) -> None:
+        if isinstance(self.chance, bool) or not isinstance(self.chance, (int, float)):
+            raise EatkitError(f"Ranking {self.measure!r}: chance is the value of no bias, a number (0, 0.5, 1, ...), "
+                              f"got {self.chance!r}")
+
 
 @dataclass(frozen=True)
 class Family:

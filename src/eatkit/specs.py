@@ -284,7 +284,7 @@ ANSWERS = KindSpec(
                               "(exact McNemar, or sign-flip permutation of pair means); effect: random-effects "
                               "difference of mean logit p(yes) against the reference over decision questions; q: Benjamini-Hochberg "
                               "over the run's answer tests"),
-    ranking=Ranking("estimate", "abs", "answers"),
+    ranking=Ranking("estimate", "answers"),
     params=(
         Param("measure", default="rate", choices=("rate", "paired", "decision"), cli=False,
               help="what the test computes: per-group rates, a paired comparison of two levels within "
