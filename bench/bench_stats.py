@@ -115,7 +115,7 @@ def exact_table(report, sizes: tuple[int, ...]) -> None:
     t_loop, _ = timed(lambda: python_loop_p(list(np.concatenate([x, y])), 25, 0.0, loop_iterations), 3)
     t_scipy, _ = timed(lambda: sps.permutation_test(
         (x, y), lambda a, b, axis: np.mean(a, axis=axis) - np.mean(b, axis=axis), vectorized=True,
-        n_resamples=resamples, permutation_type="independent", alternative="greater",
+        n_bootstrap=resamples, permutation_type="independent", alternative="greater",
         rng=np.random.default_rng(3)), 3)
     per_loop, per_scipy = t_loop / loop_iterations, t_scipy / resamples
     print(f"  per permutation: Python loop {per_loop * 1e6:.2f} us, scipy.stats.permutation_test "
@@ -248,7 +248,7 @@ def main(sizes: tuple[int, ...] = EXACT_SIZES) -> None:
             (sx, sy),
             mean_difference,
             vectorized=True,
-            n_resamples=resamples,
+            n_bootstrap=resamples,
             permutation_type="independent",
             alternative="greater",
             rng=np.random.default_rng(3),

@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "eatkit"
-#: what eatkit.stats may import from eatkit (declarations: kinds' parameters, the commands' shared options)
-STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io", "eatkit._lazy", "eatkit.kinds",
-                    "eatkit.command_options"}
+#: what eatkit.stats may import from eatkit: the base modules (errors, io, progress, lazy names) and the
+#: declaration primitive (eatkit.params: Param and the quantities a declaration and a statistic share);
+#: nothing about kinds or commands
+STATS_MAY_IMPORT = {"eatkit.errors", "eatkit.progress", "eatkit.io", "eatkit._lazy", "eatkit.params"}
+#: the libraries eatkit.stats may import besides the standard library (numba: optional compiled kernels)
+STATS_LIBRARIES = {"numpy", "scipy", "numba"}
 
 
 def _module_name(path: Path) -> str:
@@ -93,11 +96,33 @@ def test_stats_import_only_the_base_modules_and_never_torch():
             assert not any(n.split(".")[0] in {"torch", "transformers", "open_clip", "timm"} for n in names), path
 
 
+def _stats_libraries() -> set[str]:
+    """The top-level names of everything eatkit.stats imports, lazy imports included."""
+    import sys
+
+    found: set[str] = set()
+    for path in (SRC / "stats").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {"eatkit"}
+
+
+def test_stats_import_only_numpy_scipy_and_the_declaration_primitives():
+    """Issue 44: the statistics layer knows nothing about commands or kinds (eatkit.command_options,
+    eatkit.kinds, eatkit.specs), only numpy, scipy and eatkit's base modules."""
+    assert _stats_libraries() <= STATS_LIBRARIES, _stats_libraries() - STATS_LIBRARIES
+    imported = set().union(*(t for m, t in _imports().items() if m.startswith("eatkit.stats")))
+    assert {t for t in imported if not t.startswith("eatkit.stats")} <= STATS_MAY_IMPORT
+    assert not imported & {"eatkit.kinds", "eatkit.specs", "eatkit.command_options"}
+
+
 #: the layers, bottom to top: a module may import from its own layer and the layers below it only
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("eatkit._version", "eatkit._lazy", "eatkit.errors", "eatkit.io", "eatkit.progress", "eatkit.paths",
-     "eatkit.flags",
-     "eatkit.kinds", "eatkit.specs", "eatkit.command_options"),
+     "eatkit.flags", "eatkit.params", "eatkit.kinds", "eatkit.specs", "eatkit.command_options"),
     ("eatkit.stats",),
     ("eatkit.stimuli", "eatkit.records"),
     ("eatkit.sources",),

@@ -42,6 +42,9 @@ class Record:
     """
 
     kind: ClassVar[str] = ""
+    #: old field names of this kind's records (results.json of earlier eatkit versions) -> today's: one name
+    #: per quantity (docs/architecture.md, "One name per quantity"), and existing run folders still read
+    renamed: ClassVar[Mapping[str, str]] = {}
 
     suite: str
     test: str
@@ -86,6 +89,11 @@ class Record:
         return {"kind": self.kind, "schema_version": SCHEMA_VERSION, **fields}
 
     @classmethod
+    def today(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A record's JSON with an earlier eatkit's field names mapped to today's (:attr:`renamed`)."""
+        return {cls.renamed.get(k, k): v for k, v in data.items()}
+
+    @classmethod
     def from_json(cls: type[R], data: Mapping[str, Any], where: str = "record") -> R:
         """Load a record written by :meth:`to_json` (or by eatkit 0.1.0), checking each field's type.
 
@@ -97,6 +105,7 @@ class Record:
         if not isinstance(data, Mapping):
             raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
         who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
+        data = cls.today(data)
         version = data.get("schema_version", 1)
         if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
             raise EatkitError(f"{who} has schema_version {version!r}; this eatkit reads versions 1 to "
@@ -192,14 +201,14 @@ def flatten_record(record: dict[str, Any], tables: dict[str, list[dict[str, Any]
                    ident: dict[str, Any] | None = None) -> dict[str, Any]:
     """A record's JSON as one flat row, one column per value: nested fields as ``level3_xa_mean``,
     ``p_value_two_sided``, ``dropped_X`` (a list of words as one text cell, ``"; "``-separated),
-    ``effect_size_ci_low``; ``estimate``, the kind's headline value (an EAT's ``effect_size``, a metric's
+    ``ci_low``; ``estimate``, the kind's headline value (an EAT's ``effect_size``, a metric's
     ``value``) under one name for every kind.
 
     Lists of objects (e.g. the most influential stimuli) and the :data:`PANELS` go to ``tables`` (file
     name -> rows, each row starting with ``ident``) when given, and are left out of the row otherwise.
 
-    >>> flatten_record({"kind": "eat", "effect_size": 1.5, "level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None})
-    {'kind': 'eat', 'estimate': 1.5, 'effect_size': 1.5, 'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None}
+    >>> flatten_record({"kind": "eat", "effect_size": 1.5, "level3": {"xa": {"mean": 0.5}}, "ci": None})
+    {'kind': 'eat', 'estimate': 1.5, 'effect_size': 1.5, 'level3_xa_mean': 0.5, 'ci_low': None, 'ci_high': None}
     >>> flatten_record({"p_values": {"greater": 0.9, "two-sided": 0.2}, "dropped": {"X": ["a", "b"]}, "warnings": []})
     {'estimate': None, 'p_value_greater': 0.9, 'p_value_two_sided': 0.2, 'dropped_X': 'a; b', 'warnings': ''}
     """

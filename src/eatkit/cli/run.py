@@ -132,7 +132,7 @@ def register(sub: Any) -> None:
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
-    run.add_argument("--bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
+    run.add_argument("--bootstrap", dest="n_bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
                      help="bootstrap resamples for the CI of d (0: none)")
     run.add_argument("--validity", action="store_true",
                      help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
@@ -190,7 +190,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     model_warnings = declared_warnings("run", args)  # --batch-size, --workers (printed below)
     options = RunOptions(
         permutations=args.permutations, alternative=args.alternative, seed=args.seed, ddof=args.ddof, sd=args.sd,
-        correction_family=args.correction_family, p_method=args.p_method, n_bootstrap=args.bootstrap,
+        correction_family=args.correction_family, p_method=args.p_method, n_bootstrap=args.n_bootstrap,
         validity=args.validity, params=given_params(args, suite_kinds()))
     request = build_request(args.suite, _model(args), options, tests=_split(args.tests), metrics=args.metrics,
                             series=args.series, decades=args.decades, compare_prompts=args.compare_prompts,

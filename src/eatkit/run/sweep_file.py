@@ -328,14 +328,24 @@ def test_needs(test: Any) -> frozenset[str]:
 
 
 def model_modalities(model: Mapping[str, Any]) -> frozenset[str] | None:
-    """What a sweep's model entry embeds, as declared (``models.json`` for a registered model; a word-vector
-    file: words); ``None`` when only building it would tell (precomputed embeddings, an unknown name).
+    """What a sweep's model entry embeds, as its source declares it (``models.json`` for a registered model
+    or a ``responses:`` file; a word-vector file: words; published iEAT embeddings, ``embeddings`` with
+    ``embeddings_model`` such as ``igpt_l_32`` or ``simclr_152_3x_sk1``: images); ``None`` when only
+    building it would tell (a precomputed embeddings file of any modality, an unknown name).
 
     >>> sorted(model_modalities({"name": "efficientnet_lite0"})), model_modalities({"embeddings": "e/"})
     (['image'], None)
+    >>> sorted(model_modalities({"embeddings": "e/", "embeddings_model": "igpt-logit_l_32"}))
+    ['image']
     """
     if "vectors" in model:
-        return frozenset({"word"})
+        from eatkit.sources.vectors import WordVectors
+
+        return WordVectors.modalities
+    if "embeddings" in model:
+        from eatkit.sources.precomputed import IEATEmbeddings
+
+        return IEATEmbeddings.modalities if model.get("embeddings_model") else None
     if "name" in model:
         from eatkit.registry import get_model
 
