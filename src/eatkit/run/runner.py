@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -34,7 +34,7 @@ from eatkit.records import Record
 from eatkit.run.folder import records_frame, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
-from eatkit.stats.degeneracy import p_floor_warning
+from eatkit.stats.degeneracy import collected, p_floor_warning
 from eatkit.stats import adjust_p_values
 from eatkit.stats import resolve_rng
 from eatkit.stats.options import OBSERVED
@@ -194,8 +194,8 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
         for test in progressing(selected, desc=suite.id):
-            outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
-                t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
+            outcomes += attempt(test, lambda t=test: _with_findings(lambda: analyses[t.id].compute(
+                t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id))), named=True) or []
     selected = [t for t in selected if t.id not in failed]
     if failed and not selected:
         raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
@@ -213,6 +213,15 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     if failed:
         manifest["failed_tests"] = failed
     return RunResult(suite, outcomes, manifest, failed)
+
+
+def _with_findings(compute: Callable[[], list[Outcome]]) -> list[Outcome]:
+    """``compute()``'s outcomes, each record's ``warnings`` extended by the degeneracy warnings
+    (:class:`eatkit.stats.degeneracy.DegeneracyWarning`: e.g. sets sharing vectors) its statistics issued."""
+    with collected() as found:
+        outcomes = compute()
+    return [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *found]))
+            for o in outcomes] if found else outcomes
 
 
 def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:

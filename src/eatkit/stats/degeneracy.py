@@ -3,7 +3,12 @@
 Every statistic checks its sets with :func:`eatkit.stats._validation.check_sets`, which applies the
 rules below before any computation; the runner applies :func:`p_floor_warning` to every record with a
 p-value. Each finding follows a declared rule of :data:`RULES`: an ``"error"`` (one line, nothing is
-computed) or a ``"warning"`` (recorded in the record's ``warnings`` and printed once).
+computed) or a ``"warning"`` (a :class:`DegeneracyWarning`: the runner collects it with :func:`collected`,
+records it in the record's ``warnings`` and the CLI prints it once).
+
+Only data on which a statistic means nothing is refused: sets that coincide, a set without variance. Sets
+that share some vectors (quantized or integer features, two stimuli a model embeds identically) are a fact
+to record: the permutation null is exact with ties, and the exact counter counts tied sums as ties.
 
 =====================  ========  =============================================================================
 rule                   level     when
@@ -12,7 +17,8 @@ rule                   level     when
 ``zero-variance``      error     a target or attribute set of two or more stimuli that all share one vector
                                  (grounded sets A_x ... may: one caption over several images)
 ``coincide``           error     two compared sets (the targets, the attributes) hold the same vectors
-``overlap``            error     two compared sets share a vector (a word in both target sets)
+``overlap``            warning   two compared sets share vectors (a word in both target sets, tied
+                                 features); the shared rows are named
 ``targets-attributes`` error     a target set holds the same vectors as an attribute set
 ``numeric-range``      error     vector norms whose squares leave float64 (outside :data:`NORM_RANGE`), or,
                                  for a scale-dependent statistic (RNSB's penalised fit), outside
@@ -27,6 +33,9 @@ give the same p.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +60,8 @@ RULES: dict[str, Rule] = {
                                    "its statistics would mean nothing (are they distinct words for the model?)"),
     "coincide": Rule("error", "sets '{first}' and '{second}' hold the same vectors: the test would compare a set "
                               "with itself, and its effect size and p-value would mean nothing"),
-    "overlap": Rule("error", "sets '{first}' and '{second}' share a vector (row {row} of '{first}'): a stimulus "
-                             "in both compared sets makes the comparison meaningless"),
+    "overlap": Rule("warning", "sets '{first}' and '{second}' share {count} vector(s) (row(s) {rows} of '{first}'): "
+                               "the shared stimuli count on both sides; the permutation null counts them as ties"),
     "targets-attributes": Rule("error", "target set '{first}' and attribute set '{second}' hold the same vectors: "
                                         "the test would measure a set's association with itself"),
     "numeric-range": Rule("error", "set '{set}' has vector norms from {low:.3g} to {high:.3g}, outside "
@@ -91,19 +100,52 @@ def fail(rule: str, **values: Any) -> None:
     raise EatkitError(finding(rule, **values))
 
 
+class DegeneracyWarning(UserWarning):
+    """A finding of a ``"warning"`` rule of :data:`RULES` (its message is the filled template)."""
+
+
+def warn(rule: str, **values: Any) -> None:
+    """Issue the :class:`DegeneracyWarning` of the warning rule ``rule``.
+
+    >>> with collected() as found:
+    ...     warn("p-floor", floor=0.1, how="1 of 10 partitions", alpha=0.05)
+    >>> found   # doctest: +ELLIPSIS
+    ['the smallest p-value this test can reach is 0.1 ...']
+    """
+    assert RULES[rule].level == "warning", rule
+    warnings.warn(finding(rule, **values), DegeneracyWarning, stacklevel=3)
+
+
+@contextmanager
+def collected() -> Iterator[list[str]]:
+    """Within the block, every :class:`DegeneracyWarning` is collected (each message once, in order) into the
+    yielded list, filled when the block ends, instead of printed; other warnings pass on as they were."""
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegeneracyWarning)
+        yield found
+    for item in caught:
+        if not issubclass(item.category, DegeneracyWarning):
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+        elif str(item.message) not in found:
+            found.append(str(item.message))
+
+
 def _role(name: str, roles: tuple[str, ...]) -> bool:
     return any(name == r or (name.startswith(r) and name[len(r):].isdigit()) for r in roles)
 
 
 def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> None:
-    """Apply the error rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused
-    by :func:`eatkit.stats._validation.check_embeddings`, for every statistic): zero variance, norms out of range (``scaled``: the statistic depends on the vectors' scale), compared sets
-    sharing a vector, a target set equal to an attribute set.
+    """Apply the rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused by
+    :func:`eatkit.stats._validation.check_embeddings`, for every statistic). Errors: zero variance, norms
+    out of range (``scaled``: the statistic depends on the vectors' scale), compared sets that coincide, a
+    target set equal to an attribute set; a warning (:func:`warn`): compared sets sharing some vectors.
 
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); check_degenerate({"X": X, "Y": X[::-1] + 1})
-    >>> check_degenerate({"X": X, "Y": np.array([[1.0, 0.0], [2.0, 2.0]])})   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    eatkit.errors.EatkitError: sets 'X' and 'Y' share a vector (row 0 of 'X'): ...
+    >>> with collected() as found:
+    ...     check_degenerate({"X": X, "Y": np.array([[1.0, 0.0], [2.0, 2.0]])})
+    >>> found   # doctest: +ELLIPSIS
+    ["sets 'X' and 'Y' share 1 vector(s) (row(s) 0 of 'X'): ..."]
     """
     low, high = SCALED_RANGE if scaled else NORM_RANGE
     for name, arr in sets.items():
@@ -119,19 +161,25 @@ def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> No
         if first in sets and second in sets:
             if _same_rows(sets[first], sets[second]):
                 fail("coincide", first=first, second=second)
-            shared = _shared_row(sets[first], sets[second])
-            if shared is not None:
-                fail("overlap", first=first, second=second, row=shared)
+            shared = _shared_rows(sets[first], sets[second])
+            if shared:
+                warn("overlap", first=first, second=second, count=len(shared), rows=_listed(shared))
     for first in (n for n in sets if _role(n, TARGET_ROLES)):
         for second in (n for n in sets if _role(n, ATTRIBUTE_ROLES)):
             if _same_rows(sets[first], sets[second]):
                 fail("targets-attributes", first=first, second=second)
 
 
-def _shared_row(first: np.ndarray, second: np.ndarray) -> int | None:
-    """The first row of ``first`` that is also a row of ``second``, or None."""
+def _shared_rows(first: np.ndarray, second: np.ndarray) -> list[int]:
+    """The rows of ``first`` that are also rows of ``second``."""
     seen = {row.tobytes() for row in second}
-    return next((i for i, row in enumerate(first) if row.tobytes() in seen), None)
+    return [i for i, row in enumerate(first) if row.tobytes() in seen]
+
+
+def _listed(rows: list[int], limit: int = 8) -> str:
+    """Row numbers for a message: the first ``limit``, then how many more."""
+    shown = ", ".join(map(str, rows[:limit]))
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
 def _same_rows(first: np.ndarray, second: np.ndarray) -> bool:
