@@ -28,7 +28,10 @@ from eatkit.stats.bootstrap import bootstrap_effect_size
 from eatkit.stats.debias import double_hard_debias, hard_debias
 from eatkit.stats.degeneracy import DegeneracyWarning
 from eatkit.stats.false_positives import specificity
+from eatkit.stats.meta_analysis import random_effects
 from eatkit.stats.metrics import direct_bias, ect, mac, ripa, rnd, rnsb
+from eatkit.stats.multigroup import generalized_weat, same
+from eatkit.stats.permutation import group_permutation_test
 from eatkit.stats.power import minimum_detectable_effect, required_set_size
 
 WORDS = {"X": ["rose", "tulip", "daisy"], "Y": ["ant", "bee", "wasp"], "A": ["good", "nice", "kind"],
@@ -111,6 +114,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        "specific": [w for ws in WORDS.values() for w in ws] + EXTRA}),
         "words-same.json": json.dumps({"schema": "eatkit.debias-words/1", "definitional": [["she", "she"]]}),
         "user.json": "my own notes\n",
+        "meta-negse.csv": "effect,se\n0.5,-0.1\n0.2,0.1\n", "meta-huge.csv": "effect,se\n1e200,0.1\n0.2,0.1\n",
+        "meta-tiny.csv": "effect,variance\n0.5,1e-320\n0.2,0.1\n",
     }
     for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
@@ -176,6 +181,9 @@ CLI: list[tuple[str, list[str], str]] = [
     ("degenerate", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-same.json",
                     "-o", "{o}"], "have the same direction in both words"),
     ("degenerate", [*DEBIAS, "--vectors", "{d}/v1d.txt", "--method", "hard", "-o", "{o}"], "dimension 1"),
+    ("degenerate", ["meta", "{d}/meta-negse.csv"], "line 2: a standard error must be positive, got -0.1"),
+    ("degenerate", ["meta", "{d}/meta-huge.csv"], "'effects' has a value of magnitude 1e+200 (entry 0), outside"),
+    ("degenerate", ["meta", "{d}/meta-tiny.csv"], "'variances' has a value of magnitude 1e-320 (entry 0)"),
     # 2. meaningless settings
     ("setting", _r("--specificity", "1"), "n_splits=1"),
     ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits=1"),
@@ -316,6 +324,14 @@ API: list[tuple[str, Callable[[], Any], str]] = [
     *[("degenerate", (lambda f=f: f(X * 1e200, Y * 1e200, A * 1e200, B * 1e200)), "outside [1e-150, 1e+150]")
       for name, f in STATS.items() if name != "rnsb"],
     ("degenerate", lambda: rnsb([X * 1e200, Y], A, B), "outside [1e-06, 1e+06]"),
+    # the numeric-range rule for sums and meta-analyses, the degeneracy rules of ECT and the multi-group kinds
+    ("degenerate", lambda: group_permutation_test([4.4e307, -4.4e307, 4.4e307], [-4.4e307, 4.4e307, -4.4e307]),
+     "'first' has a value of magnitude 4.4e+307 (entry 0), outside [0, 1e+150]"),
+    ("degenerate", lambda: random_effects([1e120, 0.1], [0.1, 0.2]), "'effects' has a value of magnitude 1e+120"),
+    ("degenerate", lambda: random_effects([0.1, 0.2], [1e-320, 0.1]), "outside [1e-100, 1e+100]"),
+    ("degenerate", lambda: ect(X, Y, A[:2]), "ECT needs at least 3 attribute stimuli in A, got 2"),
+    ("degenerate", lambda: same(X, [A, A[::-1]]), "sets 'A1' and 'A2' hold the same vectors"),
+    ("degenerate", lambda: generalized_weat([X, X[::-1]], [A, B]), "sets 'T1' and 'T2' hold the same vectors"),
     ("degenerate", lambda: rnsb([X * 1e30, Y * 1e30], A * 1e30, B * 1e30, rng=0), "rescale the vectors"),
     ("degenerate", lambda: rnsb([X * 1e-42, Y * 1e-42], A * 1e-42, B * 1e-42, rng=0), "rescale the vectors"),
     ("degenerate", lambda: hard_debias(np.r_[X, Y], [[0, 0]], [3, 4]), "same direction in both words"),

@@ -108,6 +108,8 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
         except (TypeError, ValueError):
             raise EatkitError(f"effects file {path}, line {number}: effect and {spread} must be numbers, got "
                               f"{row['effect']!r} and {row[spread]!r}") from None
+        if spread == "se" and not value > 0:
+            raise EatkitError(f"effects file {path}, line {number}: a standard error must be positive, got {value!r}")
         labels.append(row.get("label") or str(number - 1))
         effects.append(effect)
         variances.append(value if spread == "variance" else value * value)

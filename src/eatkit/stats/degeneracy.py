@@ -23,6 +23,9 @@ rule                   level     when
 ``numeric-range``      error     vector norms whose squares leave float64 (outside :data:`NORM_RANGE`), or,
                                  for a scale-dependent statistic (RNSB's penalised fit), outside
                                  :data:`SCALED_RANGE`
+``value-range``        error     values (associations, effects, variances) whose magnitude leaves the range
+                                 where their squares and sums stay in float64 (:data:`VALUE_RANGE`; the
+                                 range a statistic declares, e.g. a meta-analysis' :data:`META_RANGE`)
 ``p-floor``            warning   the smallest p-value the test can reach is above the run's alpha
 =====================  ========  =============================================================================
 
@@ -34,7 +37,7 @@ give the same p.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +69,8 @@ RULES: dict[str, Rule] = {
                                         "the test would measure a set's association with itself"),
     "numeric-range": Rule("error", "set '{set}' has vector norms from {low:.3g} to {high:.3g}, outside "
                                    "[{lo:g}, {hi:g}] where {why}; rescale the vectors"),
+    "value-range": Rule("error", "'{name}' has a value of magnitude {value:.3g} (entry {index}), outside "
+                                 "[{lo:g}, {hi:g}] where {why}; rescale the values"),
     "p-floor": Rule("warning", "the smallest p-value this test can reach is {floor:.3g} ({how}), above "
                                "alpha={alpha:g}: no result can be significant"),
 }
@@ -74,6 +79,10 @@ RULES: dict[str, Rule] = {
 NORM_RANGE: tuple[float, float] = (1e-150, 1e150)
 #: the norms on which a scale-dependent statistic (RNSB: an L2-penalised fit) is computed as published
 SCALED_RANGE: tuple[float, float] = (1e-6, 1e6)
+#: the magnitudes of values (associations, scores) whose squares and sums over many values float64 holds
+VALUE_RANGE: tuple[float, float] = (0.0, 1e150)
+#: the magnitudes of a meta-analysis' effects and variances: weights 1/v times squared effects stay in float64
+META_RANGE: tuple[float, float] = (1e-100, 1e100)
 #: the roles read as target sets and as attribute sets (``T1``, ``A2`` ...: the numbered sets of a metric)
 TARGET_ROLES, ATTRIBUTE_ROLES = ("X", "Y", "T"), ("A", "B")
 #: the pairs of roles a test compares with each other (a shared vector is an ``overlap``)
@@ -135,11 +144,14 @@ def _role(name: str, roles: tuple[str, ...]) -> bool:
     return any(name == r or (name.startswith(r) and name[len(r):].isdigit()) for r in roles)
 
 
-def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> None:
+def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False,
+                     compared: Sequence[tuple[str, str]] = COMPARED) -> None:
     """Apply the rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused by
     :func:`eatkit.stats._validation.check_embeddings`, for every statistic). Errors: zero variance, norms
     out of range (``scaled``: the statistic depends on the vectors' scale), compared sets that coincide, a
     target set equal to an attribute set; a warning (:func:`warn`): compared sets sharing some vectors.
+    ``compared``: the pairs of set names compared with each other (default :data:`COMPARED`; a multi-group
+    test compares every pair of its attribute sets, and of its target sets).
 
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); check_degenerate({"X": X, "Y": X[::-1] + 1})
     >>> with collected() as found:
@@ -157,7 +169,7 @@ def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> No
             why = ("this statistic's fit depends on the vectors' scale (its penalty was set for norms near 1-100)"
                    if scaled else "squared norms leave double precision")
             fail("numeric-range", set=name, low=float(norms.min()), high=float(norms.max()), lo=low, hi=high, why=why)
-    for first, second in COMPARED:
+    for first, second in compared:
         if first in sets and second in sets:
             if _same_rows(sets[first], sets[second]):
                 fail("coincide", first=first, second=second)
@@ -168,6 +180,22 @@ def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> No
         for second in (n for n in sets if _role(n, ATTRIBUTE_ROLES)):
             if _same_rows(sets[first], sets[second]):
                 fail("targets-attributes", first=first, second=second)
+
+
+def check_range(name: str, values: np.ndarray, bounds: tuple[float, float] = VALUE_RANGE,
+                why: str = "their squares and sums leave double precision") -> None:
+    """The ``value-range`` rule: every magnitude of the finite ``values`` within ``bounds`` (a lower bound of
+    0 admits zeros), or the one-line error naming the first value outside.
+
+    >>> check_range("first", np.array([1.0, -4.4e307]))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: 'first' has a value of magnitude 4.4e+307 (entry 1), outside [0, 1e+150] ...
+    """
+    low, high = bounds
+    magnitude = np.abs(values).ravel()
+    bad = np.flatnonzero((magnitude > high) | (magnitude < low))
+    if bad.size:
+        fail("value-range", name=name, value=float(magnitude[bad[0]]), index=int(bad[0]), lo=low, hi=high, why=why)
 
 
 def _shared_rows(first: np.ndarray, second: np.ndarray) -> list[int]:
@@ -202,16 +230,18 @@ def p_floor(*, exact: bool, n_partitions: int) -> float | None:
 
 def p_floor_warning(record: Any, alpha: float) -> str | None:
     """The ``p-floor`` warning for a record with an exact permutation p-value (fields ``p_value``,
-    ``n_partitions`` and an exactness flag ``p_value_exact`` or ``exact``), or None.
+    ``n_partitions``, or a multi-group test's ``n_permutations``, and an exactness flag ``p_value_exact`` or
+    ``exact``), or None.
 
     >>> from types import SimpleNamespace as R
     >>> p_floor_warning(R(p_value=0.17, p_value_exact=True, n_partitions=6), 0.05)
     'the smallest p-value this test can reach is 0.167 (1 of 6 partitions), above alpha=0.05: no result can be significant'
     """
-    if getattr(record, "p_value", None) is None or not hasattr(record, "n_partitions"):
+    counted = getattr(record, "n_partitions", getattr(record, "n_permutations", None))  # multi-group: assignments
+    if getattr(record, "p_value", None) is None or counted is None:
         return None
     exact = bool(getattr(record, "p_value_exact", getattr(record, "exact", False)))
-    floor = p_floor(exact=exact, n_partitions=int(record.n_partitions or 0))
+    floor = p_floor(exact=exact, n_partitions=int(counted or 0))
     if floor is None or not floor > alpha:
         return None
-    return finding("p-floor", floor=floor, how=f"1 of {record.n_partitions} partitions", alpha=alpha)
+    return finding("p-floor", floor=floor, how=f"1 of {counted} partitions", alpha=alpha)

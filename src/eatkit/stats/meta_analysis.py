@@ -19,6 +19,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_share, check_values
 from eatkit.stats.association import differential_association, unit_rows
+from eatkit.stats.degeneracy import META_RANGE, check_range
 from eatkit.stats.effect_size import cohens_d
 
 #: the estimators of tau² :func:`random_effects` knows
@@ -115,6 +116,9 @@ def _checked(effects: Any, variances: Any) -> tuple[np.ndarray, np.ndarray]:
         raise EatkitError(f"a meta-analysis needs at least 2 effect sizes, got {y.size}")
     if (v <= 0).any():
         raise EatkitError(f"variances must be positive; effect {int(np.argmax(v <= 0))} has {v[v <= 0][0]!r}")
+    why = "the weights 1/v and the weighted squared effects stay in double precision"
+    check_range("effects", y, (0.0, META_RANGE[1]), why)
+    check_range("variances", v, META_RANGE, why)
     return y, v
 
 
