@@ -329,15 +329,22 @@ CEAT = KindSpec(
         headline="estimate", formats={"estimate": ".3f", "tau2": ".3g", "i2": ".0%", "mean_effect": ".3f"},
         heading="CEAT (random effects over sentence contexts)",
         legend="estimate: random-effects combination of the N per-context effect sizes (within-sample variance: "
-        "Hedges-Olkin closed form); tau2, I²: their heterogeneity; q_p_value: Cochran's Q test; prediction "
-        "interval: Higgins et al. 2009; mean_effect: CEAT's plain mean of the N effect sizes"),
+        "Hedges-Olkin closed form, or with --ceat-variance ceat the variance of the association scores, as CEAT's "
+        "code); p_value: two-sided, p_value_greater: one-sided as CEAT's code; tau2, I²: their heterogeneity; "
+        "q_p_value: Cochran's Q test; prediction interval: Higgins et al. 2009; mean_effect: the plain mean of the "
+        "N effect sizes"),
     params=(
         Param("corpus", metavar="FILE", help="CEAT: a text file of sentences, one per line; each word is embedded "
               "in sentences of it that contain the word (use a contextual model with pooling=token)"),
         Param("context_templates", many="list", default=[], flag="--context-template", metavar="TEMPLATE",
               help="CEAT: a sentence template with {x} where the word goes (repeatable), instead of --corpus"),
         Param("contexts", int, 100, low=2, useful=(20, None), metavar="N",
-              help="CEAT: sentence contexts sampled per word (Guo & Caliskan: 10,000)"),
+              help="CEAT: distinct sentence contexts drawn per word, without replacement (Guo & Caliskan: 10,000); "
+              "capped, with a recorded warning, at the distinct contexts of the word with fewest"),
+        Param("ceat_variance", choices=("hedges-olkin", "ceat"), default="hedges-olkin",
+              help="CEAT: the within-sample variance of each context sample's effect size: the closed form of a "
+              "standardised mean difference, or as CEAT's code weights them (the variance of the association "
+              "scores; with --meta-method dl the estimate equals CEAT's combined effect size)"),
         Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
               help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
               "REML)"),
