@@ -360,8 +360,11 @@ def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], d
     """The records (typed by kind; eatkit 0.1.0 and 0.2 folders load too), manifest and arrays (``None``
     without ``similarities.npz``) of a run folder."""
     run_dir = Path(run_dir)
-    typed = read_records(run_dir)
+    if not run_dir.is_dir():
+        raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
+    records = read_json(run_dir / "results.json", run_dir)
     manifest = read_manifest(run_dir)
+    typed = _typed(records, run_dir)
     npz = run_dir / "similarities.npz"
     return typed, manifest, _read_arrays(npz) if npz.exists() else None
 
@@ -371,12 +374,16 @@ def read_records(run_dir: str | Path) -> tuple[Record, ...]:
     fields) and declared ranges (:data:`eatkit.records.FIELD_RANGES`): a hand-edited file is a one-line error
     naming the file and the field. The one reader of records: :func:`read_run`, ``report``, ``verify`` and a
     sweep's tables read records through it."""
-    from eatkit.analyses import record_from_json
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
-    records = read_json(run_dir / "results.json", run_dir)
+    return _typed(read_json(run_dir / "results.json", run_dir), run_dir)
+
+
+def _typed(records: Any, run_dir: Path) -> tuple[Record, ...]:
+    """The records of ``run_dir``'s results.json, read as JSON, typed and checked (:func:`read_records`)."""
+    from eatkit.analyses import record_from_json
+
     where = str(run_dir / "results.json")
     if not isinstance(records, list) or not records:
         raise EatkitError(f"{where} must be a non-empty JSON list of results")
