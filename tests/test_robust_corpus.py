@@ -185,6 +185,10 @@ CLI: list[tuple[str, list[str], str]] = [
     ("degenerate", ["meta", "{d}/meta-huge.csv"], "'effects' has a value of magnitude 1e+200 (entry 0), outside"),
     ("degenerate", ["meta", "{d}/meta-tiny.csv"], "'variances' has a value of magnitude 1e-320 (entry 0)"),
     # 2. meaningless settings
+    ("setting", ["sweep", "{d}/sweep.toml", "--cluster", "local", "-q", "-o", "{o}"],
+     "--cluster applies to --executor slurm only (the executor here is local)"),
+    ("setting", ["sweep", "{d}/sweep.toml", "--address", "auto", "-q", "-o", "{o}"],
+     "--address applies to --executor ray only (the executor here is local)"),
     ("setting", _r("--specificity", "1"), "n_splits=1"),
     ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits=1"),
     ("setting", _r("--metrics", "direct-bias", "--direct-bias-c", "1e308"), "c must be a positive number of at most"),
