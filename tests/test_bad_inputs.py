@@ -408,6 +408,9 @@ CLI: list[tuple[list[str], str]] = [
      "no sentence of the corpus contains the word 'tulip'"),
     (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/corpus.txt", "--contexts", "1", "-q",
       "-o", "{o}"], "contexts"),
+    # the CEAT corpus goes through eatkit.io's one reader (a FIFO blocked it, /dev/zero was read until memory ran out)
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "/dev/zero", "-q", "-o", "{o}"],
+     "corpus file /dev/zero is a character device"),
     (["run", "{d}/gweat3.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"],
      "the generalised WEAT pairs target and attribute sets, got 3 target roles and 2 attribute roles"),
     (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--desired", "{d}/desired.json", "-q",

@@ -116,6 +116,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "user.json": "my own notes\n",
         "meta-negse.csv": "effect,se\n0.5,-0.1\n0.2,0.1\n", "meta-huge.csv": "effect,se\n1e200,0.1\n0.2,0.1\n",
         "meta-tiny.csv": "effect,variance\n0.5,1e-320\n0.2,0.1\n",
+        "meta-semi.csv": "effect;se\n0,5;0,1\n0,2;0,1\n", "meta-dup.csv": "effect,se,effect\n0.5,0.1,0.4\n0.2,0.1,0.3\n",
+        "meta-long.csv": "effect,se\n0.5,0.1,9\n0.2,0.1\n",
     }
     for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
@@ -182,6 +184,10 @@ CLI: list[tuple[str, list[str], str]] = [
                     "-o", "{o}"], "have the same direction in both words"),
     ("degenerate", [*DEBIAS, "--vectors", "{d}/v1d.txt", "--method", "hard", "-o", "{o}"], "dimension 1"),
     ("degenerate", ["meta", "{d}/meta-negse.csv"], "line 2: a standard error must be positive, got -0.1"),
+    ("reader", ["meta", "{d}/meta-semi.csv"], "is separated by ';', not commas"),
+    ("reader", ["meta", "{d}/meta-dup.csv"], "names the column 'effect' twice"),
+    ("reader", ["meta", "{d}/meta-long.csv"], "line 2: 3 fields, the header has 2"),
+    ("reader", ["meta", "{d}/fifo.csv"], "is a FIFO"),
     ("degenerate", ["meta", "{d}/meta-huge.csv"], "'effects' has a value of magnitude 1e+200 (entry 0), outside"),
     ("degenerate", ["meta", "{d}/meta-tiny.csv"], "'variances' has a value of magnitude 1e-320 (entry 0)"),
     # 2. meaningless settings
@@ -540,3 +546,14 @@ def test_a_new_numeric_option_without_a_declaration_fails() -> None:
     meta = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["meta"]
     meta.add_argument("--new-threshold", type=float)  # what a later change might add
     assert _undeclared_numeric_options(parser)["meta"] == {"--new-threshold"}
+
+
+def test_a_csv_with_a_byte_order_mark_reads_as_without(tmp_path: Path, capsys) -> None:
+    # Excel's UTF-8 CSV starts with a byte-order mark; the first column is still 'effect' (issue 45: misread)
+    plain = "label,effect,se\na,0.5,0.1\nb,0.2,0.2\n"
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + plain.encode())
+    (tmp_path / "plain.csv").write_text(plain)
+    assert main(["meta", str(tmp_path / "plain.csv")]) == 0
+    expected = capsys.readouterr().out
+    assert main(["meta", str(tmp_path / "bom.csv")]) == 0
+    assert capsys.readouterr().out == expected and "a " in expected

@@ -530,6 +530,46 @@ def read_json(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_I
     return parse_json(read_text(path, what, max_bytes=max_bytes), f"{what} {path}", object_pairs_hook=object_pairs_hook)
 
 
+def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
+             max_bytes: int = MAX_INPUT_BYTES) -> list[dict[str, str]]:
+    """The rows of an input CSV file (comma-separated, UTF-8 with or without a byte-order mark), each a dict
+    by the header's names; one-line errors for what a reader would misread: a header without the needed
+    ``columns``, a column named twice, a file separated by semicolons or tabs, a row with more fields than
+    the header.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "e.csv"
+    >>> _ = p.write_bytes("\\ufeffeffect,se\\n0.5,0.1\\n".encode())
+    >>> read_csv(p, "effects file", ["effect"])
+    [{'effect': '0.5', 'se': '0.1'}]
+    >>> _ = p.write_text("effect;se\\n0,5;0,1\\n"); read_csv(p, "effects file", ["effect"])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: effects file .../e.csv is separated by ';', not commas: ...
+    """
+    import csv
+
+    text = read_text(path, what, max_bytes=max_bytes).removeprefix("\ufeff")
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as err:
+        raise EatkitError(f"{what} {path} is not a CSV file: {one_line(err)}") from None
+    header = [name.strip() for name in rows[0]] if rows else []
+    for separator in (";", "\t"):
+        if len(header) == 1 and separator in header[0]:
+            raise EatkitError(f"{what} {path} is separated by {separator!r}, not commas: save it as comma-separated "
+                              f"CSV with the columns {', '.join(columns)}")
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise EatkitError(f"{what} {path} names the column {twice[0]!r} twice")
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise EatkitError(f"{what} {path} needs the columns {', '.join(columns)}; its header has "
+                          f"{', '.join(header) or 'nothing'}")
+    long = next((i for i, row in enumerate(rows[1:], start=2) if len(row) > len(header)), None)
+    if long is not None:
+        raise EatkitError(f"{what} {path}, line {long}: {len(rows[long - 1])} fields, the header has {len(header)}")
+    return [dict(zip(header, row)) for row in rows[1:] if row]
+
+
 def read_lines(handle: Any, where: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """The lines of an open binary file, streamed, each at most ``max_line`` bytes (a one-line error
     naming the line otherwise: a file of one endless line is refused without reading it whole).

@@ -71,12 +71,9 @@ class CEATRecord(Record):
 
 @lru_cache(maxsize=4)
 def _corpus(path: str) -> tuple[tuple[str, ...], str]:
-    from eatkit.io import checked_path, os_error
+    from eatkit.io import read_input
 
-    try:
-        data = checked_path(path, "corpus file").read_bytes()
-    except OSError as err:
-        raise os_error(err, "reading the corpus") from None
+    data = read_input(path, "corpus file")  # the one reader: a regular file (no FIFO, no /dev/zero), bounded
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

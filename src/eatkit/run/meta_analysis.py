@@ -86,18 +86,12 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
     >>> read_effects(p)
     (['a'], [0.5], [0.010000000000000002])
     """
-    import csv
-
     from eatkit.errors import EatkitError
-    from eatkit.io import read_text
+    from eatkit.io import read_csv
 
-    text = read_text(path, "effects file")  # the one reader: a regular file, bounded, UTF-8
-    try:
-        rows = list(csv.DictReader(text.splitlines()))
-    except csv.Error as err:
-        raise EatkitError(f"effects file {path} is not a CSV file: {err}") from None
+    rows = read_csv(path, "effects file", ["effect"])  # the one reader: regular file, bounded, UTF-8, CSV checked
     columns = set(rows[0]) if rows else set()
-    if "effect" not in columns or not columns & {"variance", "se"}:
+    if not columns & {"variance", "se"} or not rows:
         raise EatkitError(f"effects file {path} needs a header with the columns effect and variance (or se), "
                           f"got {', '.join(sorted(columns)) or 'no rows'}")
     spread = "variance" if "variance" in columns else "se"
