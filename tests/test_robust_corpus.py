@@ -191,6 +191,8 @@ CLI: list[tuple[str, list[str], str]] = [
     ("degenerate", ["meta", "{d}/meta-huge.csv"], "'effects' has a value of magnitude 1e+200 (entry 0), outside"),
     ("degenerate", ["meta", "{d}/meta-tiny.csv"], "'variances' has a value of magnitude 1e-320 (entry 0)"),
     # 2. meaningless settings
+    ("setting", ["analysis-set", "folders", "--images", "{d}/images", "--classes", "a", "-o", "{o}.json"],
+     "an analysis set needs at least 2 classes (a geometry test compares classes); got only 'a'"),
     ("setting", ["sweep", "{d}/sweep.toml", "--cluster", "local", "-q", "-o", "{o}"],
      "--cluster applies to --executor slurm only (the executor here is local)"),
     ("setting", ["sweep", "{d}/sweep.toml", "--address", "auto", "-q", "-o", "{o}"],

@@ -89,9 +89,9 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
     from eatkit.errors import EatkitError
     from eatkit.io import read_csv
 
-    rows = read_csv(path, "effects file", ["effect"])  # the one reader: regular file, bounded, UTF-8, CSV checked
+    rows = read_csv(path, "effects file", [])  # the one reader: regular file, bounded, UTF-8, CSV shape checked
     columns = set(rows[0]) if rows else set()
-    if not columns & {"variance", "se"} or not rows:
+    if "effect" not in columns or not columns & {"variance", "se"}:
         raise EatkitError(f"effects file {path} needs a header with the columns effect and variance (or se), "
                           f"got {', '.join(sorted(columns)) or 'no rows'}")
     spread = "variance" if "variance" in columns else "se"

@@ -50,9 +50,9 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     ["test 'valence' set B (Unpleasant): valence/unpleasant/coffin1_google.jpg changed (sha256 ...)"]
     """
     run_dir = Path(run_dir)
-    if (run_dir / "results.json").exists():
-        read_records(run_dir)  # the records are checked against their schema and ranges before anything else
     manifest = _mapping(read_manifest(run_dir), "manifest.json")
+    if (run_dir / "results.json").exists():
+        read_records(run_dir)  # the records are checked against their schema and ranges before the checksums
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
     # published embeddings: an image is the name the embedding files recorded, not a file to read
