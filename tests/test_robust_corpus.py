@@ -559,3 +559,22 @@ def test_a_csv_with_a_byte_order_mark_reads_as_without(tmp_path: Path, capsys) -
     expected = capsys.readouterr().out
     assert main(["meta", str(tmp_path / "bom.csv")]) == 0
     assert capsys.readouterr().out == expected and "a " in expected
+
+
+def test_a_refused_pickle_region_file_gives_its_error_alone(tmp_path: Path) -> None:
+    # issue 45: torch printed two warnings (pickle protocol) before the one-line error
+    import collections
+    import pickle
+    import warnings
+
+    from eatkit.errors import EatkitError as Refused
+    from eatkit.io import load_torch_weights
+
+    pytest.importorskip("torch")
+    path = tmp_path / "regions.th"
+    path.write_bytes(pickle.dumps({"a.jpg": collections.Counter(a=1)}, protocol=4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(Refused, match="refusing region file"):
+            load_torch_weights(path, what="region file")
+    assert [str(w.message) for w in caught] == []

@@ -328,8 +328,8 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
             import torch
         except ImportError:
             raise MissingExtraError(f"reading {path.name}", "image", "torch") from None
-        with torch.serialization.safe_globals(list(allow)):
-            return torch.load(path, map_location="cpu", weights_only=True)
+        return _quiet_unless_loaded(lambda: torch.load(path, map_location="cpu", weights_only=True),
+                                    torch.serialization.safe_globals(list(allow)))
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file
@@ -338,6 +338,19 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
             reason = reason.split("WeightsUnpickler error:", 1)[1].split(" Please use", 1)[0]
         raise EatkitError(f"refusing {what} {path} (only tensors and plain containers are loaded): "
                           f"{one_line(reason)}") from None
+
+
+def _quiet_unless_loaded(load: Callable[[], Any], context: Any) -> Any:
+    """``load()`` within ``context``; the warnings it gave are shown only if it succeeds (a refused file's error
+    comes alone, without torch's notes on pickle protocols before it)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught, context:
+        warnings.simplefilter("always")
+        loaded = load()
+    for item in caught:
+        warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+    return loaded
 
 
 def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, links_out: bool = False) -> Path:
