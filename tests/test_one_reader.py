@@ -100,3 +100,18 @@ def test_a_planted_bypassing_reader_is_found() -> None:
                                                              "open", "open"]
     assert _new_readers({**_modules(), "eatkit.stimuli.new_reader": calls}) == {"eatkit.stimuli.new_reader": calls}
     assert readers("from eatkit.io import read_csv\ndef f(p):\n    return read_csv(p, 'x', ['a'])\n") == []
+
+
+def test_every_count_that_scales_work_declares_its_legal_range() -> None:
+    """issue 45: generation settings, --samples, --contexts had no upper bound (10^9 images, a kernel OOM kill):
+    every whole-number parameter of a kind and of the probe's generation settings declares ``high``."""
+    from eatkit.command_options import COMMAND_OPTIONS
+    from eatkit.kinds import KINDS, Param, get_kind
+
+    def unbounded(params: list[Param]) -> list[str]:
+        return [p.name for p in params if p.type is int and p.high is None and p.cli is not False and not p.choices]
+
+    missing = {kind: unbounded(list(get_kind(kind).params)) for kind in KINDS}
+    missing["probe"] = unbounded(list(COMMAND_OPTIONS["probe"].values()))
+    assert not {k: v for k, v in missing.items() if v}
+    assert unbounded([Param("planted", int, 1, low=1)]) == ["planted"]  # a new unbounded one fails
