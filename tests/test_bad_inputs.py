@@ -214,7 +214,7 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/nanparam.json", "--vectors", "{d}/v.txt"], "test 't1': iat_d must be a finite number, got nan"),
     (_run("--metrics", "rnd,nosuch"), "unknown metric(s) nosuch (known: rnd, ect, ripa, mac, rnsb, direct-bias, all)"),
     (_run("--decades", "1810-1990"), "--decades applies to --series only"),
-    (_run("--specificity", "-3"), "specificity must be an integer in [0, 100000]"),
+    (_run("--specificity", "-3"), "specificity must be an integer in [0, 1e+09]"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
     (_run("--tests", "t1,t1"), "more than once: t1"),
     (["list", "tests", "nosuch"], "unknown suite 'nosuch'"),

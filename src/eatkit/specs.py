@@ -15,7 +15,7 @@ EAT = KindSpec(
     presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "abs", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
-        Param("specificity", int, 0, low=0, high=100_000, metavar="N", useful=(100, None),
+        Param("specificity", int, 0, low=0, high=10**9, metavar="N", useful=(100, None),
               help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
