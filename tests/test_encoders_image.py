@@ -72,6 +72,20 @@ def test_resolve_errors_name_the_path(tmp_path, image_root):
         resolve_image_set(StimulusSet("C", "image", category="toy/c"), image_root)
 
 
+def test_wrong_types_are_named_precisely(tmp_path, image_root):
+    # issue 45: a file given for a folder was "does not exist"; a folder named like an image was skipped silently
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(tmp_path / 'file'))} is a file, not a folder$"):
+        resolve_image_set(StimulusSet("A", "image", category="toy/a"), tmp_path / "file")
+    (image_root / "toy" / "f").write_text("x")
+    with pytest.raises(EatkitError, match=r"for set 'F' is a file, not a folder$"):
+        resolve_image_set(StimulusSet("F", "image", category="toy/f"), image_root)
+    (image_root / "toy" / "a" / "x.jpg").mkdir()
+    with pytest.raises(EatkitError, match=r"for set 'A' holds a folder named like an image, x\.jpg: an image must be a file"):
+        resolve_image_set(StimulusSet("A", "image", category="toy/a"), image_root)
+    (image_root / "toy" / "a" / "x.jpg").rmdir()
+
+
 def test_broken_links_and_subfolders_of_images_are_errors_naming_the_path(image_root):
     folder = image_root / "toy" / "a"
     (folder / "empty-subfolder").mkdir()  # no images: ignored

@@ -16,7 +16,7 @@ EAT = KindSpec(
     presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
-        Param("specificity", int, 0, low=0, metavar="N", useful=(100, None),
+        Param("specificity", int, 0, low=0, high=10**9, metavar="N", useful=(100, None),
               help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
@@ -50,7 +50,7 @@ GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
     title="Feature-space geometry of image classes (seed 004)",
     params=(
-        Param("iterations", int, 1000, low=1, useful=(100, None), help="random fold draws per score"),
+        Param("iterations", int, 1000, low=1, high=10**6, useful=(100, None), help="random fold draws per score"),
         Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
         Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
         Param("t_test", choices=("off", "one-sample"), default="off",
@@ -83,9 +83,9 @@ RANKING = KindSpec(
         Param("columns", many="pairs", default={}, flag="--column", metavar="GROUP=COLUMN",
               help="the reference column of a group (repeatable; default: the table's own mapping, else the "
               "group name)"),
-        Param("k", int, low=1, useful=(None, None), help="images kept per region (default: the downsampled group size)"),
-        Param("group_size", int, low=1, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
-        Param("repeats", int, 1000, low=1, useful=(100, None), help="random balancings averaged"),
+        Param("k", int, low=1, high=10**7, useful=(None, None), help="images kept per region (default: the downsampled group size)"),
+        Param("group_size", int, low=1, high=10**7, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
+        Param("repeats", int, 1000, low=1, high=10**6, useful=(100, None), help="random balancings averaged"),
         Param("tables", many="list", default=[], flag="--table", help="another per-region table (CSV) to correlate"),
     ))
 VQA = KindSpec(
@@ -124,18 +124,18 @@ GENERATION = KindSpec(
         Param("prompt", default="an American person", help="the text the image is optimised toward"),
         Param("text_only", bool, False, help="generate from the prompt alone, each start from seeded noise (no "
               "--images: the study's appendix A.3, Figure 8)"),
-        Param("starts", int, 3, low=1, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
-        Param("steps", int, 80, low=1, useful=(10, None), help="optimisation steps"),
-        Param("every", int, 10, low=1, useful=(None, None), help="keep a frame every N steps"),
+        Param("starts", int, 3, low=1, high=1000, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
+        Param("steps", int, 80, low=1, high=100_000, useful=(10, None), help="optimisation steps"),
+        Param("every", int, 10, low=1, high=100_000, useful=(None, None), help="keep a frame every N steps"),
         Param("lr", float, 0.05, low=0, low_open=True, useful=(None, 1), help="Adam learning rate"),
         Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
-        Param("size", int, low=1, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
-        Param("cutouts", int, 4, low=0, useful=(None, 64), help="random crops per step (0: the whole image)"),
+        Param("size", int, low=1, high=4096, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
+        Param("cutouts", int, 4, low=0, high=1024, useful=(None, 64), help="random crops per step (0: the whole image)"),
         Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, useful=(None, None),
                many="list", sep=",", length=4,
               help="left,top,width,height of the measured region as fractions (image starts; default: a centred "
               "square of 1/12 of the side)"),
-        Param("max_images", int, low=1, useful=(None, None), help="at most N images per group (image starts)"),
+        Param("max_images", int, low=1, high=10**7, useful=(None, None), help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
               "the authors' forehead square, the start image stretched); options given beside it win"),
         Param("initial", choices=("center-square", "stretch"), default="center-square",
@@ -187,15 +187,15 @@ RETRIEVAL = KindSpec(
               default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
               help="comma-separated concepts, each put into the template"),
         Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
-        Param("k", int, low=1, useful=(None, None),
+        Param("k", int, low=1, high=10**7, useful=(None, None),
               help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
         Param("desired", default="images", metavar="images|uniform|FILE.json",
               help="the desired proportion of each value: its share of the images, uniform, or a JSON file "
               "{value: share} (a reference table); the permutation p and bootstrap CI of each prompt's MaxSkew@k "
               "and NDKL use it"),
-        Param("permutations", int, 1000, low=1, useful=(100, None), metavar="N",
+        Param("permutations", int, 1000, low=1, high=10**8, useful=(100, None), metavar="N",
               help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
-        Param("n_bootstrap", int, 1000, low=0, useful=(None, None), metavar="N", flag="--bootstrap",
+        Param("n_bootstrap", int, 1000, low=0, high=10**7, useful=(None, None), metavar="N", flag="--bootstrap",
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 T2IAT = KindSpec(
@@ -249,7 +249,7 @@ CROWS_PAIRS = KindSpec(
     params=(
         Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
               help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
-        Param("max_pairs", int, low=1, useful=(100, None),
+        Param("max_pairs", int, low=1, high=10**7, useful=(100, None),
               help="score only the first N pairs (a quick look; default: all)"),
         Param("decimals", int, 3, low=0, high=15, useful=(3, None),
               help="compare scores rounded to this many decimals, as CrowS-Pairs' "
@@ -268,7 +268,7 @@ STEREOSET = KindSpec(
     params=(
         Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
-        Param("max_examples", int, low=1, useful=(100, None), help="score only the first N examples (default: all)"),
+        Param("max_examples", int, low=1, high=10**7, useful=(100, None), help="score only the first N examples (default: all)"),
     ))
 # answer benchmarks (eatkit.analyses.answers, docs/answers.md): recorded answers (--answers) or a local answerer
 ANSWERS = KindSpec(
@@ -325,13 +325,13 @@ LLM_IAT = KindSpec(
                               "attribute words, CI: bootstrap over prompt variants and words"),
     ranking=Ranking("bias_score", "llm_iat"),
     params=(
-        Param("samples", int, 50, low=1, useful=(10, None),
+        Param("samples", int, 50, low=1, high=100_000, useful=(10, None),
               help="prompts per template, each with a random pair of group names, their "
               "order and the order of the words drawn from the seed (the authors sent 50)"),
         Param("templates", many="list", default=["instruction1", "instruction2", "replication"], sep=",",
               help="prompt templates: the authors' instruction1, instruction2, replication, or a text with {a}, {b} "
               "(the group names) and {words}"),
-        Param("answer_tokens", int, 200, low=1, useful=(64, None), help="longest answer in tokens"),
+        Param("answer_tokens", int, 200, low=1, high=32_768, useful=(64, None), help="longest answer in tokens"),
         Param("temperature", float, 1.0, low=0, useful=(0, 2),
               help="sampling temperature (0: greedy; the authors' API default 1)"),
         # facts of each test (the suite file's params)
@@ -372,15 +372,22 @@ CEAT = KindSpec(
         headline="estimate", formats={"estimate": ".3f", "tau2": ".3g", "i2": ".0%", "mean_effect": ".3f"},
         heading="CEAT (random effects over sentence contexts)",
         legend="estimate: random-effects combination of the N per-context effect sizes (within-sample variance: "
-        "Hedges-Olkin closed form); tau2, I²: their heterogeneity; q_p_value: Cochran's Q test; prediction "
-        "interval: Higgins et al. 2009; mean_effect: CEAT's plain mean of the N effect sizes"),
+        "Hedges-Olkin closed form, or with --ceat-variance ceat the variance of the association scores, as CEAT's "
+        "code); p_value: two-sided, p_value_greater: one-sided as CEAT's code; tau2, I²: their heterogeneity; "
+        "q_p_value: Cochran's Q test; prediction interval: Higgins et al. 2009; mean_effect: the plain mean of the "
+        "N effect sizes"),
     params=(
         Param("corpus", metavar="FILE", help="CEAT: a text file of sentences, one per line; each word is embedded "
               "in sentences of it that contain the word (use a contextual model with pooling=token)"),
         Param("context_templates", many="list", default=[], flag="--context-template", metavar="TEMPLATE",
               help="CEAT: a sentence template with {x} where the word goes (repeatable), instead of --corpus"),
-        Param("contexts", int, 100, low=2, useful=(20, None), metavar="N",
-              help="CEAT: sentence contexts sampled per word (Guo & Caliskan: 10,000)"),
+        Param("contexts", int, 100, low=2, high=10**6, useful=(20, None), metavar="N",
+              help="CEAT: distinct sentence contexts drawn per word, without replacement (Guo & Caliskan: 10,000); "
+              "capped, with a recorded warning, at the distinct contexts of the word with fewest"),
+        Param("ceat_variance", choices=("hedges-olkin", "ceat"), default="hedges-olkin",
+              help="CEAT: the within-sample variance of each context sample's effect size: the closed form of a "
+              "standardised mean difference, or as CEAT's code weights them (the variance of the association "
+              "scores; with --meta-method dl the estimate equals CEAT's combined effect size)"),
         Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
               help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
               "REML)"),

@@ -199,7 +199,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     done = run_request(request, out)
     warnings = [*model_warnings, *request.options.warnings()]
     _print_notices(done.records, args.quiet)
-    print_warnings(warnings)  # recorded in every record and the manifest
+    # recorded in every record and the manifest; a record's own (e.g. sets sharing vectors) are in the table
+    print_warnings([*warnings, *(_record_warnings(done.records, warnings) if args.quiet else [])])
     table, written = _tables(done, warnings)
     if request.options.correction_family == "run":  # the legends state the default family
         table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
@@ -215,9 +216,14 @@ def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:
 
         per = "prompt" if done.series == "prompts" else "point"
         return series_table(load_series(done.out)), f"{done.out / 'series.json'} and one run folder per {per}"
-    warned = [f"warning: {r.test}: {w}" for r in done.records for w in r.warnings if w not in run_warnings]
+    warned = [f"warning: {w}" for w in _record_warnings(done.records, run_warnings)]
     table = "\n".join([console_tables(done.records), *([""] + warned if warned else [])])
     return table, f"{done.out / 'results.json'}, results.csv, similarities.npz, manifest.json"
+
+
+def _record_warnings(records: list[Any], run_warnings: list[str]) -> list[str]:
+    """The warnings of single records (not the run's), as ``test: warning``, each once."""
+    return list(dict.fromkeys(f"{r.test}: {w}" for r in records for w in r.warnings if w not in run_warnings))
 
 
 def _print_notices(records: list[Any], quiet: bool) -> None:
