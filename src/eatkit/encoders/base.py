@@ -60,7 +60,7 @@ from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256_many, installed_version
-from eatkit.progress import progress, warn
+from eatkit.progress import item_unit, tracker, warn
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
 from eatkit.stimuli.images import image_ids, resolve_image_set
@@ -329,18 +329,24 @@ class NeuralEncoder(EmbeddingSource):
                 if any(plan.vectors[i] is None for i in batch)]
         prepared = self._prefetch([(plan.modality, [plan.items[i] for i in batch]) for plan, batch in work])
         outputs = self._forward(zip((plan.modality for plan, _ in work), prepared))
-        desc = f"{self.id}: {sets[0].name}" if len(sets) == 1 else f"{self.id}: {len(sets)} sets"
-        for (plan, batch), out in progress(zip(work, outputs), total=len(work), desc=desc):
-            if out.ndim != 2 or out.shape[0] != len(batch):
-                raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
-                                     f"for {len(batch)} inputs")
-            self.stats["batches"] += 1
-            for i, vector in zip(batch, out):
-                if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
-                    plan.computed[plan.keys[i]] = vector
-                    if self._cache is not None:
-                        self._cache.put(plan.keys[i], vector)
+        desc = f"{self.id}: embedding {sets[0].name}" if len(sets) == 1 else f"{self.id}: embedding {len(sets)} sets"
+        with tracker(desc, sum(len(batch) for _, batch in work), item_unit(plans)) as tick:
+            for (plan, batch), out in zip(work, outputs):
+                self._keep(plan, batch, out)
+                tick.advance(len(batch))
         return [plan.embedded() for plan in plans]
+
+    def _keep(self, plan: Any, batch: range, out: np.ndarray) -> None:
+        """One batch's vectors into its set's plan (and the cache)."""
+        if out.ndim != 2 or out.shape[0] != len(batch):
+            raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
+                                 f"for {len(batch)} inputs")
+        self.stats["batches"] += 1
+        for i, vector in zip(batch, out):
+            if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
+                plan.computed[plan.keys[i]] = vector
+                if self._cache is not None:
+                    self._cache.put(plan.keys[i], vector)
 
     def _forward(self, batches: Iterable[tuple[str, list[Any]]]) -> Iterator[np.ndarray]:
         """:meth:`_encode` of each (modality, inputs) batch, in order. On the CPU image batches run in

@@ -183,7 +183,7 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     # embed everything first, so that a problem with any stimulus or an infeasible test is reported
     # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
-    for test in progressing(selected, desc="embedding"):
+    for test in progressing(selected, desc="embedding", unit="tests"):
         embedded[test.id] = attempt(test, lambda t=test: analyses[t.id].embed(
             t, lambda s: _embed(source, s, memo, t), given[t.id]))
     selected = [t for t in selected if t.id not in failed]
@@ -193,7 +193,7 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     outcomes: list[Outcome] = []
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
-        for test in progressing(selected, desc=suite.id):
+        for test in progressing(selected, desc=suite.id, unit="tests"):
             outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
                 t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
     selected = [t for t in selected if t.id not in failed]

@@ -674,7 +674,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         predecode_sweep(todo, out)
     claim_output(out, "sweep")  # the folder is the sweep's (cells written so far are kept on a stop)
     outcomes = _executor(executor, todo, jobs, address, out, cluster)
-    for outcome in progress(outcomes, total=len(todo), desc="sweep cells"):
+    for outcome in progress(outcomes, total=len(todo), desc="sweep", unit="cells"):
         statuses[outcome.cell.id] = _write_cell(out, outcome)
         if outcome.error is not None:
             errors[outcome.cell.id] = outcome.error
