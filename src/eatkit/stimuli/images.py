@@ -32,7 +32,8 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
     if stimuli.modality != "image" or not stimuli.category:
         raise EatkitError(f"set '{stimuli.name}' is not an image category")
     if not root.is_dir():
-        raise EatkitError(f"image folder {root} does not exist")
+        raise EatkitError(f"image folder {root} does not exist (the iEAT images: run 'eatkit data get ieat', then "
+                          "leave out --images, or give --images FOLDER with the images)")
     folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'", links_out=True)
     if not folder.is_dir():
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
