@@ -145,7 +145,7 @@ def register(sub: Any) -> None:
                        help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
-    run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress output (the results still print)")
     run.set_defaults(func=_cmd_run)
 
 
@@ -173,7 +173,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command,
                                   model_warnings), args.output)
     warnings = [*model_warnings, *options.warnings()]
-    _print_notices(done.records, args.quiet)
+    _print_notices(done.records)
     print_warnings(warnings)  # recorded in every record and the manifest
     table, written = _tables(done, warnings)
     if options.correction_family == "run":  # the legends state the default family
@@ -195,31 +195,28 @@ def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:
     return table, f"{done.out / 'results.json'}, results.csv, similarities.npz, manifest.json"
 
 
-def _print_notices(records: list[Any], quiet: bool) -> None:
-    """One notice per set and drop, naming its tests (not with -q: every drop is recorded in results.json
-    and the manifest)."""
+def _print_notices(records: list[Any]) -> None:
+    """One notice per set and drop, naming its tests (every drop is also recorded in results.json and the
+    manifest)."""
     notices: dict[tuple[str, str], list[str]] = {}
     for r in records:
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
             tests = notices.setdefault((f"{role} ({names[role.upper()]})", ", ".join(words)), [])
             tests += [] if r.test in tests else [r.test]
-    for (where, words), tests in notices.items() if not quiet else ():
+    for (where, words), tests in notices.items():
         print(f"{', '.join(tests)}: dropped from {where}: {words}", file=sys.stderr)
 
 
 def show_run(table: str, written: str, out: Path, args: argparse.Namespace) -> int:
-    """Print the tables and the files written unless ``--quiet``; write ``report.html`` with ``--report``
-    (shared by ``run`` and ``probe``)."""
-    if not args.quiet:
-        print(table)
-        print(f"\nwrote {written}")
+    """Print the tables and the files written (also with ``--quiet``, which silences progress only); write
+    ``report.html`` with ``--report`` (shared by ``run`` and ``probe``)."""
+    print(table)
+    print(f"\nwrote {written}")
     if args.report:
         from eatkit.report import write_html_report
 
-        html = write_html_report([out], out / "report.html")
-        if not args.quiet:
-            print(f"wrote {html}")
+        print(f"wrote {write_html_report([out], out / 'report.html')}")
     return 0
 
 
