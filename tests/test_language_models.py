@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from conftest import lazy_module, shared_path
 from eatkit.errors import EatkitError
 from eatkit.stats.language_models import pair_preference, pairing_d, stereoset_scores, word_pairing_test
 from eatkit.stimuli.language import load_crows_pairs, load_iat_stimuli, load_responses, parse_pairings
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
 from tiny_lm import PAIRS, make_bert, make_gpt2, write_pairs, write_responses, write_stereoset  # noqa: E402
 
 @pytest.fixture(scope="module")
