@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import require
 from eatkit.cli import main
 from eatkit.kinds import KINDS, get_kind
 
-pytest.importorskip("matplotlib")
+require("matplotlib", reason="figures need matplotlib (eatkit[report])")
 
 #: the kinds that run on word vectors: a suite with a test of each, run once
 WORD_KINDS = ("eat", "sc-eat", "rnd", "ect", "ripa", "mac", "rnsb", "direct-bias", "same", "generalized-weat",
