@@ -104,3 +104,19 @@ def test_a_sweep_counts_its_cells(tmp_path, monkeypatch):
         run_sweep(load_sweep(tmp_path / "sweep.toml"), tmp_path / "out")
     found = lines_of(log.read_text(encoding="utf-8"), "sweep ")
     assert found and {m["unit"] for m in found} == {"cells"} and found[-1]["done"] == found[-1]["total"]
+
+
+def test_the_eta_counts_from_the_first_item_not_the_set_up(monkeypatch):
+    """A model that loads for 40 s, then an image every second: after 11 images, 89 left take 89 s (not
+    the 6m at the pace of 51 s for 11 images)."""
+    import types
+
+    clock = [0.0]
+    monkeypatch.setattr(progress_module, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    indicator = progress_module._Indicator("generating", 100, "images")  # not entered: no thread
+    clock[0] = 40.0
+    indicator.advance()  # the first image, after the load
+    assert indicator._count() == "1/100 images "  # no pace yet
+    clock[0] = 50.0
+    indicator.advance(10)
+    assert indicator._count() == "11/100 images, ETA 1m29s "

@@ -86,18 +86,19 @@ def duration(seconds: float) -> str:
     return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
-def counted(done: int, total: int | None, unit: str, elapsed: float) -> str:
-    """``done/total unit, ETA t`` (thousands separated; no ETA before the first item or after the last).
+def counted(done: int, total: int | None, unit: str, elapsed: float, since: int = 0) -> str:
+    """``done/total unit, ETA t`` (thousands separated): the time left at the pace of the ``done - since``
+    items of the last ``elapsed`` seconds (no ETA before that pace is known or after the last item).
 
     >>> counted(1200, 3200, "images", 150.0)
     '1,200/3,200 images, ETA 4m10s'
-    >>> counted(3, None, "cells", 1.0), counted(0, 10, "", 1.0)
-    ('3 cells', '0/10')
+    >>> counted(3, None, "cells", 1.0), counted(0, 10, "", 1.0), counted(1, 10, "", 40.0, since=1)
+    ('3 cells', '0/10', '1/10')
     """
     text = f"{done:,}/{total:,}" if total else f"{done:,}"
     text += f" {unit}" if unit else ""
-    if total and 0 < done < total:
-        text += f", ETA {duration(elapsed / done * (total - done))}"
+    if total and since < done < total:
+        text += f", ETA {duration(elapsed / (done - since) * (total - done))}"
     return text
 
 
@@ -123,6 +124,7 @@ class _Indicator:
 
     def __init__(self, desc: str, total: int | None, unit: str = "") -> None:
         self.desc, self.total, self.done, self.unit = desc, total, 0, unit
+        self.paced: tuple[float, int] | None = None  # (time, items done) when the first item was done
         self.stream = sys.stderr
         self.tty = self.stream.isatty()
         self.start = time.monotonic()
@@ -147,12 +149,15 @@ class _Indicator:
 
     def advance(self, n: int = 1) -> None:
         """``n`` more items done."""
+        if self.paced is None:  # the pace counts from the first item done: not the set-up (a model's load)
+            self.paced = (time.monotonic(), self.done + n)
         self.done += n
 
     def _count(self) -> str:
         if not self.total and not self.done:
             return ""
-        return counted(self.done, self.total, self.unit, time.monotonic() - self.start) + " "
+        since, first = (self.paced[1], self.paced[0]) if self.paced else (self.done, self.start)
+        return counted(self.done, self.total, self.unit, time.monotonic() - first, since) + " "
 
     def _run(self) -> None:
         tick, last = 0, self.start
@@ -186,7 +191,7 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "", un
     with _Indicator(desc, total, unit) as indicator:
         for item in items:
             yield item
-            indicator.done += 1
+            indicator.advance()
 
 
 class _Silent:
