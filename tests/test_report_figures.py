@@ -99,6 +99,8 @@ def _built(kind: str, root: Path) -> list:
         "llm-iat": lambda: [example_record(kind, test=t, bias_score=0.3, association=0.2, **ci)
                             for t in ("racism", "guilt")],
         "ceat": lambda: [example_record(kind, estimate=0.4, ci=[0.1, 0.7])],
+        "answers": lambda: [example_record(kind, row=row, group=g, estimate=e, ci_low=e - 0.1, ci_high=e + 0.1)
+                            for row, g, e in (("rate", "women", 0.6), ("rate", "men", 0.4), ("difference", "women", 0.2))],
         "retrieval": lambda: [example_record(kind, attribute="gender", max_skew={"doctor": 0.3},
                                              ci_max_skew={"doctor": [0.1, 0.5]})],
         "t2iat": lambda: [example_record(kind, effect_size=0.8, **ci, s_x={"math": 0.1}, s_y={"art": -0.1},
