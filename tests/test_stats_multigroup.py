@@ -191,10 +191,10 @@ def test_exact_counts_every_assignment_beyond_ten_thousand_equal_to_brute_force(
     observed = reference_generalized_weat(targets, attributes)
     values = np.array([reference_generalized_weat(regroup(units, sizes, labels), attributes) for labels in labelings])
     expected = float(np.mean(values >= observed - 1e-12 * max(1, abs(observed))))
-    r = generalized_weat(targets, attributes, permutations="exact", bootstrap=0)
+    r = generalized_weat(targets, attributes, permutations="exact", n_bootstrap=0)
     assert len(labelings) == 34_650 == r.permutations and r.exact
     assert r.p_value == pytest.approx(expected, abs=1e-15)
-    sampled = generalized_weat(targets, attributes, bootstrap=0, rng=0)  # the default 10,000 draws: sampled
+    sampled = generalized_weat(targets, attributes, n_bootstrap=0, rng=0)  # the default 10,000 draws: sampled
     assert not sampled.exact and sampled.permutations == 10_000
 
 
@@ -221,13 +221,13 @@ def test_multigroup_sets_go_through_the_degeneracy_rules():
     rng = np.random.default_rng(5)
     T, A, B = rng.normal(size=(4, 5)), rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
     with pytest.raises(EatkitError, match="sets 'A1' and 'A2' hold the same vectors"):
-        same(T, [A, A[::-1]], bootstrap=0)  # was a value from rounding noise
+        same(T, [A, A[::-1]], n_bootstrap=0)  # was a value from rounding noise
     with pytest.raises(EatkitError, match="sets 'T1' and 'T2' hold the same vectors"):
-        generalized_weat([T[:2], T[1::-1]], [A, B], bootstrap=0)
+        generalized_weat([T[:2], T[1::-1]], [A, B], n_bootstrap=0)
     with pytest.raises(EatkitError, match="set 'A2' holds 3 stimuli that all share one vector"):
-        same(T, [A, np.ones((3, 5))], bootstrap=0)
+        same(T, [A, np.ones((3, 5))], n_bootstrap=0)
     with pytest.warns(DegeneracyWarning, match=r"sets 'A1' and 'A3' share 1 vector\(s\) \(row\(s\) 0 of 'A1'\)"):
-        same(T, [A, B, np.r_[A[:1], B[1:] + 1]], bootstrap=0)
+        same(T, [A, B, np.r_[A[:1], B[1:] + 1]], n_bootstrap=0)
 
 
 def test_an_exact_multigroup_record_warns_of_its_p_floor():

@@ -8,7 +8,7 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking, RoleGroup
+from eatkit.kinds import Family, KindSpec, Param, Plot, Presentation, Ranking, RoleGroup
 from eatkit.params import DIRECT_BIAS_C, N_FITS
 
 EAT = KindSpec(
@@ -179,6 +179,8 @@ RETRIEVAL = KindSpec(
     presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "p_max_skew",
                                        "ci_max_skew", "ndkl", "p_ndkl"),
                               formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
+                              plots=(Plot("max_skew", ("ci_max_skew",), label=("test", "attribute"),
+                                          axis="MaxSkew@k of each prompt"),),
                               legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
                               "2019; 0: each value in its desired proportion, by default its share of the images); "
                               "means over prompts; p: label-shuffle permutation p; CI: bootstrap over images"),
@@ -200,6 +202,7 @@ RETRIEVAL = KindSpec(
     ))
 T2IAT = KindSpec(
     "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
+    renderer="eatkit.report.generated:T2IATRenderer",
     ranking=Ranking("effect_size", "t2iat_d"),
     title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
           "attribute-specific prompts",
@@ -207,6 +210,9 @@ T2IAT = KindSpec(
         columns=("template", "effect_size", "p_value", "q_value", "ci_low", "ci_high", "n_partitions"),
         headline="effect_size", formats={"effect_size": ".2f", "ci_low": ".2f", "ci_high": ".2f"},
         heading="T2IAT (text-to-image association tests)",
+        plots=(Plot("effect_size", ("ci_low", "ci_high"), axis="d over concepts"),
+               Plot("s_x", label=("test", "x_name"), axis="s(c) of each concept of X"),
+               Plot("s_y", label=("test", "y_name"), axis="s(c) of each concept of Y")),
         legend="d over concepts: s(c) = mean cos(neutral, A-specific images) - mean cos(neutral, B-specific images) "
                "of concept c; p: permutation over re-partitions of the concepts X ∪ Y; CI: bootstrap over concepts"),
     params=(
@@ -242,6 +248,8 @@ CROWS_PAIRS = KindSpec(
     presentation=Presentation(columns=("bias_type", "pairs", "share", "ci_low", "ci_high", "p_value", "ties"),
                               headline="bias", formats={"share": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
                               heading="CrowS-Pairs",
+                              plots=(Plot("share", ("ci_low", "ci_high"), label=("test", "bias_type"),
+                                          reference=0.5, axis="share preferring the more stereotyping sentence"),),
                               legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
                               "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
                               "against 1/2; CI: bootstrap over pairs; headline (heatmaps, audit): bias = 2 share - 1"),
@@ -260,6 +268,8 @@ STEREOSET = KindSpec(
     title="StereoSet intrasentence: stereotype score, language-model score, ICAT (Nadeem et al. 2021)",
     presentation=Presentation(columns=("bias_type", "examples", "ss", "lms", "icat", "p_value"), headline="bias",
                               formats={"ss": ".2f", "lms": ".2f", "icat": ".2f"}, heading="StereoSet (intrasentence)",
+                              plots=(Plot("ss", ("ss_ci_low", "ss_ci_high"), label=("test", "bias_type"), reference=50,
+                                          axis="SS (%): stereotype more likely"),),
                               legend="SS: percent of examples whose stereotype is more likely than its anti-stereotype "
                               "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
                               "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2; "
@@ -278,6 +288,8 @@ ANSWERS = KindSpec(
     presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci_low", "ci_high",
                                        "p_value", "q_value"), headline="estimate",
                               formats={"estimate": ".3f", "ci_low": ".3f", "ci_high": ".3f"}, heading="Answers",
+                              plots=(Plot("estimate", ("ci_low", "ci_high"), label=("test", "split", "group", "compared"),
+                                          reference=None, axis="estimate", panels="row"),),
                               legend="rate: share of a group's answers with the counted outcome (Wilson CI, or "
                               "cluster-robust with clusters); difference: the group minus the others (Newcombe CI, "
                               "Fisher's exact p); paired: first minus second level within counterfactual pairs "
@@ -319,6 +331,8 @@ LLM_IAT = KindSpec(
                               headline="bias_score",
                               formats={"bias_score": ".3f", "association": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
                               heading="LLM-IAT",
+                              plots=(Plot("bias_score", ("bias_score_ci_low", "bias_score_ci_high"), axis="bias score"),
+                                     Plot("association", ("ci_low", "ci_high"), axis="word-level association")),
                               legend="bias_score: the authors' mean over responses of N(B words, Y)/N(Y) + "
                               "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
                               "pairings of the A words minus that of the B words; its p: permutation test over "
@@ -351,6 +365,7 @@ SAME = KindSpec(
     title="SAME score of target words against two or more attribute sets (Schröder et al. 2021)",
     presentation=Presentation(columns=("statistic", "value", "ci", "skew", "p_value", "q_value", "p_value_exact"),
                               headline="value", formats={"value": ".3f", "skew": ".3f"}, heading="SAME",
+                              plots=(Plot("value", ("ci",), label=("test", "statistic"), axis="SAME"),),
                               legend="mean over target words of |cos(t, d_1)| (+ length-weighted |cos| with the "
                               "orthogonalised further directions); skew: signed mean with two attribute sets; p: "
                               "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND))
@@ -360,6 +375,7 @@ GENERALIZED_WEAT = KindSpec(
     title="Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019)",
     presentation=Presentation(columns=("statistic", "value", "ci", "p_value", "q_value", "p_value_exact"),
                               headline="value", formats={"value": ".4f"}, heading="Generalised WEAT",
+                              plots=(Plot("value", ("ci",), label=("test", "statistic"), axis="generalised WEAT"),),
                               legend="sum over groups of <mean X_i - mean of means, mean A_i - mean of means> "
                               "(unit vectors); p: target words re-assigned among the target sets. "
                               + _MULTIGROUP_LEGEND))
@@ -371,6 +387,7 @@ CEAT = KindSpec(
                  "n_contexts"),
         headline="estimate", formats={"estimate": ".3f", "tau2": ".3g", "i2": ".0%", "mean_effect": ".3f"},
         heading="CEAT (random effects over sentence contexts)",
+        plots=(Plot("estimate", ("ci",), axis="combined effect size"),),
         legend="estimate: random-effects combination of the N per-context effect sizes (within-sample variance: "
         "Hedges-Olkin closed form, or with --ceat-variance ceat the variance of the association scores, as CEAT's "
         "code); p_value: two-sided, p_value_greater: one-sided as CEAT's code; tau2, I²: their heterogeneity; "
@@ -400,6 +417,7 @@ SEED_SETS = KindSpec(
         columns=("effect_sizes", "d_min", "d_max", "d_sd", "share_significant", "share_same_sign", "verdicts_agree"),
         formats={"d_min": ".3f", "d_max": ".3f", "d_sd": ".3f", "share_significant": ".0%", "share_same_sign": ".0%"},
         heading="Seed-set sensitivity",
+        plots=(Plot("effect_sizes", axis="d with the suite's sets and each variant"),),
         legend="d of the test with the suite's attribute sets A, B and with each variant pair A_<variant>, "
         "B_<variant>; their range and SD; the share of variants significant (p < alpha) and with the suite's sign; "
         "whether every verdict agrees"),

@@ -228,7 +228,7 @@ def _embed_tests(stage: _Stage, source: EmbeddingSource, selected: list[Associat
     with activity(f"embedding {len(sets)} stimulus sets"):
         memo = _embed_all(source, sets)
     embedded: dict[str, dict[str, Embedded]] = {}
-    for test in progressing(selected, desc="embedding"):
+    for test in progressing(selected, desc="embedding", unit="tests"):
         embedded[test.id] = stage.attempt(test, lambda t=test: analyses[t.id].embed(
             t, lambda s: _embed(source, s, memo, t), given[t.id]))
     selected = stage.each(stage.alive(selected), lambda t: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
@@ -242,7 +242,7 @@ def _analyse(stage: _Stage, suite: Suite, selected: list[AssociationTest], embed
     outcomes: list[Outcome] = []
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
-        for test in progressing(selected, desc=suite.id):
+        for test in progressing(selected, desc=suite.id, unit="tests"):
             outcomes += stage.attempt(test, lambda t=test: _with_findings(lambda: stage.analyses[t.id].compute(
                 t, embedded[t.id], stage.given[t.id], suite=suite.id, seed=derived_seed(run_seed, t.id))),
                 named=True) or []

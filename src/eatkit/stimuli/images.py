@@ -32,7 +32,9 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
     if stimuli.modality != "image" or not stimuli.category:
         raise EatkitError(f"set '{stimuli.name}' is not an image category")
     if not root.is_dir():
-        raise EatkitError(f"image folder {root} {_not_a_folder(root)}")
+        raise EatkitError(f"image folder {root} is a file, not a folder" if root.exists() else
+                          f"image folder {root} does not exist (the iEAT images: run 'eatkit data get ieat', then "
+                          "leave out --images, or give --images FOLDER with the images)")
     folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'", links_out=True)
     if not folder.is_dir():
         raise EatkitError(f"image folder {folder} for set '{stimuli.name}' {_not_a_folder(folder)}")
