@@ -19,6 +19,11 @@ _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "tru
 _PLURALS = {int: "integers", float: "numbers", str: "strings", bool: "true/false values"}
 
 
+def _within(value: Any, low: float | None, high: float | None) -> bool:
+    """Whether ``value`` is a number within ``[low, high]`` (``None``: no bound)."""
+    return isinstance(value, (int, float)) and (low is None or value >= low) and (high is None or value <= high)
+
+
 @dataclass(frozen=True)
 class Param:
     """One typed parameter of a kind: a run option (``eatkit run --<name>`` / ``eatkit probe``, or
@@ -80,9 +85,7 @@ class Param:
         if self.useful is None or value is None or value == self.default or value in self.words:
             return None
         low, high = self.useful
-        values = value if isinstance(value, list) else [value]
-        if all(isinstance(v, (int, float)) and (low is None or v >= low) and (high is None or v <= high)
-               for v in values):
+        if all(_within(v, low, high) for v in (value if isinstance(value, list) else [value])):
             return None
         bounds = " and ".join(f"{sign} {b:g}" for sign, b in ((">=", low), ("<=", high)) if b is not None)
         return f"{self.name}={value} is outside its useful range ({bounds}): the result may mean little"
@@ -100,14 +103,21 @@ class Param:
         if self.many == "pairs":
             return self._pairs(value)
         if self.many == "list":
-            items = value.split(self.sep) if isinstance(value, str) and self.sep else value
-            if isinstance(items, str) or not isinstance(items, Sequence) or not (items or self.empty):
-                raise EatkitError(f"{self.name} must be a{'' if self.empty else ' non-empty'} list of "
-                                  f"{self._what()}, got {value!r:.60}")
-            if self.length is not None and len(items) != self.length:
-                raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
-            return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
+            return self._list(value)
         return self._one(value)
+
+    def _list(self, value: Any) -> list[Any]:
+        return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in self._items(value)]
+
+    def _items(self, value: Any) -> Sequence[Any]:
+        """The items of a list value (its text split at ``sep``), checked for their number."""
+        items = value.split(self.sep) if isinstance(value, str) and self.sep else value
+        if isinstance(items, str) or not isinstance(items, Sequence) or not (items or self.empty):
+            raise EatkitError(f"{self.name} must be a{'' if self.empty else ' non-empty'} list of "
+                              f"{self._what()}, got {value!r:.60}")
+        if self.length is not None and len(items) != self.length:
+            raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
+        return items
 
     def _pairs(self, value: Any) -> dict[str, str]:
         if isinstance(value, Mapping):
@@ -130,30 +140,51 @@ class Param:
         if isinstance(value, str) and value in self.words:
             return value
         if self.choices is not None:
-            for choice in self.choices:  # a command line gives text: "2" is the choice 2
-                if value == choice and type(value) is type(choice) or str(value) == str(choice):
-                    return choice
-            raise EatkitError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
-        if isinstance(value, str) and self.type in (int, float):
-            try:
-                value = self.type(value)
-            except ValueError:
-                raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
-        if isinstance(value, str) and self.type is bool and value.lower() in ("true", "false"):
-            value = value.lower() == "true"
-        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
-        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
-            value, ok = float(value), True
-        if self.type is str and ok and not value.strip():
-            raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
-        if ok and self.type is float and not math.isfinite(value):
-            raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
-        if ok and self.type in (int, float):
-            ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
-                 (self.high is None or value < self.high or (value == self.high and not self.high_open))
+            return self._choice(value)
+        value, ok = self._typed(self._from_text(value))
+        if ok:
+            self._check_value(value)
+            ok = self._in_range(value)
         if not ok:
             raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}")
         return value
+
+    def _choice(self, value: Any) -> Any:
+        for choice in self.choices or ():  # a command line gives text: "2" is the choice 2
+            if value == choice and type(value) is type(choice) or str(value) == str(choice):
+                return choice
+        raise EatkitError(f"{self.name} must be one of {', '.join(map(str, self.choices or ()))}, got {value!r}")
+
+    def _from_text(self, value: Any) -> Any:
+        """The value of a command line's text: a number, or ``true``/``false`` for a flag."""
+        if not isinstance(value, str):
+            return value
+        if self.type in (int, float):
+            try:
+                return self.type(value)
+            except ValueError:
+                raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
+        if self.type is bool and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        return value
+
+    def _typed(self, value: Any) -> tuple[Any, bool]:
+        """``value`` (an int made float where a float is declared) and whether it has the declared type."""
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value), True
+        return value, isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
+
+    def _check_value(self, value: Any) -> None:
+        if self.type is str and not value.strip():
+            raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
+        if self.type is float and not math.isfinite(value):
+            raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
+
+    def _in_range(self, value: Any) -> bool:
+        if self.type not in (int, float):
+            return True
+        return (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
+               (self.high is None or value < self.high or (value == self.high and not self.high_open))
 
     def _range(self) -> str:
         what = _TYPE_NAMES.get(self.type, self.type.__name__)
