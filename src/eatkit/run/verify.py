@@ -54,53 +54,87 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     if (run_dir / "results.json").exists():
         read_records(run_dir)  # the records are checked against their schema and ranges before the checksums
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
-    root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
-    # published embeddings: an image is the name the embedding files recorded, not a file to read
-    named = source.get("source") == "precomputed"
-    what: dict[str, int] = {}
-    generated = run_dir / "generated" if "generator" in source else None  # a text-to-image run's images
-    checked, changes = 0, []
+    check = _Check(source, _image_root(images, source), run_dir)
     for test_id, sets in _mapping(manifest.get("stimuli"), "stimuli").items():
         for role, entry in _mapping(sets, f"stimuli.{test_id}").items():
-            where = f"test '{test_id}' set {role} ({entry.get('name', role)})"
-            items = entry.get("items")
-            if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
-                raise EatkitError(f"{run_dir / 'manifest.json'}: stimuli.{test_id}.{role} has no list of "
-                                  "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
-            fingerprint = set_fingerprint(items)
-            checked += 1
-            _count(what, "set fingerprints")
-            if fingerprint != entry.get("sha256"):
-                changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
-            modality = "name" if named and entry.get("modality") == "image" else entry.get("modality")
-            for item_id, recorded in items:
-                checked += 1
-                _count(what, {"image": "image files", "name": "image names recorded from the embedding files"}.get(
-                    modality, "generated images" if generated is not None else "stimulus strings"))
-                changes += _check_item(where, modality, str(item_id), recorded, root, source, generated)
-            if isinstance(entry.get("category"), str) and root is not None and not named:
-                changes += _added(where, entry, items, root)
-    for name, path, recorded in _source_files(source):
-        checked += 1
-        _count(what, "embedding files" if named else "source files")
-        if not path.is_file():
-            changes.append(f"source file {name}: {path} is missing")
-        elif file_sha256(path) != recorded:
-            changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
+            _check_set(check, test_id, role, entry)
+    _check_source_files(check)
     for entry in _answer_files(source):
-        checked += 1
-        _count(what, "answer files")
-        changes += _check_answer_file(entry)
+        check.count("answer files")
+        check.changes += _check_answer_file(entry)
     notes: list[str] = []
     if isinstance(source.get("hub"), dict):
-        checked += 1
-        _count(what, "model revision")
-        _check_revision(source, changes, notes)
-    return Verification(run_dir, checked, changes, notes, what)
+        check.count("model revision")
+        _check_revision(source, check.changes, notes)
+    return Verification(run_dir, check.checked, check.changes, notes, check.what)
 
 
-def _count(what: dict[str, int], kind: str) -> None:
-    what[kind] = what.get(kind, 0) + 1
+@dataclass
+class _Check:
+    """What :func:`verify_run` checks against (the run's source, its image folder) and what it found so far."""
+
+    source: dict[str, Any]
+    root: Path | None
+    run_dir: Path
+    checked: int = 0
+    changes: list[str] = field(default_factory=list)
+    what: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def named(self) -> bool:
+        """Published embeddings: an image is the name the embedding files recorded, not a file to read."""
+        return self.source.get("source") == "precomputed"
+
+    @property
+    def generated(self) -> Path | None:
+        """A text-to-image run's images."""
+        return self.run_dir / "generated" if "generator" in self.source else None
+
+    def count(self, kind: str) -> None:
+        self.checked += 1
+        self.what[kind] = self.what.get(kind, 0) + 1
+
+
+def _image_root(images: str | Path | None, source: dict[str, Any]) -> Path | None:
+    if images is not None:
+        return Path(images)
+    return Path(source["images"]) if source.get("images") else None
+
+
+def _check_set(check: _Check, test_id: str, role: str, entry: Any) -> None:
+    """A stimulus set's fingerprint over its recorded items, then each item, then files added to its folder."""
+    where = f"test '{test_id}' set {role} ({entry.get('name', role)})"
+    items = _recorded_items(check.run_dir, test_id, role, entry)
+    fingerprint = set_fingerprint(items)
+    check.count("set fingerprints")
+    if fingerprint != entry.get("sha256"):
+        check.changes.append(f"{where}: the recorded items do not match the set's sha256 (manifest edited)")
+    modality = "name" if check.named and entry.get("modality") == "image" else entry.get("modality")
+    generated = check.generated
+    kind = {"image": "image files", "name": "image names recorded from the embedding files"}.get(
+        modality, "generated images" if generated is not None else "stimulus strings")
+    for item_id, recorded in items:
+        check.count(kind)
+        check.changes += _check_item(where, modality, str(item_id), recorded, check.root, check.source, generated)
+    if isinstance(entry.get("category"), str) and check.root is not None and not check.named:
+        check.changes += _added(where, entry, items, check.root)
+
+
+def _recorded_items(run_dir: Path, test_id: str, role: str, entry: Any) -> list[list[Any]]:
+    items = entry.get("items")
+    if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
+        raise EatkitError(f"{run_dir / 'manifest.json'}: stimuli.{test_id}.{role} has no list of "
+                          "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
+    return items
+
+
+def _check_source_files(check: _Check) -> None:
+    for name, path, recorded in _source_files(check.source):
+        check.count("embedding files" if check.named else "source files")
+        if not path.is_file():
+            check.changes.append(f"source file {name}: {path} is missing")
+        elif file_sha256(path) != recorded:
+            check.changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
 
 
 def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]) -> None:
@@ -132,12 +166,7 @@ def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Pa
             return []
         if generated is None:
             return [f"{where}: '{item_id}' does not match its sha256"]
-        path = generated / f"{recorded}.png"  # the image generated from the prompt (docs/generation.md)
-        if not path.is_file():
-            return [f"{where}: the image generated for '{item_id}' ({path.name}) is missing from {generated}"]
-        now = file_sha256(path)
-        return [] if now == recorded else [f"{where}: the image generated for '{item_id}' changed (sha256 "
-                                           f"{recorded[:12]}... recorded, {now[:12]}... now)"]
+        return _check_generated(where, item_id, recorded, generated)
     if root is None:
         raise EatkitError("the run's manifest names no image folder: pass --images DIR (images=DIR)")
     path = inside(root, item_id, "image", links_out=True)
@@ -146,6 +175,16 @@ def _check_item(where: str, modality: Any, item_id: str, recorded: str, root: Pa
     now = file_sha256(path)
     return [] if now == recorded else [f"{where}: {item_id} changed (sha256 {recorded[:12]}... recorded, "
                                        f"{now[:12]}... now)"]
+
+
+def _check_generated(where: str, item_id: str, recorded: str, generated: Path) -> list[str]:
+    """The image generated from a prompt (docs/generation.md), named by its recorded sha256."""
+    path = generated / f"{recorded}.png"
+    if not path.is_file():
+        return [f"{where}: the image generated for '{item_id}' ({path.name}) is missing from {generated}"]
+    now = file_sha256(path)
+    return [] if now == recorded else [f"{where}: the image generated for '{item_id}' changed (sha256 "
+                                       f"{recorded[:12]}... recorded, {now[:12]}... now)"]
 
 
 def _check_pair(where: str, item_id: str, recorded: str, pairs: dict[str, Any]) -> list[str]:
@@ -162,16 +201,18 @@ def _check_pair(where: str, item_id: str, recorded: str, pairs: dict[str, Any]) 
         _caption, image_hash, region_hash = json.loads(contents)[:3]
     except (ValueError, TypeError):
         return [f"{where}: '{item_id}' has an unreadable record in the manifest"]
-    out = []
-    for name, path, expected in (("image", image, image_hash), ("region file", regions, region_hash)):
-        if path is None or expected is None:
-            continue
-        expected = str(expected).split("|")[0]  # (a region table's hash names the image's key after "|")
-        if not Path(path).is_file():
-            out.append(f"{where}: the {name} {path} of '{item_id}' is missing")
-        elif file_sha256(path) != expected:
-            out.append(f"{where}: the {name} {path} of '{item_id}' changed (sha256 {expected[:12]}... recorded)")
-    return out
+    return [change for name, path, expected in (("image", image, image_hash), ("region file", regions, region_hash))
+            if path is not None and expected is not None
+            for change in _check_pair_file(f"{where}: the {name} {path} of '{item_id}'", path, expected)]
+
+
+def _check_pair_file(what: str, path: Any, expected: Any) -> list[str]:
+    expected = str(expected).split("|")[0]  # (a region table's hash names the image's key after "|")
+    if not Path(path).is_file():
+        return [f"{what} is missing"]
+    if file_sha256(path) != expected:
+        return [f"{what} changed (sha256 {expected[:12]}... recorded)"]
+    return []
 
 
 def _added(where: str, entry: dict[str, Any], items: list[list[str]], root: Path) -> list[str]:
