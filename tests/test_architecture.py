@@ -277,10 +277,10 @@ def _function_complexities() -> dict[str, list[int]]:
 #: the list only shrinks, and is empty once their work is merged
 OVER_20_ALLOWED = {
     "analyses/language_models.py:compute", "report/plots.py:effect_size_heatmap",
-    "report/audit.py:_rankings_html", "stats/degeneracy.py:check_degenerate",
+    "stats/degeneracy.py:check_degenerate",
 }
 #: the most functions above complexity 10 (a ratchet: lower it as functions are split; issue 44 aims at 100)
-MAX_OVER_10 = 141
+MAX_OVER_10 = 139
 
 
 def test_no_function_above_complexity_20():

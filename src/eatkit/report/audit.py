@@ -22,6 +22,7 @@ Plain HTML, CSS and a little inline script, no network: one self-contained file.
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import json
 import math
@@ -117,40 +118,55 @@ def _rankings_html(rankings: list[dict[str, str]], correlations: list[dict[str, 
     out = []
     groups = dict.fromkeys(r["group"] for r in rankings if r["setting"] == setting)
     for group in groups:
-        rows = sorted((r for r in rankings if r["setting"] == setting and r["group"] == group),
-                      key=lambda r: float(r["overall_rank"]))
-        measures = [c[5:] for c in rows[0] if c.startswith("rank_") and rows[0][c] != ""]
-        head = "".join(f'<th class="sort" tabindex="0" data-type="num">{html.escape(m)}</th>' for m in measures)
-        body = "".join(
-            f'<tr><td data-v="{html.escape(r["overall_rank"])}">{html.escape(r["overall_rank"])}</td>'
-            f'<th class="model" scope="row">{html.escape(r["model"])}</th>'
-            f'<td data-v="{html.escape(r["mean_rank"])}">{float(r["mean_rank"]):.2f}</td>'
-            + "".join(f'<td data-v="{html.escape(r["rank_" + m])}">{html.escape(r["rank_" + m])}</td>'
-                      for m in measures) + "</tr>" for r in rows)
-        out.append(f'<h3>{html.escape(group)}</h3><p class="note">Measures: {html.escape(rows[0]["basis"])}.</p>'
-                   f'<table class="rankings sortable"><thead><tr><th class="sort" tabindex="0" data-type="num">'
-                   f'overall</th><th class="sort" tabindex="0" data-type="text">model</th><th class="sort" '
-                   f'tabindex="0" data-type="num">mean rank</th>{head}</tr></thead><tbody>{body}</tbody></table>')
-        corr = [r for r in correlations if r["setting"] == setting and r["group"] == group]
+        rows = sorted(_of_group(rankings, setting, group), key=lambda r: float(r["overall_rank"]))
+        out.append(_group_ranking_html(group, rows))
+        corr = _of_group(correlations, setting, group)
         if corr:
-            cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
-                            f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_interval(r)}</td>"
-                            f"<td>{_csv_number(r['p_value'], '.3g')}</td></tr>" for r in corr)
-            out.append('<p class="note">Spearman\'s rho between the measures\' rankings of these models, with its '
-                       '95% CI (Fisher z, Bonett &amp; Wright 2000).</p><table class="rankings"><thead><tr>'
-                       '<th>measure</th><th>measure</th><th>rho</th><th>95% CI</th><th>p</th>'
-                       f"</tr></thead><tbody>{cells}</tbody></table>")
-        for r in (a for a in agreement if a["setting"] == setting and a["group"] == group):
-            out.append(f'<p class="note">Do the measures rank these models alike? ICC({html.escape(r["form"])}) of '
-                       f'the ranks (consistency; Shrout &amp; Fleiss 1979): {_csv_number(r["icc"], ".2f")}, 95% CI '
-                       f'{_interval(r)}, F({r["df1"]}, {_csv_number(r["df2"], "g")}) = {_csv_number(r["f"], ".2f")}, '
-                       f'p = {_csv_number(r["p_value"], ".3g")} ({r["models"]} models, {r["measures"]} measures).</p>')
+            out.append(_correlations_html(corr))
+        out += [_agreement_html(a) for a in _of_group(agreement, setting, group)]
     if not out:
         return ""
     return ('<h2>Rankings</h2><p class="note">Models ranked by each measure (1: least biased, by |d| for the EAT '
             "and each metric's distance from no bias; docs/metrics.md), their mean rank and the overall rank by "
             "it (WEFE's rankings), within each group of comparable models on the measures the group shares.</p>"
             + "".join(out))
+
+
+def _of_group(rows: list[dict[str, str]], setting: str, group: str) -> list[dict[str, str]]:
+    return [r for r in rows if r["setting"] == setting and r["group"] == group]
+
+
+def _group_ranking_html(group: str, rows: list[dict[str, str]]) -> str:
+    """One group's rankings table: overall rank, model, mean rank, and the rank by each measure it shares."""
+    measures = [c[5:] for c in rows[0] if c.startswith("rank_") and rows[0][c] != ""]
+    head = "".join(f'<th class="sort" tabindex="0" data-type="num">{html.escape(m)}</th>' for m in measures)
+    body = "".join(
+        f'<tr><td data-v="{html.escape(r["overall_rank"])}">{html.escape(r["overall_rank"])}</td>'
+        f'<th class="model" scope="row">{html.escape(r["model"])}</th>'
+        f'<td data-v="{html.escape(r["mean_rank"])}">{float(r["mean_rank"]):.2f}</td>'
+        + "".join(f'<td data-v="{html.escape(r["rank_" + m])}">{html.escape(r["rank_" + m])}</td>'
+                  for m in measures) + "</tr>" for r in rows)
+    return (f'<h3>{html.escape(group)}</h3><p class="note">Measures: {html.escape(rows[0]["basis"])}.</p>'
+            f'<table class="rankings sortable"><thead><tr><th class="sort" tabindex="0" data-type="num">'
+            f'overall</th><th class="sort" tabindex="0" data-type="text">model</th><th class="sort" '
+            f'tabindex="0" data-type="num">mean rank</th>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def _correlations_html(corr: list[dict[str, str]]) -> str:
+    cells = "".join(f"<tr><td>{html.escape(r['measure_1'])}</td><td>{html.escape(r['measure_2'])}</td>"
+                    f"<td>{_csv_number(r['spearman'], '.2f')}</td><td>{_interval(r)}</td>"
+                    f"<td>{_csv_number(r['p_value'], '.3g')}</td></tr>" for r in corr)
+    return ('<p class="note">Spearman\'s rho between the measures\' rankings of these models, with its '
+            '95% CI (Fisher z, Bonett &amp; Wright 2000).</p><table class="rankings"><thead><tr>'
+            '<th>measure</th><th>measure</th><th>rho</th><th>95% CI</th><th>p</th>'
+            f"</tr></thead><tbody>{cells}</tbody></table>")
+
+
+def _agreement_html(r: dict[str, str]) -> str:
+    return (f'<p class="note">Do the measures rank these models alike? ICC({html.escape(r["form"])}) of '
+            f'the ranks (consistency; Shrout &amp; Fleiss 1979): {_csv_number(r["icc"], ".2f")}, 95% CI '
+            f'{_interval(r)}, F({r["df1"]}, {_csv_number(r["df2"], "g")}) = {_csv_number(r["f"], ".2f")}, '
+            f'p = {_csv_number(r["p_value"], ".3g")} ({r["models"]} models, {r["measures"]} measures).</p>')
 
 
 def _is_number(text: str) -> bool:
@@ -166,22 +182,32 @@ def _setting_table(data: Mapping[str, Any], setting: str, k: int, suites: list[s
     columns = data["columns"]
     order = data["order"][setting]
     first = 2 + len(meta)  # columns before the tests: rank, model, metadata
-    group_row = "".join(f'<th colspan="{sum(s == c["suite"] for c in columns)}" class="suite s{i}">'
-                        f"{html.escape(s)}</th>" for i, s in enumerate(suites) if any(s == c["suite"] for c in columns))
+    group_row = _suite_group_row(columns, suites)
     failed = {(c["model"], c["suite"]): c.get("error") or "failed" for c in data["cells"]
               if c["setting"] == setting and c["status"] == "failed"}
     rows = [_model_row(data, setting, i, rank, suites, meta, failed) for rank, i in enumerate(order["rows"], start=1)]
-    foot = "".join(  # extra rows per test (audit.json "summaries"), e.g. a summary across the models
-        f'<tr class="summary"><th colspan="{first}" scope="row">{html.escape(row["label"])}</th>'
-        + "".join(f'<td class="s{suites.index(c["suite"])}">{html.escape(_cell_text(v))}</td>'
-                  for c, v in zip(columns, row["values"])) + "</tr>"
-        for row in data.get("summaries", {}).get(setting, []))
+    foot = _summary_rows(data, setting, first, suites)
     table = (f'<div class="wrap"><table class="audit sortable" id="audit-{k}"><thead><tr class="groups">'
              f'<th colspan="{first}"></th>{group_row}</tr><tr class="heads"><th class="sort" tabindex="0" '
              f'data-col="0" data-type="num">#</th><th class="sort" tabindex="0" data-col="1" data-type="text">'
              f'model</th>{_heads(data, suites, meta)}</tr></thead><tbody>{"".join(rows)}</tbody><tfoot>{foot}</tfoot>'
              "</table></div>")
     return table, order["how"]
+
+
+def _suite_group_row(columns: list[dict[str, Any]], suites: list[str]) -> str:
+    """The header cells naming each suite over its columns."""
+    return "".join(f'<th colspan="{sum(s == c["suite"] for c in columns)}" class="suite s{i}">'
+                   f"{html.escape(s)}</th>" for i, s in enumerate(suites) if any(s == c["suite"] for c in columns))
+
+
+def _summary_rows(data: Mapping[str, Any], setting: str, first: int, suites: list[str]) -> str:
+    """Extra rows per test (audit.json "summaries"), e.g. a summary across the models."""
+    return "".join(
+        f'<tr class="summary"><th colspan="{first}" scope="row">{html.escape(row["label"])}</th>'
+        + "".join(f'<td class="s{suites.index(c["suite"])}">{html.escape(_cell_text(v))}</td>'
+                  for c, v in zip(data["columns"], row["values"])) + "</tr>"
+        for row in data.get("summaries", {}).get(setting, []))
 
 
 def _heads(data: Mapping[str, Any], suites: list[str], meta: list[tuple[str, str]]) -> str:
@@ -264,20 +290,11 @@ def audit_html(data: Mapping[str, Any], title: str = "Audit: models x tests",
     settings = list(data["settings"])
     columns = data["columns"]
     suites = list(dict.fromkeys(c["suite"] for c in columns))
-    meta = [(k, label) for k, label in METADATA_COLUMNS if any(k in m for m in data["metadata"].values())]
-    sections = []
-    for k, setting in enumerate(settings):
-        table, how = _setting_table(data, setting, k, suites, meta)
-        sections.append(
-            f'<section class="setting" data-setting="{k}"{"" if k == 0 else " hidden"}>'
-            f'<h2 tabindex="-1">Setting: {html.escape(setting)}</h2><p class="note">Rows: {html.escape(how)}.</p>'
-            f'<figure><div class="multiples">{_overview(data, setting, suites)}</div><figcaption class="note">'
-            f"Each strip: one EAT test, from d = -{_D_RANGE:g} to {_D_RANGE:g} (grey line: 0), a tick per model."
-            f"</figcaption></figure>{table}{_rankings_html(rankings or [], correlations or [], agreement or [], setting)}</section>")
-    selector = ("" if len(settings) < 2 else
-                '<label>setting: <select id="setting">' + "".join(
-                    f'<option value="{k}">{html.escape(s)}</option>' for k, s in enumerate(settings))
-                + "</select></label>")
+    meta = _metadata_columns(data)
+    rankings_of = functools.partial(_rankings_html, rankings or [], correlations or [], agreement or [])
+    sections = [_setting_section(data, setting, k, suites, meta, rankings_of(setting))
+                for k, setting in enumerate(settings)]
+    selector = _setting_selector(settings)
     toggles = "".join(f'<label><input type="checkbox" checked data-suite="{i}"> {html.escape(s)}</label> '
                       for i, s in enumerate(suites))
     hide = "".join(f".hide-s{i} .s{i}{{display:none}}" for i in range(len(suites)))
@@ -383,6 +400,29 @@ aria-label="filter models (name, metadata) or tests"> <span>suites: {toggles}</s
 </script>
 </body></html>
 """
+
+
+def _metadata_columns(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The metadata columns (key, label) some model of the sweep has."""
+    return [(k, label) for k, label in METADATA_COLUMNS if any(k in m for m in data["metadata"].values())]
+
+
+def _setting_section(data: Mapping[str, Any], setting: str, k: int, suites: list[str],
+                     meta: list[tuple[str, str]], rankings: str) -> str:
+    """One setting's section: its strips of d per test, its models x tests table and its rankings."""
+    table, how = _setting_table(data, setting, k, suites, meta)
+    return (f'<section class="setting" data-setting="{k}"{"" if k == 0 else " hidden"}>'
+            f'<h2 tabindex="-1">Setting: {html.escape(setting)}</h2><p class="note">Rows: {html.escape(how)}.</p>'
+            f'<figure><div class="multiples">{_overview(data, setting, suites)}</div><figcaption class="note">'
+            f"Each strip: one EAT test, from d = -{_D_RANGE:g} to {_D_RANGE:g} (grey line: 0), a tick per model."
+            f"</figcaption></figure>{table}{rankings}</section>")
+
+
+def _setting_selector(settings: list[str]) -> str:
+    if len(settings) < 2:
+        return ""
+    return ('<label>setting: <select id="setting">' + "".join(
+        f'<option value="{k}">{html.escape(s)}</option>' for k, s in enumerate(settings)) + "</select></label>")
 
 
 def write_audit_report(sweep_dir: str | Path, path: str | Path | None = None,
