@@ -64,15 +64,7 @@ def forest_plot(records: Sequence[Mapping[str, Any]], ax: Axes | None = None, ti
         ax = new_figure(8.0, 1.6 + 0.17 * lines + 0.22 * len(records)).add_subplot()
     right = blended_transform_factory(ax.transAxes, ax.transData)
     for y, record in enumerate(records):
-        d, q, ci = record.effect_size, record.q_value, _ci(record)
-        if ci is not None:
-            ax.plot(ci, [y, y], color=INK, linewidth=1.5, solid_capstyle="butt")
-        if not is_missing(d):
-            significant = not is_missing(q) and q < 0.05
-            ax.plot([d], [y], marker="o", markersize=7, color=INK, markeredgewidth=1.5,
-                    markerfacecolor=INK if significant else "white", linestyle="none")
-        ax.text(1.02, y, f"{fmt_d(d)} {stars(q)}".rstrip(), transform=right, va="center", fontsize=9,
-                family="monospace", color=INK)
+        _forest_row(ax, y, record, right)
     ax.axvline(0, color="#777777", linewidth=1, linestyle="--", zorder=0)
     ax.set_yticks(range(len(records)), labels, fontsize=8.5)
     ax.set_ylim(len(records) - 0.5, -0.5)
@@ -91,6 +83,19 @@ def forest_plot(records: Sequence[Mapping[str, Any]], ax: Axes | None = None, ti
     ax.figure.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8.5,
                      frameon=False, title=wrap(STARS_NOTE, 90), title_fontsize=8)
     return ax.figure
+
+
+def _forest_row(ax: Any, y: int, record: Any, right: Any) -> None:
+    """One test's row: its CI, d (filled when q < 0.05) and, at ``right``, d with its stars."""
+    d, q, ci = record.effect_size, record.q_value, _ci(record)
+    if ci is not None:
+        ax.plot(ci, [y, y], color=INK, linewidth=1.5, solid_capstyle="butt")
+    if not is_missing(d):
+        significant = not is_missing(q) and q < 0.05
+        ax.plot([d], [y], marker="o", markersize=7, color=INK, markeredgewidth=1.5,
+                markerfacecolor=INK if significant else "white", linestyle="none")
+    ax.text(1.02, y, f"{fmt_d(d)} {stars(q)}".rstrip(), transform=right, va="center", fontsize=9,
+            family="monospace", color=INK)
 
 
 def level3_plot(records: Sequence[Mapping[str, Any]], similarities: Mapping[str, Mapping[str, np.ndarray]],
@@ -119,24 +124,7 @@ def level3_plot(records: Sequence[Mapping[str, Any]], similarities: Mapping[str,
     fig.get_layout_engine().set(h_pad=0.12)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True).ravel()
     for ax, record in zip(axes, records):
-        data = [np.asarray(similarities[record.test][pair], dtype=float) for pair in PAIRS]
-        names = {"x": record.x_name, "y": record.y_name, "a": record.a_name, "b": record.b_name}
-        boxes = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.6,
-                           medianprops={"color": INK}, flierprops={"markersize": 2, "alpha": 0.5})
-        for box, pair in zip(boxes["boxes"], PAIRS):
-            color, hatch, _ = PAIR_STYLES[pair]
-            box.set(facecolor=color, hatch=hatch, edgecolor=INK)
-        if record.level3:
-            means = [record.level3.get(pair, {}).get("mean") for pair in PAIRS]
-            ax.plot([m for m in means if not is_missing(m)],
-                    [i + 1 for i, m in enumerate(means) if not is_missing(m)],
-                    marker="D", color="white", markeredgecolor=INK, markersize=5, linestyle="none")
-        ax.set_yticks(range(1, 5), [wrap(f"{names[p[0]]} \u00b7 {names[p[1]]}", 26) for p in PAIRS],
-                      fontsize=7.5)
-        ax.set_ylim(4.6, 0.4)
-        ax.axvline(0, color="#777777", linewidth=1, linestyle="--", zorder=0)
-        ax.set_title(wrap(record.title, 60), fontsize=8.5)
-        ax.tick_params(axis="x", labelbottom=True, labelsize=8)
+        _level3_axes(ax, record, similarities[record.test])
     for ax in axes[len(records):]:
         ax.set_visible(False)
     for ax in axes[max(0, len(records) - ncols):len(records)]:
@@ -149,6 +137,28 @@ def level3_plot(records: Sequence[Mapping[str, Any]], similarities: Mapping[str,
     return fig
 
 
+def _level3_axes(ax: Any, record: Any, similarities: Mapping[str, np.ndarray]) -> None:
+    """One test's four similarity distributions as boxes, with the recorded means as diamonds."""
+    data = [np.asarray(similarities[pair], dtype=float) for pair in PAIRS]
+    names = {"x": record.x_name, "y": record.y_name, "a": record.a_name, "b": record.b_name}
+    boxes = ax.boxplot(data, orientation="horizontal", patch_artist=True, widths=0.6,
+                       medianprops={"color": INK}, flierprops={"markersize": 2, "alpha": 0.5})
+    for box, pair in zip(boxes["boxes"], PAIRS):
+        color, hatch, _ = PAIR_STYLES[pair]
+        box.set(facecolor=color, hatch=hatch, edgecolor=INK)
+    if record.level3:
+        means = [record.level3.get(pair, {}).get("mean") for pair in PAIRS]
+        ax.plot([m for m in means if not is_missing(m)],
+                [i + 1 for i, m in enumerate(means) if not is_missing(m)],
+                marker="D", color="white", markeredgecolor=INK, markersize=5, linestyle="none")
+    ax.set_yticks(range(1, 5), [wrap(f"{names[p[0]]} \u00b7 {names[p[1]]}", 26) for p in PAIRS],
+                  fontsize=7.5)
+    ax.set_ylim(4.6, 0.4)
+    ax.axvline(0, color="#777777", linewidth=1, linestyle="--", zorder=0)
+    ax.set_title(wrap(record.title, 60), fontsize=8.5)
+    ax.tick_params(axis="x", labelbottom=True, labelsize=8)
+
+
 def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
     """A models x tests heatmap of each record's headline value (the field its kind's
     :class:`~eatkit.kinds.Presentation` names: an EAT's level-1 effect size d), annotated with the value and
@@ -159,19 +169,11 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
 
     >>> fig = effect_size_heatmap([load_run("out/igpt"), load_run("out/simclr")])   # doctest: +SKIP
     """
-    from matplotlib.patches import Rectangle
-
     if not runs:
         raise EatkitError("effect_size_heatmap needs at least one run")
-    titles: dict[str, str] = {}
-    for run in runs:
-        for record, _ in run.headlined:
-            titles.setdefault(record.test, record.title)
+    titles, by_test, q_values = _heatmap_data(runs)
     tests = list(titles)
-    by_test = [{r.test: _number(getattr(r, name)) for r, name in run.headlined} for run in runs]
-    q_values = [{r.test: r.q_value for r, _ in run.headlined} for run in runs]
-    names = list(dict.fromkeys(name for run in runs for _, name in run.headlined))
-    what = "effect size d" if names == ["effect_size"] else ", ".join(n.replace("_", " ") for n in names)
+    what = _headline_names(runs)
     values = np.array([[found.get(t, math.nan) for t in tests] for found in by_test])
     limit = max(2.0, float(np.nanmax(np.abs(values), initial=0.0)))
     many = len(tests) > 10  # then slanted one-line labels in narrower columns keep the figure page-wide
@@ -180,19 +182,8 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
     image = ax.imshow(np.ma.masked_invalid(values), cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto")
     for i, found in enumerate(by_test):
         for j, test in enumerate(tests):
-            if test not in found:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=NEUTRAL, hatch="xx", edgecolor="white"))
-                ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color=INK)
-                continue
-            d = values[i, j]
-            dark = not math.isnan(d) and abs(d) / limit > 0.55
-            ax.text(j, i, f"{fmt_d(found[test])}\n{stars(q_values[i][test])}",
-                    ha="center", va="center", fontsize=8, color="white" if dark else INK)
-    if many:
-        ax.set_xticks(range(len(tests)), [wrap(titles[t], 34) for t in tests], fontsize=7, rotation=40,
-                      ha="right", rotation_mode="anchor")
-    else:
-        ax.set_xticks(range(len(tests)), [wrap(titles[t], 16) for t in tests], fontsize=7)
+            _heatmap_cell(ax, i, j, found.get(test, _ABSENT), q_values[i].get(test), values[i, j] / limit)
+    _test_labels(ax, [titles[t] for t in tests], many)
     ax.set_yticks(range(len(runs)), run_labels(runs), fontsize=8.5)
     ax.tick_params(length=0)
     ax.set_title("Effect size d (level 1) by model and test" if what == "effect size d" else
@@ -201,6 +192,48 @@ def effect_size_heatmap(runs: Sequence[Run]) -> Figure:
     colorbar.set_label(what, fontsize=8.5)
     fig.supxlabel(wrap(STARS_NOTE, 120), fontsize=8)
     return fig
+
+
+_ABSENT = object()  # a test a run lacks
+
+
+def _heatmap_data(runs: Sequence[Run]) -> tuple[dict[str, str], list[dict[str, float]], list[dict[str, Any]]]:
+    """The tests' titles in first-seen order, and per run its headline values and q-values by test."""
+    titles: dict[str, str] = {}
+    for run in runs:
+        for record, _ in run.headlined:
+            titles.setdefault(record.test, record.title)
+    by_test = [{r.test: _number(getattr(r, name)) for r, name in run.headlined} for run in runs]
+    q_values = [{r.test: r.q_value for r, _ in run.headlined} for run in runs]
+    return titles, by_test, q_values
+
+
+def _headline_names(runs: Sequence[Run]) -> str:
+    """What the heatmap's cells hold: "effect size d", or the names of the headline fields."""
+    names = list(dict.fromkeys(name for run in runs for _, name in run.headlined))
+    return "effect size d" if names == ["effect_size"] else ", ".join(n.replace("_", " ") for n in names)
+
+
+def _heatmap_cell(ax: Any, i: int, j: int, value: Any, q_value: Any, shade: float) -> None:
+    """Cell (i, j): the value and the stars of its q-value (white on a dark shade), or a hatched "n/a"."""
+    from matplotlib.patches import Rectangle
+
+    if value is _ABSENT:
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=NEUTRAL, hatch="xx", edgecolor="white"))
+        ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color=INK)
+        return
+    dark = not math.isnan(shade) and abs(shade) > 0.55
+    ax.text(j, i, f"{fmt_d(value)}\n{stars(q_value)}", ha="center", va="center", fontsize=8,
+            color="white" if dark else INK)
+
+
+def _test_labels(ax: Any, titles: list[str], many: bool) -> None:
+    """The tests' titles under the columns: slanted one-line labels when there are many."""
+    if many:
+        ax.set_xticks(range(len(titles)), [wrap(t, 34) for t in titles], fontsize=7, rotation=40,
+                      ha="right", rotation_mode="anchor")
+    else:
+        ax.set_xticks(range(len(titles)), [wrap(t, 16) for t in titles], fontsize=7)
 
 
 def _number(value: Any) -> float:
