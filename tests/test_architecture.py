@@ -275,12 +275,9 @@ def _function_complexities() -> dict[str, list[int]]:
 
 #: functions above complexity 20 left while another helper of issue 44 owns their file and shrinks them:
 #: the list only shrinks, and is empty once their work is merged
-OVER_20_ALLOWED = {
-    "analyses/language_models.py:compute",
-    "stats/degeneracy.py:check_degenerate",
-}
+OVER_20_ALLOWED = {"analyses/language_models.py:compute"}
 #: the most functions above complexity 10 (a ratchet: lower it as functions are split; issue 44 aims at 100)
-MAX_OVER_10 = 136
+MAX_OVER_10 = 134
 
 
 def test_no_function_above_complexity_20():

@@ -159,27 +159,42 @@ def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False,
     >>> found   # doctest: +ELLIPSIS
     ["sets 'X' and 'Y' share 1 vector(s) (row(s) 0 of 'X'): ..."]
     """
-    low, high = SCALED_RANGE if scaled else NORM_RANGE
     for name, arr in sets.items():
-        if len(arr) >= 2 and _role(name, TARGET_ROLES + ATTRIBUTE_ROLES + ("N",)) and not np.ptp(arr, axis=0).any():
-            fail("zero-variance", set=name, n=len(arr))
-        largest = np.abs(arr).max()
-        norms = np.linalg.norm(arr / largest, axis=1) * largest  # no overflow of the squares
-        if norms.min() < low or norms.max() > high:
-            why = ("this statistic's fit depends on the vectors' scale (its penalty was set for norms near 1-100)"
-                   if scaled else "squared norms leave double precision")
-            fail("numeric-range", set=name, low=float(norms.min()), high=float(norms.max()), lo=low, hi=high, why=why)
+        _check_set(name, arr, scaled)
     for first, second in compared:
         if first in sets and second in sets:
-            if _same_rows(sets[first], sets[second]):
-                fail("coincide", first=first, second=second)
-            shared = _shared_rows(sets[first], sets[second])
-            if shared:
-                warn("overlap", first=first, second=second, count=len(shared), rows=_listed(shared))
+            _check_compared(first, second, sets[first], sets[second])
+    _check_targets_attributes(sets)
+
+
+def _check_targets_attributes(sets: dict[str, np.ndarray]) -> None:
+    """No target set equal to an attribute set."""
     for first in (n for n in sets if _role(n, TARGET_ROLES)):
         for second in (n for n in sets if _role(n, ATTRIBUTE_ROLES)):
             if _same_rows(sets[first], sets[second]):
                 fail("targets-attributes", first=first, second=second)
+
+
+def _check_set(name: str, arr: np.ndarray, scaled: bool) -> None:
+    """One set's rules: no zero variance (a stimulus or probe set of two or more), norms in range."""
+    low, high = SCALED_RANGE if scaled else NORM_RANGE
+    if len(arr) >= 2 and _role(name, TARGET_ROLES + ATTRIBUTE_ROLES + ("N",)) and not np.ptp(arr, axis=0).any():
+        fail("zero-variance", set=name, n=len(arr))
+    largest = np.abs(arr).max()
+    norms = np.linalg.norm(arr / largest, axis=1) * largest  # no overflow of the squares
+    if norms.min() < low or norms.max() > high:
+        why = ("this statistic's fit depends on the vectors' scale (its penalty was set for norms near 1-100)"
+               if scaled else "squared norms leave double precision")
+        fail("numeric-range", set=name, low=float(norms.min()), high=float(norms.max()), lo=low, hi=high, why=why)
+
+
+def _check_compared(first: str, second: str, a: np.ndarray, b: np.ndarray) -> None:
+    """Two compared sets: an error when they coincide, a warning when they share vectors."""
+    if _same_rows(a, b):
+        fail("coincide", first=first, second=second)
+    shared = _shared_rows(a, b)
+    if shared:
+        warn("overlap", first=first, second=second, count=len(shared), rows=_listed(shared))
 
 
 def check_range(name: str, values: np.ndarray, bounds: tuple[float, float] = VALUE_RANGE,
