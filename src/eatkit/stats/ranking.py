@@ -179,6 +179,33 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
     if not isinstance(repeats, numbers.Integral) or isinstance(repeats, bool) or repeats < 1:
         raise EatkitError(f"repeats must be a positive integer, got {repeats!r}")
     sizes = np.bincount(codes, minlength=len(names))
+    m, k = _balancing(sizes, names, group_size, k)
+    generator, seed = resolve_rng(rng)
+    members = [np.flatnonzero(codes == g) for g in range(len(names))]
+    G, (R, N) = len(names), sims.shape
+    order = np.argsort(-sims, axis=1, kind="stable")
+    ranked = np.take_along_axis(sims, order, axis=1)
+    tied = (np.diff(ranked, axis=1) == 0).any(axis=1)  # regions with tied values take the exact tie rule
+    totals = np.zeros((R, G))
+    chunk = max(1, _CHUNK_VALUES // (N * (1 + int(tied.sum()) * G * m // N)))
+    for start in range(0, repeats, chunk):
+        b = min(chunk, repeats - start)
+        # (b, G*m) image indices: m random members of each group, group by group
+        picks = np.concatenate([idx[np.argsort(generator.random((b, idx.size)), axis=1)[:, :m]]
+                                for idx in members], axis=1)
+        chosen = np.zeros((N, b), dtype=np.uint8)  # chosen[i, t]: image i drawn in repeat t
+        chosen[picks, np.arange(b)[:, None]] = 1
+        for r in np.flatnonzero(~tied):
+            totals[r] += _untied_counts(chosen, order[r], codes, k, G)
+        if tied.any():
+            totals[tied] += _top_k_counts(sims[tied][:, picks], k, G, m).sum(axis=1)
+    return RankedShares(totals / (repeats * k), tuple(regions), tuple(names), k=int(k), group_size=int(m),
+                        repeats=int(repeats), seed=seed, group_counts={n: int(s) for n, s in zip(names, sizes)})
+
+
+def _balancing(sizes: np.ndarray, names: Sequence[Any], group_size: Any, k: Any) -> tuple[int, int]:
+    """``m`` (images drawn from every group, default the smallest group's size) and ``k`` (default ``m``),
+    checked."""
     smallest = names[int(sizes.argmin())]
     m = int(sizes.min()) if group_size is None else group_size
     if not isinstance(m, numbers.Integral) or isinstance(m, bool) or m < 1:
@@ -190,33 +217,18 @@ def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, 
     if not isinstance(k, numbers.Integral) or isinstance(k, bool) or not 1 <= k <= m * len(names):
         raise EatkitError(f"k must be an integer from 1 to {m * len(names)} (the {len(names)} groups downsampled "
                           f"to {m} images each), got {k!r}")
-    generator, seed = resolve_rng(rng)
-    members = [np.flatnonzero(codes == g) for g in range(len(names))]
-    G, (R, N) = len(names), sims.shape
-    order = np.argsort(-sims, axis=1, kind="stable")
-    ranked = np.take_along_axis(sims, order, axis=1)
-    tied = (np.diff(ranked, axis=1) == 0).any(axis=1)  # regions with tied values take the exact tie rule
-    totals = np.zeros((R, G))
-    counter = np.int16 if N < 2**15 else np.int64  # the running count of drawn images fits
-    chunk = max(1, _CHUNK_VALUES // (N * (1 + int(tied.sum()) * G * m // N)))
-    for start in range(0, repeats, chunk):
-        b = min(chunk, repeats - start)
-        # (b, G*m) image indices: m random members of each group, group by group
-        picks = np.concatenate([idx[np.argsort(generator.random((b, idx.size)), axis=1)[:, :m]]
-                                for idx in members], axis=1)
-        chosen = np.zeros((N, b), dtype=np.uint8)  # chosen[i, t]: image i drawn in repeat t
-        chosen[picks, np.arange(b)[:, None]] = 1
-        for r in np.flatnonzero(~tied):
-            # walk region r's ranking: an image is in the top k when drawn and fewer than k drawn images
-            # rank above it (the running count of drawn images is at most k at it)
-            in_order = chosen[order[r]]
-            top = np.cumsum(in_order, axis=0, dtype=counter) <= k
-            top &= in_order.astype(bool)
-            totals[r] += np.bincount(codes[order[r]], weights=top.sum(axis=1), minlength=G)
-        if tied.any():
-            totals[tied] += _top_k_counts(sims[tied][:, picks], k, G, m).sum(axis=1)
-    return RankedShares(totals / (repeats * k), tuple(regions), tuple(names), k=int(k), group_size=int(m),
-                        repeats=int(repeats), seed=seed, group_counts={n: int(s) for n, s in zip(names, sizes)})
+    return m, k
+
+
+def _untied_counts(chosen: np.ndarray, order: np.ndarray, codes: np.ndarray, k: int, G: int) -> np.ndarray:
+    """Per group, how often its images are in a region's top ``k`` over the repeats (``chosen``: images x
+    repeats drawn), walking the region's ranking ``order``: an image is in the top k when drawn and fewer
+    than k drawn images rank above it (the running count of drawn images is at most k at it)."""
+    counter = np.int16 if len(order) < 2**15 else np.int64  # the running count of drawn images fits
+    in_order = chosen[order]
+    top = np.cumsum(in_order, axis=0, dtype=counter) <= k
+    top &= in_order.astype(bool)
+    return np.bincount(codes[order], weights=top.sum(axis=1), minlength=G)
 
 
 def _top_k_counts(values: np.ndarray, k: int, G: int, m: int) -> np.ndarray:

@@ -138,6 +138,19 @@ def read_seed_catalogue(path: str | Path) -> SeedCatalogue:
 
 
 def _seed_set(entry: Any, where: str) -> SeedSet:
+    _check_keys(entry, where)
+    where = f"{where} ({entry['Seeds ID']!r})"
+    if not entry["Seeds ID"].strip() or not entry["Category"].strip():
+        raise EatkitError(f"{where}: an empty Seeds ID or Category")
+    words = _seed_words(entry["Seeds"], where)
+    return SeedSet(id=entry["Seeds ID"], category=entry["Category"], words=tuple(words),
+                   source=entry.get("Source / Justification") or "",
+                   source_categories=entry.get("Source Categories") or "", used_in_paper=entry["Used in Paper"],
+                   link=entry.get("Link") or "")
+
+
+def _check_keys(entry: Any, where: str) -> None:
+    """An object with every required key a string, and every optional key a string or null."""
     if not isinstance(entry, dict):
         raise EatkitError(f"{where}: expected an object, got {type(entry).__name__}")
     missing = [k for k in _KEYS if not isinstance(entry.get(k), str)]
@@ -145,20 +158,18 @@ def _seed_set(entry: Any, where: str) -> SeedSet:
     if missing:
         what = "not a string or null" if missing[0] in _OPTIONAL else "missing or not a string"
         raise EatkitError(f"{where}: '{missing[0]}' is {what}")
-    where = f"{where} ({entry['Seeds ID']!r})"
-    if not entry["Seeds ID"].strip() or not entry["Category"].strip():
-        raise EatkitError(f"{where}: an empty Seeds ID or Category")
+
+
+def _seed_words(seeds: str, where: str) -> list[str]:
+    """The words of a Seeds field: a Python list literal of non-empty strings (a literal only: never code)."""
     try:
-        words = ast.literal_eval(entry["Seeds"])  # a literal only: never code
+        words = ast.literal_eval(seeds)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         words = None
     if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
-        shown = entry["Seeds"] if len(entry["Seeds"]) <= 60 else entry["Seeds"][:57] + "..."
+        shown = seeds if len(seeds) <= 60 else seeds[:57] + "..."
         raise EatkitError(f"{where}: its Seeds is not a Python list of strings (\"{shown}\")")
-    return SeedSet(id=entry["Seeds ID"], category=entry["Category"], words=tuple(words),
-                   source=entry.get("Source / Justification") or "",
-                   source_categories=entry.get("Source Categories") or "", used_in_paper=entry["Used in Paper"],
-                   link=entry.get("Link") or "")
+    return words
 
 
 def catalogue_path(name: str, base: Path | None = None) -> Path:
