@@ -111,25 +111,33 @@ class RankedShares(RegionValues):
     group_counts: dict[str, int]
 
 
+def _numeric_array(similarities: Any) -> np.ndarray:
+    try:
+        return np.asarray(similarities, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EatkitError("similarities is not a numeric array") from None
+
+
 def _similarity_table(similarities: Any, regions: Sequence[Any] | None) -> tuple[np.ndarray, list[str]]:
     """The similarities as a finite float (regions, images) array and the region names (``regions``, a
     DataFrame's index, or 0, 1, ...)."""
     if regions is None and hasattr(similarities, "index") and hasattr(similarities, "to_numpy"):
         regions = list(similarities.index)
-    try:
-        sims = np.asarray(similarities, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise EatkitError("similarities is not a numeric array") from None
+    sims = _numeric_array(similarities)
     if sims.ndim == 1:
         sims = sims[None, :]
     if sims.ndim != 2 or sims.shape[0] == 0 or sims.shape[1] == 0:
         raise EatkitError(f"similarities must be a non-empty (regions, images) array, got shape {sims.shape}")
     if not np.isfinite(sims).all():
         raise EatkitError("similarities has non-finite values (NaN or inf)")
-    names = [str(r) for r in (regions if regions is not None else range(sims.shape[0]))]
-    if len(names) != sims.shape[0]:
-        raise EatkitError(f"regions has {len(names)} names but the similarities have {sims.shape[0]} rows")
-    return sims, names
+    return sims, _region_names(regions, sims.shape[0])
+
+
+def _region_names(regions: Sequence[Any] | None, rows: int) -> list[str]:
+    names = [str(r) for r in (regions if regions is not None else range(rows))]
+    if len(names) != rows:
+        raise EatkitError(f"regions has {len(names)} names but the similarities have {rows} rows")
+    return names
 
 
 def rank_shares(similarities: Any, groups: Sequence[Any], k: int | None = None, repeats: int = 1000,

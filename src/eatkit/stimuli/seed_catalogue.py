@@ -91,18 +91,19 @@ class SeedCatalogue:
             raise EatkitError(f"seed catalogue {self.path}: set '{sorted(both)[0]}' is selected both as A "
                               "(catalogue_a) and as B (catalogue_b)")
         papers = dict.fromkeys(s.used_in_paper for s in [*chosen_a, *chosen_b])
-        out = []
-        for paper in papers:
-            in_a = [s for s in chosen_a if s.used_in_paper == paper]
-            in_b = [s for s in chosen_b if s.used_in_paper == paper]
-            if len(in_a) != len(in_b):
-                raise EatkitError(
-                    f"seed catalogue {self.path}: the paper '{paper}' has {len(in_a)} selected A set(s) "
-                    f"({', '.join(s.id for s in in_a) or 'none'}) and {len(in_b)} B set(s) "
-                    f"({', '.join(s.id for s in in_b) or 'none'}); A and B sets pair within a paper: "
-                    "select by Seeds ID to leave some out")
-            out += list(zip(in_a, in_b))
-        return out
+        return [pair for paper in papers for pair in self._paper_pairs(paper, chosen_a, chosen_b)]
+
+    def _paper_pairs(self, paper: str, chosen_a: list[SeedSet], chosen_b: list[SeedSet]) -> list[tuple[SeedSet, SeedSet]]:
+        """The A and B sets one paper used, paired in catalogue order (as many of each, or an error)."""
+        in_a = [s for s in chosen_a if s.used_in_paper == paper]
+        in_b = [s for s in chosen_b if s.used_in_paper == paper]
+        if len(in_a) != len(in_b):
+            raise EatkitError(
+                f"seed catalogue {self.path}: the paper '{paper}' has {len(in_a)} selected A set(s) "
+                f"({', '.join(s.id for s in in_a) or 'none'}) and {len(in_b)} B set(s) "
+                f"({', '.join(s.id for s in in_b) or 'none'}); A and B sets pair within a paper: "
+                "select by Seeds ID to leave some out")
+        return list(zip(in_a, in_b))
 
 
 def read_seed_catalogue(path: str | Path) -> SeedCatalogue:
@@ -222,8 +223,14 @@ def with_catalogue_variants(test: AssociationTest, base: Path | None = None) -> 
     if expected and expected.lower() != catalogue.sha256:
         raise EatkitError(f"{where}: seed catalogue {catalogue.path} has SHA-256 {catalogue.sha256}, not the "
                           f"expected {expected}")
-    roles = dict(test.roles)
-    for seeds_a, seeds_b in catalogue.pairs(a, b):
+    roles = _with_variant_roles(dict(test.roles), catalogue.pairs(a, b), where)
+    params["catalogue_sha256"] = catalogue.sha256
+    return dataclasses.replace(test, roles=tuple(roles.items()), params=tuple(sorted(params.items())))
+
+
+def _with_variant_roles(roles: dict[str, Any], pairs: list[tuple[SeedSet, SeedSet]], where: str) -> dict[str, Any]:
+    """``roles`` with each catalogue pair's sets added as roles ``A_<variant>`` and ``B_<variant>``."""
+    for seeds_a, seeds_b in pairs:
         variant = variant_name(seeds_a.id)
         for role, seeds in ((f"A_{variant}", seeds_a), (f"B_{variant}", seeds_b)):
             if not seeds.words:
@@ -232,8 +239,7 @@ def with_catalogue_variants(test: AssociationTest, base: Path | None = None) -> 
                 raise EatkitError(f"{where}: the catalogue's variant role {role} (of set '{seeds.id}') is already a "
                                   "set of the test")
             roles[role] = StimulusSet(seeds.id, "word", seeds.words)
-    params["catalogue_sha256"] = catalogue.sha256
-    return dataclasses.replace(test, roles=tuple(roles.items()), params=tuple(sorted(params.items())))
+    return roles
 
 
 #: the parameters by which a ``seed-sets`` test takes its variants from a catalogue
