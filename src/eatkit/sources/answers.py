@@ -244,9 +244,7 @@ def plain_answer(row: Mapping[str, Any], names: Mapping[str, str], file: str, li
     get = {name: row.get(names.get(name, name)) for name in ANSWER_FIELDS}
     if get["item"] in (None, ""):
         get["item"] = next((str(row[k]) for k in _ITEM_KEYS if row.get(k) not in (None, "")), str(line))
-    if all(get[k] in (None, "", []) for k in ("choice", "text", "score", "logprobs")):
-        wanted = ", ".join(sorted({names.get(k, k) for k in ("choice", "text", "score", "logprobs")}))
-        raise EatkitError(f"{where}: no answer (field {wanted} missing or empty)")
+    _check_answered(get, names, where)
     used = {names.get(name, name) for name in ANSWER_FIELDS}
     sample = _number(get["sample"], f"{where}: field {names.get('sample', 'sample')}")
     return Answer(
@@ -257,6 +255,13 @@ def plain_answer(row: Mapping[str, Any], names: Mapping[str, str], file: str, li
         logprobs=_logprobs(get["logprobs"], f"{where}: field {names.get('logprobs', 'logprobs')}"),
         target=_text_or_none(get["target"]), fields={k: v for k, v in row.items() if k not in used},
         file=file, line=line)
+
+
+def _check_answered(get: Mapping[str, Any], names: Mapping[str, str], where: str) -> None:
+    """A row gives at least one of choice, text, score and logprobs."""
+    if all(get[k] in (None, "", []) for k in ("choice", "text", "score", "logprobs")):
+        wanted = ", ".join(sorted({names.get(k, k) for k in ("choice", "text", "score", "logprobs")}))
+        raise EatkitError(f"{where}: no answer (field {wanted} missing or empty)")
 
 
 @dataclass(frozen=True)
@@ -299,14 +304,7 @@ def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, li
     ``choice`` (the continuation of the largest); a generation gives ``text`` (lmms-eval 0.7 logs it as a
     string, without the document: only ``doc_id``, ``target``, ``input`` and the metrics)."""
     where = f"{file}: line {line}"
-    missing = [k for k in keys if k not in row]
-    if missing:
-        raise EatkitError(f"{where}: field {missing[0]} missing (not an {tool} sample)")
-    responses = row["filtered_resps"]
-    if isinstance(responses, str):
-        responses = [responses]
-    if not isinstance(responses, list) or not responses:
-        raise EatkitError(f"{where}: field filtered_resps is not a non-empty list")
+    responses = _harness_responses(row, keys, tool, where)
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
     first = _unwrap(responses[0])
     extra = {"doc": doc, **{k: v for k, v in row.items() if k not in ("doc", "arguments", "resps")}}
@@ -319,6 +317,19 @@ def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, li
         choice = options[best].strip() if len(options) == len(logprobs) else str(best)
         return Answer(**base, logprobs=logprobs, choice=choice, score=float(logprobs[best]))
     return Answer(**base, text=str(first))
+
+
+def _harness_responses(row: dict[str, Any], keys: Sequence[str], tool: str, where: str) -> list[Any]:
+    """A harness sample's ``filtered_resps`` as a non-empty list (its required ``keys`` checked first)."""
+    missing = [k for k in keys if k not in row]
+    if missing:
+        raise EatkitError(f"{where}: field {missing[0]} missing (not an {tool} sample)")
+    responses = row["filtered_resps"]
+    if isinstance(responses, str):
+        responses = [responses]
+    if not isinstance(responses, list) or not responses:
+        raise EatkitError(f"{where}: field filtered_resps is not a non-empty list")
+    return responses
 
 
 def _continuations(arguments: Any) -> list[str]:
@@ -453,23 +464,38 @@ def _helm_answer(state: Mapping[str, Any], file: str, number: int) -> Answer:
     instance, result = state.get("instance"), state.get("result")
     if not isinstance(instance, dict) or "id" not in instance:
         raise EatkitError(f"{where}: field instance.id missing (not a HELM scenario_state.json)")
-    completions = result.get("completions") if isinstance(result, dict) else None
-    if not isinstance(completions, list) or not completions or not isinstance(completions[0], dict):
-        raise EatkitError(f"{where}: field result.completions missing or empty")
-    text = str(completions[0].get("text", ""))
+    completion = _helm_completion(result, where)
+    text = str(completion.get("text", ""))
     mapping = state.get("output_mapping") or {}
-    choice = next((k for k, v in mapping.items() if v.strip() == text.strip()), None) if mapping else None
-    choice = choice or (text.strip() if text.strip() in mapping else None)
-    correct = [r["output"]["text"] for r in instance.get("references", ())
-               if "correct" in r.get("tags", ()) and isinstance(r.get("output"), dict)]
     perturbation = instance.get("perturbation") or {}
     return Answer(item=str(instance["id"]), pair=str(instance["id"]), condition=perturbation.get("name"),
-                  sample=int(state.get("train_trial_index", 0)), choice=choice, text=text,
-                  score=_number(completions[0].get("logprob"), f"{where}: field logprob"),
-                  target=correct[0] if correct else None,
+                  sample=int(state.get("train_trial_index", 0)), choice=_helm_choice(mapping, text), text=text,
+                  score=_number(completion.get("logprob"), f"{where}: field logprob"),
+                  target=_helm_target(instance),
                   fields={"input": (instance.get("input") or {}).get("text"), "split": instance.get("split"),
                           "sub_split": instance.get("sub_split"), "output_mapping": mapping},
                   file=file, line=number)
+
+
+def _helm_completion(result: Any, where: str) -> dict[str, Any]:
+    """The first completion of a HELM request state's result."""
+    completions = result.get("completions") if isinstance(result, dict) else None
+    if not isinstance(completions, list) or not completions or not isinstance(completions[0], dict):
+        raise EatkitError(f"{where}: field result.completions missing or empty")
+    return completions[0]
+
+
+def _helm_choice(mapping: Mapping[str, str], text: str) -> str | None:
+    """The option (key of the output mapping) whose text the completion is, or the completion when it is a key."""
+    choice = next((k for k, v in mapping.items() if v.strip() == text.strip()), None) if mapping else None
+    return choice or (text.strip() if text.strip() in mapping else None)
+
+
+def _helm_target(instance: Mapping[str, Any]) -> str | None:
+    """The text of the first reference tagged correct."""
+    correct = [r["output"]["text"] for r in instance.get("references", ())
+               if "correct" in r.get("tags", ()) and isinstance(r.get("output"), dict)]
+    return correct[0] if correct else None
 
 
 def _read_helm(path: Path, names: Mapping[str, str]) -> Read:
@@ -558,18 +584,25 @@ def shaikh_choice(text: str, item: Mapping[str, str]) -> str:
     >>> shaikh_choice(" A) The man", item), shaikh_choice("... The answer: (B).", item), shaikh_choice("no", item)
     ('stereotype', 'unknown', 'unknown')
     """
-    stated = _ANSWER_IS.findall(text)  # "The answer: (B)." (the last one stated), else the first option named
-    match = _OPTION.search(text)
-    letter = stated[-1].lower() if stated else next(g for g in match.groups() if g).lower() if match else None
-    if letter is None:
-        found = [k for k in "abc" if item.get(k) and item[k].strip().lower() in text.lower()]
-        letter = found[0] if len(found) == 1 else None
+    letter = _shaikh_letter(text, item)
     option = (item.get(letter) or "").strip() if letter else ""
     if option and option == (item.get("sent_more") or "").strip():
         return "stereotype"
     if option and option == (item.get("sent_less") or "").strip():
         return "anti-stereotype"
     return "unknown"
+
+
+def _shaikh_letter(text: str, item: Mapping[str, str]) -> str | None:
+    """The option letter an answer names: the last one stated ("The answer: (B)."), else the first option
+    named, else the one option whose text the answer contains."""
+    stated = _ANSWER_IS.findall(text)
+    match = _OPTION.search(text)
+    letter = stated[-1].lower() if stated else next(g for g in match.groups() if g).lower() if match else None
+    if letter is None:
+        found = [k for k in "abc" if item.get(k) and item[k].strip().lower() in text.lower()]
+        letter = found[0] if len(found) == 1 else None
+    return letter
 
 
 def _shaikh_condition(path: Path) -> str:
