@@ -116,30 +116,41 @@ class Record:
             raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
         who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
         data = cls.today(data)
-        version = data.get("schema_version", 1)
-        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
-            raise EatkitError(f"{who} has schema_version {version!r}; this eatkit reads versions 1 to "
-                              f"{SCHEMA_VERSION} (a newer eatkit wrote it? upgrade eatkit)")
+        _check_version(data, who)
         unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)} - {"kind", "schema_version"})
         if unknown:  # a field this eatkit does not know would be dropped silently
             raise EatkitError(f"{who} has unknown field(s) {', '.join(repr(k) for k in unknown[:5])} (written by "
                               "another eatkit version, or edited?)")
-        hints = typing.get_type_hints(cls)
-        values: dict[str, Any] = {}
-        missing = []
-        for f in dataclasses.fields(cls):
-            if f.name not in data:
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    missing.append(f.name)
-                continue
-            values[f.name] = _checked(data[f.name], hints[f.name], f"{who}: {f.name!r}")
-        if missing:
-            raise EatkitError(f"{who} lacks {', '.join(repr(k) for k in missing)}")
+        values = _field_values(cls, data, who)
         for name, value in values.items():
             check_range(name, value, f"{who}: {name!r}")
         record = cls(**values)
         record.check(who)
         return record
+
+
+def _check_version(data: Mapping[str, Any], who: str) -> None:
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
+        raise EatkitError(f"{who} has schema_version {version!r}; this eatkit reads versions 1 to "
+                          f"{SCHEMA_VERSION} (a newer eatkit wrote it? upgrade eatkit)")
+
+
+def _field_values(cls: type, data: Mapping[str, Any], who: str) -> dict[str, Any]:
+    """Each field of record class ``cls`` given in ``data``, checked against its type; an error naming the
+    required fields missing."""
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    missing = []
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                missing.append(f.name)
+            continue
+        values[f.name] = _checked(data[f.name], hints[f.name], f"{who}: {f.name!r}")
+    if missing:
+        raise EatkitError(f"{who} lacks {', '.join(repr(k) for k in missing)}")
+    return values
 
 
 def check_range(name: str, value: Any, what: str) -> None:
@@ -158,9 +169,14 @@ def check_range(name: str, value: Any, what: str) -> None:
     for number in numbers:
         if isinstance(number, (dict, list)):
             check_range(name, number, what)
-        elif isinstance(number, (int, float)) and not isinstance(number, bool) and \
-                not bounds[0] <= number <= bounds[1] and not math.isnan(number):
+        elif _outside(number, bounds):
             raise EatkitError(f"{what} is {number!r}, outside its declared range [{bounds[0]:g}, {bounds[1]:g}]")
+
+
+def _outside(number: Any, bounds: tuple[float, float]) -> bool:
+    """Whether ``number`` is a number (not NaN) outside ``bounds``."""
+    return isinstance(number, (int, float)) and not isinstance(number, bool) and \
+        not bounds[0] <= number <= bounds[1] and not math.isnan(number)
 
 
 def plain_json(value: Any) -> Any:
@@ -252,15 +268,17 @@ def flatten_record(record: dict[str, Any], tables: dict[str, list[dict[str, Any]
         if key == "kind":
             flat["kind"] = value
         if key in PANELS and isinstance(value, dict):
-            panel = dict(ident)
-            for sub, v in value.items():
-                _flatten_value(panel, sub, v, tables, ident, key)
-            tables.setdefault(f"tables/{key}.csv", []).append(panel)
+            tables.setdefault(f"tables/{key}.csv", []).append(_flatten_row(value, tables, ident, key))
         elif key == "p_values":  # the p of every alternative, one column each
             flat |= {f"p_value_{alternative.replace('-', '_')}": v for alternative, v in value.items()}
         elif key != "kind":
             _flatten_value(flat, key, value, tables, ident)
-    out = {k: flat[k] for k in ("kind",) if k in flat} | {"estimate": _estimate(record)}
+    return _kind_first(flat, _estimate(record))
+
+
+def _kind_first(flat: dict[str, Any], estimate: Any) -> dict[str, Any]:
+    """The flat row's columns: kind, estimate, then the others."""
+    out = {k: flat[k] for k in ("kind",) if k in flat} | {"estimate": estimate}
     return out | {k: v for k, v in flat.items() if k != "kind"}
 
 
@@ -285,14 +303,27 @@ def _flatten_value(flat: dict[str, Any], key: str, value: Any, tables: dict[str,
     elif key.rsplit("_", 1)[-1] in ("ci", "interval"):  # [low, high]
         low, high = value if isinstance(value, (list, tuple)) and len(value) == 2 else (None, None)
         flat[f"{key}_low"], flat[f"{key}_high"] = low, high
-    elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
-        rows = tables.setdefault(f"tables/{name}.csv", [])
-        for item in value:
-            row = dict(ident)
-            for sub, v in (item.items() if isinstance(item, dict) else [("value", item)]):
-                _flatten_value(row, sub, v, tables, ident, name)
-            rows.append(row)
     elif isinstance(value, list):
-        flat[key] = "; ".join(json.dumps(v) if isinstance(v, list) else str(v) for v in value)
+        _flatten_list(flat, key, value, tables, ident, name)
     else:
         flat[key] = value
+
+
+def _flatten_row(values: Mapping[str, Any], tables: dict[str, list[dict[str, Any]]], ident: dict[str, Any],
+                 table: str) -> dict[str, Any]:
+    """One row of table ``table``: ``ident``, then ``values`` flattened (their lists of objects into ``tables``)."""
+    row = dict(ident)
+    for sub, v in values.items():
+        _flatten_value(row, sub, v, tables, ident, table)
+    return row
+
+
+def _flatten_list(flat: dict[str, Any], key: str, value: list[Any], tables: dict[str, list[dict[str, Any]]],
+                  ident: dict[str, Any], name: str) -> None:
+    """A list of objects as the rows of table ``name``; any other list as one ``"; "``-separated text cell."""
+    if any(isinstance(v, dict) for v in value):
+        rows = tables.setdefault(f"tables/{name}.csv", [])
+        for item in value:
+            rows.append(_flatten_row(item if isinstance(item, dict) else {"value": item}, tables, ident, name))
+    else:
+        flat[key] = "; ".join(json.dumps(v) if isinstance(v, list) else str(v) for v in value)
