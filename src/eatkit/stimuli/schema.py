@@ -113,6 +113,21 @@ def _params_schema(params: tuple[Any, ...]) -> dict[str, Any]:
             "properties": {p.name: {**p.json_schema(nullable=True), "description": p.help} for p in params}}
 
 
+def _typed_key(kind: Any, required: bool) -> dict[str, Any]:
+    """The JSON Schema of a key holding ``kind`` (str, list of strings, object); ``required``: non-empty."""
+    if kind is str:
+        return {"type": "string", **({"minLength": 1} if required else {})}
+    if kind is list:
+        return {"type": "array", "items": {"type": "string", "minLength": 1}, **({"minItems": 1} if required else {})}
+    return {"type": "object", **({"minProperties": 1} if required else {})}
+
+
+def _key_table(keys: dict[str, tuple[Any, bool]]) -> dict[str, Any]:
+    """The properties and required keys of a key table (name -> (kind, required))."""
+    return {"properties": {k: _typed_key(kind, req) for k, (kind, req) in keys.items()},
+            "required": [k for k, (_, req) in keys.items() if req]}
+
+
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of suite files, generated from this module's key tables and the kinds
     of tests (their specs in :data:`eatkit.kinds.KINDS`: names, titles, roles); shipped as ``suite.schema.json``
@@ -121,34 +136,12 @@ def suite_json_schema() -> dict[str, Any]:
     >>> sorted(suite_json_schema()["$defs"])
     ['named-set', 'set', 'set-or-name', 'test']
     """
-    def typed(kind: Any, required: bool) -> dict[str, Any]:
-        if kind is str:
-            return {"type": "string", **({"minLength": 1} if required else {})}
-        if kind is list:
-            return {"type": "array", "items": {"type": "string", "minLength": 1}, **({"minItems": 1} if required else {})}
-        return {"type": "object", **({"minProperties": 1} if required else {})}
-
-    def table(keys: dict[str, tuple[Any, bool]]) -> dict[str, Any]:
-        return {"properties": {k: typed(kind, req) for k, (kind, req) in keys.items()},
-                "required": [k for k, (_, req) in keys.items() if req]}
-
+    table = _key_table
     set_table = table(_SET_KEYS)
     set_table["properties"]["modality"] = {"enum": list(MODALITIES)}
-    per_modality = [{"if": {"properties": {"modality": {"const": m}}, "required": ["modality"]},
-                     "then": {"required": [need], "properties": {
-                         **({need: {"minItems": 1}} if need in ("items", "captions") else {}),
-                         **{k: False for k in _SET_KEYS if k not in {"name", "modality"} | accepted}}}}
-                    for m, (need, accepted) in _MODALITY_KEYS.items()]
+    per_modality = _per_modality_schemas()
     named = {**set_table, "required": [k for k in set_table["required"] if k != "name"]}
-    kinds = []
-    for kind in KINDS:
-        roles = get_kind(kind).roles
-        when = {"anyOf": [{"not": {"required": ["kind"]}}, {"properties": {"kind": {"const": kind}}}]} \
-            if kind == "eat" else {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
-        then = ({"patternProperties": {ROLE_NAME.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}}
-                if roles is None else _roles_schema(roles))
-        then["properties"] = {**then.get("properties", {}), "params": _params_schema(get_kind(kind).params)}
-        kinds.append({"if": when, "then": then, "description": f"{kind}: {get_kind(kind).title}"})
+    kinds = [_kind_schema(kind) for kind in KINDS]
     test = table(_TEST_KEYS)
     test["properties"]["id"]["pattern"] = _ID.pattern.join("^$")
     test["properties"]["kind"] = {"enum": list(KINDS), "default": "eat"}
@@ -169,6 +162,26 @@ def suite_json_schema() -> dict[str, Any]:
             "test": {"type": "object", **test, "allOf": kinds, "unevaluatedProperties": False},
         },
     }
+
+
+def _per_modality_schemas() -> list[dict[str, Any]]:
+    """Per modality, the key a set of it needs and the keys it may not have."""
+    return [{"if": {"properties": {"modality": {"const": m}}, "required": ["modality"]},
+             "then": {"required": [need], "properties": {
+                 **({need: {"minItems": 1}} if need in ("items", "captions") else {}),
+                 **{k: False for k in _SET_KEYS if k not in {"name", "modality"} | accepted}}}}
+            for m, (need, accepted) in _MODALITY_KEYS.items()]
+
+
+def _kind_schema(kind: str) -> dict[str, Any]:
+    """What a test of ``kind`` holds: its roles (or any role-like keys) and its params."""
+    roles = get_kind(kind).roles
+    when = {"anyOf": [{"not": {"required": ["kind"]}}, {"properties": {"kind": {"const": kind}}}]} \
+        if kind == "eat" else {"properties": {"kind": {"const": kind}}, "required": ["kind"]}
+    then = ({"patternProperties": {ROLE_NAME.pattern.join("^$"): {"$ref": "#/$defs/set-or-name"}}}
+            if roles is None else _roles_schema(roles))
+    then["properties"] = {**then.get("properties", {}), "params": _params_schema(get_kind(kind).params)}
+    return {"if": when, "then": then, "description": f"{kind}: {get_kind(kind).title}"}
 
 
 def _suite(data: Any, where: str, source: str) -> Suite:
@@ -211,34 +224,15 @@ def _test(
 ) -> AssociationTest:
     if isinstance(data, dict) and isinstance(data.get("id"), str) and _ID.fullmatch(data["id"]):
         numbered = f"{where}: test '{data['id']}'"  # name the test by its id once the id is valid
-    kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    kind = _test_kind(data, numbered)
     try:  # the kind's spec (eatkit.kinds): its names, its role groups' members, or any role-like keys
         roles = get_kind(kind).test_roles(data, _TEST_KEYS)
     except EatkitError as e:
         raise EatkitError(f"{numbered}: {e}") from None
     _check_keys(data, {**_TEST_KEYS, **{role: ((dict, str), True) for role in roles}}, numbered)
     _check_id(data["id"], f"{numbered}: test id")
-    params = data.get("params") if isinstance(data.get("params"), dict) else None
-    try:  # the test's params: the names and types its kind declares (eatkit.kinds.KindSpec.complete)
-        get_kind(kind).complete({}, params)
-    except EatkitError as e:
-        hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
-                "replaces it)") if "alternative" in (params or {}) and "'alternative'" in str(e) else ""
-        raise EatkitError(f"{numbered}: {e}{hint}") from None
-    sets: list[tuple[str, StimulusSet]] = []
-    for role in roles:
-        value = data[role]
-        if isinstance(value, dict):
-            sets.append((role, _stimulus_set(value, f"{numbered}: set '{role}'")))
-        elif value in named:
-            sets.append((role, named[value]))
-        else:
-            known = ", ".join(sorted(named)) or "none defined"
-            raise EatkitError(
-                f"{numbered}: set '{role}' refers to unknown set '{value}' in 'sets' (known: {known})"
-            )
+    _check_test_params(kind, data.get("params") if isinstance(data.get("params"), dict) else None, numbered)
+    sets = [(role, _role_set(role, data[role], named, numbered)) for role in roles]
     return AssociationTest(
         id=data["id"],
         title=data["title"],
@@ -248,6 +242,34 @@ def _test(
         notes=data.get("notes", ""),
         params=tuple(sorted(data.get("params", {}).items())),
     )
+
+
+def _test_kind(data: Any, numbered: str) -> str:
+    """A test's kind (default ``eat``), one of :data:`eatkit.kinds.KINDS`."""
+    kind = data.get("kind", "eat") if isinstance(data, dict) else "eat"
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise EatkitError(f"{numbered}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    return kind
+
+
+def _check_test_params(kind: str, params: dict[str, Any] | None, numbered: str) -> None:
+    """The test's params: the names and types its kind declares (eatkit.kinds.KindSpec.complete)."""
+    try:
+        get_kind(kind).complete({}, params)
+    except EatkitError as e:
+        hint = (" (a suite gives its tests' default direction in its top-level 'alternative'; --alternative "
+                "replaces it)") if "alternative" in (params or {}) and "'alternative'" in str(e) else ""
+        raise EatkitError(f"{numbered}: {e}{hint}") from None
+
+
+def _role_set(role: str, value: Any, named: dict[str, StimulusSet], numbered: str) -> StimulusSet:
+    """A role's set: given in the test, or the name of one of the suite's ``sets``."""
+    if isinstance(value, dict):
+        return _stimulus_set(value, f"{numbered}: set '{role}'")
+    if value in named:
+        return named[value]
+    known = ", ".join(sorted(named)) or "none defined"
+    raise EatkitError(f"{numbered}: set '{role}' refers to unknown set '{value}' in 'sets' (known: {known})")
 
 
 def _stimulus_set(data: Any, where: str) -> StimulusSet:
@@ -267,12 +289,7 @@ def _stimulus_set(data: Any, where: str) -> StimulusSet:
     category = data.get("category")
     if category is not None and ("\\" in category or {"", ".", ".."} & set(category.split("/"))):
         raise EatkitError(f"{where}: category '{category}' must be a relative folder path like 'gender/male'")
-    items = _strings(data.get("items", []), f"{where}: items")
-    if required == "items" and not items:
-        raise EatkitError(f"{where} has no items")
-    for item in items:
-        if item != item.strip():
-            raise EatkitError(f"{where}: item '{item}' has leading or trailing whitespace")
+    items = _set_items(data, required, where)
     templates = _strings(data.get("templates", []), f"{where}: templates")
     for template in templates:
         if "{x}" not in template:
@@ -280,6 +297,17 @@ def _stimulus_set(data: Any, where: str) -> StimulusSet:
     return StimulusSet(
         name=data["name"], modality=modality, items=items, category=category, templates=templates
     )
+
+
+def _set_items(data: dict[str, Any], required: str, where: str) -> tuple[str, ...]:
+    """A set's items: strings without surrounding whitespace, at least one where the modality needs them."""
+    items = _strings(data.get("items", []), f"{where}: items")
+    if required == "items" and not items:
+        raise EatkitError(f"{where} has no items")
+    for item in items:
+        if item != item.strip():
+            raise EatkitError(f"{where}: item '{item}' has leading or trailing whitespace")
+    return items
 
 
 def _captioned(data: dict[str, Any], where: str) -> CaptionedImages:
