@@ -79,21 +79,31 @@ def prepare_output(out_dir: str | Path | None, command: str = "run",
     check_owner(out, command)
     check_not_input(out, inputs, "output folder")
     if out.is_dir() and not is_eatkit_output(out):
-        try:
-            names = sorted(p.name for p in out.iterdir())
-        except OSError as err:
-            raise os_error(err, "read the output folder") from None
-        if names:
-            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-            raise EatkitError(f"output folder {out} holds files eatkit did not write ({shown}): give a new or "
-                              "empty folder")
+        _check_empty(out)
+    _check_writable_parent(out)
+    return out
+
+
+def _check_empty(out: Path) -> None:
+    """A folder that is not an eatkit output must be empty (eatkit never writes over another's files)."""
+    try:
+        names = sorted(p.name for p in out.iterdir())
+    except OSError as err:
+        raise os_error(err, "read the output folder") from None
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise EatkitError(f"output folder {out} holds files eatkit did not write ({shown}): give a new or "
+                          "empty folder")
+
+
+def _check_writable_parent(out: Path) -> None:
+    """The nearest existing folder of ``out`` (itself, or a parent) is a writable folder."""
     parent = next(p for p in (out, *out.absolute().parents) if p.exists())
     if not parent.is_dir():
         raise EatkitError(f"cannot create output folder {out}: {parent} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         what = "output folder" if parent == out else f"folder {parent}, where the output folder {out} would go,"
         raise EatkitError(f"{what} is not writable")
-    return out
 
 
 #: the marker of the command that made an output folder (:func:`claim_output`, :func:`output_owner`)
@@ -219,13 +229,8 @@ def is_eatkit_output(folder: Path) -> bool:
     """
     if (folder / OWNER_FILE).is_file():
         return True
-    for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
-        try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and key in data and (key != "schema" or str(data[key]).startswith("eatkit.")):
-            return True
+    if _has_eatkit_json(folder):
+        return True
     cells = folder / "cells"
     try:
         if any((folder / name).is_file() for name in ("cells.csv", "decoding.json")):  # (a sweep's own files)
@@ -233,6 +238,18 @@ def is_eatkit_output(folder: Path) -> bool:
         return cells.is_dir() and any((c / "cell.json").exists() for c in cells.iterdir())
     except OSError:
         return False
+
+
+def _has_eatkit_json(folder: Path) -> bool:
+    """Whether ``folder`` holds a run's manifest (with eatkit's version) or a series file of eatkit's schema."""
+    for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and key in data and (key != "schema" or str(data[key]).startswith("eatkit.")):
+            return True
+    return False
 
 
 def new_output_folder(parent: Path = DEFAULT_OUTPUT) -> Path:
@@ -317,20 +334,26 @@ def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[st
         if not out.exists():
             staging.rename(out)  # the whole folder appears at once
             return out
-        for name in dict.fromkeys(Path(name).parts[0] for name in files):
-            if (out / name).is_dir() and name not in RUN_FILES:
-                shutil.rmtree(out / name)
-            os.replace(staging / name, out / name)
-        for name in DERIVED_FILES:
-            (out / name).unlink(missing_ok=True)
-        if not any(name.startswith("tables/") for name in files) and (out / "tables").is_dir():
-            shutil.rmtree(out / "tables")  # an earlier run's panels
+        _replace_into(out, staging, list(files))
     except OSError as err:
         raise EatkitError(f"cannot write results to {out}: {one_line(err.strerror or err)}") from None
     finally:
         if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def _replace_into(out: Path, staging: Path, files: list[str]) -> None:
+    """Move each staged file (each top-level folder) into the existing ``out`` atomically, and remove the
+    files made from an earlier run there (:data:`DERIVED_FILES`, its panels' ``tables``)."""
+    for name in dict.fromkeys(Path(name).parts[0] for name in files):
+        if (out / name).is_dir() and name not in RUN_FILES:
+            shutil.rmtree(out / name)
+        os.replace(staging / name, out / name)
+    for name in DERIVED_FILES:
+        (out / name).unlink(missing_ok=True)
+    if not any(name.startswith("tables/") for name in files) and (out / "tables").is_dir():
+        shutil.rmtree(out / "tables")  # an earlier run's panels
 
 
 def read_json(path: Path, run_dir: Path) -> Any:
