@@ -128,11 +128,7 @@ def measures_table(results: Any) -> Any:
     the other kinds' records with their presentation's headline, as a measure named by the kind, unranked
     (magnitude NaN). The language-model kinds give their overall record, not each bias type's; the answers
     kind its tested rows, of a paired test the pooled one."""
-    import numpy as np
     import pandas as pd
-
-    from eatkit.kinds import KINDS, get_kind
-    from eatkit.stats.metrics import bias_magnitude
 
     columns = ["setting", "model", "suite", "test", "kind", "measure", "value", "p_value", "magnitude"]
     if "kind" not in results:
@@ -140,31 +136,51 @@ def measures_table(results: Any) -> Any:
     ranked = {kind: (headline, measure, chance) for kind, headline, measure, chance, _ in measure_kinds()}
     parts = []
     for kind in dict.fromkeys(results["kind"].astype(str)):
-        if kind in ranked:
-            headline, measure, chance = ranked[kind]
-        else:
-            spec = get_kind(kind) if kind in KINDS else None
-            headline = spec.presentation.headline if spec is not None and spec.presentation else None
-            measure, chance = kind.replace("-", "_"), None
+        headline, measure, chance = ranked[kind] if kind in ranked else _unranked_measure(kind)
         if headline is None or headline not in results:
             continue
-        part = results[results["kind"] == kind]
-        if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
-            part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
-        if kind == "answers":  # its tested rows (not the rates); of a paired test, the pooled pairs
-            part = part[part["row"].isin(("difference", "paired", "effect"))
-                        & ((part["row"] != "paired") | (part["group"] == "all"))]
+        part = _measured_rows(results[results["kind"] == kind], kind)
         values = pd.to_numeric(part[headline], errors="coerce")
         if part.empty:
             continue
-        p = part["p_value"] if "p_value" in part else float("nan")
-        magnitude = bias_magnitude(values, chance) if chance is not None else np.full(len(part), np.nan)
-        parts.append(pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
-                                   "suite": part["suite"].astype(str), "test": part["test"].astype(str),
-                                   "kind": kind, "measure": measure, "value": values.astype(float),
-                                   "p_value": p, "magnitude": magnitude}))
+        parts.append(_measure_frame(part, kind, measure, values, chance))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return frame[columns]
+
+
+def _measure_frame(part: Any, kind: str, measure: str, values: Any, chance: Any) -> Any:
+    """A kind's rows of the long table, with the bias magnitude of ``values`` (NaN when unranked)."""
+    import numpy as np
+    import pandas as pd
+
+    from eatkit.stats.metrics import bias_magnitude
+
+    p = part["p_value"] if "p_value" in part else float("nan")
+    magnitude = bias_magnitude(values, chance) if chance is not None else np.full(len(part), np.nan)
+    return pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
+                         "suite": part["suite"].astype(str), "test": part["test"].astype(str),
+                         "kind": kind, "measure": measure, "value": values.astype(float),
+                         "p_value": p, "magnitude": magnitude})
+
+
+def _unranked_measure(kind: str) -> tuple[str | None, str, None]:
+    """A kind that ranks no models: its presentation's headline, as a measure named by the kind, no chance level."""
+    from eatkit.kinds import KINDS, get_kind
+
+    spec = get_kind(kind) if kind in KINDS else None
+    headline = spec.presentation.headline if spec is not None and spec.presentation else None
+    return headline, kind.replace("-", "_"), None
+
+
+def _measured_rows(part: Any, kind: str) -> Any:
+    """A kind's rows that carry its measure: the language-model kinds' overall record, not each bias type's;
+    the answers kind's tested rows (not the rates), of a paired test the pooled pairs."""
+    if "bias_type" in part:
+        part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
+    if kind == "answers":
+        part = part[part["row"].isin(("difference", "paired", "effect"))
+                    & ((part["row"] != "paired") | (part["group"] == "all"))]
+    return part
 
 
 #: the columns of ``measure-agreement.csv`` after setting and group (:func:`eatkit.stats.agreement.icc`)
@@ -360,8 +376,6 @@ def audit_data(index: dict[str, Any], results: Any) -> dict[str, Any]:
     metadata, the columns (suite, test, measure: d of EAT tests, each metric's value), and per setting the
     models x columns values and p-values (``None``: no result) and the rows' order (:func:`profile_order`
     of the d columns); the cells with their statuses."""
-    import numpy as np
-
     cells = index["cells"]
     settings = list(dict.fromkeys(c["setting"] for c in cells))
     models = list(dict.fromkeys(c["model"] for c in cells))
@@ -371,28 +385,46 @@ def audit_data(index: dict[str, Any], results: Any) -> dict[str, Any]:
                                       for c in cells]}
     long = measures_table(results) if results is not None else None
     if long is None or long.empty:
-        for setting in settings:
-            data["values"][setting], data["p"][setting] = [], []
-            data["order"][setting] = {"rows": list(range(len(models))), "how": "sweep order (no results)"}
-        return data
-    suites = list(dict.fromkeys(c["suite"] for c in cells))
-    keys = list(dict.fromkeys(zip(long["suite"], long["test"], long["measure"])))
-    keys.sort(key=lambda k: suites.index(k[0]))  # grouped by suite, stable
+        return _without_results(data, settings, models)
+    keys = _column_keys(long, cells)
     data["columns"] = [{"suite": s, "test": t, "measure": m} for s, t, m in keys]
-    where = {k: j for j, k in enumerate(keys)}
-    row = {m: i for i, m in enumerate(models)}
     for setting in settings:
-        values = np.full((len(models), len(keys)), np.nan)
-        p = np.full((len(models), len(keys)), np.nan)
-        part = long[long["setting"] == setting]
-        for m, s, t, measure, v, pv in zip(part["model"], part["suite"], part["test"], part["measure"],
-                                           part["value"], part["p_value"]):
-            values[row[m], where[(s, t, measure)]] = v
-            p[row[m], where[(s, t, measure)]] = pv
+        values, p = _setting_grid(long[long["setting"] == setting], models, keys)
         rows, how = profile_order(values[:, [j for j, k in enumerate(keys) if k[2] == "d"]])
         data["values"][setting], data["p"][setting] = _plain(values), _plain(p)
         data["order"][setting] = {"rows": rows, "how": how}
     return data
+
+
+def _without_results(data: dict[str, Any], settings: list[str], models: list[str]) -> dict[str, Any]:
+    """The audit data of a sweep without results: no values, rows in sweep order."""
+    for setting in settings:
+        data["values"][setting], data["p"][setting] = [], []
+        data["order"][setting] = {"rows": list(range(len(models))), "how": "sweep order (no results)"}
+    return data
+
+
+def _column_keys(long: Any, cells: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """The (suite, test, measure) columns in first-seen order, grouped by suite (sweep order, stable)."""
+    suites = list(dict.fromkeys(c["suite"] for c in cells))
+    keys = list(dict.fromkeys(zip(long["suite"], long["test"], long["measure"])))
+    keys.sort(key=lambda k: suites.index(k[0]))
+    return keys
+
+
+def _setting_grid(part: Any, models: list[str], keys: list[tuple[str, str, str]]) -> tuple[Any, Any]:
+    """One setting's models x columns values and p-values (NaN: no result)."""
+    import numpy as np
+
+    where = {k: j for j, k in enumerate(keys)}
+    row = {m: i for i, m in enumerate(models)}
+    values = np.full((len(models), len(keys)), np.nan)
+    p = np.full((len(models), len(keys)), np.nan)
+    for m, s, t, measure, v, pv in zip(part["model"], part["suite"], part["test"], part["measure"],
+                                       part["value"], part["p_value"]):
+        values[row[m], where[(s, t, measure)]] = v
+        p[row[m], where[(s, t, measure)]] = pv
+    return values, p
 
 
 def _plain(array: Any) -> list[list[float | None]]:
