@@ -125,24 +125,36 @@ def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TE
     methods = {r.p_method for r in records}
     p = symbols["p"]
     kind = {frozenset({"permutation"}): f"permutation {p}-value", frozenset({"welch"}): f"{p}-value of Welch's t-test"}
-    alternatives = " or ".join(sorted({str(r.alternative) for r in records}))
-    if any(getattr(r, "alternative_observed", False) for r in records):
-        alternatives = f"one-sided on the side of the observed effect size, {alternatives}"
+    alternatives = _alternatives(records)
     note = (f"{p}: level-1 {kind.get(frozenset(methods), f'{p}-value (permutation or Welch)')} "
             f"(alternative: {alternatives})")
     marks = [(fmt_p_marked(r, level), sampled_draws(r, level)) for r in records for level in ("", "x", "y")]
     draws = sorted({n for _, n in marks if n is not None})
     if not draws:
         return note
+    return "; ".join([note, *_sampling_clauses([text for text, _ in marks], draws, symbols)])
+
+
+def _alternatives(records: Sequence[Any]) -> str:
+    """The records' alternatives, and whether one was taken on the side of the observed effect size."""
+    alternatives = " or ".join(sorted({str(r.alternative) for r in records}))
+    if any(getattr(r, "alternative_observed", False) for r in records):
+        alternatives = f"one-sided on the side of the observed effect size, {alternatives}"
+    return alternatives
+
+
+def _sampling_clauses(texts: list[str], draws: list[int], symbols: Mapping[str, str]) -> list[str]:
+    """The legend of the sampled p-values' marks (the dagger, the floor) that ``texts`` use."""
+    p = symbols["p"]
     n = f"{symbols['n']} = {' or '.join(map(str, draws))}"
     clauses = []
-    if any(text.endswith(SAMPLED) for text, _ in marks):
+    if any(text.endswith(SAMPLED) for text in texts):
         clauses.append(f"{symbols['dagger']}: sampled {p}-value, a Monte Carlo estimate from {n} random partitions "
                        "(unmarked ones are exact)")
-    if any(text.startswith(AT_FLOOR) for text, _ in marks):
+    if any(text.startswith(AT_FLOOR) for text in texts):
         clauses.append(f"{symbols['le']}: none of the {n} random partitions was as extreme as the observed one, so "
                        f"{p} is the Monte Carlo floor 1/({symbols['n']} + 1)")
-    return "; ".join([note, *clauses])
+    return clauses
 
 
 def stars(q: float | None) -> str:

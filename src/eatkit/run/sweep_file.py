@@ -108,20 +108,33 @@ def parse_sweep(data: Any, *, base: Path = Path("."), source: str = "<sweep>") -
     slurm = parse_resources(data["slurm"], where) if "slurm" in data else {}
     models = [_model_entry(m, base, where, slurm) for m in _list(data, "models", where)]
     suites = [_suite_entry(s, base, where) for s in _list(data, "suites", where)]
+    settings = _settings(data, where)
+    _check_axes((("models", models), ("suites", suites), ("settings", settings)), where)
+    plans = {s["label"]: _suite_plan(s, where) for s in suites}
+    cells = tuple(_cell(m, s, o, plans[s["label"]]) for m in models for s in suites for o in settings)
+    return Sweep(cells, _output_folder(data.get("output"), base, where), source)
+
+
+def _output_folder(output: Any, base: Path, where: str) -> Path | None:
+    """The sweep's ``output`` folder (relative to the sweep file's folder), if it names one."""
+    if output is not None and not isinstance(output, str):
+        raise EatkitError(f"{where}: 'output' must be a folder name")
+    return (base / output) if output else None
+
+
+def _settings(data: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """The sweep's settings (default: one, with no options)."""
     given = data.get("settings") or [{}]
     if not isinstance(given, list):
         raise EatkitError(f"{where}: 'settings' must be a list of tables of run options")
-    settings = [_settings_entry(s, i, len(given), where) for i, s in enumerate(given)]
-    axes = (("models", models), ("suites", suites), ("settings", settings))
-    for check in (_check_repeated, _check_folders):  # every axis' repeated labels first
+    return [_settings_entry(s, i, len(given), where) for i, s in enumerate(given)]
+
+
+def _check_axes(axes: tuple[tuple[str, list[dict[str, Any]]], ...], where: str) -> None:
+    """Every axis' labels: none repeated (every axis checked first), then each a folder name."""
+    for check in (_check_repeated, _check_folders):
         for name, entries in axes:
             check(name, [e["label"] for e in entries], where)
-    plans = {s["label"]: _suite_plan(s, where) for s in suites}
-    cells = tuple(_cell(m, s, o, plans[s["label"]]) for m in models for s in suites for o in settings)
-    output = data.get("output")
-    if output is not None and not isinstance(output, str):
-        raise EatkitError(f"{where}: 'output' must be a folder name")
-    return Sweep(cells, (base / output) if output else None, source)
 
 
 def _check_repeated(name: str, labels: list[str], where: str) -> None:
