@@ -109,16 +109,23 @@ def write_tables(out: str | Path) -> None:
     for name in ("results.csv", "rankings.csv", "ranking-correlations.csv", "measure-agreement.csv",
                  "meta-analysis.csv", "meta-analysis.json"):
         (out / name).unlink(missing_ok=True)  # nothing left from an earlier state of the sweep
-    combined = None
-    if frames:
-        combined = pd.concat(frames, ignore_index=True)
-        first = ["model", "suite", "setting"]
-        combined = pd.concat([pd.DataFrame(owners, columns=first),
-                              combined.drop(columns=[c for c in first if c in combined])], axis=1)
-        combined.to_csv(out / "results.csv", index=False)
-        write_rankings(out, combined)
-        write_meta_analysis(out, combined)
+    combined = _write_combined(out, frames, owners) if frames else None
     write_json(out / "audit.json", audit_data(index, combined))
+
+
+def _write_combined(out: Path, frames: list[Any], owners: list[tuple[str, str, str]]) -> Any:
+    """The cells' results in one table, each row led by its cell's model, suite and setting; written as
+    ``results.csv`` with the rankings and the meta-analysis made from it."""
+    import pandas as pd
+
+    combined = pd.concat(frames, ignore_index=True)
+    first = ["model", "suite", "setting"]
+    combined = pd.concat([pd.DataFrame(owners, columns=first),
+                          combined.drop(columns=[c for c in first if c in combined])], axis=1)
+    combined.to_csv(out / "results.csv", index=False)
+    write_rankings(out, combined)
+    write_meta_analysis(out, combined)
+    return combined
 
 
 def measures_table(results: Any) -> Any:
@@ -381,8 +388,7 @@ def audit_data(index: dict[str, Any], results: Any) -> dict[str, Any]:
     models = list(dict.fromkeys(c["model"] for c in cells))
     data: dict[str, Any] = {"settings": settings, "models": models, "metadata": index["metadata"],
                             "columns": [], "values": {}, "p": {}, "order": {},
-                            "cells": [{k: c[k] for k in ("id", "model", "suite", "setting", "status", "error")}
-                                      for c in cells]}
+                            "cells": _cell_summaries(cells)}
     long = measures_table(results) if results is not None else None
     if long is None or long.empty:
         return _without_results(data, settings, models)
@@ -394,6 +400,10 @@ def audit_data(index: dict[str, Any], results: Any) -> dict[str, Any]:
         data["values"][setting], data["p"][setting] = _plain(values), _plain(p)
         data["order"][setting] = {"rows": rows, "how": how}
     return data
+
+
+def _cell_summaries(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: c[k] for k in ("id", "model", "suite", "setting", "status", "error")} for c in cells]
 
 
 def _without_results(data: dict[str, Any], settings: list[str], models: list[str]) -> dict[str, Any]:
