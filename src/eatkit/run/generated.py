@@ -64,26 +64,28 @@ def compare_depiction_runs(first: str | Path, second: str | Path, *, measure: st
     each comparison with its own seed from ``seed`` and its test, group and attribute
     (:func:`eatkit.stats.derived_seed`)."""
     from eatkit.run.folder import read_run
-    from eatkit.stats import derived_seed
-    from eatkit.stats.depiction import compare_depictions
 
     runs = [read_run(first)[0], read_run(second)[0]]
     records = [{r.key(): r for r in run if r.kind == "depiction"} for run in runs]
     common = [k for k in records[0] if k in records[1]]
     if not common:
         raise EatkitError(f"{first} and {second} have no depiction record in common")
-    out = []
-    for key in common:
-        a, b = records[0][key], records[1][key]
-        if a.classes != b.classes:
-            raise EatkitError(f"{a.test}/{a.group}/{a.attribute}: the two runs' classes differ")
-        index = {c: j for j, c in enumerate(a.classes)}
-        reference = [a.reference[c] for c in a.classes]
-        r = compare_depictions([index[c] for c in a.labels], [index[c] for c in b.labels], len(a.classes),
-                               measure=measure, reference=reference, permutations=permutations,
-                               rng=None if seed is None else derived_seed(seed, f"{a.test}/{a.group}/{a.attribute}"))
-        out.append({"test": a.test, "group": a.group, "attribute": a.attribute, "measure": measure,
-                    "first": a.mad if measure == "mad" else a.kl, "second": b.mad if measure == "mad" else b.kl,
-                    "difference": r.difference, "p_value": r.p_value, "n_permutations": r.n_permutations,
-                    "seed": r.seed})
-    return out
+    return [_compare_records(records[0][key], records[1][key], measure, permutations, seed) for key in common]
+
+
+def _compare_records(a: Any, b: Any, measure: str, permutations: int, seed: int | None) -> dict[str, Any]:
+    """One test, group and attribute of two runs compared, with its own seed derived from ``seed``."""
+    from eatkit.stats import derived_seed
+    from eatkit.stats.depiction import compare_depictions
+
+    if a.classes != b.classes:
+        raise EatkitError(f"{a.test}/{a.group}/{a.attribute}: the two runs' classes differ")
+    index = {c: j for j, c in enumerate(a.classes)}
+    reference = [a.reference[c] for c in a.classes]
+    r = compare_depictions([index[c] for c in a.labels], [index[c] for c in b.labels], len(a.classes),
+                           measure=measure, reference=reference, permutations=permutations,
+                           rng=None if seed is None else derived_seed(seed, f"{a.test}/{a.group}/{a.attribute}"))
+    return {"test": a.test, "group": a.group, "attribute": a.attribute, "measure": measure,
+            "first": a.mad if measure == "mad" else a.kl, "second": b.mad if measure == "mad" else b.kl,
+            "difference": r.difference, "p_value": r.p_value, "n_permutations": r.n_permutations,
+            "seed": r.seed}
