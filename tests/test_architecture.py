@@ -277,7 +277,7 @@ def _function_complexities() -> dict[str, list[int]]:
 #: the list only shrinks, and is empty once their work is merged
 OVER_20_ALLOWED = {"analyses/language_models.py:compute"}
 #: the most functions above complexity 10 (a ratchet: lower it as functions are split; issue 44 aims at 100)
-MAX_OVER_10 = 108
+MAX_OVER_10 = 106
 
 
 def test_no_function_above_complexity_20():

@@ -74,12 +74,16 @@ def load_series(folder: str | Path) -> Series:
     except (OSError, ValueError) as err:
         raise EatkitError(f"cannot read {path}: {err}") from None
     points = data.get("points") if isinstance(data, dict) else None
-    if (not isinstance(points, list) or len(points) < 2 or data.get("schema") != "eatkit.series/1"
-            or not all(isinstance(p, dict) and isinstance(p.get("label"), str) and isinstance(p.get("folder"), str)
-                       for p in points)):
+    if not isinstance(points, list) or len(points) < 2 or data.get("schema") != "eatkit.series/1" or \
+            not all(map(_is_point, points)):
         raise EatkitError(f"{path} is not an eatkit series (schema eatkit.series/1 with 2 or more points)")
     return Series(str(data.get("kind", "series")), [p["label"] for p in points],
                   [load_run(inside(folder, p["folder"], f"{path}: point folder")) for p in points])
+
+
+def _is_point(point: Any) -> bool:
+    """Whether a series point is an object with a string label and folder."""
+    return isinstance(point, dict) and isinstance(point.get("label"), str) and isinstance(point.get("folder"), str)
 
 
 def _sig(record: Any, level: str) -> bool:

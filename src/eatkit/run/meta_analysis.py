@@ -78,6 +78,20 @@ def write_meta_analysis(out: Path, results: Any) -> Path | None:
     return path
 
 
+def _effect_row(row: dict[str, Any], spread: str, where: str) -> tuple[float, float]:
+    """A row's effect and its spread (``variance`` or ``se``, a positive standard error), as numbers."""
+    from eatkit.errors import EatkitError
+
+    try:
+        effect, value = float(row["effect"]), float(row[spread])
+    except (TypeError, ValueError):
+        raise EatkitError(f"{where}: effect and {spread} must be numbers, got "
+                          f"{row['effect']!r} and {row[spread]!r}") from None
+    if spread == "se" and not value > 0:
+        raise EatkitError(f"{where}: a standard error must be positive, got {value!r}")
+    return effect, value
+
+
 def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]:
     """Labels, effect sizes and variances of a CSV file with columns ``effect`` and ``variance`` (or ``se``, its
     standard error, squared here) and optionally ``label`` (default: the row number), for ``eatkit meta``.
@@ -97,13 +111,7 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
     spread = "variance" if "variance" in columns else "se"
     labels, effects, variances = [], [], []
     for number, row in enumerate(rows, start=2):
-        try:
-            effect, value = float(row["effect"]), float(row[spread])
-        except (TypeError, ValueError):
-            raise EatkitError(f"effects file {path}, line {number}: effect and {spread} must be numbers, got "
-                              f"{row['effect']!r} and {row[spread]!r}") from None
-        if spread == "se" and not value > 0:
-            raise EatkitError(f"effects file {path}, line {number}: a standard error must be positive, got {value!r}")
+        effect, value = _effect_row(row, spread, f"effects file {path}, line {number}")
         labels.append(row.get("label") or str(number - 1))
         effects.append(effect)
         variances.append(value if spread == "variance" else value * value)
