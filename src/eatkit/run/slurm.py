@@ -294,11 +294,7 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
     record_path = out / "slurm" / JOBS_FILE
     recorded = _recorded(record_path)
     pending = _attached(recorded, {cell.id: cell for cell in cells}, cluster, folder)  # (job, its cells)
-    held_ids = {c.id for _, group in pending for c in group}
-    tasks: dict[str, list[Any]] = {}
-    for cell in cells:
-        if cell.id not in held_ids:
-            tasks.setdefault(cell.model["label"], []).append(cell)
+    tasks = _model_tasks(cells, {c.id for _, group in pending for c in group})
     executor = submitit.AutoExecutor(folder=folder, cluster=cluster)
     _drop_pattern_folder(folder)
     record = {job.job_id: recorded[job.job_id] for job, _ in pending}
@@ -312,10 +308,7 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
 
     queue = list(tasks.values())
     if cluster == "slurm":  # one job array per distinct resources
-        arrays: dict[str, list[list[Any]]] = {}
-        for group in queue:
-            arrays.setdefault(repr(sorted(group[0].model.get("slurm", {}).items())), []).append(group)
-        for groups in arrays.values():
+        for groups in _by_resources(queue):
             submit(groups)
         queue = []
     try:
@@ -326,6 +319,23 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
         raise
     finally:
         _drop_pattern_folder(folder)
+
+
+def _model_tasks(cells: list[Any], held_ids: set[str]) -> dict[str, list[Any]]:
+    """The cells no task of an earlier driver holds, grouped by model (one task each)."""
+    tasks: dict[str, list[Any]] = {}
+    for cell in cells:
+        if cell.id not in held_ids:
+            tasks.setdefault(cell.model["label"], []).append(cell)
+    return tasks
+
+
+def _by_resources(queue: list[list[Any]]) -> list[list[list[Any]]]:
+    """The tasks grouped by the resources they ask for (one job array each)."""
+    arrays: dict[str, list[list[Any]]] = {}
+    for group in queue:
+        arrays.setdefault(repr(sorted(group[0].model.get("slurm", {}).items())), []).append(group)
+    return list(arrays.values())
 
 
 def _recorded(record_path: Path) -> dict[str, Any]:
