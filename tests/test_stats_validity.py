@@ -84,25 +84,6 @@ from eatkit.stats.power import (  # noqa: E402
 )
 
 
-def test_t_test_power_has_the_digits_of_scipy_stats_distributions():
-    """t_test_power calls scipy.special (scipy.stats costs 0.3 s of CPU to import): the digits of scipy.stats'
-    t.ppf, nct.sf and nct.cdf, bit for bit, over a grid of effects, sizes, alphas and both alternatives."""
-    from scipy import stats as sps
-
-    from eatkit.stats.power import t_test_power
-
-    for d in (-1.5, -0.2, 0.0, 0.3, 0.8, 1.7, 4.0):
-        for n_x, n_y in ((2, 2), (4, 4), (6, 9), (25, 25), (100, 80)):
-            for alpha in (0.001, 0.05, 0.2):
-                df, nc = n_x + n_y - 2, d * np.sqrt(n_x * n_y / (n_x + n_y))
-                crit = sps.t.ppf(1 - alpha / 2, df)
-                two = float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
-                one = float(sps.nct.sf(sps.t.ppf(1 - alpha, df), df, nc))
-                # (scipy's nct.cdf is nan far in the lower tail for some arguments: the same nan)
-                mine = [t_test_power(d, n_x, n_y, alpha, alternative) for alternative in ("two-sided", "greater")]
-                assert np.array_equal(mine, [two, one], equal_nan=True)
-
-
 @pytest.mark.parametrize("n", [8, 16, 25, 32])
 def test_minimum_detectable_effect_agrees_with_statsmodels(n):
     from statsmodels.stats.power import TTestIndPower

@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 from scipy.special import expit, log_expit
-from scipy.stats import rankdata
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
@@ -655,7 +654,7 @@ def rank_models(magnitudes: Any) -> ModelRanking:
     >>> r.ranks[:, 0].tolist(), r.overall.tolist(), round(float(r.spearman[0, 1]), 2)
     ([1.0, 3.0, 2.0], [1.0, 2.0, 3.0], -0.5)
     """
-    from scipy.stats import spearmanr
+    from scipy.stats import rankdata, spearmanr  # (here: scipy.stats costs about 0.3 s of CPU to import)
 
     table = np.asarray(magnitudes, dtype=np.float64)
     if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
