@@ -81,7 +81,7 @@ def test_registry_and_shipped_manifest():
     assert [d.name for d in list_datasets()] == ["ieat", "seat", "glove-6b", "glove-840b", "word2vec-google-news",
                                                  "histwords-eng-all-sgns", "coco-2014-captions",
                                                  "coco-2014-val-images", "cfd", "crows-pairs", "llm-iat",
-                                                 "stereoset", "bad-seeds"]
+                                                 "stereoset", "bbq", "bad-seeds"]
     assert get_dataset("ieat").licence.startswith("CC BY-NC-SA 4.0")
     with pytest.raises(EatkitError) as err:
         get_dataset("imagenet")
