@@ -2,7 +2,7 @@
 category and context condition, each with an interval and an exact p-value (:func:`eatkit.stats.bbq.bbq_score`);
 the runner adds the Benjamini-Hochberg q-value over the kind's records.
 
-The answers come from the source through one request (:func:`eatkit.sources.recorded_answers.answer_request`):
+The answers come from the source through one request (:func:`eatkit.sources.answers.answers_request`; the records are :class:`eatkit.sources.answers.Answer`):
 recorded answers (``--answers FILE --answer-field FIELD``) or a local model that answers each item (multiple
 choice by log-likelihood, or by generation with the answer parsed: ``--answer-mode``). Each answer is mapped to
 an option as the authors' script maps a prediction (:func:`eatkit.stimuli.bbq.answer_index`); an answer that
@@ -24,7 +24,7 @@ from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.sources.recorded_answers import answer_request
+from eatkit.sources.answers import Answer, answers_request
 from eatkit.stats.bbq import CONTEXTS, bbq_score
 from eatkit.stimuli.bbq import (CATEGORIES, BBQItem, Target, answer_index, item_target, load_bbq, load_metadata,
                                 report_category)
@@ -73,6 +73,35 @@ class _Scored:
     target: Target
 
 
+_LETTERS = {"a": 0, "b": 1, "c": 2, "0": 0, "1": 1, "2": 2}
+
+
+def answer_value(answer: Answer) -> int | str | None:
+    """What an :class:`Answer` says: the option of largest log-likelihood (three ``logprobs``), an option index
+    or letter (``choice``), else its text (mapped to an option as the authors map a prediction)."""
+    if len(answer.logprobs) == 3:
+        return int(np.argmax(answer.logprobs))
+    if answer.choice is not None and answer.choice.strip().lower() in _LETTERS:
+        return _LETTERS[answer.choice.strip().lower()]
+    return answer.response
+
+
+def answers_by_item(answers: Sequence[Any]) -> dict[str, int | str | None]:
+    """Each answer by its BBQ item, ``<category>/<example_id>`` (the category from the answer's item id or from
+    its record's ``category`` field); an item answered twice is an error naming the file and line."""
+    out: dict[str, int | str | None] = {}
+    for answer in answers:
+        if not isinstance(answer, Answer):
+            raise EatkitError("the source gave no answer records (a BBQ test needs answers: --answers or a model "
+                              "that answers)")
+        category = answer.fields.get("category")
+        key = answer.item if "/" in answer.item or not isinstance(category, str) else f"{category}/{answer.item}"
+        if key in out:
+            raise EatkitError(f"{answer.file}: line {answer.line}: BBQ item {key} is answered twice")
+        out[key] = answer_value(answer)
+    return out
+
+
 def _data_folder(given: str) -> Path:
     if given == "bbq":
         from eatkit.stimuli.datasets import default_data_dir
@@ -115,25 +144,25 @@ class BBQAnalysis(Analysis):
 
     def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
         items = self._items(options)
-        request = answer_request({"benchmark": "bbq", "mode": options.params["answer_mode"]})
+        request = answers_request(task="bbq", mode=options.params["answer_mode"])
         return {"answers": embed(StimulusSet("bbq items", "sentence", tuple(i.request() for i in items),
                                              category=request))}
 
     def _scored(self, items: list[BBQItem], embedded: Embedded, options: RunOptions) -> list[_Scored]:
-        answers = list(embedded.vectors)
-        if len(answers) != len(items):
-            raise EatkitError(f"the source answered {len(answers)} of {len(items)} BBQ items")
+        answers = answers_by_item(embedded.vectors)
         metadata = self._metadata(options)
-        return [_Scored(item, answer_index(a, item) if a is not None else None, a is not None,
-                        item_target(item, metadata)) for item, a in zip(items, answers)]
+        return [_Scored(item, answer_index(answers[item.key], item) if item.key in answers else None,
+                        item.key in answers, item_target(item, metadata)) for item in items]
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         scored = self._scored(self._items(options), embedded["answers"], options)
         answered = {s.item.category for s in scored if s.answered}
         if not answered:
-            raise EatkitError("the source answered none of the BBQ items (do its ids match "
-                              "<category>/<example_id>?)")
+            ids = embedded["answers"].ids
+            where = ids[0].rpartition(":")[0] if ids else "the source"
+            raise EatkitError(f"{where}: no answer names a BBQ item of the data (ids <category>/<example_id>, or "
+                              "example_id with a category field)")
         groups: dict[tuple[str, str], list[_Scored]] = defaultdict(list)
         for s in scored:
             if s.item.category in answered:

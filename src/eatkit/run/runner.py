@@ -248,13 +248,15 @@ def model_flag(key: str) -> str:
 
 
 def _answers_source(options: Mapping[str, Any], model_options: Mapping[str, Any]) -> EmbeddingSource:
-    """Recorded answers (``--answers FILE --answer-field FIELD``)."""
-    from eatkit.sources.recorded_answers import RecordedAnswers
+    """Recorded answers (``--answers FILE``; ``--answer-field FIELD``: the column or key holding each answer's
+    text, :mod:`eatkit.sources.answers`)."""
+    from eatkit.sources.answers import RecordedAnswers
 
     if "answers" not in options:
         raise EatkitError("--answer-field applies to --answers only")
     refuse_model_options(dict(model_options), (), "--answers")
-    return RecordedAnswers(checked_path(options["answers"], "--answers"), options.get("answer_field"))
+    field = options.get("answer_field")
+    return RecordedAnswers(checked_path(options["answers"], "--answers"), fields={"text": field} if field else None)
 
 
 def build_source(
