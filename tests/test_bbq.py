@@ -279,3 +279,30 @@ def test_bad_answers_files_exit_2(tmp_path, capsys):
                      "-o", str(tmp_path / f"out-{name}"), "-q"])
         err = capsys.readouterr().err.strip()
         assert code == 2 and len(err.splitlines()) == 1 and name in err, (name, err)
+
+
+def test_sweep_ranks_answer_sources_on_bbq_per_category_and_context(tmp_path, monkeypatch, known):
+    """A sweep over three recorded answer fields of one file ranks them on BBQ: each category x context is
+    one test of the measure (Ranking.per), the magnitude the mean |bias score| over them, as the R analysis
+    computes the scores."""
+    from eatkit.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "bbq").symlink_to(shared_path("bbq").resolve())
+    monkeypatch.setenv("EATKIT_DATA_DIR", str(data))
+    preds = shared_path("harness-logs", "bbq-unifiedqa", "preds_Religion.jsonl.gz")
+    fields = ("unifiedqa-t5-11b_pred_race", "unifiedqa-t5-11b_pred_arc", "unifiedqa-t5-11b_pred_qonly")
+    models = "".join(f'[[models]]\nlabel = "{f[17:]}"\nanswers = "{preds}"\nanswer_field = "{f}"\n' for f in fields)
+    (tmp_path / "sweep.toml").write_text(f'output = "out"\nsuites = ["bbq"]\n{models}')
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "-q"]) == 0
+    with (tmp_path / "out" / "rankings.csv").open(encoding="utf-8") as handle:
+        ranks = {r["model"]: r for r in csv.DictReader(handle)}
+    rows = read_preds("Religion")
+    for field in fields:
+        ref = r_scores([{**r, FIELD: r[field]} for r in rows], known)
+        want = np.mean([abs(v["estimate"]) for v in ref.values()])
+        assert float(ranks[field[17:]]["bbq"]) == pytest.approx(want, abs=1e-12)
+    assert [ranks[f[17:]]["overall_rank"] for f in fields] == ["1.0", "2.0", "3.0"]
+    audit = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert [c["test"] for c in audit["columns"]] == ["bbq[Religion, ambig]", "bbq[Religion, disambig]"]

@@ -315,7 +315,7 @@ BBQ = KindSpec(
                "2p - 1 (disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: "
                "exact binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the categories and "
                "contexts"),
-    ranking=Ranking("bias_score", "abs", "bbq"),
+    ranking=Ranking("bias_score", "abs", "bbq", per=("category", "context")),
     params=(
         Param("bbq_data", default="bbq", flag="--bbq-data", metavar="DIR",
               help="the BBQ folder (data/<Category>.jsonl, plain or gzipped; default: the dataset of "
