@@ -306,3 +306,19 @@ def test_sweep_ranks_answer_sources_on_bbq_per_category_and_context(tmp_path, mo
     assert [ranks[f[17:]]["overall_rank"] for f in fields] == ["1.0", "2.0", "3.0"]
     audit = json.loads((tmp_path / "out" / "audit.json").read_text())
     assert [c["test"] for c in audit["columns"]] == ["bbq[Religion, ambig]", "bbq[Religion, disambig]"]
+
+
+def test_report_shows_the_table_with_intervals_q_and_a_figure(tmp_path):
+    from eatkit.cli import main
+
+    answers = shared_path("harness-logs", "bbq-unifiedqa", "preds_Religion.jsonl.gz")
+    out = tmp_path / "out"
+    assert main(["run", "bbq", "--answers", str(answers), "--answer-field", FIELD, "--bbq-data",
+                 str(shared_path("bbq")), "-o", str(out), "-q", "--report"]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    with (out / "results.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert "<h3>BBQ (bias benchmark for QA)</h3>" in html and 'aria-label="BBQ bias scores with intervals"' in html
+    for row in rows:  # each interval and q as the table prints them
+        assert f"[{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]" in html
+    assert "<td>Religion</td><td>ambig</td><td>600</td><td>0.650</td>" in html

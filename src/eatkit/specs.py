@@ -303,7 +303,7 @@ LLM_IAT = KindSpec(
 BBQ_CATEGORIES = ("Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance", "Race_ethnicity",
                   "Race_x_SES", "Race_x_gender", "Religion", "SES", "Sexual_orientation")
 BBQ = KindSpec(
-    "bbq", (), "eatkit.analyses.bbq:BBQAnalysis",
+    "bbq", (), "eatkit.analyses.bbq:BBQAnalysis", renderer="eatkit.report.answers:BBQRenderer",
     title="BBQ: accuracy and bias scores of a model's answers in ambiguous and disambiguated contexts "
           "(Parrish et al. 2022)",
     presentation=Presentation(
