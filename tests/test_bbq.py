@@ -213,7 +213,7 @@ def test_derived_targets_equal_the_metadata_script_on_every_item(known):
             differ += ours != theirs
             if ours is None:
                 missing.append(item.key)
-    assert compared > 17_000
+    assert compared == 17_564  # of 17,628: one Gender_identity Q_id has two template entries
     assert differ == 0
     assert len(missing) == 16  # the authors' script drops 16 items for want of a target
 
@@ -322,3 +322,43 @@ def test_report_shows_the_table_with_intervals_q_and_a_figure(tmp_path):
     for row in rows:  # each interval and q as the table prints them
         assert f"[{float(row['ci_low']):.3f}, {float(row['ci_high']):.3f}]" in html
     assert "<td>Religion</td><td>ambig</td><td>600</td><td>0.650</td>" in html
+
+
+def test_a_folder_of_answer_files_is_one_family_of_eight(known, tmp_path):
+    """The four prediction files as one --answers folder: eight records, the BH q over all eight."""
+    from eatkit.cli import main
+    from statsmodels.stats.multitest import multipletests
+
+    out = tmp_path / "out"
+    assert main(["run", "bbq", "--answers", str(shared_path("harness-logs", "bbq-unifiedqa")), "--answer-field",
+                 FIELD, "--bbq-data", str(shared_path("bbq")), "-o", str(out), "-q"]) == 0
+    with (out / "results.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    ref = r_scores([r for c in PRED_CATEGORIES for r in read_preds(c)], known)
+    assert len(rows) == len(ref) == 8
+    p = [reference_intervals(ref[(r["category"], r["context"])], r["context"])[2] for r in rows]
+    for row, q in zip(rows, multipletests(p, method="fdr_bh")[1]):
+        assert float(row["q_value"]) == pytest.approx(q, abs=1e-12)
+        assert float(row["estimate"]) == pytest.approx(ref[(row["category"], row["context"])]["estimate"], abs=1e-12)
+
+
+def test_image_grounded_items_carry_their_image_into_the_request(tmp_path):
+    """SB-Bench's layout: an item with an ``image`` (relative to the BBQ folder) sends it with the question."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tiny_bbq import items
+
+    rows = items()[:2]
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "a.png").write_bytes(b"\x89PNG")
+    (tmp_path / "Religion.jsonl").write_text("\n".join(json.dumps({**r, "image": "img/a.png"}) for r in rows))
+    item = load_bbq(tmp_path, ("Religion",))["Religion"][0]
+    request = json.loads(item.request())
+    assert request["image"] == str(tmp_path / "img" / "a.png") and request["options"] == list(item.answers)
+    (tmp_path / "Religion.jsonl").write_text(json.dumps({**rows[0], "image": "../a.png"}))
+    with pytest.raises(EatkitError, match="must stay inside"):
+        load_bbq(tmp_path, ("Religion",))
+    (tmp_path / "Religion.jsonl").write_text(json.dumps({**rows[0], "image": "img/missing.png"}))
+    with pytest.raises(EatkitError, match="Religion.jsonl, line 1: image img/missing.png does not exist"):
+        load_bbq(tmp_path, ("Religion",))

@@ -156,6 +156,20 @@ def category_file(folder: Path, category: str) -> Path | None:
     return None
 
 
+def _with_image(item: BBQItem, root: Path, where: str) -> BBQItem:
+    """An image-grounded item's ``image`` as a path inside the BBQ folder (it must exist)."""
+    if item.image is None:
+        return item
+    from dataclasses import replace
+
+    from eatkit.io import inside
+
+    path = inside(root, item.image, f"BBQ image of {where}")
+    if not path.is_file():
+        raise EatkitError(f"BBQ file {where}: image {item.image} does not exist in {root}")
+    return replace(item, image=str(path))
+
+
 def load_bbq(folder: str | Path, categories: tuple[str, ...] = CATEGORIES) -> dict[str, list[BBQItem]]:
     """The items of each of ``categories`` found in the BBQ folder ``folder`` (a category without a file is
     left out; none found is a one-line error).
@@ -172,7 +186,8 @@ def load_bbq(folder: str | Path, categories: tuple[str, ...] = CATEGORIES) -> di
     for category in categories:
         path = category_file(root, category)
         if path is not None:
-            out[category] = [parse_item(obj, f"BBQ file {where}") for where, obj in read_jsonl(path, "BBQ file")]
+            out[category] = [_with_image(parse_item(obj, f"BBQ file {where}"), root, where)
+                             for where, obj in read_jsonl(path, "BBQ file")]
     if not out:
         raise EatkitError(f"the BBQ folder {folder} holds none of the categories {', '.join(categories)} "
                           "(data/<Category>.jsonl)")
