@@ -59,6 +59,7 @@ KINDS: dict[str, str | KindSpec] = {
     "stereoset": "eatkit.specs:STEREOSET",
     "llm-iat": "eatkit.specs:LLM_IAT",
     "bbq": "eatkit.specs:BBQ",
+    "answers": "eatkit.specs:ANSWERS",
     "same": "eatkit.specs:SAME",
     "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
     "ceat": "eatkit.specs:CEAT",

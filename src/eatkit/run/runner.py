@@ -248,15 +248,15 @@ def model_flag(key: str) -> str:
 
 
 def _answers_source(options: Mapping[str, Any], model_options: Mapping[str, Any]) -> EmbeddingSource:
-    """Recorded answers (``--answers FILE``; ``--answer-field FIELD``: the column or key holding each answer's
-    text, :mod:`eatkit.sources.answers`)."""
-    from eatkit.sources.answers import RecordedAnswers
+    """Recorded answers (``--answers FILE [--answer-field FIELD] [--answer-format FORMAT]``)."""
+    from eatkit.sources.answers import RecordedAnswers, parse_fields
 
     if "answers" not in options:
-        raise EatkitError("--answer-field applies to --answers only")
+        raise EatkitError(f"{'--answer-field' if 'answer_field' in options else '--answer-format'} applies to "
+                          "--answers only")
     refuse_model_options(dict(model_options), (), "--answers")
-    field = options.get("answer_field")
-    return RecordedAnswers(checked_path(options["answers"], "--answers"), fields={"text": field} if field else None)
+    return RecordedAnswers(checked_path(options["answers"], "--answers"), options.get("answer_format"),
+                           parse_fields(options.get("answer_field")))
 
 
 def build_source(
@@ -281,7 +281,7 @@ def build_source(
         raise EatkitError(f"give exactly one of a model name, vectors, embeddings or answers (got "
                           f"{', '.join(models) or 'none'})")
     model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
-    if "answers" in options or "answer_field" in options:
+    if {"answers", "answer_field", "answer_format"} & set(options):
         return _answers_source(options, model_options)
     if "vectors" in options:
         from eatkit.sources.vectors import load_word_vectors

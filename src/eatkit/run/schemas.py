@@ -104,8 +104,9 @@ def sweep_json_schema() -> dict[str, Any]:
     slurm = {"type": "object", "additionalProperties": False, "properties": _slurm_properties()}
     model_properties: dict[str, Any] = {k: {} for k in MODEL_KEYS}
     whole = {"type": "integer", "minimum": 1}
-    model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text,
-                             "embeddings_model": text, "answers": text, "answer_field": text, "images": text, "checkpoint": text, "revision": text,
+    model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text, "answers": text,
+                             "answer_field": text, "answer_format": text,
+                             "embeddings_model": text, "images": text, "checkpoint": text, "revision": text,
                              "device": text, "prompt": {"type": "string"}, "batch_size": whole,
                              "workers": {"type": "integer", "minimum": 0}, "cache": {"type": "boolean"},
                              "lowercase": {"type": "boolean"}, "oov": {"enum": list(OOV_POLICIES)},

@@ -77,10 +77,9 @@ from eatkit.stimuli.types import StimulusSet
 #: optional descriptive keys of a model entry, shown as columns of the sweep report
 METADATA_KEYS: tuple[str, ...] = ("architecture", "parameters", "training_data")
 #: the keys of a model entry (see :func:`eatkit.run.runner.build_source`; ``slurm``: :mod:`eatkit.run.slurm`)
-MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "answers", "embeddings_model",
-                               "answer_field", "lowercase", *MODEL_OPTIONS, "slurm", *METADATA_KEYS)
-#: the keys of which a model entry names exactly one: what answers or embeds (a model, vectors, embeddings,
-#: recorded answers)
+MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embeddings_model", "lowercase", "answers",
+                               "answer_field", "answer_format", *MODEL_OPTIONS, "slurm", *METADATA_KEYS)
+#: the keys of which a model entry names exactly one (a registered model, word vectors, embeddings, recorded answers)
 SOURCE_KEYS: tuple[str, ...] = ("name", "vectors", "embeddings", "answers")
 #: keys of a model entry that do not change its results, left out of a cell's configuration hash
 UNHASHED_KEYS: tuple[str, ...] = ("slurm", *METADATA_KEYS)
@@ -89,7 +88,7 @@ TOP_KEYS: tuple[str, ...] = ("output", "models", "suites", "settings", "slurm")
 EXECUTORS: tuple[str, ...] = ("local", "ray", "slurm")
 #: seconds to wait for a Ray cluster to answer
 RAY_CONNECT_TIMEOUT = 10.0
-_PATH_KEYS = ("vectors", "embeddings", "answers", "images")
+_PATH_KEYS = ("vectors", "embeddings", "images", "answers")
 
 
 @dataclass(frozen=True)
@@ -403,8 +402,6 @@ def model_modalities(model: Mapping[str, Any]) -> frozenset[str] | None:
     """
     if "vectors" in model:
         return frozenset({"word"})
-    if "answers" in model:  # recorded answers: tests of an answer kind (they embed no set)
-        return frozenset()
     if "name" in model:
         from eatkit.registry import get_model
 

@@ -244,8 +244,8 @@ def plain_answer(row: Mapping[str, Any], names: Mapping[str, str], file: str, li
     get = {name: row.get(names.get(name, name)) for name in ANSWER_FIELDS}
     if get["item"] in (None, ""):
         get["item"] = next((str(row[k]) for k in _ITEM_KEYS if row.get(k) not in (None, "")), str(line))
-    if all(get[k] in (None, "") for k in ("choice", "text", "score")):
-        wanted = ", ".join(sorted({names.get(k, k) for k in ("choice", "text", "score")}))
+    if all(get[k] in (None, "", []) for k in ("choice", "text", "score", "logprobs")):
+        wanted = ", ".join(sorted({names.get(k, k) for k in ("choice", "text", "score", "logprobs")}))
         raise EatkitError(f"{where}: no answer (field {wanted} missing or empty)")
     used = {names.get(name, name) for name in ANSWER_FIELDS}
     sample = _number(get["sample"], f"{where}: field {names.get('sample', 'sample')}")
@@ -310,19 +310,27 @@ def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, li
                 **_doc_fields(doc, names))
     if isinstance(first, list):  # loglikelihood: [logprob, is_greedy] per option
         logprobs = tuple(_number(_unwrap(r)[0], f"{where}: field filtered_resps") for r in responses)
-        return Answer(**base, logprobs=logprobs, choice=str(int(np.argmax(logprobs))),
-                      score=float(max(logprobs)))
+        best = int(np.argmax(logprobs))
+        options = _continuations(row.get("arguments"))
+        choice = options[best].strip() if len(options) == len(logprobs) else str(best)
+        return Answer(**base, logprobs=logprobs, choice=choice, score=float(logprobs[best]))
     return Answer(**base, text=str(first))
 
 
+def _continuations(arguments: Any) -> list[str]:
+    """The continuation of each loglikelihood request of a sample (lm-eval 0.4: ``arguments`` is
+    ``{"gen_args_<k>": {"arg_0": context, "arg_1": continuation}}``; older logs: a list of pairs)."""
+    requests = list(arguments.values()) if isinstance(arguments, dict) else arguments or []
+    out = [r.get("arg_1") if isinstance(r, dict) else (r[1] if isinstance(r, list) and len(r) > 1 else None)
+           for r in requests]
+    return [str(c) for c in out] if all(isinstance(c, str) for c in out) else []
+
+
 def _doc_fields(doc: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
-    """The record fields a sample log's ``doc`` gives, by ``names`` (record field -> doc key)."""
-    out: dict[str, Any] = {}
-    for name in ("group", "attribute", "pair", "template", "condition"):
-        key = names.get(name)
-        if key is not None and doc.get(key) not in (None, ""):
-            out[name] = str(doc[key])
-    return out
+    """The record fields a sample log's ``doc`` gives, by ``names`` (record field -> doc key; default: the
+    key of the field's own name)."""
+    keys = {name: names.get(name, name) for name in ("group", "attribute", "pair", "template", "condition")}
+    return {name: str(doc[key]) for name, key in keys.items() if doc.get(key) not in (None, "")}
 
 
 def _harness_results(path: Path, prefix: str) -> dict[str, Any]:
@@ -560,6 +568,7 @@ def _read_shaikh(path: Path, names: Mapping[str, str]) -> Read:
         raise EatkitError(f"{path}: not a JSON object of item -> completions (Shaikh et al.'s format)")
     items = _shaikh_items(path)
     condition = "cot" if "_cot_" in path.name else "direct"
+    task = re.match(r"ablation_([a-z]+)_", path.name).group(1)  # type: ignore[union-attr]  # detected by name
     records = []
     for number, (key, completions) in enumerate(data.items(), 1):
         where = f"{path.name}: item {key}"
@@ -567,11 +576,10 @@ def _read_shaikh(path: Path, names: Mapping[str, str]) -> Read:
             raise EatkitError(f"{where}: not an item row of the item table with a list of completions")
         item = items[int(key)]
         for k, text in enumerate(completions):
-            records.append(Answer(item=key, group=item.get("bias_type"), attribute="bias_type", pair=key,
-                                  condition=condition, sample=k, choice=shaikh_choice(str(text), item),
+            records.append(Answer(item=key, group=item.get("bias_type"), attribute="bias_type", pair=f"{task}/{key}",
+                                  template=task, condition=condition, sample=k, choice=shaikh_choice(str(text), item),
                                   text=str(text), fields=item, file=path.name, line=number))
-    task = re.match(r"ablation_(.+?)_q9", path.name)
-    return Read(records, "chain-of-thought-bias", model=path.parent.name, task=task.group(1) if task else None)
+    return Read(records, "chain-of-thought-bias", model=path.parent.name, task=f"{task}/{condition}")
 
 
 # -- formats ------------------------------------------------------------------------------------------------
@@ -610,7 +618,7 @@ def _is_vlmevalkit(path: Path, head: str) -> bool:
     name = path.name.removesuffix(".gz")
     if name.endswith(".xlsx"):
         return True
-    first = head.split("\n", 1)[0].replace("\t", ",").split(",")
+    first = [c.strip() for c in head.split("\n", 1)[0].replace("\t", ",").split(",")]
     return name.endswith((".tsv", ".csv")) and "index" in first and "prediction" in first
 
 
@@ -661,6 +669,24 @@ def answer_files(path: Path) -> list[Path]:
     if not files:
         raise EatkitError(f"the answers folder {path} holds no file")
     return files
+
+
+def parse_fields(text: str | None) -> dict[str, str]:
+    """The ``fields`` of :func:`read_answers` from ``--answer-field``: ``FIELD`` (the column read as each
+    answer's ``text``) or ``record_field=column`` pairs joined by commas.
+
+    >>> parse_fields("unifiedqa-t5-11b_pred_race"), parse_fields("group=race,text=description")
+    ({'text': 'unifiedqa-t5-11b_pred_race'}, {'group': 'race', 'text': 'description'})
+    """
+    if not text:
+        return {}
+    if "=" not in text:
+        return {"text": text}
+    pairs = [part.partition("=") for part in text.split(",")]
+    bad = [p[0] for p in pairs if not p[1] or not p[0] or not p[2]]
+    if bad:
+        raise EatkitError(f"--answer-field {text!r}: each part must be record_field=column")
+    return {name: column for name, _, column in pairs}
 
 
 def read_answers(path: str | Path, format: str | None = None, fields: Mapping[str, str] | None = None) -> Answers:
