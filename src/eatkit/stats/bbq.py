@@ -13,7 +13,7 @@ Per category and context condition, over the answers mapped to one of an item's 
 Intervals and tests (eatkit's, the authors report point values):
 
 - s_DIS = 2p - 1, p = n_target / n_non_unknown: the Wilson interval of p mapped by 2p - 1; p-value the
-  exact two-sided binomial test of n_target against 1/2 (``scipy.stats.binomtest``).
+  exact two-sided binomial test of n_target against 1/2 (both :func:`eatkit.stats.outcomes.proportion`).
 - s_AMB: in an ambiguous item the label is the unknown option, so 1 - accuracy = n_non_unknown / n and
   s_AMB = (n_target - n_non_target) / n, the difference of two cells of one multinomial (the structure of a
   paired difference of proportions). Interval: Bonett & Price's (2012) adjusted Wald interval,
@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats.proportions import check_confidence_level, wilson_interval
+from eatkit.stats.options import check_option
+from eatkit.stats.outcomes import proportion
 
 CONTEXTS = ("ambig", "disambig")
 
@@ -102,18 +103,16 @@ def _z(level: float) -> float:
 
 
 def _exact_p(n_target: int, n_non_target: int) -> float:
-    from scipy import stats as sps
-
     if n_target + n_non_target == 0:
         return 1.0
-    return float(sps.binomtest(n_target, n_target + n_non_target, 0.5).pvalue)
+    return float(proportion(n_target, n_target + n_non_target, p0=0.5).p_value)  # exact binomial test
 
 
 def _disambig_interval(n_target: int, n_non_unknown: int, level: float) -> tuple[float, float]:
     if n_non_unknown == 0:
         return float("nan"), float("nan")
-    low, high = wilson_interval(n_target, n_non_unknown, level)  # Wilson 1927, mapped by s = 2p - 1
-    return 2 * low - 1, 2 * high - 1
+    share = proportion(n_target, n_non_unknown, confidence_level=level)  # Wilson 1927, mapped by s = 2p - 1
+    return 2 * share.ci_low - 1, 2 * share.ci_high - 1
 
 
 def _ambig_interval(n_target: int, n_non_target: int, n: int, level: float) -> tuple[float, float]:
@@ -153,7 +152,7 @@ def bbq_score(correct: Any, unknown: Any, target: Any, *, context: str,
     """
     if context not in CONTEXTS:
         raise EatkitError(f"context must be one of {', '.join(CONTEXTS)}, got {context!r}")
-    level = check_confidence_level(confidence_level)
+    level = float(check_option("confidence_level", confidence_level))
     correct, unknown, target = _counts(correct, unknown, target)
     if np.any(unknown & target):
         raise EatkitError("an answer cannot be both the unknown option and the bias-consistent answer")
@@ -165,7 +164,8 @@ def bbq_score(correct: Any, unknown: Any, target: Any, *, context: str,
     if context == "ambig" and not np.array_equal(correct, unknown):
         raise EatkitError("an ambiguous item's label must be its unknown option (BBQ's ambiguous contexts)")
     estimate, (low, high), method = _bias(context, s, accuracy, n_target, n_non_target, n, level)
-    acc_low, acc_high = wilson_interval(n_correct, n, level)
+    accuracy_share = proportion(n_correct, n, confidence_level=level)
+    acc_low, acc_high = accuracy_share.ci_low, accuracy_share.ci_high
     return BBQScore(context=context, n=n, n_correct=n_correct, n_unknown=n_unknown, n_target=n_target,
                     n_non_target=n_non_target, accuracy=accuracy, accuracy_ci_low=acc_low,
                     accuracy_ci_high=acc_high, bias_non_unknown=float(s), bias_score=float(estimate), ci_low=low,
