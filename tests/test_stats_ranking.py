@@ -14,7 +14,8 @@ from scipy import stats as sps
 from eatkit import compare_shares, rank_shares
 from eatkit.errors import EatkitError
 from eatkit.stats import sc_eat
-from eatkit.stats.proportions import group_rates, wilson_interval
+from eatkit.stats.outcomes import proportion
+from eatkit.stats.proportions import group_rates
 from eatkit.stats.ranking import correlate_regions, max_skew, ndkl
 
 GROUPS4 = ["Asian"] * 5 + ["Black"] * 7 + ["Latino"] * 4 + ["White"] * 6
@@ -181,11 +182,12 @@ def test_wilson_interval_closed_form() -> None:
     p, n = 0.97, 100
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    assert wilson_interval(97, 100) == pytest.approx((centre - half, centre + half), rel=1e-12)
-    assert wilson_interval(97, 100) == pytest.approx((0.9154, 0.9897), abs=1e-4)  # rounded, by hand
-    assert wilson_interval(10, 10)[1] == 1.0
-    with pytest.raises(EatkitError, match="0 <= successes <= n"):
-        wilson_interval(11, 10)
+    r = proportion(97, 100)
+    assert (r.ci_low, r.ci_high) == pytest.approx((centre - half, centre + half), rel=1e-12)
+    assert (r.ci_low, r.ci_high) == pytest.approx((0.9154, 0.9897), abs=1e-4)  # rounded, by hand
+    assert proportion(10, 10).ci_high == 1.0
+    with pytest.raises(EatkitError, match="must not exceed n"):
+        proportion(11, 10)
 
 
 def test_group_rates_chi_square_matches_scipy_and_handles_no_variation() -> None:

@@ -58,6 +58,8 @@ KINDS: dict[str, str | KindSpec] = {
     "crows-pairs": "eatkit.specs:CROWS_PAIRS",
     "stereoset": "eatkit.specs:STEREOSET",
     "llm-iat": "eatkit.specs:LLM_IAT",
+    "bbq": "eatkit.specs:BBQ",
+    "answers": "eatkit.specs:ANSWERS",
     "same": "eatkit.specs:SAME",
     "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
     "ceat": "eatkit.specs:CEAT",
@@ -406,13 +408,16 @@ class Ranking:
     ``headline`` of each test, turned by ``magnitude`` (a rule of :data:`eatkit.stats.metrics.MAGNITUDES`:
     how far a value is from no bias) into a bias magnitude, averaged over a model's tests (``aggregation``)
     and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points (``None``:
-    neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``."""
+    neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``. ``per``
+    names the record fields that tell a test's records apart (BBQ: ``category``, ``context``): each
+    combination counts as one test of the measure (``<test>[<values>]``)."""
 
     headline: str
     magnitude: str
     measure: str
     higher_is_better: bool | None = None
     aggregation: str = "mean"
+    per: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -268,6 +268,47 @@ STEREOSET = KindSpec(
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
         Param("max_examples", int, low=1, useful=(100, None), help="score only the first N examples (default: all)"),
     ))
+# answer benchmarks (eatkit.analyses.answers, docs/answers.md): recorded answers (--answers) or a local answerer
+ANSWERS = KindSpec(
+    "answers", (), "eatkit.analyses.answers:AnswersAnalysis",
+    title="Answers of a language or vision-language model scored per group: rates, differences, paired "
+    "counterfactual tests, decision effects",
+    presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci_low", "ci_high",
+                                       "p_value", "q_value"), headline="estimate",
+                              formats={"estimate": ".3f", "ci_low": ".3f", "ci_high": ".3f"}, heading="Answers",
+                              legend="rate: share of a group's answers with the counted outcome (Wilson CI, or "
+                              "cluster-robust with clusters); difference: the group minus the others (Newcombe CI, "
+                              "Fisher's exact p); paired: first minus second level within counterfactual pairs "
+                              "(exact McNemar, or sign-flip permutation of pair means); effect: random-effects "
+                              "difference of mean logit p(yes) against the reference over decision questions; q: Benjamini-Hochberg "
+                              "over the run's answer tests"),
+    ranking=Ranking("estimate", "abs", "answers"),
+    params=(
+        Param("measure", default="rate", choices=("rate", "paired", "decision"), cli=False,
+              help="what the test computes: per-group rates, a paired comparison of two levels within "
+              "counterfactual pairs, or decision effects per attribute"),
+        Param("outcome", default="choice", cli=False,
+              help="the answer field read as the outcome (choice, text, score, or a column of the item)"),
+        Param("values", many="list", default=[], sep="|", cli=False, empty=True,
+              help="the outcome values counted (a rate's successes); none: the outcome is a number"),
+        Param("group", default="group", cli=False, help="the answer field that names the group (pair family)"),
+        Param("split", default="", cli=False, help="a field whose values are analysed apart (e.g. condition)"),
+        Param("paired", default="", cli=False, help="the field whose two levels are compared within pairs"),
+        Param("pair_by", default="pair", cli=False,
+              help="the field that matches answers into counterfactual pairs (default: the answers' pair id; item: "
+              "the same item under the two levels)"),
+        Param("levels", many="list", default=[], sep="|", cli=False, empty=True,
+              help="the two levels of the paired field, first minus second"),
+        Param("cluster", default="", cli=False,
+              help="a field whose answers share a cluster (repeated samples, a template): cluster-robust rates"),
+        Param("reference", many="list", default=[], sep="|", cli=False, empty=True,
+              help="decision effects: attribute=reference value, one per attribute"),
+        Param("select", many="list", default=[], sep="|", cli=False, empty=True,
+              help="keep only answers whose field has a value (field=value, alternatives joined by |)"),
+        Param("scorer", default="", cli=False,
+              help="a declared scorer of text answers (lexicon:<name>, words); its value is the outcome 'score'"),
+        Param("task", default="", cli=False, help="the benchmark's task name (asked of a local answerer)"),
+    ))
 LLM_IAT = KindSpec(
     "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
     title="Prompted word-association test of a language model (LLM-IAT, Bai et al. 2025)",
@@ -298,6 +339,38 @@ LLM_IAT = KindSpec(
         Param("domain", default="", cli=False, help="the test's domain (race, gender, religion, health, age)"),
         Param("unscored", many="list", default=[], cli=False, empty=True,
               help="words of the prompts whose side is unknown: their pairings are read, counted apart, not scored"),
+    ))
+
+BBQ_CATEGORIES = ("Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance", "Race_ethnicity",
+                  "Race_x_SES", "Race_x_gender", "Religion", "SES", "Sexual_orientation")
+BBQ = KindSpec(
+    "bbq", (), "eatkit.analyses.bbq:BBQAnalysis", renderer="eatkit.report.answers:BBQRenderer",
+    title="BBQ: accuracy and bias scores of a model's answers in ambiguous and disambiguated contexts "
+          "(Parrish et al. 2022)",
+    presentation=Presentation(
+        columns=("category", "context", "n", "accuracy", "bias_score", "ci_low", "ci_high", "p_value", "q_value"),
+        headline="bias_score", formats={"accuracy": ".3f", "bias_score": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+        heading="BBQ (bias benchmark for QA)",
+        legend="bias_score: the authors' s_DIS = 2 n_target/n_non_unknown - 1 (disambig) and s_AMB = (1 - accuracy) "
+               "s (ambig), -1..1 (the paper prints x100); CI: Wilson interval of n_target/n_non_unknown mapped by "
+               "2p - 1 (disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: "
+               "exact binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the categories and "
+               "contexts"),
+    ranking=Ranking("bias_score", "abs", "bbq", per=("category", "context")),
+    params=(
+        Param("bbq_data", default="bbq", flag="--bbq-data", metavar="DIR",
+              help="the BBQ folder (data/<Category>.jsonl, plain or gzipped; default: the dataset of "
+              "'eatkit data get bbq')"),
+        Param("bbq_metadata", default="", flag="--bbq-metadata", metavar="CSV",
+              help="the authors' additional_metadata.csv (each item's bias-consistent answer; 'bbq': the "
+              "dataset's copy); default: derived from each item's stereotyped_groups and answer_info"),
+        Param("categories", many="list", sep=",", choices=BBQ_CATEGORIES, default=list(BBQ_CATEGORIES),
+              flag="--bbq-categories", help="comma-separated BBQ categories to score (default: all found)"),
+        Param("max_items", int, low=1, useful=(100, None), flag="--bbq-max-items",
+              help="score only the first N items of each category (a quick look; default: all)"),
+        Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
+              help="how a local model answers: the option of highest log-likelihood, or a generated answer "
+              "parsed as the authors parse a prediction"),
     ))
 
 _MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "

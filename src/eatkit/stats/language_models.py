@@ -21,8 +21,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
-from eatkit.stats.options import check_choice
-from eatkit.stats.proportions import check_confidence_level
+from eatkit.stats.options import check_choice, check_option
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -70,7 +69,7 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
     if a.shape != b.shape:
         raise EatkitError(f"first and second must pair up, got {a.size} and {b.size} scores")
     alternative = check_choice("alternative", alternative, ALTERNATIVES)
-    level = check_confidence_level(confidence_level)
+    level = float(check_option("confidence_level", confidence_level))
     if decimals is not None:
         a, b = np.round(a, decimals), np.round(b, decimals)
     wins, ties = a > b, a == b
@@ -201,7 +200,7 @@ def word_pairing_test(default: Any, total: Any, first: Any, *, words: Any = None
     if (hits < 0).any() or (hits > counts).any():
         raise EatkitError("default counts must lie between 0 and the total counts")
     alternative = check_choice("alternative", alternative, ALTERNATIVES)
-    level = check_confidence_level(confidence_level)
+    level = float(check_option("confidence_level", confidence_level))
     names = [str(w) for w in (words if words is not None else range(hits.shape[0]))]
     rated = counts.sum(axis=1) > 0
     if rated[side].sum() < 2 or rated[~side].sum() < 2:

@@ -1,51 +1,15 @@
-"""Rates per group (VQA "yes" answers, captions that mention race): Wilson intervals and a chi-square
-test of independence across groups."""
+"""Rates per group (VQA "yes" answers, captions that mention race): Wilson intervals (from the outcome
+layer, :func:`eatkit.stats.outcomes.proportion`) and a chi-square test of independence across groups."""
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-
-
-def check_confidence_level(confidence_level: float) -> float:
-    """``confidence_level`` as a float strictly between 0 and 1, or a one-line error.
-
-    >>> check_confidence_level(1)
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: confidence level must be between 0 and 1, got 1
-    """
-    if not isinstance(confidence_level, numbers.Real) or not 0 < confidence_level < 1:
-        raise EatkitError(f"confidence level must be between 0 and 1, got {confidence_level!r}")
-    return float(confidence_level)
-
-
-def wilson_interval(successes: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (Wilson 1927):
-    (p̂ + z²/2n ± z sqrt(p̂(1 - p̂)/n + z²/4n²)) / (1 + z²/n), z the normal quantile of the level.
-
-    >>> [round(v, 4) for v in wilson_interval(0, 10)]
-    [0.0, 0.2775]
-    """
-    from scipy import stats as sps
-
-    level = check_confidence_level(confidence_level)
-    if not isinstance(n, numbers.Integral) or not isinstance(successes, numbers.Integral) or n < 1 \
-            or not 0 <= successes <= n:
-        raise EatkitError(f"a proportion needs whole counts 0 <= successes <= n, n >= 1; got {successes} of {n}")
-    z = float(sps.norm.ppf(0.5 + level / 2))
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # the bounds are exactly 0 and 1 at p = 0 and p = 1 (the formula gives them up to rounding)
-    low = 0.0 if successes == 0 else float(centre - half)
-    high = 1.0 if successes == n else float(centre + half)
-    return low, high
+from eatkit.stats.outcomes import proportion
 
 
 @dataclass(frozen=True)
@@ -95,7 +59,8 @@ def group_rates(counts: Mapping[str, int], totals: Mapping[str, int],
     if set(counts) != set(totals) or len(counts) < 1:
         raise EatkitError("counts and totals must name the same groups")
     groups = sorted(counts)
-    intervals = {g: wilson_interval(int(counts[g]), int(totals[g]), confidence_level) for g in groups}
+    shares = {g: proportion(int(counts[g]), int(totals[g]), confidence_level=confidence_level) for g in groups}
+    intervals = {g: (r.ci_low, r.ci_high) for g, r in shares.items()}
     table = np.array([[counts[g], totals[g] - counts[g]] for g in groups], dtype=np.float64)
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
     if len(groups) < 2 or (expected == 0).any():
