@@ -29,15 +29,18 @@ result's ``vectors`` hold one row per item:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from eatkit.encoders.answerers import (MODES, answer_records, batches, continuation_sums,
+                                       decoding_settings, decoding_warnings, option_requests, padded,
+                                       per_question, prompt_text, questions, sampler)
 from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed
-from eatkit.progress import progress
+from eatkit.sources.answers import embedded_answers, request_of
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.language import PAIRS, SENTENCES, request_settings
 from eatkit.stimuli.types import StimulusSet
@@ -76,12 +79,14 @@ class LanguageModel(EmbeddingSource):
     precision : ``float32`` (default), ``float64``, ``bfloat16`` or ``float16``.
     batch_size : sequences per forward pass (masked variants of a sentence; sentences of a causal LM).
     chat_template : use the tokenizer's chat template for prompts where it has one (default True).
+    generation : decoding settings of its answers to questions (:data:`eatkit.encoders.answerers.DECODING`).
     """
 
     modalities = frozenset({"sentence"})
 
     def __init__(self, name: str, *, masked: bool = False, revision: str | None = None, device: str | None = None,
-                 precision: str | None = None, batch_size: int | None = None, chat_template: bool = True) -> None:
+                 precision: str | None = None, batch_size: int | None = None, chat_template: bool = True,
+                 generation: Mapping[str, Any] | Sequence[str] | None = None) -> None:
         ensure_installed("transformers", f"the language model '{name}'", "text")
         self.name, self.masked, self.revision = name, bool(masked), revision
         self.id = f"{'hf-mlm' if masked else 'hf-lm'}:{name}"
@@ -93,6 +98,7 @@ class LanguageModel(EmbeddingSource):
             raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.batch_size = batch_size or 32
         self.chat_template = bool(chat_template)
+        self.decoding = decoding_settings(generation)
         self.weights = hf_weights_identity(name, revision)
         self._model: Any = None
         self._tokenizer: Any = None
@@ -129,6 +135,8 @@ class LanguageModel(EmbeddingSource):
         elif (settings := request_settings(stimuli)) is not None:
             settings.pop("recorded")
             vectors = np.asarray(self.generate(items, **settings), dtype=object)
+        elif (asked := request_of(stimuli)) is not None:
+            return self.answer(stimuli, asked.get("mode") or "generate")
         else:
             raise EatkitError(f"'{self.id}' is a language model: it scores and answers text for the crows-pairs, "
                               f"stereoset and llm-iat tests; it does not embed set '{stimuli.name}'")
@@ -139,7 +147,8 @@ class LanguageModel(EmbeddingSource):
                 "hub": hub_pin(str(self.weights), self.revision), "kind": "masked" if self.masked else "causal",
                 "device_requested": self.device, "precision": self.precision, "batch_size": self.batch_size,
                 "batching": BATCHING, "chat_template": self._templated if self._model is not None
-                else self.chat_template, "system_message": SYSTEM,
+                else self.chat_template, "system_message": SYSTEM, "decoding": self.decoding,
+                "decoding_warnings": decoding_warnings(self.decoding),
                 "scoring": "pseudo-log-likelihood of the shared tokens (CrowS-Pairs metric.py)" if self.masked
                 else "sentence log-likelihood after the BOS token"}
 
@@ -215,20 +224,20 @@ class LanguageModel(EmbeddingSource):
         tok = self._tokenizer
         return next((i for i in (tok.pad_token_id, tok.eos_token_id) if i is not None), 0)
 
-    def _causal_sums(self, seqs: Sequence[Sequence[int]]) -> list[float]:
-        """sum_{t >= 1} log p(ids_t | ids_<t) of each id sequence: sequences of similar length in one forward
-        pass, right-padded, the padding masked (``attention_mask``) and never scored."""
+    def _causal_sums(self, seqs: Sequence[Sequence[int]], starts: Sequence[int] | None = None) -> list[float]:
+        """sum_{t >= starts[i]} log p(ids_t | ids_<t) of each id sequence (``starts`` default 1: every token
+        after the first): sequences of similar length in one forward pass, right-padded, the padding masked
+        (``attention_mask``) and never scored."""
         import torch
 
         totals = [0.0] * len(seqs)
         with torch.inference_mode():
-            for batch in _batches(seqs, self.batch_size, "sentences"):
-                x, mask = _padded([seqs[i] for i in batch], self._pad_id(), self._model.device)
+            for batch in batches(seqs, self.batch_size, "sentences"):
+                x, mask = padded([seqs[i] for i in batch], self._pad_id(), self._model.device)
                 logits = self._model(input_ids=x, attention_mask=mask).logits
-                for row, i in enumerate(batch):
-                    n = len(seqs[i])
-                    logp = torch.log_softmax(logits[row, :n - 1].double(), dim=-1)
-                    totals[i] = float(logp.gather(1, x[row, 1:n, None]).sum())
+                spans = [(starts[i] if starts else 1, len(seqs[i])) for i in batch]
+                for i, value in zip(batch, continuation_sums(logits, x, spans)):
+                    totals[i] = value
         return totals
 
     def _masked_sums(self, jobs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
@@ -241,8 +250,8 @@ class LanguageModel(EmbeddingSource):
         logps = [0.0] * len(copies)
         mask_id = self._tokenizer.mask_token_id
         with torch.inference_mode():
-            for batch in _batches([jobs[j][0] for j, _ in copies], self.batch_size, "masked copies"):
-                x, attention = _padded([jobs[copies[c][0]][0] for c in batch], self._pad_id(), self._model.device)
+            for batch in batches([jobs[j][0] for j, _ in copies], self.batch_size, "masked copies"):
+                x, attention = padded([jobs[copies[c][0]][0] for c in batch], self._pad_id(), self._model.device)
                 rows = torch.arange(len(batch), device=x.device)
                 cols = torch.tensor([copies[c][1] for c in batch], device=x.device)
                 target = x[rows, cols].clone()
@@ -255,6 +264,30 @@ class LanguageModel(EmbeddingSource):
             totals[j] += value
         return totals
 
+    # -- answers to questions -------------------------------------------------------------------------------
+    def answer(self, stimuli: StimulusSet, mode: str) -> Embedded:
+        """The :class:`~eatkit.sources.answers.Answer` of each question of a request for answers
+        (:mod:`eatkit.encoders.answerers`: ``loglik`` or ``generate``, in the chat template where it has one)."""
+        if self.masked:
+            raise EatkitError(f"'{self.id}' is a masked language model: questions need a causal one (hf-lm:)")
+        if mode not in MODES:
+            raise EatkitError(f"'{self.id}' answers in mode {' or '.join(MODES)}, not {mode!r}")
+        asked = questions(stimuli)
+        if any(q.image for q in asked):
+            raise EatkitError(f"'{self.id}' reads text only: questions with an image need an image-text-to-text "
+                              "model (hf-vlm:<name>)")
+        self._load()
+        if mode == "loglik":
+            prompts = [self._prompt_ids(i, prompt_text(q), 0) for i, q in enumerate(asked)]
+            requests = option_requests(asked)
+            seqs = [prompts[i] + list(self._tokenizer.encode(text, add_special_tokens=False)) for i, text in requests]
+            values = self._causal_sums(seqs, [len(prompts[i]) for i, _ in requests])
+            return embedded_answers(answer_records(self.id, asked, logprobs=per_question(asked, values)))
+        s = self.decoding
+        texts = self.generate([prompt_text(q) for q in asked], max_new_tokens=s["max_new_tokens"],
+                              temperature=s["temperature"], seed=s["seed"])
+        return embedded_answers(answer_records(self.id, asked, texts=texts))
+
     # -- generation -----------------------------------------------------------------------------------------
     def generate(self, prompts: Sequence[str], *, max_new_tokens: int, temperature: float, seed: int) -> list[str]:
         """The model's answer to each prompt (prompt ``i`` sampled with its own torch generator seeded by
@@ -265,7 +298,7 @@ class LanguageModel(EmbeddingSource):
         self._load()
         seqs = [self._prompt_ids(i, prompt, max_new_tokens) for i, prompt in enumerate(prompts)]
         out = [""] * len(seqs)
-        for batch in _batches(seqs, self.batch_size, "answers"):
+        for batch in batches(seqs, self.batch_size, "answers"):
             for i, text in zip(batch, self._generate_batch([seqs[i] for i in batch], [seed + i for i in batch],
                                                             max_new_tokens, temperature)):
                 out[i] = text
@@ -291,12 +324,12 @@ class LanguageModel(EmbeddingSource):
         import torch
 
         tok = self._tokenizer
-        x, mask = _padded(seqs, self._pad_id(), self._model.device, left=True)
+        x, mask = padded(seqs, self._pad_id(), self._model.device, left=True)
         with torch.inference_mode():
             new = self._model.generate(
                 x, attention_mask=mask, max_new_tokens=max_new_tokens, do_sample=False, temperature=None,
                 top_k=None, top_p=None, pad_token_id=self._pad_id(),
-                logits_processor=[RowSampler(seeds, temperature, x.device)] if temperature > 0 else None)
+                logits_processor=sampler(seeds, temperature, x.device))
         return [tok.decode(row[x.shape[1]:], skip_special_tokens=True) for row in new]
 
 
@@ -304,60 +337,6 @@ class LanguageModel(EmbeddingSource):
 BATCHING = ("batch_size sequences a forward pass (sentences of a causal LM; masked copies across sentences of a "
             "masked LM; prompts of a generation), of similar length, right-padded for scores and left-padded "
             "for generation, padding masked")
-
-
-class RowSampler:
-    """A transformers logits processor that samples each row of a batch with its own ``torch.Generator``
-    (row ``r`` seeded by ``seeds[r]``): softmax of the scores over ``temperature``, one
-    ``torch.multinomial`` draw (as transformers' sampling, without top-k or top-p), returned as scores that
-    are ``-inf`` except at the drawn token, so that greedy decoding keeps it. A row's answer is then the
-    one an unbatched ``generate`` gives after ``torch.manual_seed(seeds[r])``.
-    """
-
-    def __init__(self, seeds: Sequence[int], temperature: float, device: Any) -> None:
-        import torch
-
-        self.temperature = float(temperature)
-        self.generators = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
-
-        probs = torch.softmax(scores / self.temperature, dim=-1)
-        drawn = torch.cat([torch.multinomial(probs[r:r + 1], 1, generator=g)[0]
-                           for r, g in enumerate(self.generators)])
-        out = torch.full_like(scores, float("-inf"))
-        out[torch.arange(len(drawn), device=scores.device), drawn] = 0.0
-        return out
-
-
-def _batches(seqs: Sequence[Sequence[Any]], size: int, unit: str) -> Iterator[list[int]]:
-    """Indices into ``seqs`` in batches of ``size``, sequences of similar length together (sorted by length,
-    stable), with progress in items (``scoring 1,200/3,016 sentences``)."""
-    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
-    batch: list[int] = []
-    for i in progress(order, total=len(order), desc=f"scoring {unit}"):
-        batch.append(i)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _padded(seqs: Sequence[Sequence[int]], pad: int, device: Any, *, left: bool = False) -> tuple[Any, Any]:
-    """The id sequences as one tensor padded with ``pad`` (on the right, or the left for generation) and its
-    attention mask (1 at real tokens)."""
-    import torch
-
-    width = max(len(s) for s in seqs)
-    x = torch.full((len(seqs), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    for r, s in enumerate(seqs):
-        span = slice(width - len(s), width) if left else slice(0, len(s))
-        x[r, span] = torch.tensor(list(s), dtype=torch.long)
-        mask[r, span] = 1
-    return x.to(device), mask.to(device)
 
 
 def masked_lm(name: str, *, revision: str | None = None, device: str | None = None, precision: str | None = None,
@@ -368,7 +347,8 @@ def masked_lm(name: str, *, revision: str | None = None, device: str | None = No
 
 
 def causal_lm(name: str, *, revision: str | None = None, device: str | None = None, precision: str | None = None,
-              batch_size: int | None = None, chat_template: bool = True) -> LanguageModel:
+              batch_size: int | None = None, chat_template: bool = True,
+              generation: Mapping[str, Any] | Sequence[str] | None = None) -> LanguageModel:
     """``hf-lm:<name>``: a causal language model (e.g. ``gpt2``, an instruction-tuned chat model)."""
     return LanguageModel(name, masked=False, revision=revision, device=device, precision=precision,
-                         batch_size=batch_size, chat_template=chat_template)
+                         batch_size=batch_size, chat_template=chat_template, generation=generation)
