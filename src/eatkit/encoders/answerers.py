@@ -50,7 +50,9 @@ DECODING: tuple[Param, ...] = (
 #: the ways to answer a multiple-choice question (a request's ``mode``)
 MODES = ("loglik", "generate")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-PRECISIONS = {"float32": "float32", "float64": "float64", "bfloat16": "bfloat16", "float16": "float16"}
+#: torch dtypes by name (the command line's fp32, bf16, fp16 too)
+PRECISIONS = {"float32": "float32", "float64": "float64", "bfloat16": "bfloat16", "float16": "float16",
+              "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
 def decoding_settings(given: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any]:
@@ -242,15 +244,23 @@ def sampler(seeds: Sequence[int], temperature: float, device: Any) -> list[RowSa
     return [RowSampler(seeds, temperature, device)] if temperature > 0 else None
 
 
+#: the most float64 log-probabilities held at once (256 MiB): rows of a batch are taken this many values at a time
+LOGP_VALUES = 2**25
+
+
 def continuation_sums(logits: Any, ids: Any, spans: Sequence[tuple[int, int]]) -> list[float]:
     """For each row ``r`` of a forward pass: sum over t in ``spans[r]`` = (start, end) of
-    log p(ids[r, t] | ids[r, < t]), in float64 (the log-softmax of the logits at t - 1)."""
+    log p(ids[r, t] | ids[r, < t]), in float64 (the log-softmax of the logits at t - 1; one call over as many
+    rows as :data:`LOGP_VALUES` allows, each row's values as its own call gives them)."""
     import torch
 
+    width = max(end for _, end in spans) - 1
+    step = max(1, LOGP_VALUES // max(1, width * logits.shape[-1]))
     out = []
-    for row, (start, end) in enumerate(spans):
-        logp = torch.log_softmax(logits[row, start - 1:end - 1].double(), dim=-1)
-        out.append(float(logp.gather(1, ids[row, start:end, None]).sum()))
+    for first in range(0, len(spans), step):
+        logp = torch.log_softmax(logits[first:first + step, :width].double(), dim=-1)
+        for row, (start, end) in enumerate(spans[first:first + step]):
+            out.append(float(logp[row, start - 1:end - 1].gather(1, ids[first + row, start:end, None]).sum()))
     return out
 
 

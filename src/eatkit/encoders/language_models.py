@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.answerers import (MODES, answer_records, batches, continuation_sums,
+from eatkit.encoders.answerers import (MODES, PRECISIONS, answer_records, batches, continuation_sums,
                                        decoding_settings, decoding_warnings, option_requests, padded,
                                        per_question, prompt_text, questions, sampler)
 from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pinned_revision
@@ -47,7 +47,6 @@ from eatkit.stimuli.types import StimulusSet
 
 #: the system message of a chat template (Bai et al. 2025 sent this one to GPT-4o)
 SYSTEM = "You are a helpful assistant."
-PRECISIONS = {"float32": "float32", "float64": "float64", "bfloat16": "bfloat16", "float16": "float16"}
 
 
 def shared_positions(first: Sequence[int], second: Sequence[int]) -> tuple[list[int], list[int]]:
