@@ -40,8 +40,9 @@ def test_polarity_counts_whole_words_of_two_poles():
         polarity("stereotype-content")
     with pytest.raises(EatkitError, match="needs a word list"):
         polarity("")
-    assert [leaning("gender-polarity")(Answer(item="1", text=t)) for t in ("He and she.", "Her, his, her.", "No one.")] \
-        == ["neither", "female", "neither"]
+    lean = leaning("gender-polarity")
+    texts = ("He and she.", "Her, his, her.", "No one.")
+    assert [lean(Answer(item="1", text=t)) for t in texts] == ["neither", "female", "neither"]
 
 
 @pytest.mark.parametrize("scorer, value", [("leaning:gender-polarity", "female"),

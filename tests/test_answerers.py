@@ -73,7 +73,8 @@ def reference_option_logprob(folder: str, question: dict, option: str) -> float:
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     model = transformers.AutoModelForCausalLM.from_pretrained(folder).double().eval()
     q = Question(question["id"], question["context"], question["question"], tuple(question["options"]))
-    messages = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": prompt_text(q)}]
+    messages = [{"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": prompt_text(q)}]
     prompt = list(tok.apply_chat_template(messages, add_generation_prompt=True, return_dict=True)["input_ids"])
     ids = prompt + tok.encode(" " + option, add_special_tokens=False)
     with torch.no_grad():
@@ -143,7 +144,8 @@ def test_a_vision_language_model_answers_image_questions(folders, family):
     from eatkit.registry import build_model
 
     name = f"hf-vlm:{folders[family]}"
-    scored = list(build_model(name, precision="float64", batch_size=4).embed(request("loglik", folders["image"])).vectors)
+    model = build_model(name, precision="float64", batch_size=4)
+    scored = list(model.embed(request("loglik", folders["image"])).vectors)
     for q, a in zip(QUESTIONS, scored):
         assert list(a.logprobs) == pytest.approx([reference_vlm_logprob(folders[family], q, o, folders["image"])
                                                   for o in q["options"]], abs=1e-9, rel=0)

@@ -55,6 +55,19 @@ PRECISIONS = {"float32": "float32", "float64": "float64", "bfloat16": "bfloat16"
               "fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
+def model_settings(precision: str | None, batch_size: int | None, default_batch: int) -> tuple[str, int]:
+    """A language or vision-language model's precision (``float32`` by default) and batch size checked.
+
+    >>> model_settings(None, None, 8)
+    ('float32', 8)
+    """
+    if (precision or "float32") not in PRECISIONS:
+        raise EatkitError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
+    return precision or "float32", batch_size or default_batch
+
+
 def decoding_settings(given: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any]:
     """Every decoding setting of :data:`DECODING`: ``given`` (a mapping, or ``KEY=VALUE`` texts of
     ``--generation``) checked and converted, defaults filled in; an unknown name or bad value is one line.
@@ -286,12 +299,8 @@ class VisionLanguageModel(EmbeddingSource):
                  generation: Mapping[str, Any] | Sequence[str] | None = None) -> None:
         ensure_installed("transformers", f"the vision-language model '{name}'", "vl")
         self.name, self.revision, self.id = name, revision, f"hf-vlm:{name}"
-        self.device, self.precision = device or "cpu", precision or "float32"
-        if self.precision not in PRECISIONS:
-            raise EatkitError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-            raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = batch_size or 8
+        self.device = device or "cpu"
+        self.precision, self.batch_size = model_settings(precision, batch_size, 8)
         self.decoding = decoding_settings(generation)
         self.weights = hf_weights_identity(name, revision)
         self._model: Any = None

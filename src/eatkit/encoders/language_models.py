@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.answerers import (MODES, PRECISIONS, answer_records, batches, continuation_sums,
-                                       decoding_settings, decoding_warnings, option_requests, padded,
+                                       decoding_settings, decoding_warnings, model_settings, option_requests, padded,
                                        per_question, prompt_text, questions, sampler)
 from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
@@ -90,12 +90,7 @@ class LanguageModel(EmbeddingSource):
         self.name, self.masked, self.revision = name, bool(masked), revision
         self.id = f"{'hf-mlm' if masked else 'hf-lm'}:{name}"
         self.device = device or "cpu"
-        self.precision = precision or "float32"
-        if self.precision not in PRECISIONS:
-            raise EatkitError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-            raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = batch_size or 32
+        self.precision, self.batch_size = model_settings(precision, batch_size, 32)
         self.chat_template = bool(chat_template)
         self.decoding = decoding_settings(generation)
         self.weights = hf_weights_identity(name, revision)
