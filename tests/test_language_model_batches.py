@@ -115,7 +115,8 @@ def test_progress_counts_sentences(gpt2, monkeypatch):
         return slow(*args, **kwargs)
 
     monkeypatch.setattr(lm._model, "forward", forward)
-    lm.log_likelihoods(SENTENCES)
+    with progress.enabled(True):  # an earlier command's -q in this process may have turned it off
+        lm.log_likelihoods(SENTENCES)
     lines = err.getvalue().splitlines()
     assert lines and all(line.startswith("eatkit: scoring sentences") for line in lines)
     assert "14" in lines[-1] and "done" in lines[-1]
