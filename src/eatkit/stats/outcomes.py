@@ -12,6 +12,7 @@ benchmark. numpy/scipy only; each result says how it was computed.
                                          enumeration or sampled, as asked), percentile bootstrap CI
 :func:`clustered_proportion`             a share whose items share templates: cluster-robust (CR1) interval
 :func:`minimum_detectable_difference`    the smallest difference a design of ``n`` items detects
+:func:`bootstrap_mean`                   percentile bootstrap interval of a mean over items
 =======================================  ====================================================================
 
 A battery's p-values are corrected with :func:`eatkit.stats.multitest.adjust_p_values` (BH, Holm); effects
@@ -416,15 +417,21 @@ def _sign_flip_counts(diff: np.ndarray, permutations: str | int, rng: np.random.
     return counts, draws, False
 
 
-def _bootstrap_mean(diff: np.ndarray, b: int, level: float, alternative: str,
-                    rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (Efron & Tibshirani 1993, ch. 13), one-sided as asked."""
-    if b == 0:
+def bootstrap_mean(values: np.ndarray, n_resamples: int, *, confidence_level: float = 0.95,
+                   alternative: str = "two-sided", rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` over ``n_resamples`` resamples of the items
+    (Efron & Tibshirani 1993, ch. 13), one-sided as ``alternative``; NaN bounds when ``n_resamples`` is 0.
+
+    >>> bootstrap_mean(np.array([1.0, 2.0, 3.0]), 200, rng=np.random.default_rng(0))
+    (1.0, 3.0)
+    """
+    if n_resamples == 0:
         return float("nan"), float("nan")
-    n = diff.size
-    check_cost(f"{b} bootstrap resamples of {n} pairs", 2.0 * b * n, "use fewer resamples", nbytes=8.0 * b * n)
-    means = diff[rng.integers(0, n, size=(b, n))].mean(axis=1)
-    tail = (1 - level) / (2 if alternative == "two-sided" else 1)
+    n = values.size
+    check_cost(f"{n_resamples} bootstrap resamples of {n} items", 2.0 * n_resamples * n, "use fewer resamples",
+               nbytes=8.0 * n_resamples * n)
+    means = values[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
+    tail = (1 - confidence_level) / (2 if alternative == "two-sided" else 1)
     low, high = (float(v) for v in np.quantile(means, [tail, 1 - tail]))
     return _sided(low, high, alternative, (-np.inf, np.inf))
 
@@ -452,7 +459,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     tol = 4.0 * diff.size * np.finfo(float).eps * float(np.abs(diff).sum())
     counts, evaluated, exact = _sign_flip_counts(diff, permutations, generator, tol)
     p = counts[alternative] / evaluated if exact else (counts[alternative] + 1) / (evaluated + 1)
-    low, high = _bootstrap_mean(diff, b_count, level, alternative, generator)
+    low, high = bootstrap_mean(diff, b_count, confidence_level=level, alternative=alternative, rng=generator)
     return PairedScores(estimate=float(diff.mean()), ci_low=low, ci_high=high, n=int(diff.size), p_value=float(p),
                         alternative=alternative, confidence_level=level, exact=exact, permutations=evaluated,
                         n_resamples=b_count, seed=seed, tolerance=tol)
