@@ -22,8 +22,8 @@ from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats.language_models import (pair_preference, stereoset_scores, summarise_bias_scores, tally_pairings,
-                                          word_pairing_test)
+from eatkit.stats.language_models import (direction_scores, pair_preference, stereoset_scores,
+                                          summarise_bias_scores, tally_pairings, word_pairing_test)
 from eatkit.stimuli.language import (PAIRS, SENTENCES, STATUSES, TEMPLATES, CrowsPair, StereoSetExample, data_path,
                                      generate_request, load_crows_pairs, load_stereoset, parse_pairings)
 from eatkit.stimuli.types import AssociationTest, StimulusSet
@@ -70,7 +70,10 @@ class CrowsPairsRecord(Record):
     higher: int  # pairs whose more stereotyping sentence scores higher
     ties: int
     share: float
-    share_stereo: float | None  # the share among stereo pairs (metric.py's "stereotype score", over all of them)
+    #: metric.py's "Stereotype score" / 100: among the untied stereo pairs, the share whose more stereotyping
+    #: sentence scores higher (ties are neutral in metric.py, outside its total_stereo); None without one
+    share_stereo: float | None
+    #: metric.py's "Anti-stereotype score" / 100, the same among the untied antistereo pairs
     share_antistereo: float | None
     alternative: str
     ci_low: float
@@ -120,13 +123,11 @@ class CrowsPairsAnalysis(_RequestAnalysis):
             out = pair_preference(more[m], less[m], decimals=decimals, alternative=options.alternative,
                                   n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
                                   rng=np.random.default_rng([seed, zlib.crc32(bias.encode())]))
-            wins = np.round(more[m], decimals) > np.round(less[m], decimals)
-            sub = stereo[m]
+            share_stereo, share_antistereo = direction_scores(more[m], less[m], stereo[m], decimals)
             record = CrowsPairsRecord(
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=out.p_value, bias_type=bias,
                 bias=2 * out.share - 1, pairs=out.n, higher=out.k, ties=out.ties, share=out.share,
-                share_stereo=float(wins[sub].mean()) if sub.any() else None,
-                share_antistereo=float(wins[~sub].mean()) if (~sub).any() else None,
+                share_stereo=share_stereo, share_antistereo=share_antistereo,
                 alternative=out.alternative, ci_low=out.ci_low, ci_high=out.ci_high,
                 confidence_level=out.confidence_level, n_resamples=out.n_resamples, decimals=decimals,
                 method=out.method)

@@ -4,6 +4,7 @@ prompted word-pairing association tests (LLM-IAT, Bai et al. PNAS 2025). numpy/s
 =====================================  ==========================================================================
 :func:`pair_preference`                share of pairs whose first sentence scores higher (CrowS-Pairs' metric),
                                        exact binomial p against 1/2, percentile bootstrap CI over pairs
+:func:`direction_scores`               metric.py's stereotype and anti-stereotype scores (ties left out)
 :func:`stereoset_scores`               StereoSet's SS, LMS and ICAT (Nadeem et al. 2021, section 5)
 :func:`pairing_d`                      the LLM-IAT bias score of one response (the authors' ``d_score``)
 :func:`tally_pairings`                 each answer's pairing counts and bias score, counts per word and variation
@@ -81,6 +82,26 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
     low, high = bootstrap_mean(wins.astype(float), int(n_bootstrap), confidence_level=level, rng=generator)
     return PairPreference(share=k / n, k=k, n=n, ties=t, p_value=p, alternative=alternative, ci_low=low, ci_high=high,
                           confidence_level=level, n_resamples=int(n_bootstrap), seed=seed, decimals=decimals)
+
+
+def direction_scores(more: Any, less: Any, stereo: Any, decimals: int | None = 3) -> tuple[float | None,
+                                                                                       float | None]:
+    """CrowS-Pairs' ``metric.py`` "Stereotype score" and "Anti-stereotype score", as shares (its percentages
+    / 100): among the *untied* pairs of each direction (scores rounded to ``decimals``; metric.py counts a tie
+    as neutral and leaves it out of ``total_stereo`` and ``total_antistereo``), the share whose more
+    stereotyping sentence scores higher. None for a direction without an untied pair (metric.py divides by 0).
+
+    >>> direction_scores([2.0, 1.0, 1.0, 3.0], [1.0, 2.0, 1.0, 1.0], [True, True, True, False])
+    (0.5, 1.0)
+    """
+    a, b = np.asarray(more, dtype=float), np.asarray(less, dtype=float)
+    if decimals is not None:
+        a, b = np.round(a, decimals), np.round(b, decimals)
+    untied, wins, side = a != b, a > b, np.asarray(stereo, dtype=bool)
+    shares = []
+    for m in (side & untied, ~side & untied):  # metric.py: stereo_score / total_stereo, antistereo likewise
+        shares.append(float(wins[m].sum() / m.sum()) if m.any() else None)
+    return shares[0], shares[1]
 
 
 @dataclass(frozen=True)
