@@ -305,6 +305,35 @@ def test_llm_iat_file_scorer_reads_every_published_gpt4o_response():
     assert racism.bias_score > 0.9 and racism.p_value < 0.001  # GPT-4o pairs White with the positive words
 
 
+def llm_iat_table_row(record: Any, synonym: Any) -> str:
+    """A row of docs/language-models.md's table of the GPT-4o answers, from a test's and its synonym test's
+    records."""
+    return (f"| {record.domain} | {record.test} | {record.responses} | {record.parsed} ({record.partial}) | "
+            f"{record.unparseable} | {record.bias_score:.3f} | {record.bias_score_authors:.3f} | "
+            f"{record.association:.3f} [{record.ci_low:.2f}, {record.ci_high:.2f}] | {record.p_value:.2g} | "
+            f"{synonym.bias_score:.3f} |")
+
+
+def test_docs_table_of_the_gpt4o_answers_is_what_eatkit_computes():
+    from eatkit.registry import build_model
+    from eatkit.run.runner import run_suite
+
+    folder = shared_path("llm-iat", "responses-gpt4o")
+    records = {r.test: r for r in run_suite("llm-iat", build_model(f"responses:{folder}"), seed=0).records}
+    docs = (Path(__file__).parents[1] / "docs" / "language-models.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[2].strip(): line for line in docs.splitlines()
+            if line.startswith("| ") and line.count("|") == 11 and line.split("|")[2].strip() in records}
+    assert len(rows) == 21
+    for test, line in rows.items():
+        assert line == llm_iat_table_row(records[test], records[f"{test}-synonym"])
+    domains: dict[str, list[float]] = {}
+    for test in rows:
+        domains.setdefault(records[test].domain, []).append(records[test].bias_score)
+    means = ", ".join(f"{d} {np.mean(v):.2f}" for d, v in domains.items())
+    assert f"Means of the bias score per domain:\n{means}." in docs or f"Means of the bias score per domain: {means}." \
+        in docs.replace("\n", " ")
+
+
 #: Bai et al.'s implicit-bias figure (github.com/baixuechunzi/llm-implicit-bias, figure/implicit_bias.pdf, drawn by
 #: analysis/analysis_implicit.ipynb from 200 answers per model and stereotype; GPT-4o is in no published figure): the
 #: GPT-4 panel's points and the mean of the eight panels' points, read from the PDF's drawing operators (marker
