@@ -341,6 +341,25 @@ class LLMIATAnalysis(_RequestAnalysis):
         except EatkitError as err:  # too few words were ever paired: the record says so, the counts stand
             return None, [f"no word-level test: {err}"]
 
+    @staticmethod
+    def _test_fields(result: Any) -> dict[str, Any]:
+        """The record's fields of the word-level test (None where it could not run)."""
+        if result is None:
+            return {"p_value": None, "association": None, "rates": {}, "exact": None, "permutations": None,
+                    "ci_low": None, "ci_high": None}
+        return {"p_value": result.p_value, "association": result.statistic, "rates": result.rates,
+                "exact": result.exact, "permutations": result.permutations, "ci_low": result.ci_low,
+                "ci_high": result.ci_high}
+
+    @staticmethod
+    def _rows(test: AssociationTest, answers: Embedded, parsed: list[Any], variations: list[str], tally: Any,
+              from_model: bool) -> list[list[Any]]:
+        """The rows of ``llm_iat_responses.csv``: every answer, how it was read, its counts and score."""
+        return [[test.id, variation, "" if from_model else ident, p.status, len(p.pairs), *(int(c) for c in counts),
+                 "" if d is None else f"{d!r}", " | ".join(p.invalid), str(answer)]
+                for p, variation, ident, counts, d, answer in zip(parsed, variations, answers.ids, tally.counts,
+                                                                  tally.scores, answers.vectors)]
+
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         answers = embedded["responses"]
@@ -350,11 +369,6 @@ class LLMIATAnalysis(_RequestAnalysis):
         statuses = [p.status for p in parsed]
         summary = summarise_bias_scores(tally.scores, [s == "complete" for s in statuses], variations)
         result, warnings = self._word_test(test, tally, options, seed)
-        stats = {"p_value": None, "association": None, "rates": {}, "exact": None, "permutations": None,
-                 "ci_low": None, "ci_high": None} if result is None else {
-            "p_value": result.p_value, "association": result.statistic, "rates": result.rates,
-            "exact": result.exact, "permutations": result.permutations, "ci_low": result.ci_low,
-            "ci_high": result.ci_high}
         record = LLMIATRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, warnings=warnings,
             domain=options.params["domain"], groups_x=list(test.set("X").items), groups_y=list(test.set("Y").items),
@@ -364,11 +378,8 @@ class LLMIATAnalysis(_RequestAnalysis):
             alternative=options.alternative, confidence_level=options.confidence_level,
             templates=resolve_templates(options.params["templates"]) if from_model else {},
             samples=options.params["samples"] if from_model else None,
-            **{s: statuses.count(s) for s in STATUSES}, **stats)
-        rows = [[test.id, variation, "" if from_model else ident, p.status, len(p.pairs), *(int(c) for c in counts),
-                 "" if d is None else f"{d!r}", " | ".join(p.invalid), str(answer)]
-                for p, variation, ident, counts, d, answer in zip(parsed, variations, answers.ids, tally.counts,
-                                                                  tally.scores, answers.vectors)]
+            **{s: statuses.count(s) for s in STATUSES}, **self._test_fields(result))
+        rows = self._rows(test, answers, parsed, variations, tally, from_model)
         return [Outcome(record, {"bias_scores": np.array([np.nan if s is None else s for s in tally.scores])},
                         Scored(result, rows))]
 
