@@ -85,6 +85,39 @@ def test_paired_choices_exact_mcnemar_equals_statsmodels(table):
     assert (swapped.ci_low, swapped.ci_high) == pytest.approx((-r.ci_high, -r.ci_low), abs=1e-15)
 
 
+def reference_square_and_add(n11: int, n12: int, n21: int, n22: int) -> tuple[float, float]:
+    """Fagerland, Lydersen & Laake (2017, ch. 8) Newcombe square-and-add interval, written out from their
+    contingencytables R function: the table's rows are the first variant, its columns the second."""
+    big_n = n11 + n12 + n21 + n22
+    p1, p2 = (n11 + n12) / big_n, (n11 + n21) / big_n
+    z = sps.norm.ppf(0.975)
+
+    def wilson(x: int) -> tuple[float, float]:
+        centre, half = 2 * x + z * z, z * math.sqrt(z * z + 4 * x * (1 - x / big_n))
+        return (centre - half) / (2 * (big_n + z * z)), (centre + half) / (2 * (big_n + z * z))
+
+    (l1, u1), (l2, u2) = wilson(n11 + n12), wilson(n11 + n21)
+    margins = [n11 + n12, n21 + n22, n11 + n21, n12 + n22]
+    psi = 0.0
+    if min(margins) > 0:
+        cross = n11 * n22 - n12 * n21
+        psi = (cross - big_n / 2) / math.sqrt(math.prod(margins)) if cross > big_n / 2 else (
+            0.0 if cross >= 0 else cross / math.sqrt(math.prod(margins)))
+    low = p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * psi * (p1 - l1) * (u2 - p2))
+    high = p1 - p2 + math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * psi * (p2 - l2) * (u1 - p1))
+    return low, high
+
+
+@pytest.mark.parametrize("table", [(1, 1, 7, 12), (59, 6, 16, 80), (10, 5, 1, 4), (20, 12, 9, 30), (3, 0, 0, 7),
+                                   (0, 4, 3, 0), (40, 1, 11, 2)])
+def test_paired_interval_equals_fagerlands_square_and_add(table):
+    # (1, 1, 7, 12): Bentur et al. 2009 and (59, 6, 16, 80): Cavo et al. 2012, the book's examples
+    n11, n12, n21, n22 = table
+    first, second = _pairs(n11, n12, n21, n22)
+    r = paired_choices(first, second)
+    assert (r.ci_low, r.ci_high) == pytest.approx(reference_square_and_add(*table), abs=1e-12)
+
+
 def test_paired_interval_is_newcombes_with_zero_correlation_equal_to_the_independent_one():
     # a d = b c makes phi 0: method 10 then equals the independent samples' hybrid score interval
     first, second = _pairs(4, 2, 2, 1)

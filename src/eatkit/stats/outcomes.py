@@ -272,16 +272,21 @@ class PairedChoices(_Result):
     p_value: float
     alternative: str
     confidence_level: float
-    method: str = "Newcombe's paired hybrid score interval (Newcombe 1998b, method 10)"
+    method: str = "Newcombe's paired square-and-add interval (Newcombe 1998b, method 10: Wilson limits, phi corrected)"
     test: str = "exact McNemar test (binomial on the discordant pairs, p0 = 1/2)"
     exact: bool = True
 
 
 def _phi(a: int, b: int, c: int, d: int) -> float:
-    """The phi coefficient of the 2 x 2 table of paired outcomes: (ad - bc) / sqrt of the four margins
-    (0 when a margin is empty, as Newcombe 1998b)."""
+    """Newcombe's (1998b) estimate of the correlation of the paired shares: (ad - bc) / sqrt of the four
+    margins, with ad - bc reduced by n/2 when above it, 0 from 0 to n/2, kept when negative; 0 when a margin
+    is empty (as Fagerland, Lydersen & Laake 2017, ch. 8, the square-and-add interval)."""
     margins = float(a + b) * (c + d) * (a + c) * (b + d)
-    return 0.0 if margins == 0 else float((a * d - b * c) / np.sqrt(margins))
+    if margins == 0:
+        return 0.0
+    cross, half = float(a * d - b * c), (a + b + c + d) / 2
+    # ψ = (AD - BC - N/2) / sqrt(...) if AD - BC > N/2; 0 if 0 <= AD - BC <= N/2; (AD - BC) / sqrt(...) if < 0
+    return (cross - half if cross > half else min(cross, 0.0)) / float(np.sqrt(margins))
 
 
 def paired_choices(first: Any, second: Any, *, confidence_level: float = 0.95,
