@@ -201,6 +201,22 @@ def test_crows_pairs_fields_equal_metric_py_scores_with_ties(tmp_path):
     assert record.share_stereo != np.mean((more > less)[stereo])  # ties in the denominator would differ
 
 
+def test_docs_untrained_gpt2_baseline_is_what_eatkit_computes(tmp_path):
+    from eatkit.encoders.language_models import causal_lm
+    from eatkit.run.runner import run_suite
+
+    pairs = shared_path("crows-pairs", "crows_pairs_anonymized.csv")
+    lm = causal_lm(make_gpt2(tmp_path / "untrained"))  # the command line's default precision
+    by_type = {r.bias_type: r for r in run_suite("crows-pairs", lm, seed=0, params={"pairs_file": str(pairs)}).records}
+    top = sorted((r for t, r in by_type.items() if t != "all"), key=lambda r: -r.share)[:2]
+    everything = by_type["all"]
+    sentence = (f"already gives share {everything.share:.3f} [{everything.ci_low:.3f}, {everything.ci_high:.3f}], "
+                f"p = {everything.p_value:.2g}, over all 1,508 pairs ({top[0].bias_type} {top[0].share:.3f}, "
+                f"{top[1].bias_type} {top[1].share:.3f}")
+    docs = (Path(__file__).parents[1] / "docs" / "language-models.md").read_text(encoding="utf-8")
+    assert sentence in " ".join(docs.split()), sentence
+
+
 def test_all_1508_crows_pairs_load():
     pairs = load_crows_pairs(shared_path("crows-pairs", "crows_pairs_anonymized.csv"))
     assert len(pairs) == 1508
