@@ -30,11 +30,12 @@ import pytest
 from eatkit.cli import main
 from eatkit.stimuli.datasets import load_manifest as REAL_MANIFEST
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("open_clip")
-pytest.importorskip("timm")
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module, require
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+require("open_clip")
+require("timm")
+Image = lazy_module("PIL.Image")
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -343,6 +344,24 @@ CASES: dict[str, Case] = {
     "results/llm-iat-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}"},
                                  extra=("--samples", "1", "--answer-tokens", "4", "--templates", "replication"),
                                  files=("results/llm-iat-qwen/llm_iat_responses.csv",), stdout="career"),
+    # docs/answers.md
+    "eatkit run shaikh-cot --answers harness-logs/cot-bias-shaikh2023/outputs/flan-t5-xxl -o results/shaikh-xxl": Case(
+        subs={"harness-logs/": "{harness_logs}/"}, extra=("--tests", "bbq-cot-vs-direct"),
+        files=("results/shaikh-xxl/results.csv",), stdout="cot - direct"),
+    "eatkit run decodingtrust-stereotype --answers harness-logs/decodingtrust-stereotype/generations/Llama-2-7b-chat-hf "
+    "-o results/decodingtrust-llama2": Case(subs={"harness-logs/": "{harness_logs}/"}, extra=("--tests", "agreement"),
+                                            files=("results/decodingtrust-llama2/results.csv",), stdout="Muslims"),
+    "eatkit run visbias-descriptions --answers harness-logs/visbias/image_description/Gemini --answer-field group=race "
+    "-o results/visbias-gemini": Case(subs={"harness-logs/": "{harness_logs}/"},
+                                      files=("results/visbias-gemini/results.csv",), stdout="latino"),
+    "eatkit run discrim-eval --answers samples_discrim_yes.jsonl -o results/discrim-eval": Case(
+        subs={"samples_discrim_yes.jsonl": "{discrim_samples}"}, files=("results/discrim-eval/results.csv",),
+        stdout="Native American"),
+    "eatkit run polite-requests.json --answers my-model-answers.csv -o results/polite": Case(
+        builds=("polite",), files=("results/polite/results.csv",), stdout="woman - man"),
+    "eatkit report results/polite --html polite.html": Case(
+        after=("eatkit run polite-requests.json --answers my-model-answers.csv -o results/polite",),
+        files=("polite.html",), contains=(("polite.html", "q_value"),)),
     # docs/meta-analysis.md
     "eatkit run ceat.json --model hf:bert-base-uncased --pooling token --corpus corpus.txt --contexts 1000 --seed 0 "
     "-o results/ceat": Case(subs={"hf:bert-base-uncased": "hf:{ceat_bert}", "1000": "12"}, builds=("ceat",),
@@ -703,6 +722,51 @@ class Workspace:
         transformers.BertModel(config).save_pretrained(folder)
         transformers.BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}).save_pretrained(folder)
         return str(folder)
+
+    def _harness_logs(self) -> Path:
+        """The answers recorded by others in ../shared/data/harness-logs (the test skips without them)."""
+        from conftest import shared_path
+
+        return shared_path("harness-logs")
+
+    def _discrim_samples(self) -> Path:
+        """samples_discrim_yes.jsonl: lm-evaluation-harness sample lines (the layout of tests/data/answers/lm-eval)
+        for 3 of Discrim-Eval's decision questions, log-probabilities of " yes" / " no" drawn from a seed."""
+        import gzip
+        import json
+
+        import numpy as np
+        from conftest import shared_path
+
+        rows = [json.loads(line) for line in gzip.open(shared_path("discrim-eval", "explicit.jsonl.gz"), "rt")]
+        rng = np.random.default_rng(0)
+        path = self.root / "samples_discrim_yes.jsonl"
+        lines = [json.dumps({"doc_id": i, "doc": row, "target": 0,
+                             "arguments": {"gen_args_0": {"arg_0": "...", "arg_1": " yes"},
+                                           "gen_args_1": {"arg_0": "...", "arg_1": " no"}},
+                             "resps": [], "filtered_resps": [[str(-abs(rng.normal(1, 1))), "False"],
+                                                             [str(-abs(rng.normal(1, 1))), "False"]]})
+                 for i, row in enumerate(r for r in rows if r["decision_question_id"] in (0, 1, 2))]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def _polite(self) -> Path:
+        """polite-requests.json (the page's example), its scorer module (on sys.path) and a model's answers."""
+        import sys
+
+        text = (ROOT / "docs" / "answers.md").read_text(encoding="utf-8")
+        suite = text[text.index('{"schema": "eatkit.suite/1", "id": "polite-requests"'):]
+        (self.root / "polite-requests.json").write_text(suite[:suite.index("```")])
+        folder = self.folder("polite-scorer")
+        (folder / "polite_scorer.py").write_text(
+            'def politeness(argument):\n    return lambda answer: "polite" if "please" in answer.text.lower() else "curt"\n')
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+        rows = ["item,pair,template,group,text"] + [
+            f"{i}{g[0]},{i},ask,{g},{'Please sit.' if i < k else 'Sit.'}" for i in range(12) for g, k in
+            (("woman", 9), ("man", 4))]
+        (self.root / "my-model-answers.csv").write_text("\n".join(rows) + "\n")
+        return self.root / "polite-requests.json"
 
     def _effects(self) -> Path:
         """effects.csv: four models' d of one test and their variances."""

@@ -58,6 +58,7 @@ KINDS: dict[str, str | KindSpec] = {
     "crows-pairs": "eatkit.specs:CROWS_PAIRS",
     "stereoset": "eatkit.specs:STEREOSET",
     "llm-iat": "eatkit.specs:LLM_IAT",
+    "answers": "eatkit.specs:ANSWERS",
     "same": "eatkit.specs:SAME",
     "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
     "ceat": "eatkit.specs:CEAT",

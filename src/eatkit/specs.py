@@ -268,6 +268,47 @@ STEREOSET = KindSpec(
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
         Param("max_examples", int, low=1, useful=(100, None), help="score only the first N examples (default: all)"),
     ))
+# answer benchmarks (eatkit.analyses.answers, docs/answers.md): recorded answers (--answers) or a local answerer
+ANSWERS = KindSpec(
+    "answers", (), "eatkit.analyses.answers:AnswersAnalysis",
+    title="Answers of a language or vision-language model scored per group: rates, differences, paired "
+    "counterfactual tests, decision effects",
+    presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci_low", "ci_high",
+                                       "p_value", "q_value"), headline="estimate",
+                              formats={"estimate": ".3f", "ci_low": ".3f", "ci_high": ".3f"}, heading="Answers",
+                              legend="rate: share of a group's answers with the counted outcome (Wilson CI, or "
+                              "cluster-robust with clusters); difference: the group minus the others (Newcombe CI, "
+                              "Fisher's exact p); paired: first minus second level within counterfactual pairs "
+                              "(exact McNemar, or sign-flip permutation of pair means); effect: random-effects "
+                              "difference of mean logit p(yes) against the reference over decision questions; q: Benjamini-Hochberg "
+                              "over the run's answer tests"),
+    ranking=Ranking("estimate", "abs", "answers"),
+    params=(
+        Param("measure", default="rate", choices=("rate", "paired", "decision"), cli=False,
+              help="what the test computes: per-group rates, a paired comparison of two levels within "
+              "counterfactual pairs, or decision effects per attribute"),
+        Param("outcome", default="choice", cli=False,
+              help="the answer field read as the outcome (choice, text, score, or a column of the item)"),
+        Param("values", many="list", default=[], sep="|", cli=False, empty=True,
+              help="the outcome values counted (a rate's successes); none: the outcome is a number"),
+        Param("group", default="group", cli=False, help="the answer field that names the group (pair family)"),
+        Param("split", default="", cli=False, help="a field whose values are analysed apart (e.g. condition)"),
+        Param("paired", default="", cli=False, help="the field whose two levels are compared within pairs"),
+        Param("pair_by", default="pair", cli=False,
+              help="the field that matches answers into counterfactual pairs (default: the answers' pair id; item: "
+              "the same item under the two levels)"),
+        Param("levels", many="list", default=[], sep="|", cli=False, empty=True,
+              help="the two levels of the paired field, first minus second"),
+        Param("cluster", default="", cli=False,
+              help="a field whose answers share a cluster (repeated samples, a template): cluster-robust rates"),
+        Param("reference", many="list", default=[], sep="|", cli=False, empty=True,
+              help="decision effects: attribute=reference value, one per attribute"),
+        Param("select", many="list", default=[], sep="|", cli=False, empty=True,
+              help="keep only answers whose field has a value (field=value, alternatives joined by |)"),
+        Param("scorer", default="", cli=False,
+              help="a declared scorer of text answers (lexicon:<name>, words); its value is the outcome 'score'"),
+        Param("task", default="", cli=False, help="the benchmark's task name (asked of a local answerer)"),
+    ))
 LLM_IAT = KindSpec(
     "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
     title="Prompted word-association test of a language model (LLM-IAT, Bai et al. 2025)",

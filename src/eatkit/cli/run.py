@@ -73,9 +73,17 @@ def register(sub: Any) -> None:
     src.add_argument("--model", help="a registered model (see 'eatkit list models')")
     src.add_argument("--vectors", type=Path, help="a word-vector file (GloVe/word2vec text or binary)")
     src.add_argument("--embeddings", type=Path, help="a folder or file of precomputed embeddings")
+    src.add_argument("--answers", type=Path, metavar="FILE",
+                     help="recorded answers of a model (a file or a folder: lm-evaluation-harness or lmms-eval "
+                     "--log_samples, VLMEvalKit tables, HELM scenario_state.json, plain CSV/JSONL; docs/answers.md) "
+                     "for the suite's answer tests")
     src.add_argument("--series", type=Path, nargs="+", metavar="PATH",
                      help="an ordered series to run and compare: a folder of decades in the HistWords layout "
                      "(<year>-w.npy and <year>-vocab.pkl), or two or more word-vector files (checkpoints), in order")
+    run.add_argument("--answer-field", metavar="FIELD", help="the field of --answers that holds each item's answer "
+                     "(read as its text), or FIELD=COLUMN pairs joined by commas (e.g. group=race,text=description)")
+    run.add_argument("--answer-format", metavar="FORMAT", help="the format of --answers (default: detected): lm-eval, "
+                     "lmms-eval, helm, decodingtrust, shaikh2023, llm-iat, vlmevalkit, jsonl, csv (docs/answers.md)")
     run.add_argument("--decades", metavar="FIRST-LAST",
                      help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")
@@ -166,7 +174,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         params=given_params(args, suite_kinds()) | _geometry_params(args, selected),
     ).validated())
     args.output = prepare_output(args.output, "series" if args.series or args.compare_prompts else "run",
-                                 inputs=[args.suite, args.vectors, args.embeddings, *(args.series or ())])
+                                 inputs=[args.suite, args.vectors, args.embeddings, args.answers,
+                                         *(args.series or ())])
     series = "prompts" if args.compare_prompts else "series" if args.series is not None else None
     command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
     model_warnings = declared_warnings("run", args)  # --batch-size, --workers (printed below)
@@ -296,7 +305,8 @@ def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
 
     if "prompt" in overrides and args.model:
         get_model(args.model).refuse_options(["prompt"], lambda _: "--compare-prompts (it has no prompt)")
-    given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings,
+    given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings, "answers": args.answers,
+             "answer_field": args.answer_field, "answer_format": args.answer_format,
              "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
     given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
               for flag, key in _model_flags() if _given(args, flag)}

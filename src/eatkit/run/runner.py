@@ -247,6 +247,18 @@ def model_flag(key: str) -> str:
     return {"cache": "--no-cache", "checkpoint": "--weights"}.get(key, "--" + key.replace("_", "-"))
 
 
+def _answers_source(options: Mapping[str, Any], model_options: Mapping[str, Any]) -> EmbeddingSource:
+    """Recorded answers (``--answers FILE [--answer-field FIELD] [--answer-format FORMAT]``)."""
+    from eatkit.sources.answers import RecordedAnswers, parse_fields
+
+    if "answers" not in options:
+        raise EatkitError(f"{'--answer-field' if 'answer_field' in options else '--answer-format'} applies to "
+                          "--answers only")
+    refuse_model_options(dict(model_options), (), "--answers")
+    return RecordedAnswers(checked_path(options["answers"], "--answers"), options.get("answer_format"),
+                           parse_fields(options.get("answer_field")))
+
+
 def build_source(
     given: Mapping[str, Any], suite: Suite, overrides: Mapping[str, Any] | None = None
 ) -> EmbeddingSource:
@@ -264,10 +276,13 @@ def build_source(
     for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
         if isinstance(options.get(key), (str, os.PathLike)):
             checked_path(options[key], model_flag(key))
-    models = [k for k in ("name", "vectors", "embeddings") if k in options]
+    models = [k for k in ("name", "vectors", "embeddings", "answers") if k in options]
     if len(models) != 1:
-        raise EatkitError(f"give exactly one of a model name, vectors or embeddings (got {', '.join(models) or 'none'})")
+        raise EatkitError(f"give exactly one of a model name, vectors, embeddings or answers (got "
+                          f"{', '.join(models) or 'none'})")
     model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
+    if {"answers", "answer_field", "answer_format"} & set(options):
+        return _answers_source(options, model_options)
     if "vectors" in options:
         from eatkit.sources.vectors import load_word_vectors
 

@@ -97,14 +97,15 @@ def sweep_json_schema() -> dict[str, Any]:
     ['model', 'setting', 'slurm', 'suite']
     """
     from eatkit.sources.vectors import OOV_POLICIES
-    from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SUITE_KEYS, TOP_KEYS
+    from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SOURCE_KEYS, SUITE_KEYS, TOP_KEYS
     from eatkit.specs import METRICS
 
     text = {"type": "string", "minLength": 1}
     slurm = {"type": "object", "additionalProperties": False, "properties": _slurm_properties()}
     model_properties: dict[str, Any] = {k: {} for k in MODEL_KEYS}
     whole = {"type": "integer", "minimum": 1}
-    model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text,
+    model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text, "answers": text,
+                             "answer_field": text, "answer_format": text,
                              "embeddings_model": text, "images": text, "checkpoint": text, "revision": text,
                              "device": text, "prompt": {"type": "string"}, "batch_size": whole,
                              "workers": {"type": "integer", "minimum": 0}, "cache": {"type": "boolean"},
@@ -112,7 +113,7 @@ def sweep_json_schema() -> dict[str, Any]:
                              "slurm": {"$ref": "#/$defs/slurm"}, **{k: {"description": "report metadata"}
                                                                     for k in METADATA_KEYS}})
     model = {"oneOf": [text, {"type": "object", "properties": model_properties, "additionalProperties": False,
-                              "oneOf": [{"required": [k]} for k in ("name", "vectors", "embeddings")]}]}
+                              "oneOf": [{"required": [k]} for k in SOURCE_KEYS]}]}
     suite = {"oneOf": [text, {"type": "object", "required": ["suite"], "additionalProperties": False,
                               "properties": {**{k: {} for k in SUITE_KEYS}, "label": text, "suite": text,
                                              "tests": {"type": "array", "items": text},

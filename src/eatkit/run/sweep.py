@@ -77,8 +77,10 @@ from eatkit.stimuli.types import StimulusSet
 #: optional descriptive keys of a model entry, shown as columns of the sweep report
 METADATA_KEYS: tuple[str, ...] = ("architecture", "parameters", "training_data")
 #: the keys of a model entry (see :func:`eatkit.run.runner.build_source`; ``slurm``: :mod:`eatkit.run.slurm`)
-MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embeddings_model", "lowercase",
-                               *MODEL_OPTIONS, "slurm", *METADATA_KEYS)
+MODEL_KEYS: tuple[str, ...] = ("label", "name", "vectors", "embeddings", "embeddings_model", "lowercase", "answers",
+                               "answer_field", "answer_format", *MODEL_OPTIONS, "slurm", *METADATA_KEYS)
+#: the keys of which a model entry names exactly one (a registered model, word vectors, embeddings, recorded answers)
+SOURCE_KEYS: tuple[str, ...] = ("name", "vectors", "embeddings", "answers")
 #: keys of a model entry that do not change its results, left out of a cell's configuration hash
 UNHASHED_KEYS: tuple[str, ...] = ("slurm", *METADATA_KEYS)
 SUITE_KEYS: tuple[str, ...] = ("label", "suite", "tests", "metrics")
@@ -86,7 +88,7 @@ TOP_KEYS: tuple[str, ...] = ("output", "models", "suites", "settings", "slurm")
 EXECUTORS: tuple[str, ...] = ("local", "ray", "slurm")
 #: seconds to wait for a Ray cluster to answer
 RAY_CONNECT_TIMEOUT = 10.0
-_PATH_KEYS = ("vectors", "embeddings", "images")
+_PATH_KEYS = ("vectors", "embeddings", "images", "answers")
 
 
 @dataclass(frozen=True)
@@ -280,8 +282,8 @@ def _check_shape(data: Any, where: str) -> None:
         if isinstance(entry, dict):
             label = f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip()
             _check_keys(entry, MODEL_KEYS, label)
-            if len([k for k in ("name", "vectors", "embeddings") if k in entry]) != 1:
-                raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
+            if len([k for k in SOURCE_KEYS if k in entry]) != 1:
+                raise EatkitError(f"{where}: a model needs exactly one of {', '.join(SOURCE_KEYS)} (got {entry})")
             if isinstance(entry.get("slurm"), dict):
                 _check_keys(entry["slurm"], slurm_keys, f"{label}: slurm")
     for entry in _list(data, "suites", where):
@@ -314,9 +316,9 @@ def _model_entry(entry: Any, base: Path, where: str, slurm: dict[str, Any]) -> d
     if not isinstance(entry, dict):
         raise EatkitError(f"{where}: a model must be a name or a table, got {entry!r}")
     _check_keys(entry, MODEL_KEYS, f"{where}, model {entry.get('label') or entry.get('name', '')}".rstrip())
-    given = [k for k in ("name", "vectors", "embeddings") if k in entry]
+    given = [k for k in SOURCE_KEYS if k in entry]
     if len(given) != 1:
-        raise EatkitError(f"{where}: a model needs exactly one of name, vectors, embeddings (got {entry})")
+        raise EatkitError(f"{where}: a model needs exactly one of {', '.join(SOURCE_KEYS)} (got {entry})")
     entry = {k: str((base / Path(v).expanduser()).resolve()) if k in _PATH_KEYS and isinstance(v, str) else v
              for k, v in entry.items()}
     label = entry.get("label") or (entry["name"] if "name" in entry else Path(entry[given[0]]).stem)

@@ -85,6 +85,10 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
             changes.append(f"source file {name}: {path} is missing")
         elif file_sha256(path) != recorded:
             changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
+    for entry in _answer_files(source):
+        checked += 1
+        _count(what, "answer files")
+        changes += _check_answer_file(entry)
     notes: list[str] = []
     if isinstance(source.get("hub"), dict):
         checked += 1
@@ -194,6 +198,25 @@ def _source_files(source: dict[str, Any]) -> list[tuple[str, Path, str]]:
         out += [(name, inside(source["root"], name, "source file"), digest) for name, digest in files.items()
                 if isinstance(digest, str)]
     return out
+
+
+def _answer_files(source: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer files a source of recorded answers read (:class:`eatkit.sources.answers.RecordedAnswers`:
+    path, sha256, format, tool, model, task)."""
+    files = source.get("answer_files")
+    return [f for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)
+            and isinstance(f.get("sha256"), str)] if isinstance(files, list) else []
+
+
+def _check_answer_file(entry: dict[str, Any]) -> list[str]:
+    """The change of one answer file: missing, or its bytes changed (the message names its tool, model, task)."""
+    path = Path(entry["path"])
+    made = ", ".join(f"{k} {entry[k]}" for k in ("tool", "model", "task") if entry.get(k))
+    if not path.is_file():
+        return [f"answer file {path.name}: {path} is missing ({made})"]
+    if file_sha256(path) != entry["sha256"]:
+        return [f"answer file {path.name}: {path} changed (sha256 {entry['sha256'][:12]}... recorded; {made})"]
+    return []
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:
