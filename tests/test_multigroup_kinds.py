@@ -50,10 +50,10 @@ def test_records_equal_the_statistics(tmp_path, capsys):
         return np.array([vectors[w] for w in WORDS[role]])
 
     expected = {
-        "same3": same(of("jobs"), [of("male"), of("female"), of("plural")], bootstrap=50,
+        "same3": same(of("jobs"), [of("male"), of("female"), of("plural")], n_bootstrap=50,
                       rng=records["same3"]["seed"]),
-        "same2": same(of("jobs"), [of("male"), of("female")], bootstrap=50, rng=records["same2"]["seed"]),
-        "gweat": generalized_weat([of("flowers"), of("insects")], [of("male"), of("female")], bootstrap=50,
+        "same2": same(of("jobs"), [of("male"), of("female")], n_bootstrap=50, rng=records["same2"]["seed"]),
+        "gweat": generalized_weat([of("flowers"), of("insects")], [of("male"), of("female")], n_bootstrap=50,
                                   rng=records["gweat"]["seed"]),
     }
     for test, result in expected.items():
@@ -84,3 +84,14 @@ def test_bad_roles_are_one_line(tmp_path, capsys, kind, roles, message):
                  "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_permutations_exact_counts_every_assignment_in_a_run(tmp_path, capsys):
+    # SAME over 3 + 3 + 3 attribute words: 1,680 assignments, all counted (never sampled) with --permutations exact
+    write_suite(tmp_path, [{"id": "same3", "title": "SAME", "kind": "same",
+                            **_roles(T1="jobs", A1="male", A2="female", A3="plural")}])
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "multi.json"), "--vectors", str(tmp_path / "vectors.txt"), "--permutations",
+                 "exact", "--bootstrap", "0", "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+    record, = json.loads((out / "results.json").read_text())
+    assert record["p_value_exact"] is True and record["n_permutations"] == 1680

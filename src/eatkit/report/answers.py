@@ -1,0 +1,69 @@
+"""Answer benchmarks in the report: BBQ's per-category table (accuracy, bias score with its interval, p and
+the Benjamini-Hochberg q) and a figure of the bias scores with their intervals, ambiguous and disambiguated
+contexts side by side. Everything shown comes from the records; nothing is recomputed here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from eatkit.report.formatting import fmt_number, fmt_p
+from eatkit.report.kinds import Table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _interval(record: Any) -> str:
+    return f"[{fmt_number(record.ci_low, 3)}, {fmt_number(record.ci_high, 3)}]"
+
+
+class BBQRenderer(Table):
+    """BBQ: one row per category and context condition, and the figure of the bias scores."""
+
+    heading = "BBQ (bias benchmark for QA)"
+    columns = (
+        ("category", lambda r: r.category), ("context", lambda r: r.context), ("n", lambda r: str(r.n)),
+        ("accuracy", lambda r: fmt_number(r.accuracy, 3)),
+        ("accuracy CI", lambda r: f"[{fmt_number(r.accuracy_ci_low, 3)}, {fmt_number(r.accuracy_ci_high, 3)}]"),
+        ("bias score", lambda r: fmt_number(r.bias_score, 3)), ("CI", _interval),
+        ("p", lambda r: fmt_p(r.p_value)), ("q", lambda r: fmt_p(r.q_value)),
+        ("dropped", lambda r: str(r.unanswered + r.unmatched + r.no_target)),
+    )
+    legend = ("bias score: the authors' s_DIS = 2 n_target/n_non_unknown - 1 (disambig) and s_AMB = (1 - accuracy) s "
+              "(ambig), -1..1 (the paper prints x100; 0: no measured bias); CI: Wilson interval mapped by 2p - 1 "
+              "(disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: exact "
+              "binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the kind's records; "
+              "dropped: answers naming no option, items not answered, items without a bias-consistent answer")
+
+    def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:
+        from eatkit.report.style import figure_html
+
+        figure = figure_html(bbq_figure(records), "BBQ bias scores with intervals",
+                             escape("BBQ bias scores per category with their intervals; filled: q < 0.05"))
+        return super().html_section(run, records, label) + figure
+
+
+def bbq_figure(records: Sequence[Any]) -> Figure:
+    """The bias score of each category with its interval, one panel per context condition (filled markers:
+    q < 0.05)."""
+    from eatkit.report.style import INK, new_figure
+
+    contexts = [c for c in ("ambig", "disambig") if any(r.context == c for r in records)]
+    categories = list(dict.fromkeys(r.category for r in records))
+    fig = new_figure(4 * len(contexts), 0.9 + 0.35 * len(categories))
+    axes = fig.subplots(1, len(contexts), sharey=True, squeeze=False)[0]
+    for ax, context in zip(axes, contexts):
+        for r in (r for r in records if r.context == context):
+            y = categories.index(r.category)
+            ax.plot([r.ci_low, r.ci_high], [y, y], color=INK, linewidth=1)
+            filled = r.q_value is not None and r.q_value < 0.05
+            ax.plot([r.bias_score], [y], "o", color=INK, markerfacecolor=INK if filled else "white", markersize=5)
+        ax.axvline(0, color="#999999", linewidth=0.8)
+        ax.set_xlim(-1, 1)
+        ax.set_title(context, fontsize=9)
+        ax.set_xlabel("bias score", fontsize=8)
+    axes[0].set_yticks(range(len(categories)), categories, fontsize=8)
+    axes[0].set_ylim(len(categories) - 0.5, -0.5)
+    return fig
