@@ -132,14 +132,9 @@ class WordVectors(EmbeddingSource):
         over the vocabulary once for its keys only (GloVe's 400,000 words: a fifth of the CPU of indexing them
         all, as a run embeds all its sets in one look-up); later ones use the whole index, built once."""
         missing = set(keys).difference(self._found)
-        if missing and "_index" not in self.__dict__ and not self._found:
-            rows: dict[str, int] = {}
-            for row, word in enumerate(self.words):
-                if word in missing and word not in rows:
-                    rows[word] = row
-            self._found.update({key: rows.get(key) for key in missing})
-        elif missing:
-            self._found.update({key: self._index.get(key) for key in missing})
+        first = not self._found and "_index" not in self.__dict__
+        rows = _first_rows(self.words, missing) if first else self._index if missing else {}
+        self._found.update({key: rows.get(key) for key in missing})
         return [self._found[key] for key in keys]
 
     def _key(self, word: str) -> str:
@@ -192,6 +187,15 @@ class WordVectors(EmbeddingSource):
             "cased": self.cased,
             "oov": self.oov,
         }
+
+
+def _first_rows(words: Sequence[str], wanted: set[str]) -> dict[str, int]:
+    """The row of the first entry of each wanted word that ``words`` lists (one pass, no index of them all)."""
+    rows: dict[str, int] = {}
+    for row, word in enumerate(words):
+        if word in wanted and word not in rows:
+            rows[word] = row
+    return rows
 
 
 # ----------------------------------------------------------------------------------------- readers
