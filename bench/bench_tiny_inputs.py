@@ -23,27 +23,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from bench_first_run import timed  # (user + system CPU of one process, beside its wall time)
+
 SETS = ("european-american", "asian-american", "american", "foreign")
-
-
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
-        sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def eatkit(*args: str) -> list[str]:

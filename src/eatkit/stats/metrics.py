@@ -626,7 +626,9 @@ def _lloyd(points: np.ndarray, centres: np.ndarray, iterations: int) -> tuple[np
     for _ in range(iterations):
         labels = ((points[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
         new = np.stack([points[labels == j].mean(axis=0) if np.any(labels == j) else centres[j] for j in (0, 1)])
-        if np.allclose(new, centres):
+        # np.allclose(new, centres) for finite centres (means of finite rows), without its checks and
+        # broadcasting: a fifth of the clustering metric's CPU on tiny sets, which it runs 10 x 2,000 times
+        if (np.abs(new - centres) <= 1e-8 + 1e-5 * np.abs(centres)).all():
             break
         centres = new
     return labels, float(((points - centres[labels]) ** 2).sum())
