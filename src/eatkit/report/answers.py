@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from eatkit.report.formatting import fmt_number, fmt_p
 from eatkit.report.kinds import Table
+from eatkit.specs import BBQ
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,11 +32,8 @@ class BBQRenderer(Table):
         ("p", lambda r: fmt_p(r.p_value)), ("q", lambda r: fmt_p(r.q_value)),
         ("dropped", lambda r: str(r.unanswered + r.unmatched + r.no_target)),
     )
-    legend = ("bias score: the authors' s_DIS = 2 n_target/n_non_unknown - 1 (disambig) and s_AMB = (1 - accuracy) s "
-              "(ambig), -1..1 (the paper prints x100; 0: no measured bias); CI: Wilson interval mapped by 2p - 1 "
-              "(disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: exact "
-              "binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the kind's records; "
-              "dropped: answers naming no option, items not answered, items without a bias-consistent answer")
+    legend = BBQ.presentation.legend + ("; dropped: answers naming no option, items not answered, items without a "
+                                        "bias-consistent answer")
 
     def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:
         from eatkit.report.style import figure_html
