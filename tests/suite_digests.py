@@ -1,10 +1,19 @@
 """Digests of every bundled suite's results.json on a stand-in embedding source (deterministic vectors from
-each stimulus's text), with the metrics on its smallest EAT tests: the refactors must leave them byte-identical.
-``python tests/suite_digests.py`` prints them (run it on a commit to record that commit's digests)."""
+each stimulus's text), with the metrics on its smallest EAT tests: the refactors must leave them unchanged.
+``python tests/suite_digests.py`` prints them (run it on a commit to record that commit's digests).
+
+A digest is taken over the results *to a stated precision*, not over the file's bytes: every float rounded to
+``DIGITS`` significant digits, keys sorted. The last bits of a float depend on the machine: which BLAS kernel
+OpenBLAS picks for the CPU (``OPENBLAS_CORETYPE=Haswell`` on an AVX-512 machine changes all nine byte digests),
+its thread count (``OPENBLAS_NUM_THREADS=1`` changes one) and the library versions, since a matrix product's sum
+order follows the kernel. Ten significant digits are far above those differences (about 1e-16 relative) and far
+below any change a refactor could make to a statistic; results.json records no environment (that is in
+manifest.json, which is not digested)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import tempfile
 import time
@@ -16,6 +25,8 @@ from eatkit.sources.base import Embedded, EmbeddingSource
 
 #: the options of every run (small, so that the whole corpus runs in seconds)
 OPTIONS = {"seed": 0, "permutations": 99, "n_bootstrap": 5}
+#: significant digits kept of every float before digesting (see the module docstring)
+DIGITS = 10
 #: the metrics run on the smallest EAT tests of each suite (all of them: SEAT's sentence sets take minutes)
 METRIC_TESTS = 3
 #: stimuli standing in for an image category (the stand-in embeds no files)
@@ -38,8 +49,31 @@ class StandIn(EmbeddingSource):
         return {"model": self.id}
 
 
+def _rounded(value):
+    """``value`` with every float rounded to ``DIGITS`` significant digits (-0.0 as 0.0)."""
+    if isinstance(value, float):
+        return float(f"{value:.{DIGITS - 1}e}") + 0.0
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def results_digest(results_json: bytes) -> str:
+    """SHA-256 of a results.json's records to ``DIGITS`` significant digits, in canonical JSON (sorted keys).
+
+    >>> results_digest(b'[{"d": 0.30000000000000004}]') == results_digest(b'[{"d": 0.3}]')
+    True
+    >>> results_digest(b'[{"d": 0.3}]') == results_digest(b'[{"d": 0.3000001}]')
+    False
+    """
+    canonical = json.dumps(_rounded(json.loads(results_json)), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def digests() -> dict[str, str]:
-    """suite id -> SHA-256 of its results.json (or the error it stops with)."""
+    """suite id -> :func:`results_digest` of its results.json."""
     from eatkit.analyses.metrics import parse_metrics, with_metrics
     from eatkit.run.runner import run_suite
     from eatkit.stimuli.loader import list_suites, load_suite
@@ -60,7 +94,7 @@ def digests() -> dict[str, str]:
             run = run_suite(suite, StandIn(), **OPTIONS)
             print(info.id, f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
             folder = run.save(Path(tmp) / info.id)
-            out[info.id] = hashlib.sha256((folder / "results.json").read_bytes()).hexdigest()
+            out[info.id] = results_digest((folder / "results.json").read_bytes())
     return out
 
 
