@@ -37,6 +37,7 @@ import numpy as np
 from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed
+from eatkit.sources.answers import request_of
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.language import PAIRS, SENTENCES, request_settings
 from eatkit.stimuli.types import StimulusSet
@@ -131,6 +132,10 @@ class LanguageModel(EmbeddingSource):
         elif (settings := request_settings(stimuli)) is not None:
             settings.pop("recorded")
             vectors = np.asarray(self.generate(items, **settings), dtype=object)
+        elif (asked := request_of(stimuli)) is not None:  # multiple-choice items (eatkit.encoders.answering)
+            from eatkit.encoders.answering import answer_items
+
+            return answer_items(self, stimuli, asked)
         else:
             raise EatkitError(f"'{self.id}' is a language model: it scores and answers text for the crows-pairs, "
                               f"stereoset and llm-iat tests; it does not embed set '{stimuli.name}'")
