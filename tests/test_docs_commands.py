@@ -337,6 +337,9 @@ CASES: dict[str, Case] = {
     "results/bbq-unifiedqa --report": Case(subs={"preds_Religion.jsonl.gz": "{bbq_preds}"},
                                            after=("eatkit data get bbq",),
                                            files=("results/bbq-unifiedqa/report.html",), stdout="Religion"),
+    "eatkit run bbq --model hf-lm:Qwen/Qwen2.5-0.5B-Instruct --answer-mode generate --bbq-max-items 40 -o "
+    "results/bbq-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}"},
+                             after=("eatkit data get bbq",), files=("results/bbq-qwen/results.csv",), stdout="Age"),
     "eatkit sweep bbq-sweep.toml": Case(subs={"bbq-sweep.toml": "{bbq_sweep}"}, after=("eatkit data get bbq",),
                                         files=("results/bbq-sweep/rankings.csv",)),
     "eatkit data get stereoset --allow-unverified": Case(stdout="dev.json: sha256"),
