@@ -441,3 +441,44 @@ def test_local_model_answers_bbq_from_the_cli(mode, tmp_path):
             assert int(rows[key][name]) == cell[name], (key, name)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["source"]["model"] == folder
+
+
+def test_inside_and_outside_one_sweep_ranks_lms_on_both_levels(tmp_path, monkeypatch):
+    """Point 6's mechanics: a sweep of language models over the inside-outside-religion suite measures each
+    model's representations (an EAT on its mean last-layer hidden states) and its BBQ answers; rankings.csv
+    holds both measures per model and ranking-correlations.csv the Spearman correlation of the two levels with
+    its CI (undefined here: tiny random models answer every item with one group, which BBQ's design scores as
+    no bias)."""
+    import sys
+
+    import torch
+    import transformers
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from eatkit.cli import main
+    from eatkit.encoders.language_models import causal_lm
+    from tiny_bbq import write_bbq
+    from tiny_lm import make_gpt2
+
+    data = tmp_path / "data"
+    write_bbq(data / "bbq")
+    monkeypatch.setenv("EATKIT_DATA_DIR", str(data))
+    folders = [make_gpt2(tmp_path / f"lm{seed}", seed=seed) for seed in range(3)]
+    models = "".join(f'[[models]]\nlabel = "tiny-{i}"\nname = "hf-lm:{f}"\n' for i, f in enumerate(folders))
+    (tmp_path / "sweep.toml").write_text(f'output = "out"\nsuites = ["inside-outside-religion"]\n{models}')
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "--jobs", "0", "-q"]) == 0
+    with (tmp_path / "out" / "rankings.csv").open(encoding="utf-8") as handle:
+        ranks = list(csv.DictReader(handle))
+    assert sorted(r["model"] for r in ranks) == ["tiny-0", "tiny-1", "tiny-2"]
+    assert all(r["d"] and r["bbq"] for r in ranks)
+    with (tmp_path / "out" / "ranking-correlations.csv").open(encoding="utf-8") as handle:
+        pairs = [(r["measure_1"], r["measure_2"]) for r in csv.DictReader(handle)]
+    assert ("d", "bbq") in pairs
+    # the representation: the mean last-layer hidden state after BOS, as transformers computes it
+    tok = transformers.AutoTokenizer.from_pretrained(folders[0])
+    model = transformers.AutoModelForCausalLM.from_pretrained(folders[0]).eval()
+    ids = [tok.bos_token_id, *tok("This is Muslim.", add_special_tokens=False).input_ids]
+    with torch.no_grad():
+        want = model(torch.tensor([ids]), output_hidden_states=True).hidden_states[-1][0, 1:].double().mean(0)
+    got = causal_lm(folders[0]).hidden_mean("This is Muslim.")
+    np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=1e-12)

@@ -136,6 +136,8 @@ class LanguageModel(EmbeddingSource):
             from eatkit.encoders.answering import answer_items
 
             return answer_items(self, stimuli, asked)
+        elif not request and stimuli.modality == "sentence":  # their representation (an association test)
+            vectors = np.asarray([self.hidden_mean(s) for s in items], dtype=float)
         else:
             raise EatkitError(f"'{self.id}' is a language model: it scores and answers text for the crows-pairs, "
                               f"stereoset and llm-iat tests; it does not embed set '{stimuli.name}'")
@@ -148,7 +150,8 @@ class LanguageModel(EmbeddingSource):
                 "chat_template": self._templated if self._model is not None else self.chat_template,
                 "system_message": SYSTEM,
                 "scoring": "pseudo-log-likelihood of the shared tokens (CrowS-Pairs metric.py)" if self.masked
-                else "sentence log-likelihood after the BOS token"}
+                else "sentence log-likelihood after the BOS token",
+                "pooling": "mean of the last layer's hidden states over the sentence's tokens (association tests)"}
 
     # -- scoring --------------------------------------------------------------------------------------------
     def _ids(self, text: str) -> list[int]:
@@ -182,6 +185,18 @@ class LanguageModel(EmbeddingSource):
             first = torch.log_softmax(self._model(input_ids=torch.tensor([[bos]], device=self._model.device))
                                       .logits[0, -1].double(), dim=-1)[ids[0]]
         return (float(first) + (self._causal_sum(ids) if len(ids) > 1 else 0.0)) / len(ids)
+
+    def hidden_mean(self, sentence: str) -> np.ndarray:
+        """The sentence's representation: the mean over its tokens of the last layer's hidden states (causal:
+        the tokens after the BOS token; masked: without the special tokens), in float64."""
+        import torch
+
+        self._load()
+        ids = self._ids(sentence) if self.masked else self._causal_ids(sentence)
+        with torch.inference_mode():
+            out = self._model(input_ids=torch.tensor([ids], device=self._model.device), output_hidden_states=True)
+        states = out.hidden_states[-1][0].double()
+        return (states[1:-1] if self.masked else states[1:]).mean(0).cpu().numpy()
 
     def log_likelihood(self, sentence: str) -> float:
         """sum_t log p(token_t | tokens < t) of a causal LM, after the BOS token."""
