@@ -1,13 +1,23 @@
-"""Shared fixtures: the location of ../shared/data and a skip when it is absent."""
+"""Shared fixtures: the location of ../shared/data and a skip when it is absent; heavy optional modules
+imported on first use (collection stays fast: ``lazy_module``, ``require``)."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# test modules keep their assertion-rewritten bytecode, and eatkit's subprocesses their compiled modules, even where
+# the environment sets PYTHONDONTWRITEBYTECODE (this machine's does): without the caches every collection parses,
+# rewrites and compiles all 219 test modules again (about 10 s of CPU) and every CLI subprocess compiles eatkit
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # no periodic progress lines in captured stderr (also of subprocesses) unless a test asks for them
 os.environ.setdefault("EATKIT_PROGRESS_EVERY", "inf")
 
@@ -15,6 +25,42 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: scripts that made committed test data (e.g. the WEFE reference numbers, in WEFE's own environment)
 #: are not test modules: --doctest-modules would import them
 collect_ignore_glob = ["data/*"]
+
+
+#: attributes that collection looks up on every object of a test module (pytest: ``__test__``, mock detection's
+#: ``_mock_name``; doctest and inspect: ``__wrapped__``, ``__bases__``); a module has none of them
+_PROBES = frozenset({"__test__", "_mock_name", "__wrapped__", "__bases__"})
+
+
+class _LazyModule(types.ModuleType):
+    """A module imported on its first attribute access (a test module's ``torch`` costs nothing to collect)."""
+
+    def __getattr__(self, attribute: str):
+        if attribute in _PROBES:  # what pytest and doctest ask of every name in a test module: no module has them
+            raise AttributeError(attribute)
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)
+        return getattr(module, attribute)
+
+
+def require(*names: str, reason: str | None = None) -> None:
+    """Skip the calling test module (or test) unless every package in ``names`` is installed; nothing imported.
+
+    Like ``pytest.importorskip`` without the import: collecting a test module that needs torch then costs no
+    torch import (issue 46: collection under a minute on a loaded 2-core machine)."""
+    for name in names:
+        if importlib.util.find_spec(name.partition(".")[0]) is None:  # the package only: its import costs
+            pytest.skip(reason or f"could not import '{name}': not installed", allow_module_level=True)
+
+
+def lazy_module(name: str, reason: str | None = None) -> types.ModuleType:
+    """``name``, imported on first use; the calling test module is skipped when it is not installed.
+
+    >>> lazy_module("json").dumps([1])
+    '[1]'
+    """
+    require(name, reason=reason)
+    return _LazyModule(name)
 
 
 def shared_path(*parts: str) -> Path:

@@ -340,6 +340,13 @@ def test_a_new_answer_benchmark_is_a_suite_file_and_a_scorer(tmp_path: Path, cap
     assert code == 0, out + err
     rankings = (tmp_path / "sweep" / "rankings.csv").read_text()
     assert "answers" in rankings and "m1" in rankings and "m2" in rankings
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "sweep" / "rankings.csv")
+    ranks = dict(zip(table["model"], table["rank_answers"]))
+    assert ranks["m1"] > ranks["m2"]  # m1 is polite to women in 18 of 20 requests, m2 in 9: the larger bias
+    values = dict(zip(table["model"], table["answers"]))
+    assert values["m1"] == pytest.approx((18 - 5) / 20) and values["m2"] == pytest.approx((9 - 5) / 20)
 
 
 def test_the_run_help_names_every_format(capsys) -> None:
@@ -347,3 +354,15 @@ def test_the_run_help_names_every_format(capsys) -> None:
     assert code == 0
     flat = " ".join(out.split())
     assert all(name in flat[flat.index("--answer-format"):] for name in FORMATS)
+
+
+def test_lmms_eval_sample_log_written_by_the_harness_is_read() -> None:
+    """lmms-eval 0.7.3 (its `dummy` model answering "yes"); its samples hold no document, only doc_id."""
+    got = read_answers(DATA / "lmms-eval")
+    (file,) = got.files
+    assert (file.format, file.tool, file.task, file.model, file.answers) == (
+        "lmms-eval", "lmms-eval", "hiring_lmms", "dummy response=yes", 8)
+    raw = [json.loads(line) for line in next((DATA / "lmms-eval").glob("*_samples_*")).read_text().splitlines()]
+    assert [(a.item, a.text, a.target) for a in got.records] == [(str(r["doc_id"]), r["filtered_resps"], r["target"])
+                                                                 for r in raw]
+    assert got.records[0].fields["input"].startswith("Question: Maria applied")

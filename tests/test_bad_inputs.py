@@ -175,6 +175,18 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"id": "d1", "kind": "depiction", "title": "D", **prompts}]}))
     (root / "reference-bad.csv").write_text("group,attribute,class,share\nDoctor,gender,man,-1\n")
     (root / "reference-classes.csv").write_text("group,attribute,class,share\nDoctor,gender,male,1\n")
+    answers_suite = {"schema": "eatkit.suite/1", "id": "a", "title": "A", "tests": [
+        {"id": "t", "title": "T", "kind": "answers", "params": {"values": ["yes"]}}]}
+    (root / "answers-suite.json").write_text(json.dumps(answers_suite))
+    (root / "answers-empty.jsonl").write_bytes(b"")
+    (root / "answers-binary.jsonl").write_bytes(b"\x00\x01\x02binary")
+    (root / "answers-cut.jsonl.gz").write_bytes(gzip.compress(b'{"item": "1", "choice": "yes"}\n' * 50)[:-20])
+    (root / "answers-cut.jsonl").write_text('{"item": "1", "choice": "yes"}\n{"item": "2", "ch')
+    (root / "answers.txt").write_text("the model said yes\n")
+    (root / "answers-nofield.csv").write_text("item,group\n1,a\n")
+    (root / "answers-ok.csv").write_text("item,choice\n1,yes\n")
+    (root / "answers-noscore.csv").write_text("item,choice,score\n1,yes,very\n")
+    (root / "samples_t_2026-01-01T00-00-00.0.jsonl").write_text('{"doc_id": 0, "doc": {}}\n')
     (root / "run-badjson").mkdir()
     (root / "run-badjson" / "results.json").write_text("[{")
     (root / "run-empty").mkdir()
@@ -486,6 +498,27 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
       "--samples", "3", "-q", "-o", "{o}"], "--samples applies to llm-iat tests only"),
     (["run", "weat", "--model", "responses:{d}/resp", "-q", "-o", "{o}"], "cannot embed (it embeds sentence)"),
+    # recorded answers (eatkit.sources.answers): one line naming the file, the line and the field
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-empty.jsonl", "-q", "-o", "{o}"], "is empty"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-binary.jsonl", "-q", "-o", "{o}"], "is binary, not text"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-cut.jsonl.gz", "-q", "-o", "{o}"],
+     "is truncated (its gzip stream ends early)"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-cut.jsonl", "-q", "-o", "{o}"], "answers-cut.jsonl: line 2"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers.txt", "-q", "-o", "{o}"], "format not recognised"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-nofield.csv", "-q", "-o", "{o}"],
+     "answers-nofield.csv: line 2: no answer (field choice, logprobs, score, text missing or empty)"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-noscore.csv", "-q", "-o", "{o}"],
+     "line 2: field score: not a number: 'very'"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/samples_t_2026-01-01T00-00-00.0.jsonl", "--answer-format",
+      "lm-eval", "-q", "-o", "{o}"], "line 1: field resps missing (not an lm-eval sample)"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-nofield.csv", "--answer-format", "excel", "-q", "-o",
+      "{o}"], "unknown answer format 'excel'"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/nosuch.jsonl", "-q", "-o", "{o}"], "does not exist"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-nofield.csv", "--answer-field", "group=", "-q", "-o",
+      "{o}"], "each part must be record_field=column"),
+    (["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "--answer-field", "pred", "-q", "-o", "{o}"],
+     "--answer-field applies to --answers only"),
+    (["run", "weat", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], "holds recorded answers"),
 ]
 
 

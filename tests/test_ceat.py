@@ -12,9 +12,10 @@ import pytest
 from eatkit.cli import main
 from eatkit.stimuli.contexts import marked_span, sample_contexts
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-sm_meta = pytest.importorskip("statsmodels.stats.meta_analysis")
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+sm_meta = lazy_module("statsmodels.stats.meta_analysis")
 
 WORDS = {"X": ["rose", "lily"], "Y": ["ant", "fly"], "A": ["love", "peace"], "B": ["war", "hate"]}
 FILLERS = ["the", "a", "i", "saw", "like", "near", "and", "is", "with", "."]

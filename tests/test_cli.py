@@ -100,7 +100,7 @@ def test_list_commands(capsys):
         (["run", "weat", "--model", "glove-6b-50d", "--permutations", "lots"], ["--permutations", "permutations must be auto, exact or an integer >= 1, got 'lots'"]),
         (["run", "weat", "--model", "glove-6b-50d", "--alternative", "up"], ["--alternative"]),
         (["run", "weat", "--model", "glove-6b-50d", "--frobnicate"], ["unrecognized arguments: --frobnicate"]),
-        (["run", "weat"], ["one of the arguments --model --vectors --embeddings --series is required"]),
+        (["run", "weat"], ["one of the arguments --model --vectors --embeddings --answers --series is required"]),
         (["run", "weat", "--vectors", "/no/such/vectors.txt"], ["/no/such/vectors.txt does not exist"]),
         (["run", "weat", "--model", "glove-6b-50d"], ["out-of-vocabulary", "gladiola", "--oov drop"]),
         (["list", "tests"], ["needs a suite name"]),

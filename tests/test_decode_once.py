@@ -13,7 +13,8 @@ from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.pixels import CachedPixels, pixel_cache, pixel_key, predecode, prune_pixels
 from eatkit.io import file_sha256
 
-PIL = pytest.importorskip("PIL.Image")
+from conftest import lazy_module
+PIL = lazy_module("PIL.Image")
 CATEGORIES = {"toy/x": 3, "toy/y": 3, "toy/a": 4, "toy/b": 4}  # 14 files
 
 

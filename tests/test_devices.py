@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from conftest import lazy_module, shared_path
 from eatkit.encoders import device as device_module
 from eatkit.encoders.cache import EmbeddingCache
 from eatkit.encoders.device import check_device, check_precision, device_kind, torch_device
@@ -20,7 +20,7 @@ from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 
-torch = pytest.importorskip("torch")
+torch = lazy_module("torch")
 
 
 class TinyConv(ClassifierFeatures):
@@ -64,7 +64,7 @@ def test_device_and_precision_spelling():
         TinyConv(precision="half")
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.skipif("torch.cuda.is_available()", reason="a GPU is present")
 def test_cuda_without_a_gpu_is_one_line(images):
     with pytest.raises(EatkitError, match=r"^device 'cuda' was requested but no CUDA GPU is visible: "
                                           r"use --device cpu or auto$"):
@@ -249,7 +249,7 @@ def _kill_self(path):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run it on a GPU machine)")
+@pytest.mark.skipif("not torch.cuda.is_available()", reason="needs a CUDA GPU (run it on a GPU machine)")
 def test_cuda_gives_the_cpu_vectors_in_fp32_and_the_same_bits_on_a_rerun(images):
     # fp32 on the GPU is IEEE float32 (TensorFloat-32 off): the CPU's vectors to float32 rounding, not
     # TF32's 1e-3; deterministic cuDNN: the same bits twice; bf16/fp16 within their rounding

@@ -30,11 +30,12 @@ import pytest
 from eatkit.cli import main
 from eatkit.stimuli.datasets import load_manifest as REAL_MANIFEST
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("open_clip")
-pytest.importorskip("timm")
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module, require
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+require("open_clip")
+require("timm")
+Image = lazy_module("PIL.Image")
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))

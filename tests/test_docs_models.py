@@ -14,10 +14,11 @@ import pytest
 from eatkit.cli import main
 from tiny_coco import write_coco
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("timm")
-pytest.importorskip("open_clip")
-pytest.importorskip("transformers")
+from conftest import lazy_module, require
+torch = lazy_module("torch")
+require("timm")
+require("open_clip")
+require("transformers")
 pytestmark = pytest.mark.slow   # builds several tiny networks and fine-tunes one (about a minute on 2 cores)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "models.md"

@@ -22,8 +22,9 @@ from eatkit.registry import build_model, get_model
 from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.stimuli.types import StimulusSet
 
-Image = pytest.importorskip("PIL.Image")
-torch = pytest.importorskip("torch")
+from conftest import lazy_module
+Image = lazy_module("PIL.Image")
+torch = lazy_module("torch")
 
 
 def _save(path: Path, array: np.ndarray, mode: str | None = None) -> Path:

@@ -17,9 +17,10 @@ from eatkit.encoders.regions import FasterRCNNRegions, load_regions
 from eatkit.errors import EatkitError
 from eatkit.stimuli.captioned import CaptionedImages
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+Image = lazy_module("PIL.Image")
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "this", "is", "a", "man", "woman", "lawyer", "teacher",
          "here", ".", "john", "amy", "law", "##yer"]

@@ -15,9 +15,10 @@ from eatkit.registry import build_model, get_model
 from eatkit.stimuli.types import StimulusSet
 from tiny_published import moco_checkpoint, simclr_state, slip_checkpoint
 
-torch = pytest.importorskip("torch")
-F = torch.nn.functional
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module
+torch = lazy_module("torch")
+F = lazy_module("torch.nn.functional")
+Image = lazy_module("PIL.Image")
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,9 @@ from eatkit.encoders.text import apply_prompt, check_prompt, first_token_of_span
 from eatkit.errors import EatkitError
 from eatkit.stimuli.types import StimulusSet
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
 
 # "unpleasant" is not in the vocabulary: WordPiece splits it into un ##pleas ##ant
 BERT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "this", "is", "a", ".", "rose", "un", "##pleas",

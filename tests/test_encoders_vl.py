@@ -20,9 +20,10 @@ from eatkit.stimuli.types import StimulusSet
 from tiny_vl import TOWER
 from tiny_vl import tiny_clip as build_tiny_clip
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+Image = lazy_module("PIL.Image")
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)

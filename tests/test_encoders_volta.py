@@ -13,9 +13,10 @@ from eatkit.errors import EatkitError
 from eatkit.registry import build_model
 from eatkit.stimuli.captioned import CaptionedImages
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-F = torch.nn.functional
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+F = lazy_module("torch.nn.functional")
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "this", "is", "a", "man", "woman", "lawyer", "here", "."]
 #: a two-stream ViLBERT in miniature: text-only sublayers, then co-attention (tv + vt), then tt + vv

@@ -11,8 +11,9 @@ from eatkit.errors import EatkitError
 from eatkit.stats.classification import average_precisions, mean_average_precision, micro_f1
 from tiny_coco import write_coco
 
-torch = pytest.importorskip("torch")
-timm = pytest.importorskip("timm")
+from conftest import lazy_module
+torch = lazy_module("torch")
+timm = lazy_module("timm")
 pytestmark = pytest.mark.slow   # trains a tiny network (a few seconds on 2 cores)
 
 

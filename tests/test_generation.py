@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("diffusers")
-pytest.importorskip("transformers")
+require("diffusers")
+require("transformers")
 
 from test_cli import run_cli  # noqa: E402
 from tiny_t2i import tiny_pipeline  # noqa: E402

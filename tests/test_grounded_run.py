@@ -13,9 +13,10 @@ from test_encoders_joint import TOWER, VOCAB, _tokenizer
 from eatkit.analyses import record_from_json
 from eatkit.stats.grounded import QUESTIONS
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+Image = lazy_module("PIL.Image")
 
 WORDS = ["John", "Amy", "lawyer", "teacher"]
 

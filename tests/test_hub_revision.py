@@ -15,9 +15,10 @@ from eatkit.cli import main
 from eatkit.registry import build_model
 from eatkit.stimuli.types import StimulusSet
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-constants = pytest.importorskip("huggingface_hub.constants")
+from conftest import lazy_module
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+constants = lazy_module("huggingface_hub.constants")
 
 OLD, NEW = "1" * 40, "2" * 40
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "rose", "ant", "good", "bad", "tulip", "bee", "nice", "ugly"]

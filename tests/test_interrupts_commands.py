@@ -21,7 +21,8 @@ import pytest
 from test_interrupts import interrupt  # pytest puts the tests folder on the path
 
 
-#: seconds from SIGINT to the command's exit (the issue's limit)
+#: seconds from SIGINT to the command's exit with a core to spare (the issue's limit), scaled by the machine's
+#: measured slowdown (``test_interrupts.budget``)
 LIMIT = 3.0
 #: options that select another code path of a command: each of their values (or the flag) is a mode of
 #: its own, as is each sub-command and each choice of a positional argument (``data get``, ``cache clear``)
@@ -238,10 +239,10 @@ def test_ctrl_c_stops_the_command(w: Path, tmp_path: Path, command: str) -> None
     out = tmp_path / "out"
     argv = [a.replace("{w}", str(w)).replace("{o}", str(out)) for a in CASES[command]]
     started = time.monotonic()
-    code, err, seconds = interrupt(argv, tmp_path, 0.0, ready=lambda pid: _ready(command, out, started),
-                                   group_gone=True)
-    assert code is not None, f"{command} still running {LIMIT + 0.5} s after Ctrl-C"
-    assert code == 130 and seconds <= LIMIT, (code, seconds, err)
+    code, err, seconds, allowed = interrupt(argv, tmp_path, 0.0, ready=lambda pid: _ready(command, out, started),
+                                            group_gone=True, limit=LIMIT)
+    assert code is not None, f"{command} still running {allowed + 0.5:.1f} s after Ctrl-C"
+    assert code == 130 and seconds <= allowed, (code, seconds, allowed, err)
     assert err.strip().splitlines()[-1] == "eatkit: interrupted", err
     assert not _strays(tmp_path), _strays(tmp_path)
     assert not _ray_processes() - ray_before, "a Ray process was left behind"

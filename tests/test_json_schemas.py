@@ -15,7 +15,8 @@ from eatkit.stimuli.loader import list_suites
 from eatkit.stimuli.schema import suite_json_schema
 from eatkit.kinds import KINDS
 
-jsonschema = pytest.importorskip("jsonschema")
+from conftest import lazy_module
+jsonschema = lazy_module("jsonschema")
 
 
 def _shipped(package: str, name: str) -> dict:

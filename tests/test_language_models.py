@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from conftest import lazy_module, shared_path
 from eatkit.errors import EatkitError
 from eatkit.stats.language_models import pair_preference, pairing_d, stereoset_scores, word_pairing_test
-from eatkit.stimuli.language import load_crows_pairs, load_iat_stimuli, load_responses, parse_pairings
+from eatkit.sources.answers import read_answers
+from eatkit.stimuli.language import load_crows_pairs, load_iat_stimuli, parse_pairings
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
 from tiny_lm import PAIRS, make_bert, make_gpt2, write_pairs, write_responses, write_stereoset  # noqa: E402
 
 @pytest.fixture(scope="module")
@@ -249,7 +250,7 @@ def test_llm_iat_file_scorer_reads_every_published_gpt4o_response():
     assert len(records) == 42 and {r.source for r in records} == {"responses"}
     totals = {k: sum(getattr(r, k) for r in records) for k in ("responses", "complete", "partial", "unparseable",
                                                                 "refused")}
-    assert totals["responses"] == 84 * 50 == sum(1 for _ in load_responses(folder))
+    assert totals["responses"] == 84 * 50 == len(read_answers(folder, "llm-iat").records)
     assert totals["complete"] + totals["partial"] + totals["unparseable"] + totals["refused"] == totals["responses"]
     assert totals == {"responses": 4200, "complete": 4182, "partial": 11, "unparseable": 7, "refused": 0}
     racism = next(r for r in records if r.test == "racism")

@@ -11,9 +11,10 @@ from eatkit.cli import main
 from eatkit.report.series import SIGN_CHANGE, load_series, series_html, series_table
 from eatkit.stimuli.loader import load_suite
 
-torch = pytest.importorskip("torch")
-open_clip = pytest.importorskip("open_clip")
-Image = pytest.importorskip("PIL.Image")
+from conftest import lazy_module
+torch = lazy_module("torch")
+open_clip = lazy_module("open_clip")
+Image = lazy_module("PIL.Image")
 
 PROMPT = "a picture that brings to mind {x}"
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from conftest import lazy_module, shared_path
 from eatkit.encoders.images import PRESETS, Preprocessing, load_image
 from eatkit.encoders.resample import area_resize
 from eatkit.errors import EatkitError
 
-cv2 = pytest.importorskip("cv2")
+cv2 = lazy_module("cv2")
 
 IEAT_SIZES = (32, 224)
 

@@ -9,11 +9,12 @@ import pytest
 from eatkit.registry import build_model
 from eatkit.errors import EatkitError
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("PIL.Image")
+from conftest import lazy_module, require, shared_path  # noqa: E402
 
-from conftest import shared_path  # noqa: E402
+torch = lazy_module("torch")
+transformers = lazy_module("transformers")
+require("PIL.Image")
+
 from test_cli import assert_one_line_error, run_cli  # noqa: E402
 from tiny_vl import group_images, tiny_blip  # noqa: E402
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 from test_report_support import make_run
+from conftest import require
 
-pytest.importorskip("matplotlib", reason="the HTML report's figures need matplotlib (eatkit[report])")
+require("matplotlib", reason="the HTML report's figures need matplotlib (eatkit[report])")
 from eatkit.report import write_html_report
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)

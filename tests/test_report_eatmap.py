@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from test_report_support import PATTERN_ASSOCIATIONS, eat_record, record
+from conftest import lazy_module, require
 
-pytest.importorskip("matplotlib", reason="EAT-Maps need matplotlib (eatkit[report])")
-from matplotlib.colors import to_hex
+require("matplotlib", reason="EAT-Maps need matplotlib (eatkit[report])")
+colors = lazy_module("matplotlib.colors")
 
 from eatkit.analyses.eat import EATRecord
 from eatkit.errors import EatkitError
@@ -20,7 +21,7 @@ def cells(ax) -> dict[str, tuple[str, str]]:
     """(facecolor, hatch) of the four cells, keyed "AX", "BX", "AY", "BY"."""
     found = {p.get_gid().rsplit("-", 1)[1]: p for p in ax.patches if (p.get_gid() or "").startswith("eatmap-")}
     assert sorted(found) == ["AX", "AY", "BX", "BY"]
-    return {k: (to_hex(p.get_facecolor()).upper(), p.get_hatch() or "") for k, p in found.items()}
+    return {k: (colors.to_hex(p.get_facecolor()).upper(), p.get_hatch() or "") for k, p in found.items()}
 
 
 def texts(ax) -> list[str]:

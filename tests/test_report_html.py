@@ -7,8 +7,9 @@ from html.parser import HTMLParser
 
 import pytest
 from test_report_support import make_run, record, write_run
+from conftest import require
 
-pytest.importorskip("matplotlib", reason="the HTML report's figures need matplotlib (eatkit[report])")
+require("matplotlib", reason="the HTML report's figures need matplotlib (eatkit[report])")
 from eatkit.errors import EatkitError
 from eatkit.report import write_html_report
 

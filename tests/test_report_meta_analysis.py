@@ -8,8 +8,9 @@ import pytest
 from eatkit.errors import EatkitError
 from eatkit.report.meta_analysis import random_effects_forest, summary_line
 from eatkit.stats.meta_analysis import random_effects
+from conftest import require
 
-pytest.importorskip("matplotlib")
+require("matplotlib")
 
 
 def test_forest_plot_draws_rows_diamond_and_prediction_interval():

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 from test_report_support import PAIRS, eat_record, make_run, record
+from conftest import lazy_module, require
 
-pytest.importorskip("matplotlib", reason="plots need matplotlib (eatkit[report])")
-from matplotlib.colors import to_hex
+require("matplotlib", reason="plots need matplotlib (eatkit[report])")
+colors = lazy_module("matplotlib.colors")
 
 from eatkit.errors import EatkitError
 from eatkit.report import effect_size_heatmap, forest_plot, level3_plot, load_run
@@ -36,7 +37,7 @@ def test_forest_plot_marks_significance_after_correction():
     markers = [line for line in ax.lines if line.get_marker() == "o"]
     assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in markers] == [
         (1.5, 0), (0.8, 1), (-0.6, 2), (0.1, 3)]
-    assert [to_hex(line.get_markerfacecolor()) for line in markers] == [INK.lower()] * 3 + ["#ffffff"]
+    assert [colors.to_hex(line.get_markerfacecolor()) for line in markers] == [INK.lower()] * 3 + ["#ffffff"]
     intervals = [list(line.get_xdata()) for line in ax.lines
                  if line.get_marker() == "None" and line.get_ydata()[0] == line.get_ydata()[-1]]
     assert intervals == [[1.2, 1.7], [0.3, 1.1], [-1.0, -0.1]]
@@ -72,7 +73,7 @@ def test_level3_plot_draws_the_four_distributions_of_every_test(runs):
     assert len({ax.get_xlim() for ax in visible}) == 1  # one shared similarity axis
     for ax, rec in zip(visible, glove.records):
         boxes = ax.patches
-        assert [(to_hex(b.get_facecolor()).upper(), b.get_hatch() or "") for b in boxes] == [
+        assert [(colors.to_hex(b.get_facecolor()).upper(), b.get_hatch() or "") for b in boxes] == [
             (PAIR_STYLES[p][0], PAIR_STYLES[p][1]) for p in PAIRS]
         medians = [line for line in ax.lines if line.get_color() == INK and len(line.get_xdata()) == 2
                    and line.get_xdata()[0] == line.get_xdata()[1]]
@@ -111,7 +112,7 @@ def test_heatmap_rows_are_models_and_columns_tests(runs):
     assert texts[(0, 0)] == "1.50\n***" and texts[(1, 1)] == "-0.35\n" and texts[(9, 1)] == "n/a"
     assert texts[(5, 0)] == "1.81\n***" and texts[(0, 1)] == "0.92\n**"
     # dark cells get white text, light ones dark text, so every value reads in greyscale
-    colours = {t.get_position(): to_hex(t.get_color()) for t in ax.texts}
+    colours = {t.get_position(): colors.to_hex(t.get_color()) for t in ax.texts}
     assert colours[(5, 0)] == "#ffffff" and colours[(2, 1)] == INK.lower()
     assert fig.get_supxlabel() == wrap(STARS_NOTE, 120)
 

@@ -34,7 +34,7 @@ def test_a_monte_carlo_test_too_long_is_refused_before_any_draw_with_its_estimat
     assert perm.check_monte_carlo_feasible(25, 25, 10**6) < perm.MC_MAX_SECONDS
 
 
-@pytest.mark.skipif(not perm.compiled(), reason="the compiled kernels (numba) are not installed")
+@pytest.mark.skipif("not perm.compiled()", reason="the compiled kernels (numba) are not installed")
 def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
     ints = rng.integers(-1000, 1000, size=(30, 2)).astype(np.int64)

@@ -10,7 +10,8 @@ from scipy import optimize, stats
 from eatkit.errors import EatkitError
 from eatkit.stats.meta_analysis import random_effects, smd_variance
 
-sm_meta = pytest.importorskip("statsmodels.stats.meta_analysis")
+from conftest import lazy_module
+sm_meta = lazy_module("statsmodels.stats.meta_analysis")
 # statsmodels takes the square root of a negative DL tau² + v when Q < k - 1 (its DL is not truncated at 0)
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")
 

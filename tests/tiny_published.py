@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-import torch
+from conftest import lazy_module
+
+torch = lazy_module("torch")
 
 
 def randomise_batch_norms(net):

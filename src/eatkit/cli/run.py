@@ -83,7 +83,7 @@ def register(sub: Any) -> None:
     run.add_argument("--answer-field", metavar="FIELD", help="the field of --answers that holds each item's answer "
                      "(read as its text), or FIELD=COLUMN pairs joined by commas (e.g. group=race,text=description)")
     run.add_argument("--answer-format", metavar="FORMAT", help="the format of --answers (default: detected): lm-eval, "
-                     "lmms-eval, helm, decodingtrust, shaikh2023, vlmevalkit, jsonl, csv (docs/answers.md)")
+                     "lmms-eval, helm, decodingtrust, shaikh2023, llm-iat, vlmevalkit, jsonl, csv (docs/answers.md)")
     run.add_argument("--decades", metavar="FIRST-LAST",
                      help="the HistWords decades of --series to run, e.g. 1810-1990 (the ML-EAT seed's; default: all)")
     run.add_argument("--embeddings-model", help="model name in an iEAT-layout embeddings folder (e.g. igpt_l_32)")

@@ -137,7 +137,8 @@ def measures_table(results: Any) -> Any:
     suite, test, measure) with the headline ``value``, ``p_value`` and the bias ``magnitude``
     (:func:`eatkit.stats.metrics.bias_magnitude`) of the kinds that rank models (:func:`measure_kinds`);
     the other kinds' records with their presentation's headline, as a measure named by the kind, unranked
-    (magnitude NaN). The language-model kinds give their overall record, not each bias type's."""
+    (magnitude NaN). The language-model kinds give their overall record, not each bias type's; the answers
+    kind its tested rows, of a paired test the pooled one."""
     import numpy as np
     import pandas as pd
 
@@ -161,6 +162,9 @@ def measures_table(results: Any) -> Any:
         part = results[results["kind"] == kind]
         if "bias_type" in part:  # the language-model kinds: their overall record, not each bias type's
             part = part[part["bias_type"].isna() | (part["bias_type"] == "all")]
+        if kind == "answers":  # its tested rows (not the rates); of a paired test, the pooled pairs
+            part = part[part["row"].isin(("difference", "paired", "effect"))
+                        & ((part["row"] != "paired") | (part["group"] == "all"))]
         values = pd.to_numeric(part[headline], errors="coerce")
         if part.empty:
             continue

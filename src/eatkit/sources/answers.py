@@ -293,14 +293,18 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, line: int) -> Answer:
+def _harness_answer(row: dict[str, Any], names: Mapping[str, str], file: str, line: int,
+                    keys: Sequence[str] = _LM_EVAL_KEYS, tool: str = "lm-eval") -> Answer:
     """One lm-eval / lmms-eval sample: loglikelihood requests give ``logprobs`` (one per option) and
-    ``choice`` (the index of the largest); a generation gives ``text``."""
+    ``choice`` (the continuation of the largest); a generation gives ``text`` (lmms-eval 0.7 logs it as a
+    string, without the document: only ``doc_id``, ``target``, ``input`` and the metrics)."""
     where = f"{file}: line {line}"
-    missing = [k for k in _LM_EVAL_KEYS if k not in row]
+    missing = [k for k in keys if k not in row]
     if missing:
-        raise EatkitError(f"{where}: field {missing[0]} missing (not an lm-eval sample)")
+        raise EatkitError(f"{where}: field {missing[0]} missing (not an {tool} sample)")
     responses = row["filtered_resps"]
+    if isinstance(responses, str):
+        responses = [responses]
     if not isinstance(responses, list) or not responses:
         raise EatkitError(f"{where}: field filtered_resps is not a non-empty list")
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
@@ -353,14 +357,18 @@ def _read_lm_eval(path: Path, names: Mapping[str, str]) -> Read:
                 task=match.group(1) if match else None, tool_version=_text_or_none(results.get("lm_eval_version")))
 
 
+_LMMS_EVAL_KEYS = ("doc_id", "filtered_resps")
+
+
 def _read_lmms_eval(path: Path, names: Mapping[str, str]) -> Read:
-    records = [_harness_answer(row, names, path.name, n) for n, row in _json_lines(path, _text(path))]
+    records = [_harness_answer(row, names, path.name, n, _LMMS_EVAL_KEYS, "lmms-eval")
+               for n, row in _json_lines(path, _text(path))]
     stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
     task = stem.split("_samples_", 1)[1] if "_samples_" in stem else None
     results = _harness_results(path, stem.split("_samples_", 1)[0] + "_results") if task else {}
     config = results.get("config", {}) if isinstance(results.get("config"), dict) else {}
-    model = results.get("model_name") or config.get("model_args") or path.parent.name
-    return Read(records, "lmms-eval", model=str(model), task=task,
+    model = results.get("model_name") or " ".join(str(config[k]) for k in ("model", "model_args") if config.get(k))
+    return Read(records, "lmms-eval", model=model or path.parent.name, task=task,
                 tool_version=_text_or_none(results.get("lmms_eval_version")))
 
 
@@ -523,7 +531,8 @@ def _read_decodingtrust(path: Path, names: Mapping[str, str]) -> Read:
 
 # -- Shaikh et al. 2023: direct and chain-of-thought answers ------------------------------------------------
 
-_OPTION = re.compile(r"\(([abcABC])\)|^\s*([abcABC])[).:]|answer(?: is)?:?\s*\(?([abcABC])\b")
+_ANSWER_IS = re.compile(r"answer(?: is)?:?\s*\(?([abcABC])\b")
+_OPTION = re.compile(r"\(([abcABC])\)|^\s*([abcABC])[).:]")
 
 
 def _shaikh_items(path: Path) -> list[dict[str, str]]:
@@ -549,8 +558,9 @@ def shaikh_choice(text: str, item: Mapping[str, str]) -> str:
     >>> shaikh_choice(" A) The man", item), shaikh_choice("... The answer: (B).", item), shaikh_choice("no", item)
     ('stereotype', 'unknown', 'unknown')
     """
+    stated = _ANSWER_IS.findall(text)  # "The answer: (B)." (the last one stated), else the first option named
     match = _OPTION.search(text)
-    letter = next((g for g in match.groups() if g), None).lower() if match else None
+    letter = stated[-1].lower() if stated else next(g for g in match.groups() if g).lower() if match else None
     if letter is None:
         found = [k for k in "abc" if item.get(k) and item[k].strip().lower() in text.lower()]
         letter = found[0] if len(found) == 1 else None
@@ -562,24 +572,65 @@ def shaikh_choice(text: str, item: Mapping[str, str]) -> str:
     return "unknown"
 
 
+def _shaikh_condition(path: Path) -> str:
+    """``direct``, ``cot`` (the chain of thought's answer: the ``_cot_answer_`` file where the model has one,
+    else the ``_cot_`` completions, which end in the answer) or ``cot-reasoning`` (the reasoning of a model
+    whose answers are in a ``_cot_answer_`` file)."""
+    name = path.name.removesuffix(".gz")
+    if "_cot_answer_" in name:
+        return "cot"
+    if "_cot_" not in name:
+        return "direct"
+    answers = path.with_name(path.name.replace("_cot_q9", "_cot_answer_q9"))
+    return "cot-reasoning" if answers.exists() else "cot"
+
+
 def _read_shaikh(path: Path, names: Mapping[str, str]) -> Read:
     data = parse_json(_text(path), str(path))
     if not isinstance(data, dict):
         raise EatkitError(f"{path}: not a JSON object of item -> completions (Shaikh et al.'s format)")
     items = _shaikh_items(path)
-    condition = "cot" if "_cot_" in path.name else "direct"
+    condition = _shaikh_condition(path)
     task = re.match(r"ablation_([a-z]+)_", path.name).group(1)  # type: ignore[union-attr]  # detected by name
     records = []
     for number, (key, completions) in enumerate(data.items(), 1):
         where = f"{path.name}: item {key}"
-        if not key.isdigit() or int(key) >= len(items) or not isinstance(completions, list):
+        if not key.isdigit() or int(key) >= len(items) or not isinstance(completions, (list, dict)):
             raise EatkitError(f"{where}: not an item row of the item table with a list of completions")
         item = items[int(key)]
+        if isinstance(completions, dict):  # _cot_answer_: {"<k>": [the answer after "So the answer is"]}
+            completions = [" ".join(map(str, v)) if isinstance(v, list) else str(v) for v in completions.values()]
         for k, text in enumerate(completions):
             records.append(Answer(item=key, group=item.get("bias_type"), attribute="bias_type", pair=f"{task}/{key}",
                                   template=task, condition=condition, sample=k, choice=shaikh_choice(str(text), item),
                                   text=str(text), fields=item, file=path.name, line=number))
     return Read(records, "chain-of-thought-bias", model=path.parent.name, task=f"{task}/{condition}")
+
+
+# -- LLM-IAT responses (Bai et al. 2025) ------------------------------------------------------------------
+
+
+def _read_llm_iat(path: Path, names: Mapping[str, str]) -> Read:
+    """The authors' response CSV (pandas-written: an unnamed index column, the response in ``0`` or
+    ``response``, ``category``, ``variation``): each row an answer whose ``item`` is its index, ``text`` the
+    response (an empty response is kept), ``template`` the category and ``condition`` the variation."""
+    rows = list(_table_rows(path, _text(path, "LLM-IAT response file"), ","))
+    missing = [c for c in ("category", "variation") if rows and c not in rows[0][1]]
+    if missing:
+        raise EatkitError(f"{path} is not a LLM-IAT response file: no column {missing[0]!r}")
+    records = []
+    for n, (line, row) in enumerate(rows):
+        text = row.get("response", row.get("0"))
+        if text is None:
+            raise EatkitError(f"{path} has no response column ('0' or 'response')")
+        records.append(Answer(item=row.get("") or str(n), template=row["category"].strip(),
+                              condition=row["variation"].strip(), text=text, file=path.name, line=line))
+    return Read(records, "llm-implicit-bias (Bai et al. 2025)", task="llm-iat")
+
+
+def _is_llm_iat(path: Path, head: str) -> bool:
+    first = [c.strip() for c in head.split("\n", 1)[0].split(",")]
+    return path.name.endswith(".csv") and {"category", "variation"} <= set(first) and bool({"0", "response"} & set(first))
 
 
 # -- formats ------------------------------------------------------------------------------------------------
@@ -611,7 +662,7 @@ def _is_lm_eval(path: Path, head: str) -> bool:
 
 
 def _is_lmms_eval(path: Path, head: str) -> bool:
-    return "_samples_" in path.name and all(k in _first_object(head) for k in _LM_EVAL_KEYS)
+    return "_samples_" in path.name and all(k in _first_object(head) for k in _LMMS_EVAL_KEYS)
 
 
 def _is_vlmevalkit(path: Path, head: str) -> bool:
@@ -636,6 +687,8 @@ FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
     AnswerFormat("shaikh2023", "chain-of-thought-bias",
                  lambda p, h: bool(re.match(r"ablation_\w+_q9\.json", p.name.removesuffix(".gz"))), _read_shaikh,
                  "Shaikh et al. 2023 outputs (ablation_<task>[_cot]_q9.json)"),
+    AnswerFormat("llm-iat", "llm-implicit-bias", _is_llm_iat, _read_llm_iat,
+                 "Bai et al. 2025's LLM-IAT response CSVs (0 or response, category, variation)"),
     AnswerFormat("vlmevalkit", "VLMEvalKit", _is_vlmevalkit, _read_vlmevalkit,
                  "VLMEvalKit result tables (<model>_<dataset>[_result].xlsx/.tsv/.csv: index, prediction)"),
     AnswerFormat("jsonl", "eatkit", lambda p, h: p.name.removesuffix(".gz").endswith((".jsonl", ".json")),

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.io import file_sha256
+from eatkit.sources.answers import read_answers
 from eatkit.sources.base import Embedded, EmbeddingSource
-from eatkit.stimuli.language import load_responses, request_settings
+from eatkit.stimuli.language import request_settings
 from eatkit.stimuli.types import StimulusSet
 
 
@@ -38,9 +38,12 @@ class RecordedResponses(EmbeddingSource):
         if not self.path.exists():
             raise EatkitError(f"the responses {name} do not exist")
         self.id = f"responses:{name}"
-        self.responses = load_responses(self.path)
         files = sorted(self.path.glob("*.csv")) if self.path.is_dir() else [self.path]
-        self.files = {f.name: file_sha256(f) for f in files}
+        if not files:
+            raise EatkitError(f"{name} holds no .csv response file")
+        answers = [read_answers(f, "llm-iat") for f in files]  # the one answer layer (eatkit.sources.answers)
+        self.responses = [a for got in answers for a in got.records]
+        self.files = {Path(got.files[0].path).name: got.files[0].sha256 for got in answers}
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
         settings = request_settings(stimuli)
@@ -48,12 +51,12 @@ class RecordedResponses(EmbeddingSource):
             raise EatkitError(f"{self.id} holds recorded answers to LLM-IAT prompts; it cannot score or embed set "
                               f"'{stimuli.name}'")
         category, variations = settings["recorded"]["category"], settings["recorded"]["variations"]
-        chosen = [r for r in self.responses if r.category == category and (not variations or r.variation in variations)]
+        chosen = [r for r in self.responses if r.template == category and (not variations or r.condition in variations)]
         if not chosen:
             raise EatkitError(f"{self.id} holds no response of category '{category}'"
                               f"{' in variations ' + ', '.join(variations) if variations else ''}")
         return Embedded(vectors=np.asarray([r.text for r in chosen], dtype=object),
-                        ids=tuple(f"{r.variation}/{r.file}:{r.row}" for r in chosen))
+                        ids=tuple(f"{r.condition}/{r.file}:{r.item}" for r in chosen))
 
     def manifest(self) -> dict[str, Any]:
         return {"id": self.id, "path": str(self.path.resolve()), "files": self.files, "responses": len(self.responses)}

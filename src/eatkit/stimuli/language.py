@@ -1,5 +1,5 @@
 """The data of the language-model tests: CrowS-Pairs pairs, StereoSet intrasentence examples, the LLM-IAT
-stimuli (Bai et al. 2025) and their published responses. Readers only (no model, no statistics).
+stimuli (Bai et al. 2025); their published responses are read by the answer layer (:mod:`eatkit.sources.answers`, format ``llm-iat``). Readers only (no model, no statistics).
 
 A data argument is a file (or folder) path, or the name of a dataset of ``eatkit data get`` (read from
 its default folder, :func:`eatkit.stimuli.datasets.default_data_dir`).
@@ -211,37 +211,6 @@ def load_iat_stimuli(path: str | os.PathLike[str], column: str = "C") -> dict[st
                                a=tuple(r["A"].strip() for r in group if r["A"].strip()),
                                b=tuple(r["B"].strip() for r in group if r["B"].strip()),
                                first=tuple(words[:half]), second=tuple(words[half:]))
-    return out
-
-
-@dataclass(frozen=True)
-class RecordedResponse:
-    """One recorded answer of a model to an LLM-IAT prompt (the authors' response files)."""
-
-    file: str
-    row: str
-    text: str
-    category: str
-    variation: str
-
-
-def load_responses(path: str | os.PathLike[str]) -> list[RecordedResponse]:
-    """The responses of a file or of every ``*.csv`` of a folder in the authors' format (the response in
-    column ``0`` or ``response``; ``category``, ``variation``); an empty response is kept (it is scored
-    as unparseable, not dropped)."""
-    root = Path(path)
-    files = sorted(root.glob("*.csv")) if root.is_dir() else [root]
-    if not files:
-        raise EatkitError(f"{path} holds no .csv response file")
-    out = []
-    for file in files:
-        rows = _csv_rows(file, ("category", "variation"), "LLM-IAT response")
-        for n, row in enumerate(rows):
-            text = row.get("response", row.get("0"))
-            if text is None:
-                raise EatkitError(f"{file} has no response column ('0' or 'response')")
-            out.append(RecordedResponse(file=file.name, row=row.get("") or str(n), text=text,
-                                        category=row["category"].strip(), variation=row["variation"].strip()))
     return out
 
 
