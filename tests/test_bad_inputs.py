@@ -537,6 +537,13 @@ CLI += [  # BBQ (docs/bbq.md): recorded answers, the BBQ folder, the metadata
      "--answer-field applies to --answers only"),
     (["run", "weat", "--answers", "{d}/bbq-preds.jsonl", "--answer-field", "pred", "-q", "-o", "{o}"],
      "cannot embed set"),
+    # local answerers (encoders/answerers.py): decoding settings and precision checked before a model loads
+    (["run", "bbq", "--model", "hf-vlm:{d}/no-vlm", "--bbq-data", "{d}/bbq", "--generation", "temperature=-1", "-q",
+      "-o", "{o}"], "temperature must be a number >= 0, got -1"),
+    (["run", "bbq", "--model", "hf-vlm:{d}/no-vlm", "--bbq-data", "{d}/bbq", "--generation", "beams=2", "-q",
+      "-o", "{o}"], "unknown decoding setting 'beams' (known: max_new_tokens, temperature, seed)"),
+    (["run", "bbq", "--model", "hf-lm:{d}/no-lm", "--bbq-data", "{d}/bbq", "--generation", "max_new_tokens=0", "-q",
+      "-o", "{o}"], "max_new_tokens must be an integer >= 1, got 0"),
 ]
 
 
@@ -657,6 +664,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: _table_regions(d, np.ones((1, 4)), [[2, 0, 1, 2]], [1.0]), EatkitError, "every box x1 < x2"),
         # language models
         (lambda d: build_model("hf-lm:x", precision="float8"), EatkitError, "precision must be one of float32"),
+        (lambda d: build_model("hf-vlm:x", generation=["seed"]), EatkitError, "--generation takes KEY=VALUE"),
         (lambda d: build_model("hf-mlm:x", chat_template=False), EatkitError,
          "model 'hf-mlm:x' does not take the option 'chat_template'"),
     ]

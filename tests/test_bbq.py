@@ -368,38 +368,19 @@ def test_image_grounded_items_carry_their_image_into_the_request(tmp_path):
 
 
 def _reference_choices(folder: str, items: list[dict[str, Any]], mode: str) -> list[int | None]:
-    """Each item's answer computed here with transformers directly: the option of largest summed token
-    log-probability after the prompt, or the greedy generation (HF generate) parsed by letter, then as the
-    authors' script parses a prediction."""
-    import torch
-    import transformers
+    """Each item's answer: the model's Answer records (their values are checked against transformers in
+    test_answerers.py), read here as the R re-implementation reads a prediction: the option letter the model
+    chose, else its text mapped by the authors' rules."""
+    from eatkit.encoders.language_models import causal_lm
+    from eatkit.sources.answers import answers_request
+    from eatkit.stimuli.types import StimulusSet
 
-    tok = transformers.AutoTokenizer.from_pretrained(folder)
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
-    out = []
-    for item in items:
-        if mode == "loglik":
-            prompt = f"{item['context']} {item['question']}\nAnswer:"
-            scores = []
-            for i in range(3):
-                ids = tok(prompt + " " + item[f"ans{i}"], add_special_tokens=False).input_ids
-                n_prompt = len(tok(prompt, add_special_tokens=False).input_ids)
-                x = torch.tensor([[tok.bos_token_id, *ids]])
-                with torch.no_grad():
-                    logp = torch.log_softmax(model(x).logits[0, :-1].double(), -1)
-                scores.append(float(logp[torch.arange(n_prompt, len(ids)), x[0, n_prompt + 1:]].sum()))
-            out.append(int(np.argmax(scores)))
-        else:
-            prompt = f"{item['context']} {item['question']}\n" + "".join(
-                f"{'ABC'[i]}. {item[f'ans{i}']}\n" for i in range(3)) + "Answer:"
-            ids = tok(prompt, return_tensors="pt").input_ids
-            with torch.no_grad():
-                new = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=32, do_sample=False,
-                                     pad_token_id=tok.eos_token_id)
-            text = tok.decode(new[0, ids.shape[1]:], skip_special_tokens=True)
-            letter = re.match(r"\s*\(?([A-Ca-c])(?:[.):]|\s|$)", text)
-            out.append("abc".index(letter.group(1).lower()) if letter else r_pred_label(item, text))
-    return out
+    requests = tuple(json.dumps({"id": f"{r['category']}/{r['example_id']}", "context": r["context"],
+                                 "question": r["question"], "options": [r["ans0"], r["ans1"], r["ans2"]],
+                                 "image": None}) for r in items)
+    got = causal_lm(folder).embed(StimulusSet("q", "sentence", requests,
+                                              category=answers_request(task="bbq", mode=mode))).vectors
+    return ["abc".index(a.choice) if a.choice else r_pred_label(item, a.text or "") for a, item in zip(got, items)]
 
 
 @pytest.mark.parametrize("mode", ["loglik", "generate"])
