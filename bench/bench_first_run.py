@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--fallback", action="store_true", help="also without the C counter (numpy counts)")
     args = parser.parse_args()
-    from eatkit.stats.permutation import _c_counter
+    from eatkit.stats.exact_counts import _c_counter
 
     built = _c_counter()
     print(f"C counter: {built.__file__ if built else 'NOT built (the numpy reference counts)'}")

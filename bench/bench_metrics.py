@@ -94,7 +94,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     X, Y, A, B = (rng.normal(size=(N, D)) for _ in range(4))
     T = np.concatenate([X, Y])
-    full = dict(n_resamples=RESAMPLES, rng=1)
+    full = dict(n_bootstrap=RESAMPLES, rng=1)
     cases = {
         "rnd": (lambda: loop_rnd(X, Y, A), lambda: sm.rnd(X, Y, A, permutations=1),
                 lambda: sm.rnd(X, Y, A, **full)),

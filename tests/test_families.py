@@ -50,110 +50,171 @@ def test_role_groups_are_declared_and_checked(grouped):
 # --- a new member of the metrics family: a statistics function and one declaration ----------------------
 
 METRIC_MODULE = '''
-"""A throwaway metric: the distance of mean X from mean A minus that of mean Y (Euclidean)."""
+"""Two members added from outside eatkit: WEAT's effect size (Caliskan et al. 2017) as a metric, and an
+unusual shape, a member that reads the targets only and whose value of no bias is 0.5."""
 import numpy as np
 
 from eatkit.specs import METRICS
+from eatkit.stats import check_sets
 from eatkit.stats.metrics import MetricResult
 
 
-def centroid_gap(X, Y, A, *, n_resamples=0, confidence_level=0.95, rng=None):
-    X, Y, A = (np.asarray(s, dtype=float) for s in (X, Y, A))
-    gap = np.linalg.norm(X.mean(0) - A.mean(0)) - np.linalg.norm(Y.mean(0) - A.mean(0))
-    return MetricResult(metric="centroid_gap", value=float(gap), null="no null here",
-                        confidence_level=confidence_level)
+def _unit(M):
+    M = np.asarray(M, dtype=float)
+    return M / np.linalg.norm(M, axis=1, keepdims=True)
 
 
-CENTROID_GAP = METRICS.member("centroid-gap", "toy_metric:centroid_gap", title="Toy centroid gap",
-                              null="pairs of toy sets swapped", label="GAP", magnitude="abs")
+def weat_es(X, Y, A, B, *, n_bootstrap=0, confidence_level=0.95, rng=None):
+    X, Y, A, B = map(_unit, check_sets(X=X, Y=Y, A=A, B=B).values())
+    s = lambda W: (W @ A.T).mean(1) - (W @ B.T).mean(1)
+    sx, sy = s(X), s(Y)
+    d = (sx.mean() - sy.mean()) / np.concatenate([sx, sy]).std(ddof=1)
+    return MetricResult(metric="weat_es", value=float(d), confidence_level=confidence_level)
+
+
+def near_share(X, Y, *, rng=None):
+    X, Y = map(_unit, check_sets(X=X, Y=Y).values())
+    mx, my = X.mean(0), Y.mean(0)
+    near = lambda W, own, other: np.linalg.norm(W - own, axis=1) < np.linalg.norm(W - other, axis=1)
+    share = (near(X, mx, my).sum() + near(Y, my, mx).sum()) / (len(X) + len(Y))
+    return MetricResult(metric="near_share", value=float(share))
+
+
+WEAT_ES = METRICS.member("weat-es", "toy_metric:weat_es", title="WEAT effect size (Caliskan et al. 2017)",
+                         template=(2, 2), label="WEAT d")
+NEAR_SHARE = METRICS.member("near-share", "toy_metric:near_share", title="Share nearer their own mean",
+                            template=(2, 0), chance=0.5, label="NEAR")
 '''
 
-#: words of the toy suite and three models' vectors (models 2 and 3: X further out)
+#: words of the toy suite and three models' vectors (models 2 and 3: X further out; the members' values differ:
+#: WEAT d -1.22, -1.55, -1.44; the share nearer their own mean 2/3, 1, 5/6)
 WORDS = {"x1": (1, 0), "x2": (1, 0.2), "y1": (0, 1), "y2": (0.2, 1), "a1": (1, 1), "a2": (0.8, 1),
-         "b1": (1, 0.5), "b2": (0.9, 0.6)}
-TOY_SUITE = {"schema": "eatkit.suite/1", "id": "toyfam", "title": "Toy", "tests": [
-    {"id": "t1", "title": "T one", "X": {"name": "Xs", "modality": "word", "items": ["x1", "x2"]},
-     "Y": {"name": "Ys", "modality": "word", "items": ["y1", "y2"]},
-     "A": {"name": "As", "modality": "word", "items": ["a1", "a2"]},
-     "B": {"name": "Bs", "modality": "word", "items": ["b1", "b2"]}},
-    {"id": "g1", "title": "gap from a suite file", "kind": "centroid-gap",
-     "X": "Xs", "Y": "Ys", "A": "As", "B": "Bs"}],
-    "sets": {"Xs": {"modality": "word", "items": ["x1", "x2"]}, "Ys": {"modality": "word", "items": ["y1", "y2"]},
-             "As": {"modality": "word", "items": ["a1", "a2"]}, "Bs": {"modality": "word", "items": ["b1", "b2"]}}}
+         "b1": (1, 0.5), "b2": (0.9, 0.6), "x3": (0.3, 0.7), "y3": (0.5, 0.5)}
+SETS = {"Xs": ["x1", "x2", "x3"], "Ys": ["y1", "y2", "y3"], "As": ["a1", "a2"], "Bs": ["b1", "b2"]}
+SCALES = {1: 1.0, 2: 3.0, 3: 2.0}
 
 
-def _gap(vectors, x, y, a):
-    mean = lambda ws: np.mean([vectors[w] for w in ws], axis=0)  # noqa: E731
-    return float(np.linalg.norm(mean(x) - mean(a)) - np.linalg.norm(mean(y) - mean(a)))
+def _toy_suite(kind: str) -> dict:
+    return {"schema": "eatkit.suite/1", "id": "toyfam", "title": "Toy", "tests": [
+        {"id": "t1", "title": "T one", **{r: {"name": n, "modality": "word", "items": SETS[n]}
+                                          for r, n in zip("XYAB", SETS)}},
+        {"id": "g1", "title": "from a suite file", "kind": kind, "X": "Xs", "Y": "Ys", "A": "As", "B": "Bs"}],
+        "sets": {n: {"modality": "word", "items": w} for n, w in SETS.items()}}
+
+
+def _vectors(scale: float) -> dict[str, np.ndarray]:
+    return {w: np.array([x * (scale if w[0] == "x" else 1), y], dtype=float) for w, (x, y) in WORDS.items()}
+
+
+def _weat_es(v):
+    """WEAT's d by eatkit's own EAT (Caliskan SD, ddof 1): an independent path to the member's value."""
+    from eatkit.stats import eat
+
+    sets = [np.array([v[w] for w in SETS[n]]) for n in SETS]
+    return eat(*sets, permutations="exact").effect_size
+
+
+def _near_share(v):
+    unit = {w: x / np.linalg.norm(x) for w, x in v.items()}
+    mean = {n: np.mean([unit[w] for w in SETS[n]], axis=0) for n in ("Xs", "Ys")}
+    own = [(w, n, "Ys" if n == "Xs" else "Xs") for n in ("Xs", "Ys") for w in SETS[n]]
+    return float(np.mean([np.linalg.norm(unit[w] - mean[n]) < np.linalg.norm(unit[w] - mean[o]) for w, n, o in own]))
 
 
 @pytest.fixture
-def new_metric(tmp_path, monkeypatch):
-    """The metric's module on sys.path and its one registry line; both gone afterwards."""
+def new_metrics(tmp_path, monkeypatch):
+    """The members' module on sys.path; registered by each test with its one line, after the last real
+    member (whichever it is); everything gone afterwards."""
     import sys
     import textwrap
 
     (tmp_path / "toy_metric.py").write_text(textwrap.dedent(METRIC_MODULE), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    register_kind("centroid-gap", "toy_metric:CENTROID_GAP")  # the one registry line
-    (tmp_path / "suite.json").write_text(json.dumps(TOY_SUITE), encoding="utf-8")
-    for k, scale in ((1, 1.0), (2, 3.0), (3, 2.0)):
-        (tmp_path / f"v{k}.txt").write_text("".join(
-            f"{w} {x * (scale if w[0] == 'x' else 1):g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
+    for k, scale in SCALES.items():
+        (tmp_path / f"v{k}.txt").write_text("".join(f"{w} {x:g} {y:g}\n" for w, (x, y) in _vectors(scale).items()),
+                                            encoding="utf-8")
     yield tmp_path
-    del KINDS["centroid-gap"]
+    for kind in ("weat-es", "near-share"):
+        KINDS.pop(kind, None)
     get_kind.cache_clear()
     sys.modules.pop("toy_metric", None)
 
 
-def test_a_new_metric_is_a_function_and_one_declaration(new_metric, capsys):
+def _every_surface(d, kind, compute, chance, capsys):
+    """Every place a member reaches from its declaration: --metrics choices and help, a suite file's test,
+    results.json, the console table and report with the legend, the JSON Schemas, eatkit.metrics, a sweep's
+    rankings.csv (distance from the declared chance level) and audit page."""
+    import pandas as pd
+
     import eatkit.metrics
     from eatkit.cli import main
     from eatkit.report import load_run
     from eatkit.run.schemas import sweep_json_schema
+    from eatkit.specs import METRICS
     from eatkit.stimuli.schema import suite_json_schema
 
-    d = new_metric
-    vectors = {w: np.array(v, dtype=float) for w, v in WORDS.items()}
-    expected = _gap(vectors, ["x1", "x2"], ["y1", "y2"], ["a1", "a2", "b1", "b2"])  # A ∪ B: one attribute set
-    # --metrics: the flag takes it, the help lists it
+    real = [n for n in METRICS.names() if n != kind]
+    assert METRICS.names()[-1] == kind and "clustering" in real  # after the last real member
+    spec, api = get_kind(kind), kind.replace("-", "_")
+    expected = compute(_vectors(1.0))
+    (d / "suite.json").write_text(json.dumps(_toy_suite(kind)), encoding="utf-8")
     with pytest.raises(SystemExit):
         main(["run", "--help"])
-    assert "direct-bias, centroid-gap, or all" in " ".join(capsys.readouterr().out.split()).replace("- ", "-")
-    assert main(["run", str(d / "suite.json"), "--vectors", str(d / "v1.txt"), "--metrics", "centroid-gap",
+    assert f"{real[-1]}, {kind}, or all" in " ".join(capsys.readouterr().out.split()).replace("- ", "-")
+    assert main(["run", str(d / "suite.json"), "--vectors", str(d / "v1.txt"), "--metrics", kind,
                  "-o", str(d / "r"), "--report", "--seed", "0"]) == 0
-    out = capsys.readouterr().out
-    assert "t1:centroid-gap" in out and "pairs of toy sets swapped" in out  # the table and its legend
-    # results.json: the --metrics test and the suite file's test
+    out = " ".join(capsys.readouterr().out.split())
+    legend = f"{spec.member.label}: {spec.title}, no bias {chance:g}"
+    assert f"t1:{kind}" in out and legend in out  # the table and its legend
     records = {r.test: r for r in load_run(d / "r").records}
-    assert records["t1:centroid-gap"].value == pytest.approx(expected)
-    assert records["g1"].value == pytest.approx(expected) and records["g1"].metric == "centroid_gap"
+    assert records[f"t1:{kind}"].value == pytest.approx(expected)
+    assert records["g1"].value == pytest.approx(expected) and records["g1"].metric == api
     saved = json.loads((d / "r" / "results.json").read_text(encoding="utf-8"))
-    assert {r["kind"] for r in saved if r["test"] != "t1"} == {"centroid-gap"}
+    assert {r["kind"] for r in saved if r["test"] != "t1"} == {kind}
     html = (d / "r" / "report.html").read_text(encoding="utf-8")
-    assert "t1:centroid-gap" in html and "GAP: pairs of toy sets swapped" in html
-    # the JSON Schemas
-    assert "centroid-gap" in suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"]
-    assert "centroid-gap" in json.dumps(sweep_json_schema()["$defs"]["suite"])
-    # the public API, in WEFE's vocabulary
-    got = eatkit.metrics.centroid_gap([[[1, 0], [1, 0.2]], [[0, 1], [0.2, 1]]], [[[1, 1], [0.8, 1], [1, 0.5],
-                                                                                 [0.9, 0.6]]])
-    assert got.value == pytest.approx(expected) and "centroid_gap" in dir(eatkit.metrics)
-    # a sweep's rankings (and its audit page): the measure "centroid_gap", |value| averaged per model
+    assert f"t1:{kind}" in html and legend in html
+    assert kind in suite_json_schema()["$defs"]["test"]["properties"]["kind"]["enum"]
+    assert kind in json.dumps(sweep_json_schema()["$defs"]["suite"])
+    vectors = _vectors(1.0)
+    sets = [[vectors[w].tolist() for w in SETS[n]] for n in SETS]
+    attributes = None if spec.member.template[1] == 0 else sets[2:]
+    assert getattr(eatkit.metrics, api)(sets[:2], attributes).value == pytest.approx(expected)
+    assert api in dir(eatkit.metrics)
     (d / "sweep.toml").write_text(
-        f'models = [{{ vectors = "{d / "v1.txt"}", label = "m1" }}, {{ vectors = "{d / "v2.txt"}", label = "m2" }}, '
-        f'{{ vectors = "{d / "v3.txt"}", label = "m3" }}]\n'
-        f'suites = [{{ suite = "{d / "suite.json"}", tests = ["t1"], metrics = ["centroid-gap", "rnd"] }}]\n'
+        "models = [" + ", ".join(f'{{ vectors = "{d / f"v{k}.txt"}", label = "m{k}" }}' for k in SCALES) + "]\n"
+        f'suites = [{{ suite = "{d / "suite.json"}", tests = ["t1"], metrics = ["{kind}", "rnd"] }}]\n'
         'settings = [{ seed = 0, n_bootstrap = 0, permutations = 9 }]\n', encoding="utf-8")
     assert main(["sweep", str(d / "sweep.toml"), "-o", str(d / "s"), "--jobs", "0", "--quiet"]) == 0
-    import pandas as pd
-
     rankings = pd.read_csv(d / "s" / "rankings.csv").set_index("model")
-    wide = {w: v * ([3, 1] if w[0] == "x" else 1) for w, v in vectors.items()}  # x words: first coordinate x3
-    assert rankings.loc["m1", "centroid_gap"] == pytest.approx(abs(expected))
-    assert rankings.loc["m2", "centroid_gap"] == pytest.approx(abs(_gap(wide, ["x1", "x2"], ["y1", "y2"],
-                                                                        ["a1", "a2", "b1", "b2"])))
-    assert ">centroid_gap<" in (d / "s" / "audit.html").read_text(encoding="utf-8")
+    for k, scale in SCALES.items():
+        assert rankings.loc[f"m{k}", api] == pytest.approx(abs(compute(_vectors(scale)) - chance))
+    assert f">{api}<" in (d / "s" / "audit.html").read_text(encoding="utf-8")
+    # the bad-input corpus: the member's rows, generated from its declaration, each a one-line error
+    from test_robust_corpus import member_rows
+
+    rows = member_rows(spec)
+    assert len(rows) == (3 if "A" in spec.member.reads else 2)
+    for _, call, message in rows:
+        with pytest.raises(EatkitError, match=re.escape(message)):
+            call()
+
+
+def test_a_new_metric_is_a_function_and_one_declaration(new_metrics, capsys):
+    register_kind("weat-es", "toy_metric:WEAT_ES")  # the one registry line
+    _every_surface(new_metrics, "weat-es", _weat_es, 0.0, capsys)
+
+
+def test_a_member_of_an_unusual_shape_targets_only_and_chance_one_half(new_metrics, capsys):
+    """A member that reads X and Y only (its function takes no attribute set) and whose value of no bias is
+    0.5: the runner passes it the targets only, the API takes no attributes, the ranking's magnitude is
+    |value - 0.5|."""
+    import eatkit.metrics
+
+    register_kind("near-share", "toy_metric:NEAR_SHARE")
+    assert get_kind("near-share").member.reads == ("X", "Y")
+    _every_surface(new_metrics, "near-share", _near_share, 0.5, capsys)
+    with pytest.raises(EatkitError, match="NEAR reads the targets only: pass no attribute sets"):
+        eatkit.metrics.near_share([[[1, 0]], [[0, 1]]], [[[1, 1]]])
 
 
 # --- a new association-test kind with role groups (n target sets, m attribute sets) ------------------------
@@ -173,7 +234,7 @@ SPEC = KindSpec(
     "toy-spread", (RoleGroup("T", 2), RoleGroup("A", 1)), "toy_groups:SpreadAnalysis", title="Toy spread over n targets",
     presentation=Presentation(columns=("n_targets", "spread"), headline="spread", formats={"spread": ".4f"},
                               legend="spread: max - min of the target sets' mean cosine with the attributes"),
-    ranking=Ranking("spread", "as_is", "spread"))
+    ranking=Ranking("spread", "spread"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,7 +288,7 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
         assert f"{max(means) - min(means):.4f}" in out and "spread: max - min" in out
         html = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
         assert "Toy spread over n targets" in html and f"{max(means) - min(means):.4f}" in html
-        # a sweep ranks models by its declared Ranking (as is: the spread), in rankings.csv and audit.html
+        # a sweep ranks models by its declared Ranking (the spread's distance from 0), in rankings.csv and audit.html
         import pandas as pd
 
         for k, scale in ((2, 3.0), (3, 2.0)):
@@ -257,7 +318,7 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
     ({"id": "t", "title": "t", "kind": "mac"}, {"distance": "cosine"},
      r"test 't': params: mac tests take no parameter 'distance' \(known: none\)"),
     ({"id": "t", "title": "t"}, {"iat_d": "big"}, r"test 't': iat_d must be a number, got 'big'"),
-    ({"id": "t", "title": "t", "kind": "rnsb"}, {"n_fits": 0}, r"test 't': n_fits must be an integer >= 1, got 0"),
+    ({"id": "t", "title": "t", "kind": "rnsb"}, {"n_fits": 0}, r"test 't': n_fits must be an integer >= 2, got 0"),
 ])
 def test_a_suite_params_name_or_type_is_refused_with_the_known_names(tmp_path, capsys, test, params, message):
     from eatkit.cli import main
@@ -398,3 +459,99 @@ def test_a_parameter_given_as_null_is_not_given():
          "Ca": image("a"), "Cb": image("b")}]}
     check_json_schema(data, suite_json_schema(), "g.json")
     assert dict(parse_suite(json.dumps(data), "g.json").tests[0].params)["reference"] is None
+
+
+# --- every list of members derives from, or is checked against, the declarations --------------------------
+
+def _member_names() -> dict[str, str]:
+    """Every spelling of a metrics member (kind name, API name, label, their case and dash variants) ->
+    its kind."""
+    from eatkit.specs import METRICS
+
+    names = {}
+    for spec in METRICS.members():
+        for spelling in (spec.name, spec.api_name, spec.member.label):
+            names[re.sub(r"[-_ ]", "-", spelling.lower())] = spec.name
+    return names
+
+
+def _normal(token: str) -> str:
+    return re.sub(r"[-_ ]", "-", re.sub(r"^:func:|[`*]", "", token.strip()).lower())
+
+
+def member_lists(text: str, names: dict[str, str]) -> list[set[str]]:
+    """The lists of members in ``text``: runs of five or more member names joined by commas, "and", "or"
+    (prose, docstrings: fewer is a statement about some members, e.g. "RND, ECT and RIPA take one attribute
+    set"), and tables (markdown or rst) with three or more rows that start with a member."""
+    spelling = "|".join(sorted((re.escape(n).replace(r"\-", "[-_ ]") for n in names), key=len, reverse=True))
+    token = rf"(?<![\w-])(?::func:)?`?(?:{spelling})`?(?![\w-])"
+    found = [{names[_normal(t)] for t in re.findall(token, m.group(0), flags=re.I)}
+             for m in re.finditer(rf"{token}(?:\s*(?:,|,?\s+and|,?\s+or)\s+{token}){{4,}}", text, flags=re.I)]
+    block: list[str] = []
+    for line in text.splitlines() + [""]:
+        cell = line.strip().strip("|").split("|")[0] if line.strip().startswith("|") else line.strip().split("  ")[0]
+        if not line.strip():
+            if len(block) >= 3:
+                found.append(set(block))
+            block = []
+        elif _normal(cell) in names:
+            block.append(names[_normal(cell)])
+    return found
+
+
+def test_every_list_of_members_in_the_docs_and_docstrings_is_the_declared_one():
+    """README.md, docs/ and the docstrings of src/ list the metrics family's members only as the declarations
+    do: a list naming a member that is gone, or missing a new one, fails here (issue 44)."""
+    from pathlib import Path
+
+    from eatkit.specs import METRICS
+
+    root = Path(__file__).resolve().parents[1]
+    names, declared = _member_names(), set(METRICS.names())
+    files = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "src" / "eatkit").rglob("*.py"))]
+    # fenced blocks of the docs are recorded output of their time (a benchmark's table), not lists
+    texts = {path: re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S) for path in files}
+    wrong = {f"{path.relative_to(root)}: {sorted(found)}" for path, text in texts.items()
+             for found in member_lists(text, names) if found != declared}
+    assert wrong == set()
+    definitions = (root / "docs" / "metrics.md").read_text(encoding="utf-8").split("## Definitions")[1]
+    assert member_lists(definitions.split("\n## ")[0], names) == [declared]  # the docs section of each member
+
+
+def test_the_list_check_finds_a_stale_list():
+    names = _member_names()
+    assert member_lists("RND, ECT, RIPA, MAC, RNSB, direct bias", names) == [
+        {"rnd", "ect", "ripa", "mac", "rnsb", "direct-bias"}]  # clustering missing: not the declared list
+    assert member_lists("(`rnd`, `ect`, `ripa`, `mac` or `clustering`)", names) == [
+        {"rnd", "ect", "ripa", "mac", "clustering"}]
+    assert member_lists("RND, ECT and RIPA take one attribute set", names) == []  # about some members
+    assert member_lists("| RND | a |\n| ECT | b |\n| MAC | c |\n\ntext", names) == [{"rnd", "ect", "mac"}]
+
+
+def test_the_suite_schema_carries_every_declared_range():
+    """A suite file's params are checked by the JSON Schema with the same ranges as the declarations (one
+    place: Param.json_schema): every bound of every kind's numeric parameter is in the schema."""
+    from eatkit.stimuli.schema import check_json_schema, suite_json_schema
+
+    schema = suite_json_schema()
+    params = {}
+    for rule in schema["$defs"]["test"]["allOf"]:
+        kind = rule["if"]["properties"]["kind"].get("const", "eat") if "properties" in rule["if"] else "eat"
+        params[kind] = rule["then"]["properties"]["params"]["properties"]
+    bounds = 0
+    for kind in KINDS:
+        for p in get_kind(kind).params:
+            if p.type in (int, float) and p.many is None and (p.low is not None or p.high is not None):
+                value = params[kind][p.name]["anyOf"][0]
+                value = value["anyOf"][1] if "anyOf" in value else value  # after its words (e.g. "auto")
+                assert value.get("exclusiveMinimum" if p.low_open else "minimum") == p.low, (kind, p.name, value)
+                assert value.get("exclusiveMaximum" if p.high_open else "maximum") == p.high, (kind, p.name, value)
+                bounds += 1
+    assert bounds >= 20
+    word = lambda w: {"name": w, "modality": "word", "items": [w]}  # noqa: E731
+    bad = {"schema": "eatkit.suite/1", "id": "s", "title": "s", "tests": [
+        {"id": "t", "title": "t", "kind": "rnsb", "params": {"n_fits": 1}, **{r: word(r.lower()) for r in "XYAB"}}]}
+    with pytest.raises(EatkitError):  # the range refuses it (jsonschema names the test's keys, then)
+        check_json_schema(bad, schema, "s.json")
+    bad["tests"][0]["params"]["n_fits"] = 2
+    check_json_schema(bad, schema, "s.json")

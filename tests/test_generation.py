@@ -193,7 +193,7 @@ def test_dalleval_mad_and_kl_equal_their_definitions() -> None:
             q = rng.uniform(0.1, 1, k)
             assert kl_divergence(row, q) == pytest.approx(entropy(p, q / q.sum()), abs=1e-12)
         assert np.allclose(mad_from_uniform(counts), [mad_from_uniform(r) for r in counts], atol=1e-15)
-    d = depiction([0, 0, 0, 1, 1, 2], ["a", "b", "c"], n_resamples=500, rng=0)
+    d = depiction([0, 0, 0, 1, 1, 2], ["a", "b", "c"], n_bootstrap=500, rng=0)
     assert d.counts == (3, 2, 1) and d.mad == pytest.approx((1 / 6 + 0 + 1 / 6) / 3, abs=1e-12)
     assert d.mad_ci[0] <= d.mad <= d.mad_ci[1]
     # the permutation test between two models against the exact count over every split (7 + 5 labels)

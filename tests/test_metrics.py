@@ -82,7 +82,7 @@ def test_direct_bias_closed_form_and_bootstrap_ci():
     X = np.array([[2.0, 1.0, 0.0], [2.0, 0.0, 1.0]])
     Y = np.array([[-2.0, 1.0, 0.0], [-2.0, 0.0, 1.0]])
     N = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [3.0, 0.0, 4.0]])
-    result = sm.direct_bias(X, Y, N, n_resamples=200, rng=0)
+    result = sm.direct_bias(X, Y, N, n_bootstrap=200, rng=0)
     assert result.value == pytest.approx((1 / math.sqrt(2) + 0 + 0.6) / 3, abs=1e-12)
     assert sm.direct_bias(X, Y, N, c=2).value == pytest.approx((0.5 + 0 + 0.36) / 3, abs=1e-12)
     assert result.ci[0] <= result.value <= result.ci[1] and result.seed == 0
@@ -90,10 +90,10 @@ def test_direct_bias_closed_form_and_bootstrap_ci():
 
 def test_bootstrap_ci_contains_the_value_and_repeats_with_the_seed():
     X, Y, A = _small(sizes=(8, 8, 6))
-    a = sm.rnd(X, Y, A, n_resamples=300, rng=3)
-    b = sm.rnd(X, Y, A, n_resamples=300, rng=3)
+    a = sm.rnd(X, Y, A, n_bootstrap=300, rng=3)
+    b = sm.rnd(X, Y, A, n_bootstrap=300, rng=3)
     assert a.ci == b.ci and a.ci[0] < a.value < a.ci[1]
-    m = metrics.mac([X, Y], [A], n_resamples=300, rng=3)
+    m = metrics.mac([X, Y], [A], n_bootstrap=300, rng=3)
     assert m.ci[0] < m.value < m.ci[1] and m.p_value is None
 
 
@@ -137,7 +137,7 @@ def test_model_objects_by_duck_typing_and_missing_words():
     (lambda X, Y, A: metrics.ripa([X, Y[:2]], [A]), "pairs the targets row by row"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], distance="manhattan"), "distance must be one of"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], permutations=0), "permutations must be"),
-    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), "c must be a number > 0"),
+    (lambda X, Y, A: metrics.direct_bias([X, Y], [A], c=0), r"c must be a number in \(0, 10000\], got 0.0"),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], distanse="cosine"), "RND takes no option .distanse. .its options: distance, "),
     (lambda X, Y, A: metrics.rnd([X, Y], [A], model=object()), "gensim KeyedVectors"),
 ])
@@ -164,7 +164,7 @@ def test_every_metric_on_ieat_images_from_the_cli_with_p_ci_and_html_report(tmp_
         record = records[f"asian:{kind}"]
         assert record["kind"] == kind and math.isfinite(record["value"]) and record["n_x"] == 6
         low, high = record["ci"]
-        assert low <= high and record["n_resamples"] == 200
+        assert low <= high and record["n_bootstrap"] == 200
         assert (record["p_value"] is not None) == (kind in ("rnd", "ect", "ripa"))
         assert type(record_from_json(record)).kind == kind
         assert f"asian:{kind}" in printed
@@ -355,3 +355,49 @@ def test_retrieval_probe_maxskew_and_ndkl_per_prompt(tmp_path, capsys):
         assert sum(record["top_shares"][concept].values()) == pytest.approx(1.0)
     assert record["mean_ndkl"] == pytest.approx(np.mean(list(record["ndkl"].values())))
     assert "Retrieval bias" in (out / "report.html").read_text(encoding="utf-8")
+
+
+# --- clustering (Gonen & Goldberg 2019): 2-means of X ∪ Y against the sets -----------------------------
+
+def test_clustering_accuracy_matches_scikit_learn_kmeans_and_brute_force_p():
+    """The clusters are scikit-learn's KMeans(2) clusters (an independent 2-means, up to the labels' names);
+    the exact conditional p is the share of all re-partitions of X ∪ Y, the clusters fixed, whose accuracy
+    reaches the observed one (brute force over C(n, k))."""
+    from itertools import combinations
+    from math import comb
+
+    from eatkit.stats.metrics import clustering
+
+    sklearn_cluster = pytest.importorskip("sklearn.cluster")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6, 5)) + np.r_[1.5, 0, 0, 0, 0]
+    Y = rng.normal(size=(5, 5)) - np.r_[1.5, 0, 0, 0, 0]
+    r = clustering(X, Y, rng=0)
+    unit = np.concatenate([X, Y]) / np.linalg.norm(np.concatenate([X, Y]), axis=1, keepdims=True)
+    theirs = sklearn_cluster.KMeans(n_clusters=2, n_init=10, random_state=0).fit(unit).labels_
+    ours = r.parts["clusters"]
+    assert np.array_equal(ours, theirs) or np.array_equal(ours, 1 - theirs)
+    truth = np.r_[np.zeros(6), np.ones(5)]
+    assert r.value == max(np.mean(ours == truth), np.mean(ours != truth)) and r.value >= 0.5
+    hits = 0
+    for chosen in combinations(range(11), 6):
+        labels = np.ones(11)
+        labels[list(chosen)] = 0
+        hits += max(np.mean(ours == labels), np.mean(ours != labels)) >= r.value - 1e-12
+    assert r.n_partitions == comb(11, 6) and r.exact
+    assert r.p_value == pytest.approx(hits / comb(11, 6), rel=1e-12)
+
+
+def test_clustering_at_chance_and_its_bootstrap_interval():
+    from eatkit.stats.metrics import clustering
+
+    rng = np.random.default_rng(5)
+    same = rng.normal(size=(20, 8))
+    r = clustering(same[:10], same[10:], n_bootstrap=200, rng=1)  # one population: near 0.5, p large
+    assert 0.5 <= r.value <= 0.75 and r.p_value > 0.05
+    low, high = r.ci
+    assert 0.5 <= low <= high <= 1.0 and r.n_bootstrap == 200 and r.seed == 1
+    import eatkit.metrics
+
+    api = eatkit.metrics.clustering([same[:10], same[10:]], rng=1)
+    assert api.value == r.value and api.null == "X ∪ Y re-partitioned, the clusters fixed"

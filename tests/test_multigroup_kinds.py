@@ -50,10 +50,10 @@ def test_records_equal_the_statistics(tmp_path, capsys):
         return np.array([vectors[w] for w in WORDS[role]])
 
     expected = {
-        "same3": same(of("jobs"), [of("male"), of("female"), of("plural")], bootstrap=50,
+        "same3": same(of("jobs"), [of("male"), of("female"), of("plural")], n_bootstrap=50,
                       rng=records["same3"]["seed"]),
-        "same2": same(of("jobs"), [of("male"), of("female")], bootstrap=50, rng=records["same2"]["seed"]),
-        "gweat": generalized_weat([of("flowers"), of("insects")], [of("male"), of("female")], bootstrap=50,
+        "same2": same(of("jobs"), [of("male"), of("female")], n_bootstrap=50, rng=records["same2"]["seed"]),
+        "gweat": generalized_weat([of("flowers"), of("insects")], [of("male"), of("female")], n_bootstrap=50,
                                   rng=records["gweat"]["seed"]),
     }
     for test, result in expected.items():

@@ -187,7 +187,7 @@ def test_run_flags_reach_the_model(tmp_path: Path) -> None:
                            "cache": False}, None)
     record = source.config()["preprocessing"]
     assert (record["interpolation"], record["decoder"], "alpha" in record) == ("area", "opencv", False)
-    with pytest.raises(EatkitError, match="does not take the option --preprocess"):
+    with pytest.raises(EatkitError, match="does not take the option 'preprocess'"):  # named as given
         build_source({"name": "glove-6b-50d", "preprocess": "steed2021"}, None)
 
 

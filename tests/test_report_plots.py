@@ -26,11 +26,11 @@ def runs(tmp_path_factory):
 
 def test_forest_plot_marks_significance_after_correction():
     records = [
-        eat_record(test="a", title="A", effect_size=1.5, q_value=0.0005, effect_size_ci=[1.2, 1.7]),
-        eat_record(test="b", title="B", effect_size=0.8, q_value=0.005, effect_size_ci=[0.3, 1.1]),
-        eat_record(test="c", title="C", effect_size=-0.6, q_value=0.03, effect_size_ci=[-1.0, -0.1]),
-        eat_record(test="d", title="D", effect_size=0.1, q_value=0.4, effect_size_ci=None),
-        eat_record(test="e", title="E", effect_size=float("nan"), q_value=None, effect_size_ci=[float("nan")] * 2),
+        eat_record(test="a", title="A", effect_size=1.5, q_value=0.0005, ci=[1.2, 1.7]),
+        eat_record(test="b", title="B", effect_size=0.8, q_value=0.005, ci=[0.3, 1.1]),
+        eat_record(test="c", title="C", effect_size=-0.6, q_value=0.03, ci=[-1.0, -0.1]),
+        eat_record(test="d", title="D", effect_size=0.1, q_value=0.4, ci=None),
+        eat_record(test="e", title="E", effect_size=float("nan"), q_value=None, ci=[float("nan")] * 2),
     ]
     fig = forest_plot(records, title="Demo suite")
     (ax,) = fig.axes

@@ -59,10 +59,10 @@ def test_sampled_p_values_are_marked():
     assert fmt_p_marked(replace(sampled, p_value=float("nan"))) == "n/a"
     # level 2 draws as many partitions as a sampled level 1; after an exact level 1, the default 100000
     level2 = eat_record(p_value=0.004, p_value_exact=True, n_permutations=12870, level2_x_p_value=floor,
-                    level2_x_p_exact=False, level2_y_p_value=floor, level2_y_p_exact=True)
+                    level2_x_p_value_exact=False, level2_y_p_value=floor, level2_y_p_value_exact=True)
     assert [sampled_draws(level2), sampled_draws(level2, "x"), sampled_draws(level2, "y")] == [None, 100000, None]
     assert [fmt_p_marked(level2, t) for t in ("", "x", "y")] == ["0.004", "\u22641.0e-05", "1.0e-05"]
-    assert sampled_draws(eat_record(level2_y_p_exact=False), "y") == 99999
+    assert sampled_draws(eat_record(level2_y_p_value_exact=False), "y") == 99999
 
 
 def test_legend_explains_the_marks_that_occur():

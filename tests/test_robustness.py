@@ -12,6 +12,7 @@ import pytest
 
 from eatkit.errors import EatkitError
 from eatkit.stats import permutation as perm
+from eatkit.stats import exact_counts, monte_carlo
 
 
 # -- #2: more draws than partitions, long Monte Carlo, Ctrl-C between chunks ---------------------------
@@ -31,22 +32,22 @@ def test_a_monte_carlo_test_too_long_is_refused_before_any_draw_with_its_estimat
     rng = np.random.default_rng(0)
     with pytest.raises(EatkitError, match=r"1e\+12 Monte Carlo permutations of 25 \+ 25 values would take about"):
         perm.group_permutation_test(rng.normal(size=25), rng.normal(size=25), permutations=10**12)
-    assert perm.check_monte_carlo_feasible(25, 25, 10**6) < perm.MC_MAX_SECONDS
+    assert perm.check_monte_carlo_feasible(25, 25, 10**6) < monte_carlo.MC_MAX_SECONDS
 
 
 @pytest.mark.skipif("not perm.compiled()", reason="the compiled kernels (numba) are not installed")
 def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
     ints = rng.integers(-1000, 1000, size=(30, 2)).astype(np.int64)
-    thresholds = [perm._IntThresholds.of(ints[:, i].copy(), 15, 0) for i in range(2)]
+    thresholds = [exact_counts.IntThresholds.of(ints[:, i].copy(), 15, 0) for i in range(2)]
     for key in (5, 2**63 - 3):  # the second wraps the uint64 hash input within the run
-        whole = perm._monte_carlo_counts(ints, 15, 50_000, key, thresholds)
-        monkeypatch.setattr(perm, "MC_CHUNK_STEPS", 1 << 14)
-        assert perm._monte_carlo_counts(ints, 15, 50_000, key, thresholds) == whole
+        whole = monte_carlo.monte_carlo_counts(ints, 15, 50_000, key, thresholds)
+        monkeypatch.setattr(monte_carlo, "MC_CHUNK_STEPS", 1 << 14)
+        assert monte_carlo.monte_carlo_counts(ints, 15, 50_000, key, thresholds) == whole
         monkeypatch.undo()
     # Ctrl-C arrives between two chunks: the test stops there instead of running all the draws
     calls = []
-    kernel = perm._compiled_kernels().monte_carlo
+    kernel = exact_counts.compiled_kernels().monte_carlo
 
     def interrupted(*args):
         calls.append(args[4])
@@ -54,10 +55,10 @@ def test_the_compiled_monte_carlo_runs_in_chunks_with_the_same_counts(monkeypatc
             raise KeyboardInterrupt
         return kernel(*args)
 
-    monkeypatch.setattr(perm, "MC_CHUNK_STEPS", 1 << 14)
-    monkeypatch.setattr(perm._compiled_kernels(), "monte_carlo", interrupted)
+    monkeypatch.setattr(monte_carlo, "MC_CHUNK_STEPS", 1 << 14)
+    monkeypatch.setattr(exact_counts.compiled_kernels(), "monte_carlo", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        perm._monte_carlo_counts(ints, 15, 10**7, 5, thresholds)
+        monte_carlo.monte_carlo_counts(ints, 15, 10**7, 5, thresholds)
     assert len(calls) == 2 and max(calls) < 10**5
 
 

@@ -31,10 +31,10 @@ def _biased_sets(n_targets: int, n_attributes: int, seed: int) -> tuple[np.ndarr
 def test_interval_contains_the_point_estimate_and_is_reported() -> None:
     X, Y, A, B = _biased_sets(8, 8, seed=0)
     d = eat(X, Y, A, B).effect_size
-    ci = bootstrap_effect_size(X, Y, A, B, n_resamples=3000, rng=1)
+    ci = bootstrap_effect_size(X, Y, A, B, n_bootstrap=3000, rng=1)
     assert d > 1.0
     assert ci.low < d < ci.high
-    assert ci.n_resamples == ci.distribution.size == 3000
+    assert ci.n_bootstrap == ci.distribution.size == 3000
     assert ci.low == pytest.approx(np.quantile(ci.distribution, 0.025))
     assert ci.high == pytest.approx(np.quantile(ci.distribution, 0.975))
     assert (ci.confidence_level, ci.method, ci.resampled, ci.seed) == (0.95, "percentile", ("X", "Y"), 1)
@@ -42,20 +42,20 @@ def test_interval_contains_the_point_estimate_and_is_reported() -> None:
 
 def test_bootstrap_is_reproducible_with_a_seed() -> None:
     X, Y, A, B = _biased_sets(6, 5, seed=2)
-    a = bootstrap_effect_size(X, Y, A, B, n_resamples=3000, rng=7)  # > one batch of 2048
-    b = bootstrap_effect_size(X, Y, A, B, n_resamples=3000, rng=7)
-    c = bootstrap_effect_size(X, Y, A, B, n_resamples=3000, rng=8)
+    a = bootstrap_effect_size(X, Y, A, B, n_bootstrap=3000, rng=7)  # > one batch of 2048
+    b = bootstrap_effect_size(X, Y, A, B, n_bootstrap=3000, rng=7)
+    c = bootstrap_effect_size(X, Y, A, B, n_bootstrap=3000, rng=8)
     np.testing.assert_array_equal(a.distribution, b.distribution)
     assert not np.array_equal(a.distribution, c.distribution)
-    fresh = bootstrap_effect_size(X, Y, A, B, n_resamples=500)
+    fresh = bootstrap_effect_size(X, Y, A, B, n_bootstrap=500)
     assert isinstance(fresh.seed, int)
-    again = bootstrap_effect_size(X, Y, A, B, n_resamples=500, rng=fresh.seed)
+    again = bootstrap_effect_size(X, Y, A, B, n_bootstrap=500, rng=fresh.seed)
     np.testing.assert_array_equal(fresh.distribution, again.distribution)
 
 
 def test_interval_narrows_when_the_sets_grow() -> None:
-    small = bootstrap_effect_size(*_biased_sets(8, 8, seed=3), n_resamples=2000, rng=0)
-    large = bootstrap_effect_size(*_biased_sets(64, 64, seed=3), n_resamples=2000, rng=0)
+    small = bootstrap_effect_size(*_biased_sets(8, 8, seed=3), n_bootstrap=2000, rng=0)
+    large = bootstrap_effect_size(*_biased_sets(64, 64, seed=3), n_bootstrap=2000, rng=0)
     # 8x more stimuli: the width should shrink by about sqrt(8) = 2.8
     assert (large.high - large.low) < 0.6 * (small.high - small.low)
 
@@ -64,7 +64,7 @@ def test_interval_narrows_when_the_sets_grow() -> None:
 def test_no_resampled_set_reproduces_the_point_estimate(sd: str) -> None:
     X, Y, A, B = _biased_sets(7, 4, seed=4)
     d = eat(X, Y, A, B, sd=sd).effect_size
-    ci = bootstrap_effect_size(X, Y, A, B, n_resamples=50, resample=(), sd=sd, rng=0)
+    ci = bootstrap_effect_size(X, Y, A, B, n_bootstrap=50, resample=(), sd=sd, rng=0)
     np.testing.assert_allclose(ci.distribution, d, rtol=1e-12)
     assert ci.low == pytest.approx(d) and ci.high == pytest.approx(d)
 
@@ -91,7 +91,7 @@ def test_resampling_targets_draws_with_replacement_within_the_set() -> None:
     for triple in itertools.product(range(3), repeat=3):
         group = [sx[i] for i in triple]
         outcomes.append((statistics.fmean(group) - statistics.fmean(sy)) / statistics.stdev(group + sy))
-    ci = bootstrap_effect_size(X, Y, A, B, n_resamples=20_000, resample=("X",), rng=11)
+    ci = bootstrap_effect_size(X, Y, A, B, n_bootstrap=20_000, resample=("X",), rng=11)
     assert ci.resampled == ("X",)
     _frequencies_match(ci.distribution, outcomes)
 
@@ -104,7 +104,7 @@ def test_resampling_attributes_recomputes_every_association() -> None:
         star = A[list(triple)]
         sx, sy = loop_associations(X, star, B), loop_associations(Y, star, B)
         outcomes.append((statistics.fmean(sx) - statistics.fmean(sy)) / statistics.stdev(sx + sy))
-    ci = bootstrap_effect_size(X, Y, A, B, n_resamples=20_000, resample=("A",), rng=12)
+    ci = bootstrap_effect_size(X, Y, A, B, n_bootstrap=20_000, resample=("A",), rng=12)
     _frequencies_match(ci.distribution, outcomes)
 
 

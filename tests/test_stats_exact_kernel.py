@@ -14,9 +14,10 @@ from stats_reference import enumerated_counts
 from eatkit.errors import EatkitError
 from eatkit.stats import _kernels, group_permutation_test
 from eatkit.stats import permutation as perm
+from eatkit.stats import exact_counts, monte_carlo
 
 needs_numba = pytest.mark.skipif(not _kernels.AVAILABLE, reason="numba (the 'fast' extra) is not installed")
-needs_ccount = pytest.mark.skipif(perm._c_counter() is None, reason="the C counter (eatkit.stats._ccount) was not built")
+needs_ccount = pytest.mark.skipif(exact_counts._c_counter() is None, reason="the C counter (eatkit.stats._ccount) was not built")
 KINDS = ("real", "tied", "integer")
 
 
@@ -33,7 +34,7 @@ def _values(kind: str, k: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarra
 def _numpy_counts(x: np.ndarray, y: np.ndarray, monkeypatch) -> dict[str, int]:
     with monkeypatch.context() as patch:
         patch.setattr(_kernels, "AVAILABLE", False)
-        patch.setattr(perm, "_c_counter", lambda: None)
+        patch.setattr(exact_counts, "_c_counter", lambda: None)
         return group_permutation_test(x, y, permutations="exact").counts
 
 
@@ -42,10 +43,10 @@ def counter(request, monkeypatch) -> str:
     """Which counter counts small tests: the numpy reference (the C counter not built), the C counter (the
     default where built) or the numba kernels (forced)."""
     if request.param == "numpy":
-        monkeypatch.setattr(perm, "_c_counter", lambda: None)
+        monkeypatch.setattr(exact_counts, "_c_counter", lambda: None)
     if request.param == "compiled":
-        monkeypatch.setattr(perm, "CCOUNT_MAX_SUMS", 0)
-        monkeypatch.setattr(perm, "NUMPY_FIRST_MAX", 0)
+        monkeypatch.setattr(exact_counts, "CCOUNT_MAX_SUMS", 0)
+        monkeypatch.setattr(exact_counts, "NUMPY_FIRST_MAX", 0)
     return request.param
 
 
@@ -64,9 +65,9 @@ def test_small_tests_are_counted_without_the_compiled_kernels(monkeypatch) -> No
     def refuse(*args):
         raise AssertionError("the compiled counter was used for a small test")
 
-    monkeypatch.setattr(perm, "_count_below_compiled", refuse)
+    monkeypatch.setattr(exact_counts, "_count_below_compiled", refuse)
     x, y = _values("real", 20, 20, seed=3)
-    assert group_permutation_test(x, y, permutations="exact").counts == perm._count_exact_reference(x, y)
+    assert group_permutation_test(x, y, permutations="exact").counts == exact_counts._count_exact_reference(x, y)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -75,10 +76,10 @@ def test_compiled_and_numpy_counters_agree_with_the_previous_counter(kind: str, 
     # (23, 22): both halves have a head of runs (more than 20 values); (12, 25): k < m, few strata
     x, y = _values(kind, k, m, seed=k * m)
     with monkeypatch.context() as patch:
-        patch.setattr(perm, "NUMPY_FIRST_MAX", 0)  # the numba kernels, where installed, at every size
-        patch.setattr(perm, "CCOUNT_MAX_SUMS", 0)
+        patch.setattr(exact_counts, "NUMPY_FIRST_MAX", 0)  # the numba kernels, where installed, at every size
+        patch.setattr(exact_counts, "CCOUNT_MAX_SUMS", 0)
         new = group_permutation_test(x, y, permutations="exact").counts
-    assert new == perm._count_exact_reference(x, y)
+    assert new == exact_counts._count_exact_reference(x, y)
     assert group_permutation_test(x, y, permutations="exact").counts == new  # the C counter, where built
     if k + m <= 40:  # the numpy reference lists every sum: keep it small here
         assert new == _numpy_counts(x, y, monkeypatch)
@@ -89,10 +90,10 @@ def test_integer_scaling_keeps_the_tolerance_rule() -> None:
     assert group_permutation_test([0.1, 0.2], [0.3, 0.0], permutations="exact").counts["greater"] == 4
     x, y = np.array([1.0, 1e-300, 2.0]), np.array([3.0, 1e-300, 0.5])
     assert group_permutation_test(x, y, permutations="exact").counts == enumerated_counts(x, y)
-    q, tol = perm._scaled(np.array([0.75, -1.5, 3.0]), 1e-15)
-    assert q.dtype == np.int64 and int(np.abs(q).sum()) < 2**perm.SUM_BITS
+    q, tol = exact_counts.scaled_integers(np.array([0.75, -1.5, 3.0]), 1e-15)
+    assert q.dtype == np.int64 and int(np.abs(q).sum()) < 2**exact_counts.SUM_BITS
     assert list(q / q[0]) == [1.0, -2.0, 4.0]  # powers of two scale exactly
-    assert tol == math.floor(math.ldexp(1e-15, perm.SUM_BITS - math.frexp(5.25)[1]))
+    assert tol == math.floor(math.ldexp(1e-15, exact_counts.SUM_BITS - math.frexp(5.25)[1]))
 
 
 @needs_numba
@@ -116,7 +117,7 @@ def test_count_independent_of_threads_and_windows(monkeypatch) -> None:
 def test_monte_carlo_stream_is_the_same_compiled_numpy_and_any_thread_count(k: int, m: int, monkeypatch) -> None:
     import numba
 
-    monkeypatch.setattr(perm, "NUMPY_MC_FIRST_STEPS", 0)  # the compiled kernel also for these few draws
+    monkeypatch.setattr(monte_carlo, "NUMPY_MC_FIRST_STEPS", 0)  # the compiled kernel also for these few draws
     x, y = _values("real", k, m, seed=k + m)
     compiled = group_permutation_test(x, y, permutations=30_000, rng=42)
     threads = numba.get_num_threads()
@@ -142,7 +143,7 @@ def test_monte_carlo_kernel_is_the_numpy_stream_on_one_and_several_columns(r: in
         v, lo, up = np.ascontiguousarray(values[:, columns]), lower[columns], upper[columns]
         for complement in (False, True):
             compiled = _kernels.monte_carlo(v, r, complement, 12345, 5_000, 700, lo, up)
-            reference = perm._monte_carlo_numpy(v, r, complement, 12345, 5_000, lo, up)
+            reference = monte_carlo._monte_carlo_numpy(v, r, complement, 12345, 5_000, lo, up)
             assert compiled.shape == (v.shape[1], 2) and (compiled == reference).all()
             assert 0 < compiled.sum() < 5_000 * compiled.size  # the thresholds cut the draws
 
@@ -172,7 +173,7 @@ def test_compiled_limit_is_weat_3() -> None:
 def test_agrees_with_the_previous_counter_at_24_plus_25() -> None:
     # heads of runs on both sides, unequal sizes (a far-tail pass), near-ties; 26 + 26: bench/bench_stats.py
     x, y = _values("tied", 24, 25, seed=2425)
-    assert group_permutation_test(x, y, permutations="exact").counts == perm._count_exact_reference(x, y)
+    assert group_permutation_test(x, y, permutations="exact").counts == exact_counts._count_exact_reference(x, y)
 
 
 @pytest.mark.parametrize("kind", ("tied", "integer"))
@@ -181,17 +182,17 @@ def test_tied_dynamic_programme_equals_both_listing_counters(kind: str, k: int, 
     # heavily tied inputs take the dynamic programme over distinct values; the listing counters (compiled
     # windows, numpy binary search) must give the same counts on them, at several thresholds
     x, y = _values(kind, k, m, seed=k + 2 * m)
-    q, tol = perm._scaled(np.concatenate([x, y]), 1e-12)
+    q, tol = exact_counts.scaled_integers(np.concatenate([x, y]), 1e-12)
     r, n, observed = min(k, m), k + m, int(q[:min(k, m)].sum())
-    sums, counts = perm._tied_sums(q, r, budget=perm.exact_cost(n, r) // (4 * n))  # the dispatcher's budget
+    sums, counts = exact_counts._tied_sums(q, r, budget=perm.exact_cost(n, r) // (4 * n))  # the dispatcher's budget
     assert int(counts.sum()) == math.comb(n, r) and np.all(np.diff(sums) > 0)
     for ts in ([observed - tol, observed + tol + 1], [int(q.sum()) // 2]):  # the kernels take close pairs
         tied = [int(counts[sums < t].sum()) for t in ts]
-        assert tied == perm._count_below_numpy(q, r, ts)
+        assert tied == exact_counts._count_below_numpy(q, r, ts)
         if _kernels.AVAILABLE:
-            assert tied == perm._count_below_compiled(q, r, ts)
-        if perm._c_counter() is not None:
-            assert tied == perm._count_below_c(q, r, ts)
+            assert tied == exact_counts._count_below_compiled(q, r, ts)
+        if exact_counts._c_counter() is not None:
+            assert tied == exact_counts._count_below_c(q, r, ts)
 
 
 @needs_numba
@@ -200,20 +201,20 @@ def test_thresholds_in_different_buckets_and_full_buckets_take_the_exact_way(kin
     # 21 + 21: two runs a stratum, so windows with bucket indexes; the second threshold lies several
     # buckets above the first (every block counted again query by query) or a few units above (rarely)
     x, y = _values(kind, 21, 21, seed=2121)
-    q, _ = perm._scaled(np.concatenate([x, y]), 0.0)
+    q, _ = exact_counts.scaled_integers(np.concatenate([x, y]), 0.0)
     observed = int(q[:21].sum())
     for gap in (1, 3, int(np.abs(q).sum()) // 10_000):
         ts = [observed, observed + gap]
-        assert perm._count_below_compiled(q, 21, ts) == perm._count_below_numpy(q, 21, ts), (kind, gap)
+        assert exact_counts._count_below_compiled(q, 21, ts) == exact_counts._count_below_numpy(q, 21, ts), (kind, gap)
 
 
 def test_tied_path_gives_way_to_listing() -> None:
     x, y = _values("real", 20, 20, seed=3)
-    q, _ = perm._scaled(np.concatenate([x, y]), 1e-12)
-    assert perm._tied_sums(q, 20, budget=2**40) is None  # every value distinct
+    q, _ = exact_counts.scaled_integers(np.concatenate([x, y]), 1e-12)
+    assert exact_counts._tied_sums(q, 20, budget=2**40) is None  # every value distinct
     ints = np.concatenate(_values("integer", 20, 20, seed=3)).astype(np.int64)
-    assert perm._tied_sums(ints, 20, budget=10) is None  # more live sums than the budget
-    sums, counts = perm._tied_sums(ints, 20, budget=10**6)
+    assert exact_counts._tied_sums(ints, 20, budget=10) is None  # more live sums than the budget
+    sums, counts = exact_counts._tied_sums(ints, 20, budget=10**6)
     assert sums[0] == np.sort(ints)[:20].sum() and sums[-1] == np.sort(ints)[-20:].sum()
 
 
@@ -249,4 +250,4 @@ def test_count_store_gives_the_counts_made_and_keys_every_input(kind: str, tmp_p
         assert len(list((tmp_path / kind).glob("*.json"))) == 2
         entry.write_text("not json")  # an unreadable entry is counted again
         assert run(x) == made
-    assert perm._STORE[0] is None
+    assert exact_counts._STORE[0] is None

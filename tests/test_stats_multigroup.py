@@ -79,7 +79,7 @@ def test_same_equals_the_definition(groups):
     for _ in range(5):
         attributes = random_sets(rng, [int(n) for n in rng.integers(2, 6, groups)], dim=8, shift=1.0)
         targets = rng.normal(size=(7, 8))
-        r = same(targets, attributes, permutations=1, bootstrap=0, rng=0)
+        r = same(targets, attributes, permutations=1, n_bootstrap=0, rng=0)
         value, biases = reference_same(targets, attributes)
         assert r.value == pytest.approx(value, abs=1e-9)
         np.testing.assert_allclose(r.per_target, biases, atol=1e-9)
@@ -98,7 +98,7 @@ def test_generalized_weat_equals_the_definition(groups):
         sizes = [int(n) for n in rng.integers(2, 6, groups)]
         targets = random_sets(rng, sizes, dim=6, shift=1.0)
         attributes = random_sets(rng, [int(n) for n in rng.integers(2, 6, groups)], dim=6, shift=1.0)
-        r = generalized_weat(targets, attributes, permutations=1, bootstrap=0, rng=0)
+        r = generalized_weat(targets, attributes, permutations=1, n_bootstrap=0, rng=0)
         assert r.value == pytest.approx(reference_generalized_weat(targets, attributes), abs=1e-9)
         # the per-target scores' group means sum to the statistic
         means = [np.mean(r.per_target[sum(sizes[:i]):sum(sizes[:i + 1])]) for i in range(groups)]
@@ -109,7 +109,7 @@ def test_two_group_generalized_weat_is_half_the_weat_statistic_of_centred_means(
     # for n = 2, <x1 - xbar, c1 - cbar> + <x2 - xbar, c2 - cbar> = <x1 - x2, c1 - c2> / 2
     rng = np.random.default_rng(3)
     targets, attributes = random_sets(rng, [4, 5]), random_sets(rng, [3, 6])
-    r = generalized_weat(targets, attributes, permutations=1, bootstrap=0, rng=0)
+    r = generalized_weat(targets, attributes, permutations=1, n_bootstrap=0, rng=0)
     expected = np.dot(centre(targets[0]) - centre(targets[1]), centre(attributes[0]) - centre(attributes[1])) / 2
     assert r.value == pytest.approx(expected, abs=1e-12)
 
@@ -123,7 +123,7 @@ def test_generalized_weat_permutation_p_equals_enumeration(alternative, sizes):
     units = [v for s in targets for v in s]
     expected, count = brute_force_p(lambda sets: reference_generalized_weat(sets, attributes), units, sizes,
                                     alternative)
-    r = generalized_weat(targets, attributes, alternative=alternative, permutations=10_000, bootstrap=0, rng=0)
+    r = generalized_weat(targets, attributes, alternative=alternative, permutations=10_000, n_bootstrap=0, rng=0)
     assert r.exact and r.permutations == count
     assert r.p_value == pytest.approx(expected, abs=1e-12)
 
@@ -135,7 +135,7 @@ def test_same_permutation_p_equals_enumeration(sizes):
     targets = rng.normal(size=(4, 4)) + attributes[0].mean(axis=0)
     units = [v for s in attributes for v in s]
     expected, count = brute_force_p(lambda sets: reference_same(targets, sets)[0], units, sizes, "greater")
-    r = same(targets, attributes, permutations=10_000, bootstrap=0, rng=0)
+    r = same(targets, attributes, permutations=10_000, n_bootstrap=0, rng=0)
     assert r.exact and r.permutations == count
     assert r.p_value == pytest.approx(expected, abs=1e-12)
 
@@ -144,13 +144,13 @@ def test_monte_carlo_p_and_bootstrap_are_seeded():
     rng = np.random.default_rng(1)
     targets = random_sets(rng, [8, 8, 8], shift=1.0)
     attributes = random_sets(rng, [5, 5, 5], shift=1.0)
-    first = generalized_weat(targets, attributes, permutations=500, bootstrap=200, rng=4)
-    second = generalized_weat(targets, attributes, permutations=500, bootstrap=200, rng=4)
+    first = generalized_weat(targets, attributes, permutations=500, n_bootstrap=200, rng=4)
+    second = generalized_weat(targets, attributes, permutations=500, n_bootstrap=200, rng=4)
     assert not first.exact and first.permutations == 500 and first.seed == 4
     assert first.p_value == second.p_value and first.ci == second.ci
     assert 1 / 501 <= first.p_value <= 1
     assert first.ci[0] <= first.value <= first.ci[1]
-    s = same(targets[0], attributes, permutations=300, bootstrap=100, rng=2)
+    s = same(targets[0], attributes, permutations=300, n_bootstrap=100, rng=2)
     assert s.ci[0] <= s.value <= s.ci[1]
 
 

@@ -21,7 +21,7 @@ def test_observed_values_are_the_measures_of_the_ranking():
     ranked = labels[np.argsort(-scores, kind="stable")]
     desired = {"a": 0.5, "b": 0.3, "c": 0.2}
     for d in (None, desired):
-        r = skew_uncertainty(scores, labels, 10, d, permutations=10, bootstrap=10, rng=1)
+        r = skew_uncertainty(scores, labels, 10, d, permutations=10, n_bootstrap=10, rng=1)
         assert r.max_skew == max_skew(ranked, 10, d) and r.ndkl == ndkl(ranked, d)
     assert r.desired == desired
 
@@ -31,7 +31,7 @@ def test_permutation_p_approaches_the_enumerated_p():
     observed = max_skew(labels, 2)
     shuffles = set(itertools.permutations(labels))
     exact = np.mean([max_skew(list(s), 2) >= observed - 1e-12 for s in shuffles])
-    r = skew_uncertainty(scores, labels, 2, permutations=20_000, bootstrap=1, rng=3)
+    r = skew_uncertainty(scores, labels, 2, permutations=20_000, n_bootstrap=1, rng=3)
     assert r.p_max_skew == pytest.approx(exact, abs=0.01)
 
 
@@ -41,7 +41,7 @@ def test_p_is_calibrated_under_a_group_blind_model():
     labels = np.repeat(GROUPS, [60, 50, 40])
     p_skew, p_ndkl = [], []
     for i in range(200):
-        r = skew_uncertainty(rng.normal(size=labels.size), labels, 30, permutations=200, bootstrap=1, rng=i)
+        r = skew_uncertainty(rng.normal(size=labels.size), labels, 30, permutations=200, n_bootstrap=1, rng=i)
         p_skew.append(r.p_max_skew)
         p_ndkl.append(r.p_ndkl)
     # NDKL is (almost) continuous: its p is uniform
@@ -64,7 +64,7 @@ def test_bootstrap_ci_covers_the_true_skew():
     for i in range(200):
         groups = rng.integers(0, 3, n)
         r = skew_uncertainty(rng.normal(mu[groups], 1), GROUPS[groups], int(q * n), desired, permutations=1,
-                             bootstrap=200, rng=i)
+                             n_bootstrap=200, rng=i)
         covered += r.ci_max_skew[0] <= true <= r.ci_max_skew[1]
     assert 0.93 <= covered / 200 <= 0.97
 

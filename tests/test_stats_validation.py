@@ -191,7 +191,7 @@ def test_bad_association_values(first, second, message: str) -> None:
     ("options", "message"),
     [
         ({"confidence_level": 1.0}, "confidence_level must be a number in (0, 1), got 1.0"),
-        ({"n_resamples": 0}, "n_resamples must be a positive integer, got 0"),
+        ({"n_bootstrap": 0}, "n_bootstrap must be a positive integer, got 0"),
         ({"resample": ("X", "Z", "C")}, "resample lists unknown sets: C, Z (use X, Y, A, B)"),
     ],
 )
@@ -202,8 +202,8 @@ def test_bad_bootstrap_options(options: dict, message: str) -> None:
 @pytest.mark.parametrize("count", [2.5, "many"])
 def test_counts_must_be_integers(count) -> None:
     # today 2.5 is silently truncated to 2 and "many" raises int()'s own ValueError
-    assert _message(bootstrap_effect_size, **GOOD, n_resamples=count).startswith(
-        "n_resamples must be a positive integer, got "
+    assert _message(bootstrap_effect_size, **GOOD, n_bootstrap=count).startswith(
+        "n_bootstrap must be a positive integer, got "
     )
     assert _message(specificity, **GOOD, n_splits=count).startswith(
         "n_splits must be a positive integer, got "

@@ -177,7 +177,7 @@ def test_split_half_of_duplicated_attributes_is_one():
 
 def test_subsamples_of_the_whole_sets_are_the_full_test():
     sets = _sets(8, sizes=(3, 3, 2, 2))
-    st = stimulus_stability(*(sets[k] for k in ROLES), fraction=0.9, rng=0, n_subsamples=20, n_resamples=200)
+    st = stimulus_stability(*(sets[k] for k in ROLES), fraction=0.9, rng=0, n_subsamples=20, n_bootstrap=200)
     full = eat(*(sets[k] for k in ROLES))
     assert st.subsample_sizes == {"X": 3, "Y": 3, "A": 2, "B": 2}
     assert np.allclose(st.subsample_effect_sizes, full.effect_size, rtol=0, atol=1e-12)
@@ -186,16 +186,16 @@ def test_subsamples_of_the_whole_sets_are_the_full_test():
 
 def test_stability_of_a_strong_and_of_a_null_effect():
     strong = _sets(9, sizes=(12, 12, 8, 8), dim=20, shift=1.0)
-    st = stimulus_stability(*(strong[k] for k in ROLES), rng=1, n_subsamples=200, n_resamples=500)
+    st = stimulus_stability(*(strong[k] for k in ROLES), rng=1, n_subsamples=200, n_bootstrap=500)
     assert st.significant and st.verdict_kept > 0.95 and st.bootstrap_same_sign > 0.95
     assert st.bootstrap_interval[0] < st.effect_size < st.bootstrap_interval[1]
     assert st.cronbach_alpha > 0.8 and st.split_half > 0.8
     null = _sets(10, sizes=(12, 12, 8, 8), dim=200, shift=0.0)
-    st0 = stimulus_stability(*(null[k] for k in ROLES), rng=1, n_subsamples=200, n_resamples=500)
+    st0 = stimulus_stability(*(null[k] for k in ROLES), rng=1, n_subsamples=200, n_bootstrap=500)
     assert not st0.significant and st0.verdict_kept > 0.5
     assert st0.bootstrap_interval[0] < 0 < st0.bootstrap_interval[1]
     # seeded: the same numbers again
-    again = stimulus_stability(*(null[k] for k in ROLES), rng=1, n_subsamples=200, n_resamples=500)
+    again = stimulus_stability(*(null[k] for k in ROLES), rng=1, n_subsamples=200, n_bootstrap=500)
     np.testing.assert_array_equal(again.subsample_p_values, st0.subsample_p_values)
     assert again.bootstrap_interval == st0.bootstrap_interval and again.split_half == st0.split_half
 
@@ -214,7 +214,7 @@ def test_reference_is_used_and_checked():
     full = eat(*vectors, permutations=999, rng=4)
     r = stimulus_influence(*vectors, reference=full, rng=1)
     assert r.p_value == full.p_value  # a sampled p, taken from the reference
-    st = stimulus_stability(*vectors, reference=full, rng=1, n_subsamples=10, n_resamples=100)
+    st = stimulus_stability(*vectors, reference=full, rng=1, n_subsamples=10, n_bootstrap=100)
     assert st.p_value == full.p_value
     with pytest.raises(EatkitError, match="reference must be the EAT of the same sets"):
         stimulus_influence(*vectors, reference=eat(*vectors, sd="pooled"))
@@ -246,7 +246,7 @@ def test_welch_runs_use_welch_throughout():
     without = eat(vectors[0][1:], *vectors[1:], p_method="welch")
     assert r.leave_one_out_p["X"][0] == pytest.approx(without.p_value, rel=1e-12)
     st = stimulus_stability(*vectors, p_method="welch", reference=full, fraction=0.9, n_subsamples=30, rng=0,
-                            n_resamples=100)
+                            n_bootstrap=100)
     assert st.subsample_sizes == {"X": 8, "Y": 8, "A": 5, "B": 5}  # every subsample is the whole test
     np.testing.assert_allclose(st.subsample_p_values, full.p_value, rtol=1e-9)
     assert welch_p_values(*full.associations, 1)["greater"] == full.p_value

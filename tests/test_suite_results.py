@@ -79,7 +79,7 @@ def test_the_old_seed_range_and_one_correction_family_give_the_bytes_of_before(m
         state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
         return int(state[0]) << 32 | int(state[1])
 
-    monkeypatch.setattr(runner, "_test_seed", seed_of_64_bits)
+    monkeypatch.setattr(runner, "derived_seed", seed_of_64_bits)
     monkeypatch.setattr(suite_digests, "OPTIONS", {**suite_digests.OPTIONS, "correction_family": "run"})
     assert digests() == BEFORE
 

@@ -135,26 +135,27 @@ def test_both_settings_are_kept_apart_in_results_rankings_and_audit_html(swept):
     assert 'data-col="2" data-type="num">parameters' in page  # metadata numbers sort as numbers
 
 
-def test_text_and_image_models_are_ranked_on_the_measures_they_share(swept):
+def test_models_are_ranked_only_against_models_that_share_their_tests(swept):
+    """Issue 46: a text model and an image model that share no test are never ranked together; each group
+    names its tests, and its magnitudes are means over them, recomputed from results.csv."""
     out, _, _ = swept
     rankings = pd.read_csv(out / "rankings.csv")
     part = rankings[rankings.setting == "ddof1"]
-    groups = {g: list(rows.model) for g, rows in part.groupby("group", sort=False)}
-    everyone = ["glove-6b-50d", "rand1", "rand2", "efficientnet_lite0", "tiny-clip"]
-    assert sorted(groups["all models"]) == sorted(everyone)
-    everyone_rows = part[part.group == "all models"]
-    assert everyone_rows[["rnd", "ect", "mac"]].isna().all().all() if "rnd" in part else True
-    assert "d: each model's own tests (none shared)" in everyone_rows.basis.iloc[0]
-    text = [g for g in groups if g.startswith("models with d, rnd, ect")]
-    assert text and sorted(groups[text[0]]) == sorted(["glove-6b-50d", "rand1", "rand2", "tiny-clip"])
-    group = part[part.group == text[0]].set_index("model")
-    assert "shared test(s)" in group.basis.iloc[0]
-    # the magnitudes: means over the group's shared tests, recomputed from results.csv
+    groups = {g: set(rows.model) for g, rows in part.groupby("group", sort=False)}
+    text, image = {"glove-6b-50d", "rand1", "rand2"}, {"efficientnet_lite0"}
+    assert all(not (members & text and members & image) for members in groups.values()), groups
+    assert {"efficientnet_lite0", "tiny-clip"} in groups.values()  # the image models, on pictures and mixed/toy
+    words = [g for g, members in groups.items() if members == text | {"tiny-clip"}]
+    assert words, groups  # every word model (rand1 lacks a RIPA record: the group without it)
+    group = part[part.group == words[0]].set_index("model")
+    assert "words/weat7" in group.tests.iloc[0] and "pictures" not in group.tests.iloc[0]
     results = pd.read_csv(out / "results.csv")
-    rows = results[(results.setting == "ddof1") & (results.kind == "rnd") & (results.model == "rand2")]
-    assert group.loc["rand2", "rnd"] == pytest.approx(rows["value"].abs().mean())
+    tests = {t.split("/", 1)[1] for t in group.tests.iloc[0].split()}
+    rows = results[(results.setting == "ddof1") & (results.kind == "rnd") & (results.model == "rand2")
+                   & results.test.isin(tests)]
+    assert len(rows) >= 1 and group.loc["rand2", "rnd"] == pytest.approx(rows["value"].abs().mean())
     correlations = pd.read_csv(out / "ranking-correlations.csv")
-    assert set(correlations.group) >= {text[0]} and set(correlations.setting) == {"ddof1", "ddof0"}
+    assert set(correlations.group) >= {words[0]} and set(correlations.setting) == {"ddof1", "ddof0"}
 
 
 def test_eatkit_report_rebuilds_audit_html_and_no_report_keeps_the_tables(swept, audit, tmp_path, capsys):

@@ -76,7 +76,7 @@ def test_validity_needs_an_eat_test(tmp_path):
     rng = np.random.default_rng(0)
     (tmp_path / "v.txt").write_text("".join(f"{w} {' '.join(map(str, rng.normal(size=3)))}\n"
                                             for ws in words.values() for w in ws))
-    with pytest.raises(EatkitError, match="validity .* applies to EAT tests .* none of the selected tests is one"):
+    with pytest.raises(EatkitError, match="validity applies to tests of kinds 'eat', 't2iat'; none of the selected tests is one"):
         run_suite(load_suite(tmp_path / "sc.json"), load_word_vectors(tmp_path / "v.txt"), validity=True)
 
 

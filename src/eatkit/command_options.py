@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from eatkit.kinds import Param
+from eatkit.params import CONFIDENCE_LEVEL, Param
 
 #: batch sizes above this rarely run faster and risk running out of memory on a GPU
 _BATCH = dict(low=1, useful=(None, 1024))
@@ -25,11 +25,6 @@ _WORKERS = dict(low=0, useful=(None, 64))
 
 #: seeds are recorded as JSON numbers: below 2^53, every tool reads them exactly (as the run option ``seed``)
 _SEED = dict(low=0, high=2**53 - 1, useful=(None, None))
-
-#: the confidence level of every interval; the run option ``confidence_level`` too
-#: (:data:`eatkit.stats.options.OPTIONS` takes this declaration)
-CONFIDENCE_LEVEL = Param("confidence_level", float, 0.95, low=0, high=1, low_open=True, high_open=True,
-                         useful=(0.5, 0.999), help="confidence level of the bootstrap CI")
 
 #: ``{command: {name: Param}}``: the declared numeric options of each command
 COMMAND_OPTIONS: dict[str, dict[str, Param]] = {command: {p.name: p for p in params} for command, params in {

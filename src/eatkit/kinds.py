@@ -26,15 +26,17 @@ eatkit.errors.EatkitError: experiment must be one of 1, 2, 3, all, got '5'
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import load_object
+from eatkit.params import Param
+
+__all__ = ["Param"]  # and the names below (Param: declared in eatkit.params, the declaration primitive)
 
 #: kind -> "module:object" of its :class:`KindSpec` (one line per kind; imported when the kind is used)
 KINDS: dict[str, str | KindSpec] = {
@@ -52,6 +54,7 @@ KINDS: dict[str, str | KindSpec] = {
     "mac": "eatkit.specs:MAC",
     "rnsb": "eatkit.specs:RNSB",
     "direct-bias": "eatkit.specs:DIRECT_BIAS",
+    "clustering": "eatkit.specs:CLUSTERING",
     "retrieval": "eatkit.specs:RETRIEVAL",
     "t2iat": "eatkit.specs:T2IAT",
     "depiction": "eatkit.specs:DEPICTION",
@@ -65,181 +68,6 @@ KINDS: dict[str, str | KindSpec] = {
     "ceat": "eatkit.specs:CEAT",
     "seed-sets": "eatkit.specs:SEED_SETS",
 }
-
-_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-_PLURALS = {int: "integers", float: "numbers", str: "strings", bool: "true/false values"}
-
-
-@dataclass(frozen=True)
-class Param:
-    """One typed parameter of a kind: a run option (``eatkit run --<name>`` / ``eatkit probe``, or
-    ``RunOptions.params``) that may also be set per test in a suite file's ``params``.
-
-    ``type`` is the type of one value; ``many`` makes it a list (``"list"``: given as a JSON list, on the
-    command line comma-separated when ``sep`` is set, else by repeating the flag) or a mapping of strings
-    (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
-    ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
-    means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
-    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
-    never a flag; ``empty``: a list may be empty.
-
-    >>> Param("iterations", int, 1000, low=1).convert("0")
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: iterations must be an integer >= 1, got 0
-    >>> Param("top_p", float, [0.5], low=0, high=1, low_open=True, many="list", sep=",").convert("0.5,0.9")
-    [0.5, 0.9]
-    >>> Param("questions", many="list").convert([])
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: questions must be a non-empty list of strings, got []
-    >>> Param("exact", bool).convert("true")
-    True
-    >>> Param("n", int).convert(True)
-    Traceback (most recent call last):
-    ...
-    eatkit.errors.EatkitError: n must be an integer, got True
-    """
-
-    name: str
-    type: type = str
-    default: Any = None
-    help: str = ""
-    choices: tuple[Any, ...] | None = None
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    many: Literal["list", "pairs"] | None = None
-    sep: str | None = None
-    length: int | None = None
-    flag: str | None = None
-    cli: bool = True
-    metavar: str | None = None
-    empty: bool = False
-    words: tuple[str, ...] = ()
-    high_open: bool = False
-    useful: tuple[float | None, float | None] | None = None
-
-    def warning(self, value: Any) -> str | None:
-        """A legal value outside the declared ``useful`` range (``(low, high)``, ``None`` for no bound) is
-        run, with this warning (recorded in the records and the manifest, printed once); ``None`` when the
-        value is useful, is the default, or is one of ``words``.
-
-        >>> Param("iterations", int, 1000, low=1, useful=(100, None)).warning(10)
-        'iterations=10 is outside its useful range (>= 100): the result may mean little'
-        """
-        if self.useful is None or value is None or value == self.default or value in self.words:
-            return None
-        low, high = self.useful
-        values = value if isinstance(value, list) else [value]
-        if all(isinstance(v, (int, float)) and (low is None or v >= low) and (high is None or v <= high)
-               for v in values):
-            return None
-        bounds = " and ".join(f"{sign} {b:g}" for sign, b in ((">=", low), ("<=", high)) if b is not None)
-        return f"{self.name}={value} is outside its useful range ({bounds}): the result may mean little"
-
-    @property
-    def option(self) -> str:
-        """The command-line flag."""
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    def convert(self, value: Any) -> Any:
-        """``value`` (a Python value, or the text of a command-line flag) checked and converted, or a
-        one-line :class:`EatkitError` naming the parameter, what it takes and the value received."""
-        if value is None:
-            return None
-        if self.many == "pairs":
-            return self._pairs(value)
-        if self.many == "list":
-            items = value.split(self.sep) if isinstance(value, str) and self.sep else value
-            if isinstance(items, str) or not isinstance(items, Sequence) or not (items or self.empty):
-                raise EatkitError(f"{self.name} must be a{'' if self.empty else ' non-empty'} list of "
-                                  f"{self._what()}, got {value!r:.60}")
-            if self.length is not None and len(items) != self.length:
-                raise EatkitError(f"{self.name} must be {self.length} values, got {len(items)}: {value!r:.60}")
-            return [self._one(v.strip() if isinstance(v, str) and self.sep else v) for v in items]
-        return self._one(value)
-
-    def _pairs(self, value: Any) -> dict[str, str]:
-        if isinstance(value, Mapping):
-            pairs = list(value.items())
-        else:
-            pairs = []
-            for text in [value] if isinstance(value, str) else value:
-                key, sep, val = str(text).partition("=")
-                if not sep:
-                    raise EatkitError(f"{self.option} takes KEY=VALUE, got '{text}'")
-                pairs.append((key.strip(), val.strip()))
-        if not all(isinstance(k, str) and k and isinstance(v, str) and v for k, v in pairs):
-            raise EatkitError(f"{self.name} must map non-empty names to non-empty strings, got {value!r:.60}")
-        return dict(pairs)
-
-    def _what(self) -> str:
-        return _PLURALS.get(self.type, f"{self.type.__name__} values")
-
-    def _one(self, value: Any) -> Any:
-        if isinstance(value, str) and value in self.words:
-            return value
-        if self.choices is not None:
-            for choice in self.choices:  # a command line gives text: "2" is the choice 2
-                if value == choice and type(value) is type(choice) or str(value) == str(choice):
-                    return choice
-            raise EatkitError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
-        if isinstance(value, str) and self.type in (int, float):
-            try:
-                value = self.type(value)
-            except ValueError:
-                raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}") from None
-        if isinstance(value, str) and self.type is bool and value.lower() in ("true", "false"):
-            value = value.lower() == "true"
-        ok = isinstance(value, self.type) and (self.type is bool or not isinstance(value, bool))
-        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
-            value, ok = float(value), True
-        if self.type is str and ok and not value.strip():
-            raise EatkitError(f"{self.name} must be a non-empty string, got {value!r}")
-        if ok and self.type is float and not math.isfinite(value):
-            raise EatkitError(f"{self.name} must be a finite number, got {value!r}")
-        if ok and self.type in (int, float):
-            ok = (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
-                 (self.high is None or value < self.high or (value == self.high and not self.high_open))
-        if not ok:
-            raise EatkitError(f"{self.name} must be {self._range()}, got {value!r}")
-        return value
-
-    def _range(self) -> str:
-        what = _TYPE_NAMES.get(self.type, self.type.__name__)
-        if self.low is not None and self.high is not None:
-            what = f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
-        elif self.low is not None:
-            what = f"{what} {'>' if self.low_open else '>='} {self.low:g}"
-        elif self.high is not None:
-            what = f"{what} {'<' if self.high_open else '<='} {self.high:g}"
-        return ", ".join(self.words) + f" or {what}" if self.words else what
-
-    def argparse_kwargs(self) -> dict[str, Any]:
-        """The keywords of ``ArgumentParser.add_argument`` for this parameter: every value reaches
-        :meth:`convert` as text (``None`` when not given), so that a bad value is refused in one place."""
-        kwargs: dict[str, Any] = {"dest": self.name, "default": None, "help": self.describe()}
-        if self.many == "pairs" or (self.many == "list" and not self.sep):
-            kwargs["action"] = "append"
-        if self.type is bool and self.default is False:  # a switch: the bare flag sets it
-            kwargs.update(action="store_const", const="true")
-        if self.choices is not None:
-            kwargs["metavar"] = "{" + ",".join(map(str, self.choices)) + "}"
-        elif self.metavar:
-            kwargs["metavar"] = self.metavar
-        return kwargs
-
-    def describe(self) -> str:
-        """The help text with the default."""
-        default = self.default
-        if isinstance(default, (list, tuple)):
-            default = (self.sep or ", ").join(map(str, default))
-        elif isinstance(default, Mapping):
-            default = ", ".join(f"{k}={v}" for k, v in default.items()) or None
-        shown = default not in (None, "") and default is not False and "default" not in self.help
-        return self.help + (f" (default {default})" if shown else "")
-
 
 #: role names of kinds that take any roles (``KindSpec.roles`` None): a capital, then letters, digits, _
 ROLE_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
@@ -405,19 +233,30 @@ def api_name(kind: str) -> str:
 @dataclass(frozen=True)
 class Ranking:
     """How a kind's records rank models (a sweep's ``rankings.csv``, WEFE's rankings): the record field
-    ``headline`` of each test, turned by ``magnitude`` (a rule of :data:`eatkit.stats.metrics.MAGNITUDES`:
-    how far a value is from no bias) into a bias magnitude, averaged over a model's tests (``aggregation``)
-    and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points (``None``:
-    neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``. ``per``
-    names the record fields that tell a test's records apart (BBQ: ``category``, ``context``): each
-    combination counts as one test of the measure (``<test>[<values>]``)."""
+    ``headline`` of each record, turned into a bias magnitude, its distance from the kind's ``chance`` level
+    (the value of no bias: 0 for the EAT's d, 1 for ECT's coherence, 0.5 for a clustering accuracy;
+    :func:`eatkit.stats.metrics.bias_magnitude`), aggregated over all the records of a model's tests
+    (``aggregation``, a numpy reduction: every prompt group and attribute of a depiction test, every metric
+    record) and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points
+    (``None``: neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``.
+    ``per`` names the record fields that tell a test's records apart (BBQ: ``category``, ``context``): each
+    combination counts as one test of the measure (``<test>[<values>]``, a column of the audit page).
+
+    >>> Ranking("value", "ect", chance=1.0).chance
+    1.0
+    """
 
     headline: str
-    magnitude: str
     measure: str
+    chance: float = 0.0
     higher_is_better: bool | None = None
     aggregation: str = "mean"
     per: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.chance, bool) or not isinstance(self.chance, (int, float)):
+            raise EatkitError(f"Ranking {self.measure!r}: chance is the value of no bias, a number (0, 0.5, 1, ...), "
+                              f"got {self.chance!r}")
 
 
 @dataclass(frozen=True)
@@ -432,8 +271,8 @@ class Family:
     derive (``docs/architecture.md``, "How to add").
 
     >>> from eatkit.specs import METRICS
-    >>> METRICS.names()
-    ('rnd', 'ect', 'ripa', 'mac', 'rnsb', 'direct-bias')
+    >>> METRICS.names()[:2], len(METRICS.names()) == len(METRICS.members())
+    (('rnd', 'ect'), True)
     >>> METRICS.parse("all") == METRICS.names(), METRICS.parse("mac,rnd")
     (True, ('mac', 'rnd'))
     """
@@ -447,16 +286,19 @@ class Family:
     title: str = ""
 
     def member(self, name: str, stats: str, *, title: str, params: tuple[Param, ...] = (),
-               template: tuple[int | None, int | None] = (2, 1), null: str = "", magnitude: str = "abs",
+               template: tuple[int | None, int | None] = (2, 1), null: str = "", chance: float = 0.0,
                higher_is_better: bool | None = None, fixed: Mapping[str, Any] | None = None,
                label: str | None = None) -> KindSpec:
         """The spec of the member ``name`` (a kind): ``stats`` (``"module:function"``) computes it;
         ``template`` is its numbers of target and attribute sets (WEFE's query template; ``None``: any
-        number, passed as a list); ``null`` what its permutation null re-arranges (``""``: no p);
-        ``magnitude`` and ``higher_is_better`` how its headline ranks models (:class:`Ranking`); ``fixed``
-        options the member always passes its function; ``label`` its name in tables (default: upper-case)."""
+        number, passed as a list; attributes ``0``: the member reads the targets only, and its function
+        takes no attribute set); ``null`` what its permutation null re-arranges (``""``: no p; the one
+        place it is written: records, the API's results and the report's legend take it from here);
+        ``chance`` its value of no bias and ``higher_is_better`` which way its value points
+        (:class:`Ranking`: the magnitude is the distance from ``chance``); ``fixed`` options the member
+        always passes its function; ``label`` its name in tables (default: upper-case)."""
         traits = Member(self, stats, template, null, dict(fixed or {}), label or name.upper())
-        ranking = Ranking(self.presentation.headline or "", magnitude, api_name(name), higher_is_better)
+        ranking = Ranking(self.presentation.headline or "", api_name(name), float(chance), higher_is_better)
         return KindSpec(name, self.roles, self.analysis, params=params, renderer=self.renderer,
                         presentation=self.presentation, title=title, member=traits, ranking=ranking)
 
@@ -490,12 +332,25 @@ class Member:
     fixed: Mapping[str, Any]
     label: str
 
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The roles the member reads: the targets X, Y, and the attributes A, B unless its template takes
+        none (``(2, 0)``: targets only).
+
+        >>> from eatkit.kinds import get_kind
+        >>> get_kind("rnd").member.reads
+        ('X', 'Y', 'A', 'B')
+        """
+        return ("X", "Y") if self.template[1] == 0 else ("X", "Y", "A", "B")
+
     def arguments(self, targets: list[Any], attributes: list[Any]) -> list[Any]:
         """The positional arguments of the statistics function: each group of sets unpacked when the
-        template fixes its number, else passed as one list (one rule for the runner and the API)."""
+        template fixes its number, else passed as one list (one rule for the runner and the API); no
+        attribute set when the template takes none."""
         out: list[Any] = []
         for sets, count in ((targets, self.template[0]), (attributes, self.template[1])):
-            out += list(sets) if count is not None else [list(sets)]
+            if count != 0:
+                out += list(sets) if count is not None else [list(sets)]
         return out
 
 

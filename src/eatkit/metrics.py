@@ -6,22 +6,13 @@ list of words looked up in a word-embedding object: a gensim ``KeyedVectors``, a
 is never imported). A word the model lacks is an error naming it, or, with ``oov="drop"``, dropped and
 listed in the result's ``dropped``. Each metric checks its query's template (WEFE's numbers of target and
 attribute sets) and calls :mod:`eatkit.stats.metrics`, which computes the value, a permutation p where the
-metric has a null, and a bootstrap CI (``n_resamples > 0``); see there for the formulas and citations.
+metric has a null, and a bootstrap CI (``n_bootstrap > 0``); see there for the formulas and citations.
 
 One function per member of the metrics family (:data:`eatkit.specs.METRICS`), made from its declaration
-(the kind's name with dashes as underscores, :func:`eatkit.kinds.api_name`); eatkit's own:
-
-=====================  ===================  ===============================================================
-function               template (T, A)      attributes
-=====================  ===================  ===============================================================
-:func:`rnd`            (2, 1)               Garg et al. 2018
-:func:`ect`            (2, 1)               Dev & Phillips 2019
-:func:`ripa`           (2, 1)               Ethayarajh et al. 2019 (targets paired row by row)
-:func:`mac`            (n, n)               Manzini et al. 2019
-:func:`rnsb`           (n, 2)               Sweeney & Najafian 2019 (attribute 1 positive, 2 negative)
-:func:`direct_bias`    (2, 1)               Bolukbasi et al. 2016 (targets: definitional pairs; attributes:
-                                             the neutral words)
-=====================  ===================  ===============================================================
+(the kind's name with dashes as underscores, :func:`eatkit.kinds.api_name`), its docstring saying its
+template (WEFE's numbers of target and attribute sets; a member that reads the targets only takes
+``attributes=None``) and options; ``eatkit list kinds`` lists them. The result's ``null`` is the one its
+declaration states.
 
 >>> import numpy as np, eatkit.metrics
 >>> X = np.array([[1.0, 0.1], [0.9, 0.0]]); Y = np.array([[0.1, 1.0], [0.0, 0.9]])
@@ -79,14 +70,15 @@ def _api_function(kind: str) -> Callable[..., MetricResult]:
     takes = [n for n, p in inspect.signature(function).parameters.items() if p.kind is p.KEYWORD_ONLY]
     declared = {p.name: p for p in spec.params}
 
-    def metric(targets: Sequence[Any], attributes: Sequence[Any], *, model: Any = None, oov: str = "error",
+    def metric(targets: Sequence[Any], attributes: Sequence[Any] | None = None, *, model: Any = None, oov: str = "error",
                **options: Any) -> MetricResult:
         unknown = sorted(set(options) - set(takes))
         if unknown:
             raise EatkitError(f"{member.label} takes no option {unknown[0]!r} (its options: {', '.join(takes)})")
         options = {k: declared[k].convert(v) if k in declared else v for k, v in options.items()}
         T, A, dropped = _query(member.label, targets, attributes, member.template, model, oov)
-        return _with(function(*member.arguments(T, A), **options), dropped)
+        result = function(*member.arguments(T, A), **options)
+        return dataclasses.replace(result, null=member.null, **({"dropped": dropped} if dropped else {}))
 
     shape = "/".join("n" if c is None else str(c) for c in member.template)
     metric.__name__ = metric.__qualname__ = spec.api_name
@@ -116,31 +108,47 @@ def _query(name: str, targets: Any, attributes: Any, template: tuple[int | None,
     """The sets of a query, checked against the metric's template, looked up in ``model`` when given."""
     if oov not in ("error", "drop"):
         raise EatkitError(f"oov must be 'error' or 'drop', got {oov!r}")
-    out = []
-    for what, sets, count in (("target", targets, template[0]), ("attribute", attributes, template[1])):
-        if isinstance(sets, (str, np.ndarray)) or not isinstance(sets, Sequence) or len(sets) == 0:
-            raise EatkitError(f"{name}: the {what} sets must be a non-empty list of sets")
-        if count is not None and len(sets) != count:
-            raise EatkitError(f"{name} takes {count} {what} set(s) (WEFE's template), got {len(sets)}")
-        out.append(list(sets))
+    if template[1] == 0 and attributes not in (None, []):
+        raise EatkitError(f"{name} reads the targets only: pass no attribute sets (attributes=None)")
+    T = _group(name, "target", targets, template[0])
+    A = [] if template[1] == 0 else _group(name, "attribute", attributes or [], template[1])
     dropped: dict[str, list[str]] = {}
-    if model is None:
-        return out[0], out[1], dropped
-    index, table = word_vectors(model)
-    for group, prefix in zip(out, "TA"):
-        for i, words in enumerate(group):
-            label = f"{prefix}{i + 1}"
-            if isinstance(words, str) or not all(isinstance(w, str) for w in words):
-                raise EatkitError(f"{name}: with model=, set {label} must be a list of words")
-            missing = [w for w in words if w not in index]
-            if missing and oov == "error":
-                raise EatkitError(f"{name}: set {label} has word(s) the model lacks: {', '.join(missing[:10])}"
-                                  " (pass oov='drop' to drop them and record it)")
-            if missing:
-                dropped[label] = missing
-            group[i] = np.asarray(table[[index[w] for w in words if w in index]], dtype=np.float64)
-    return out[0], out[1], dropped
+    if model is not None:
+        index, table = word_vectors(model)
+        T, A = (_look_up(name, group, prefix, index, table, oov, dropped) for group, prefix in ((T, "T"), (A, "A")))
+    return T, A, dropped
 
 
-def _with(result: MetricResult, dropped: dict[str, list[str]]) -> MetricResult:
-    return dataclasses.replace(result, dropped=dropped) if dropped else result
+def _group(name: str, what: str, sets: Any, count: int | None) -> list[Any]:
+    """A query's target or attribute sets, checked against the template's number (``None``: any)."""
+    if isinstance(sets, (str, np.ndarray)) or not isinstance(sets, Sequence) or len(sets) == 0:
+        raise EatkitError(f"{name}: the {what} sets must be a non-empty list of sets")
+    if count is not None and len(sets) != count:
+        raise EatkitError(f"{name} takes {count} {what} set(s) (WEFE's template), got {len(sets)}")
+    return list(sets)
+
+
+def _look_up(name: str, group: list[Any], prefix: str, index: dict[str, int], table: np.ndarray, oov: str,
+             dropped: dict[str, list[str]]) -> list[Any]:
+    """Each set of words of ``group`` as its vectors; a word the model lacks is an error, or (``oov="drop"``)
+    dropped and listed in ``dropped`` under the set's label (T1, A2, ...)."""
+    return [_vectors_of(name, f"{prefix}{i + 1}", words, index, table, oov, dropped) for i, words in enumerate(group)]
+
+
+def _words(name: str, label: str, words: Any) -> list[str]:
+    """A set given as words: a list of strings, or a one-line error."""
+    if isinstance(words, str) or not all(isinstance(w, str) for w in words):
+        raise EatkitError(f"{name}: with model=, set {label} must be a list of words")
+    return list(words)
+
+
+def _vectors_of(name: str, label: str, words: Any, index: dict[str, int], table: np.ndarray, oov: str,
+                dropped: dict[str, list[str]]) -> np.ndarray:
+    """The vectors of one set of words (:func:`_look_up`)."""
+    missing = [w for w in _words(name, label, words) if w not in index]
+    if missing and oov == "error":
+        raise EatkitError(f"{name}: set {label} has word(s) the model lacks: {', '.join(missing[:10])}"
+                          " (pass oov='drop' to drop them and record it)")
+    if missing:
+        dropped[label] = missing
+    return np.asarray(table[[index[w] for w in words if w in index]], dtype=np.float64)

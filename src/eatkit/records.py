@@ -42,6 +42,9 @@ class Record:
     """
 
     kind: ClassVar[str] = ""
+    #: old field names of this kind's records (results.json of earlier eatkit versions) -> today's: one name
+    #: per quantity (docs/architecture.md, "One name per quantity"), and existing run folders still read
+    renamed: ClassVar[Mapping[str, str]] = {}
 
     suite: str
     test: str
@@ -86,6 +89,11 @@ class Record:
         return {"kind": self.kind, "schema_version": SCHEMA_VERSION, **fields}
 
     @classmethod
+    def today(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A record's JSON with an earlier eatkit's field names mapped to today's (:attr:`renamed`)."""
+        return {cls.renamed.get(k, k): v for k, v in data.items()}
+
+    @classmethod
     def from_json(cls: type[R], data: Mapping[str, Any], where: str = "record") -> R:
         """Load a record written by :meth:`to_json` (or by eatkit 0.1.0), checking each field's type.
 
@@ -97,6 +105,7 @@ class Record:
         if not isinstance(data, Mapping):
             raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
         who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
+        data = cls.today(data)
         version = data.get("schema_version", 1)
         if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
             raise EatkitError(f"{who} has schema_version {version!r}; this eatkit reads versions 1 to "
@@ -146,26 +155,41 @@ def _checked(value: Any, hint: Any, what: str) -> Any:
     options = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
         else (hint,)
     for option in options:
-        origin = typing.get_origin(option) or option
-        if origin is float and value is None and type(None) not in options:
-            return math.nan  # written as null: a statistic that could not be computed
-        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if origin is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if origin in (str, bool, type(None)) and type(value) is origin:
-            return value
-        if origin is list and isinstance(value, list):
-            (item,) = typing.get_args(option) or (Any,)
-            return [v if item is Any else _checked(v, item, what) for v in value]
-        if origin is dict and isinstance(value, dict):
-            args = typing.get_args(option)
-            item = args[1] if args else Any
-            return {k: v if item is Any else _checked(v, item, what) for k, v in value.items()}
-        if option is Any:
-            return value
+        found = _as_option(value, option, type(None) in options, what)
+        if found is not _NOT:
+            return found
     expected = " or ".join(_NAMES.get(typing.get_origin(o) or o, str(o)) for o in options)
     raise EatkitError(f"{what} must be {expected}, got {value!r:.60}")
+
+
+#: what :func:`_as_option` returns for a value that is not of the type
+_NOT = object()
+
+
+def _as_option(value: Any, option: Any, nullable: bool, what: str) -> Any:
+    """``value`` as the type ``option`` of a field (``nullable``: null is another option of it), or
+    :data:`_NOT`; the items of a list or object checked in turn."""
+    origin = typing.get_origin(option) or option
+    if origin is float and value is None and not nullable:
+        return math.nan  # written as null: a statistic that could not be computed
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if origin is float and number:
+        return float(value)
+    if origin is int and number and isinstance(value, int):
+        return value
+    if origin in (str, bool, type(None)) and type(value) is origin:
+        return value
+    if origin in (list, dict) and isinstance(value, origin):
+        return _items(value, typing.get_args(option), what)
+    return value if option is Any else _NOT
+
+
+def _items(value: list[Any] | dict[str, Any], args: tuple[Any, ...], what: str) -> Any:
+    """A list's or an object's items, each checked against the item type in ``args`` (none: any)."""
+    item = args[-1] if args else Any
+    if isinstance(value, list):
+        return [v if item is Any else _checked(v, item, what) for v in value]
+    return {k: v if item is Any else _checked(v, item, what) for k, v in value.items()}
 
 
 #: record fields holding a panel of many values (``--validity``, the anisotropy check): written to their own
@@ -177,14 +201,14 @@ def flatten_record(record: dict[str, Any], tables: dict[str, list[dict[str, Any]
                    ident: dict[str, Any] | None = None) -> dict[str, Any]:
     """A record's JSON as one flat row, one column per value: nested fields as ``level3_xa_mean``,
     ``p_value_two_sided``, ``dropped_X`` (a list of words as one text cell, ``"; "``-separated),
-    ``effect_size_ci_low``; ``estimate``, the kind's headline value (an EAT's ``effect_size``, a metric's
+    ``ci_low``; ``estimate``, the kind's headline value (an EAT's ``effect_size``, a metric's
     ``value``) under one name for every kind.
 
     Lists of objects (e.g. the most influential stimuli) and the :data:`PANELS` go to ``tables`` (file
     name -> rows, each row starting with ``ident``) when given, and are left out of the row otherwise.
 
-    >>> flatten_record({"kind": "eat", "effect_size": 1.5, "level3": {"xa": {"mean": 0.5}}, "effect_size_ci": None})
-    {'kind': 'eat', 'estimate': 1.5, 'effect_size': 1.5, 'level3_xa_mean': 0.5, 'effect_size_ci_low': None, 'effect_size_ci_high': None}
+    >>> flatten_record({"kind": "eat", "effect_size": 1.5, "level3": {"xa": {"mean": 0.5}}, "ci": None})
+    {'kind': 'eat', 'estimate': 1.5, 'effect_size': 1.5, 'level3_xa_mean': 0.5, 'ci_low': None, 'ci_high': None}
     >>> flatten_record({"p_values": {"greater": 0.9, "two-sided": 0.2}, "dropped": {"X": ["a", "b"]}, "warnings": []})
     {'estimate': None, 'p_value_greater': 0.9, 'p_value_two_sided': 0.2, 'dropped_X': 'a; b', 'warnings': ''}
     """

@@ -9,10 +9,11 @@ and ``tests/test_kinds.py`` checks that both agree.
 from __future__ import annotations
 
 from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking, RoleGroup
+from eatkit.params import DIRECT_BIAS_C, N_FITS
 
 EAT = KindSpec(
     "eat", ("X", "Y", "A", "B"), "eatkit.analyses.eat:EATAnalysis", renderer="eatkit.report.eat_html:EATRenderer",
-    presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "abs", "d"),
+    presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
         Param("specificity", int, 0, low=0, metavar="N", useful=(100, None),
@@ -155,22 +156,23 @@ RND = METRICS.member(
         Param("distance", choices=("euclidean", "cosine"), default="euclidean",
               help="RND's distance: euclidean, or cosine (WEFE's 'cos': the cosine similarity)"),))
 ECT = METRICS.member("ect", "eatkit.stats.metrics:ect", title="Embedding coherence test (Dev & Phillips 2019)",
-                     null="X ∪ Y re-partitioned", magnitude="one_minus", higher_is_better=True,
+                     null="X ∪ Y re-partitioned", chance=1, higher_is_better=True,
                      fixed={"alternative": "less"})
 RIPA = METRICS.member("ripa", "eatkit.stats.metrics:ripa",
                       title="Relational inner product association (Ethayarajh et al. 2019)", null="pair order flipped")
 MAC = METRICS.member("mac", "eatkit.stats.metrics:mac", title="Mean average cosine distance (Manzini et al. 2019)",
-                     template=(None, None), magnitude="abs_one_minus")
+                     template=(None, None), chance=1)
 RNSB = METRICS.member(
     "rnsb", "eatkit.stats.metrics:rnsb", title="Relative negative sentiment bias (Sweeney & Najafian 2019)",
-    template=(None, 2), magnitude="as_is", higher_is_better=False, params=(
-        Param("n_fits", int, 20, low=1, useful=(5, None),
-              help="RNSB: logistic regressions fitted on random 80 percent splits, averaged"),))
+    template=(None, 2), higher_is_better=False, params=(
+        N_FITS,))
 DIRECT_BIAS = METRICS.member(
     "direct-bias", "eatkit.stats.metrics:direct_bias", title="Direct bias (Bolukbasi et al. 2016)",
-    magnitude="as_is", higher_is_better=False, label="direct bias", params=(
-        Param("c", float, 1.0, low=0, low_open=True, useful=(0.1, 10), flag="--direct-bias-c", metavar="C",
-              help="direct bias: the strictness c of mean |cos(w, g)|^c"),))
+    higher_is_better=False, label="direct bias", params=(
+        DIRECT_BIAS_C,))
+CLUSTERING = METRICS.member(
+    "clustering", "eatkit.stats.metrics:clustering", title="Clustering accuracy of the targets (Gonen & Goldberg 2019)",
+    template=(2, 0), null="X ∪ Y re-partitioned, the clusters fixed", chance=0.5, higher_is_better=False)
 RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
@@ -193,12 +195,12 @@ RETRIEVAL = KindSpec(
               "and NDKL use it"),
         Param("permutations", int, 1000, low=1, useful=(100, None), metavar="N",
               help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
-        Param("bootstrap", int, 1000, low=0, useful=(None, None), metavar="N",
+        Param("n_bootstrap", int, 1000, low=0, useful=(None, None), metavar="N", flag="--bootstrap",
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 T2IAT = KindSpec(
     "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
-    ranking=Ranking("effect_size", "abs", "t2iat_d"),
+    ranking=Ranking("effect_size", "t2iat_d"),
     title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
           "attribute-specific prompts",
     presentation=Presentation(
@@ -221,7 +223,7 @@ DEPICTION_CLASSES: dict[str, dict[str, str]] = {
 }
 DEPICTION = KindSpec(
     "depiction", None, "eatkit.analyses.depiction:DepictionAnalysis",
-    renderer="eatkit.report.generated:DepictionRenderer", ranking=Ranking("mad", "abs", "mad"),
+    renderer="eatkit.report.generated:DepictionRenderer", ranking=Ranking("mad", "mad"),
     title="Who gets generated: perceived gender, skin tone and age of each prompt's images (DALL-Eval, Stable Bias)",
     params=(
         Param("attributes", many="list", sep=",", choices=tuple(DEPICTION_CLASSES), default=list(DEPICTION_CLASSES),
@@ -243,7 +245,7 @@ CROWS_PAIRS = KindSpec(
                               legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
                               "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
                               "against 1/2; CI: bootstrap over pairs; headline (heatmaps, audit): bias = 2 share - 1"),
-    ranking=Ranking("bias", "abs", "crows_pairs"),
+    ranking=Ranking("bias", "crows_pairs"),
     params=(
         Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
               help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
@@ -262,7 +264,7 @@ STEREOSET = KindSpec(
                               "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
                               "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2; "
                               "headline (heatmaps, audit): bias = (SS - 50) / 50"),
-    ranking=Ranking("bias", "abs", "stereoset"),
+    ranking=Ranking("bias", "stereoset"),
     params=(
         Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
@@ -282,7 +284,7 @@ ANSWERS = KindSpec(
                               "(exact McNemar, or sign-flip permutation of pair means); effect: random-effects "
                               "difference of mean logit p(yes) against the reference over decision questions; q: Benjamini-Hochberg "
                               "over the run's answer tests"),
-    ranking=Ranking("estimate", "abs", "answers"),
+    ranking=Ranking("estimate", "answers"),
     params=(
         Param("measure", default="rate", choices=("rate", "paired", "decision"), cli=False,
               help="what the test computes: per-group rates, a paired comparison of two levels within "
@@ -321,7 +323,7 @@ LLM_IAT = KindSpec(
                               "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
                               "pairings of the A words minus that of the B words; its p: permutation test over "
                               "attribute words, CI: bootstrap over prompt variants and words"),
-    ranking=Ranking("bias_score", "abs", "llm_iat"),
+    ranking=Ranking("bias_score", "llm_iat"),
     params=(
         Param("samples", int, 50, low=1, useful=(10, None),
               help="prompts per template, each with a random pair of group names, their "
@@ -356,7 +358,7 @@ BBQ = KindSpec(
                "2p - 1 (disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: "
                "exact binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the categories and "
                "contexts"),
-    ranking=Ranking("bias_score", "abs", "bbq", per=("category", "context")),
+    ranking=Ranking("bias_score", "bbq", per=("category", "context")),
     params=(
         Param("bbq_data", default="bbq", flag="--bbq-data", metavar="DIR",
               help="the BBQ folder (data/<Category>.jsonl, plain or gzipped; default: the dataset of "

@@ -249,7 +249,7 @@ def _paired(test: AssociationTest, s: Scored, options: RunOptions, suite: str, s
                 test_method, method = r.test, r.method
             else:
                 r = paired_scores(first, second, permutations=options.permutations, alternative=options.alternative,
-                                  confidence_level=level, n_resamples=options.n_bootstrap,
+                                  confidence_level=level, n_bootstrap=options.n_bootstrap,
                                   rng=np.random.default_rng([seed, zlib.crc32(f"{split}/{family}".encode())]))
                 test_method = ("paired sign-flip permutation test of the pairs' mean outcomes "
                                f"({'exact' if r.exact else f'{r.permutations} random sign vectors'})")

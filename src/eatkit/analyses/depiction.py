@@ -152,7 +152,7 @@ class DepictionAnalysis(Analysis):
                 labels = cosine_matrix(images.vectors, embedded[f"classifier/{attribute}"].vectors).argmax(axis=1)
                 shares = table.get((group, attribute))
                 reference = [shares[c] for c in names] if shares else None
-                d = depiction(labels, names, reference=reference, n_resamples=options.n_bootstrap,
+                d = depiction(labels, names, reference=reference, n_bootstrap=options.n_bootstrap,
                               confidence_level=options.confidence_level, rng=rng)
                 record = DepictionRecord(
                     suite=suite, test=test.id, title=test.title, seed=seed, group=group, prompts=list(stimuli.items),
@@ -161,7 +161,7 @@ class DepictionAnalysis(Analysis):
                     reference=dict(zip(names, d.reference)),
                     reference_source=source if shares else "uniform", mad=d.mad, mad_ci=list(d.mad_ci or ()),
                     kl=d.kl, kl_ci=list(d.kl_ci or ()), confidence_level=options.confidence_level,
-                    n_bootstrap=d.n_resamples, images=generated_names(images), labels=[names[i] for i in labels])
+                    n_bootstrap=d.n_bootstrap, images=generated_names(images), labels=[names[i] for i in labels])
                 outcomes.append(Outcome(record, {f"{group}/{attribute}/labels": labels},
                                         {"result": d, "files": generated_files([images])}))
         return outcomes

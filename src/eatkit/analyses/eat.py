@@ -34,7 +34,7 @@ class Level2(NamedTuple):
 
     effect_size: float
     p_value: float
-    exact: bool
+    p_value_exact: bool
     n_permutations: int
     alternative: str
     association: str | None
@@ -66,9 +66,11 @@ class EATRecord(FourSetRecord):
     with ``RunOptions.validity`` the "how far to trust this" panel (``docs/validity.md``)."""
 
     kind = "eat"
+    renamed = {"effect_size_ci": "ci", "level2_x_p_exact": "level2_x_p_value_exact",
+               "level2_y_p_exact": "level2_y_p_value_exact"}
 
     effect_size: float
-    effect_size_ci: list[float] | None = None
+    ci: list[float] | None = None
     statistic: float = math.nan
     p_value: float
     p_values: dict[str, float] = field(default_factory=dict)  # level 1, all three alternatives, same draws
@@ -83,12 +85,12 @@ class EATRecord(FourSetRecord):
     ddof: int = 1
     level2_x_effect_size: float
     level2_x_p_value: float
-    level2_x_p_exact: bool
+    level2_x_p_value_exact: bool
     level2_x_n_permutations: int | None = None
     level2_x_alternative: str
     level2_y_effect_size: float
     level2_y_p_value: float
-    level2_y_p_exact: bool
+    level2_y_p_value_exact: bool
     level2_y_n_permutations: int | None = None
     level2_y_alternative: str
     level2_x_association: str | None
@@ -104,7 +106,7 @@ class EATRecord(FourSetRecord):
     def level2(self, target: str) -> Level2:
         """The level-2 result of target ``"x"`` or ``"y"``."""
         return Level2(*(getattr(self, f"level2_{target}_{name}") for name in (
-            "effect_size", "p_value", "p_exact", "n_permutations", "alternative", "association")))
+            "effect_size", "p_value", "p_value_exact", "n_permutations", "alternative", "association")))
 
     def check(self, where: str) -> None:
         """The level-2 results agree with themselves: an association with A needs d > 0 (with B, d < 0),
@@ -175,14 +177,14 @@ class EATAnalysis(Analysis):
                         alpha=options.alpha, **common)
         ci = None
         if options.n_bootstrap > 0:
-            ci = bootstrap_effect_size(*vectors, n_resamples=options.n_bootstrap,
+            ci = bootstrap_effect_size(*vectors, n_bootstrap=options.n_bootstrap,
                                        confidence_level=options.confidence_level, **common)
         sets = test.sets()
         l1 = result.level1
         level2: dict[str, Any] = {}
         for target, r in (("x", result.level2_x), ("y", result.level2_y)):
             level2 |= {f"level2_{target}_effect_size": r.effect_size, f"level2_{target}_p_value": r.p_value,
-                       f"level2_{target}_p_exact": r.exact, f"level2_{target}_n_permutations": r.n_permutations,
+                       f"level2_{target}_p_value_exact": r.exact, f"level2_{target}_n_permutations": r.n_permutations,
                        f"level2_{target}_alternative": r.alternative}
         diagnostic = cosine_diagnostic({pair: result.level3[pair].similarities for pair in PAIRS},
                                        anisotropy(np.vstack(vectors), rng=seed))
@@ -191,7 +193,7 @@ class EATAnalysis(Analysis):
             **{f"{r.lower()}_name": sets[r].name for r in "XYAB"},
             **{f"n_{r.lower()}": len(embedded[r].ids) for r in "XYAB"},
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
-            effect_size=l1.effect_size, effect_size_ci=[ci.low, ci.high] if ci is not None else None,
+            effect_size=l1.effect_size, ci=[ci.low, ci.high] if ci is not None else None,
             statistic=l1.statistic, p_value=l1.p_value, p_values=dict(l1.p_values),
             alternative_observed=options.alternative == OBSERVED, p_value_exact=l1.exact,
             p_value_mc_se=l1.mc_standard_error, p_method=l1.p_method, n_permutations=l1.n_permutations,

@@ -132,12 +132,7 @@ class GenerationAnalysis(ProbeAnalysis):
         size = next(iter(frames.values()))[0].shape[1]
         region = [] if params["text_only"] else [float(v) for v in params["region"]]  # no face from noise
         box = [int(round(v * size)) if i < 2 else max(1, int(round(v * size))) for i, v in enumerate(region)]
-        # brightness[i, t]: mean over the region's pixels and channels of image i's frame t (image starts)
-        brightness = {}
-        if box:
-            x, y, w, h = box
-            brightness = {g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
-                          for g, fs in frames.items()}
+        brightness = _brightness(frames, box)
         # similarity[i, t]: cos(frame t of image or start i, the prompt)
         similarity = {g: cosine_matrix(images, text)[:, 0].reshape(len(frames[g]), -1)
                       for g, (images, text) in embedded["embedded"].items()}
@@ -171,3 +166,13 @@ class GenerationAnalysis(ProbeAnalysis):
                         Image.fromarray(frame).save(png, format="PNG")
                         out[name] = png.getvalue()
         return out
+
+
+def _brightness(frames: dict[str, list[np.ndarray]], box: list[int]) -> dict[str, np.ndarray]:
+    """brightness[i, t]: mean over the region ``box`` (x, y, w, h pixels; none: no brightness)'s pixels and
+    channels of image i's frame t (image starts)."""
+    if not box:
+        return {}
+    x, y, w, h = box
+    return {g: np.stack([f[:, y:y + h, x:x + w, :].astype(np.float64).mean(axis=(1, 2, 3)) for f in fs])
+            for g, fs in frames.items()}

@@ -101,9 +101,7 @@ class GeometryAnalysis(Analysis):
         sets = test.sets()
         names = [s.name for s in sets.values()]
         models = [str(params["label"] or "model"), *params["compare"]]
-        pairs = [tuple(p) for p in params["pairs"]] if params["pairs"] else list(design(names)[0])
-        groups = params["groups"] or design(names)[1]
-        reference = params["reference"] or (REFERENCE if REFERENCE in names else None)
+        pairs, groups, reference = _design(params, names)
         scores, comparisons, means, arrays = [], [], [], {}
         for i, model in enumerate(models):
             suffix = f"@{i}" if i else ""
@@ -112,32 +110,15 @@ class GeometryAnalysis(Analysis):
                                      similarity=similarity, rng=seed)
             keyed = {**{k: v for k, v in result.intra.items()}, **{pair_key(k): v for k, v in result.inter.items()}}
             means.append({k: v.mean for k, v in keyed.items()})
-            for key, score in keyed.items():
-                scores.append({"model": model, "key": key, **score.to_dict()})
-                arrays[f"{model}|{key}"] = score.values
+            scores += [{"model": model, "key": key, **score.to_dict()} for key, score in keyed.items()]
+            arrays |= {f"{model}|{key}": score.values for key, score in keyed.items()}
             if reference is not None:
-                for name in names:
-                    if name == reference:
-                        continue
-                    c = compare_classes(classes[name], classes[reference], similarity=similarity,
-                                        alternative=options.alternative,
-                                        permutations=_permutations(options.permutations, len(classes[name]),
-                                                                   len(classes[reference])),
-                                        rng=seed, names=(name, reference))
-                    extra = {}
-                    if params["t_test"] == "one-sample":
-                        t = one_sample_t(result.intra[name].values, result.intra[reference].mean,
-                                         alternative=options.alternative)
-                        extra = {"t_one_sample": t.t, "df_one_sample": t.df, "p_t": t.p_value}
-                    comparisons.append({"model": model, **c.to_dict(), **extra})
-        if comparisons:
-            q = adjust_p_values([c["p_permutation"] for c in comparisons], method="bh")
-            for c, value in zip(comparisons, q):
-                c["q_value"] = float(value)
-        spearman = []
-        for (i, a), (j, b) in itertools.combinations(enumerate(models), 2):
-            for r in spearman_by_group(means[i], means[j], groups, alternative="two-sided"):
-                spearman.append({"first": a, "second": b, **r.to_dict()})
+                comparisons += [{"model": model, **c} for c in _reference_comparisons(
+                    classes, result, names, reference, options, params["t_test"], seed)]
+        _set_q_values(comparisons)
+        spearman = [{"first": a, "second": b, **r.to_dict()}
+                    for (i, a), (j, b) in itertools.combinations(enumerate(models), 2)
+                    for r in spearman_by_group(means[i], means[j], groups, alternative="two-sided")]
         compare_sources = [_compare_source(spec, tuple(sorted((params.get("compare_options") or {}).items())))
                            .manifest() for spec in models[1:]]
         record = GeometryRecord(
@@ -147,6 +128,43 @@ class GeometryAnalysis(Analysis):
             scores=scores, comparisons=comparisons, spearman=spearman, compare_sources=compare_sources,
         )
         return [Outcome(record, arrays)]
+
+
+def _design(params: dict[str, Any], names: list[str]) -> tuple[list[tuple[str, ...]], Any, str | None]:
+    """The comparisons, Spearman groups and reference class of a test: its parameters', else its classes'
+    design (:func:`eatkit.stimuli.analysis_sets.design`; the reference: ``random`` when a class has that name)."""
+    pairs = [tuple(p) for p in params["pairs"]] if params["pairs"] else list(design(names)[0])
+    groups = params["groups"] or design(names)[1]
+    return pairs, groups, params["reference"] or (REFERENCE if REFERENCE in names else None)
+
+
+def _set_q_values(comparisons: list[dict[str, Any]]) -> None:
+    """Each comparison's Benjamini-Hochberg q-value over all of the test's permutation p-values."""
+    if comparisons:
+        q = adjust_p_values([c["p_permutation"] for c in comparisons], method="bh")
+        for c, value in zip(comparisons, q):
+            c["q_value"] = float(value)
+
+
+def _reference_comparisons(classes: dict[str, Any], result: Any, names: list[str], reference: str,
+                           options: RunOptions, t_test: str, seed: int) -> list[dict[str, Any]]:
+    """Each class against the ``reference`` class (:func:`compare_classes`; ``t_test="one-sample"``: also
+    the one-sample t-test of its intra-class scores against the reference's mean)."""
+    out = []
+    for name in names:
+        if name == reference:
+            continue
+        c = compare_classes(classes[name], classes[reference], similarity=options.params["similarity"],
+                            alternative=options.alternative,
+                            permutations=_permutations(options.permutations, len(classes[name]),
+                                                       len(classes[reference])),
+                            rng=seed, names=(name, reference))
+        extra = {}
+        if t_test == "one-sample":
+            t = one_sample_t(result.intra[name].values, result.intra[reference].mean, alternative=options.alternative)
+            extra = {"t_one_sample": t.t, "df_one_sample": t.df, "p_t": t.p_value}
+        out.append({**c.to_dict(), **extra})
+    return out
 
 
 def _permutations(permutations: str | int, k: int, m: int) -> int:

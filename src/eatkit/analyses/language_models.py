@@ -61,6 +61,8 @@ class CrowsPairsRecord(Record):
     """CrowS-Pairs' metric for one bias type (or ``all``): the share of pairs whose more stereotyping
     sentence the model scores higher, its exact binomial p and bootstrap CI (:func:`pair_preference`)."""
 
+    renamed = {"n_resamples": "n_bootstrap"}
+
     kind = "crows-pairs"
 
     bias_type: str
@@ -75,7 +77,7 @@ class CrowsPairsRecord(Record):
     ci_low: float
     ci_high: float
     confidence_level: float
-    n_resamples: int
+    n_bootstrap: int
     decimals: int | None
     method: str
 
@@ -127,7 +129,7 @@ class CrowsPairsAnalysis(_RequestAnalysis):
                 share_stereo=float(wins[sub].mean()) if sub.any() else None,
                 share_antistereo=float(wins[~sub].mean()) if (~sub).any() else None,
                 alternative=out.alternative, ci_low=out.ci_low, ci_high=out.ci_high,
-                confidence_level=out.confidence_level, n_resamples=out.n_resamples, decimals=decimals,
+                confidence_level=out.confidence_level, n_bootstrap=out.n_bootstrap, decimals=decimals,
                 method=out.method)
             rows = [(p.index, p.bias_type, p.direction, f"{a!r}", f"{b!r}")
                     for p, a, b in zip(pairs, more.tolist(), less.tolist())] if bias == ALL else []
@@ -221,6 +223,8 @@ class LLMIATRecord(Record):
     word-level association with its permutation p (over attribute words) and bootstrap CI (over prompt
     variants and words)."""
 
+    renamed = {"exact": "p_value_exact"}
+
     kind = "llm-iat"
 
     domain: str
@@ -241,7 +245,7 @@ class LLMIATRecord(Record):
     association: float | None
     rates: dict[str, float] = field(default_factory=dict)
     alternative: str
-    exact: bool | None = None
+    p_value_exact: bool | None = None
     permutations: int | None = None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -369,7 +373,7 @@ class LLMIATAnalysis(_RequestAnalysis):
             pairings=int(totals.sum()), unscored_pairings=unscored, bias_score=_mean(parsed_scores),
             bias_score_authors=float(np.mean(strict)) if strict else 0.0, bias_by_variation=by_variation, association=result.statistic if result else None,
             rates=result.rates if result else {}, alternative=options.alternative,
-            exact=result.exact if result else None, permutations=result.permutations if result else None,
+            p_value_exact=result.exact if result else None, permutations=result.permutations if result else None,
             ci_low=result.ci_low if result else None, ci_high=result.ci_high if result else None,
             confidence_level=options.confidence_level, templates=templates,
             samples=options.params["samples"] if from_model else None, **n_status)

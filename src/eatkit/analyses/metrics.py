@@ -1,21 +1,14 @@
-"""The field's metrics as kinds of test (``"rnd"``, ``"ect"``, ``"ripa"``, ``"mac"``, ``"rnsb"``,
-``"direct-bias"``), on the EAT's roles X, Y, A, B, so that any EAT test of any modality (words, sentences,
+"""The field's metrics as kinds of test (the members of :data:`eatkit.specs.METRICS`, ``eatkit list kinds``),
+on the EAT's roles X, Y, A, B, so that any EAT test of any modality (words, sentences,
 images, image-caption pairs) runs as a metric too (``eatkit run --metrics``, :func:`with_metrics`).
 
 Every member is its statistics function (:mod:`eatkit.stats.metrics`) and one declaration
 (:meth:`eatkit.kinds.Family.member`, in :mod:`eatkit.specs`); one analysis and one record base serve them
 all. The one rule: targets X, Y; attributes A ∪ B when the member's template takes one attribute set, else
-A and B; each group unpacked into the function's arguments when the template fixes its number, else passed
-as a list; the run's options passed where the function takes them, then the kind's parameters and the
-member's fixed options. So (WEFE's query templates):
-
-* RND, ECT, RIPA: targets X, Y and one attribute set, A ∪ B; direct bias: the definitional pairs
-  (X[i], Y[i]) and the neutral words A ∪ B (RIPA and direct bias need |X| = |Y|);
-* MAC: target sets X, Y and attribute sets A, B; RNSB: targets X ∪ Y, A positive and B negative.
-
-Options: the run's ``permutations``, ``alternative`` (ECT always tests "less": low coherence is the bias),
-``n_bootstrap`` and ``confidence_level``, and the kinds' parameters (:mod:`eatkit.specs`; run flags or a
-suite test's ``params``): ``distance`` (RND), ``c`` (direct bias), ``n_fits`` (RNSB).
+A and B, or none when the template takes none (the member reads the targets only); each group unpacked
+into the function's arguments when the template fixes its number, else passed as a list; the run's options
+passed where the function takes them, then the kind's parameters and the member's fixed options. Each
+member's template, parameters and null are in its declaration (``eatkit list kinds`` prints them).
 """
 
 from __future__ import annotations
@@ -42,6 +35,8 @@ class MetricRecord(FourSetRecord):
     for RNSB, the spread over its fits. Each member of the family has its subclass (:func:`record_type`),
     with no other fields."""
 
+    renamed = {"n_resamples": "n_bootstrap"}
+
     metric: str
     value: float
     options: dict[str, Any] = field(default_factory=dict)
@@ -53,7 +48,7 @@ class MetricRecord(FourSetRecord):
     alternative: str | None = None
     ci: list[float] | None = None
     confidence_level: float = 0.95
-    n_resamples: int = 0
+    n_bootstrap: int = 0
     spread: dict[str, float] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple[Any, ...]:  # made per member at run time: pickled by kind and fields
@@ -93,9 +88,9 @@ class MetricAnalysis(Analysis):
         member = self.spec.member
         assert member is not None
         function = load_object(member.stats)
-        attributes = [np.concatenate([A, B])] if member.template[1] == 1 else [A, B]
+        attributes = [np.concatenate([A, B])] if member.template[1] == 1 else [A, B]  # none read: template 0
         run = dict(alternative=options.alternative, permutations=options.permutations,
-                   n_resamples=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
+                   n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level, rng=seed)
         takes = inspect.signature(function).parameters
         keywords = {k: v for k, v in run.items() if k in takes} | dict(options.params) | dict(member.fixed)
         result = function(*member.arguments([X, Y], attributes), **keywords)
@@ -105,11 +100,11 @@ class MetricAnalysis(Analysis):
             **{f"{r.lower()}_name": sets[r].name for r in "XYAB"},
             **{f"n_{r.lower()}": len(embedded[r].ids) for r in "XYAB"},
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
-            value=result.value, options=result.options, null=result.null, p_value=result.p_value,
+            value=result.value, options=result.options, null=member.null, p_value=result.p_value,
             p_value_exact=result.exact, p_value_mc_se=result.mc_standard_error,
             n_permutations=result.n_permutations, n_partitions=result.n_partitions, alternative=result.alternative,
             ci=list(result.ci) if result.ci is not None else None, confidence_level=result.confidence_level,
-            n_resamples=result.n_resamples, spread=result.spread,
+            n_bootstrap=result.n_bootstrap, spread=result.spread,
         )
         return [Outcome(record, {name: np.asarray(v) for name, v in result.parts.items()}, result)]
 
@@ -117,8 +112,9 @@ class MetricAnalysis(Analysis):
 def parse_metrics(text: str) -> tuple[str, ...]:
     """The metric kinds of a comma-separated list (``all``: every member of the family), or a one-line error.
 
-    >>> parse_metrics("rnd,mac"), len(parse_metrics("all"))
-    (('rnd', 'mac'), 6)
+    >>> from eatkit.specs import METRICS
+    >>> parse_metrics("rnd,mac"), parse_metrics("all") == METRICS.names()
+    (('rnd', 'mac'), True)
     """
     from eatkit.specs import METRICS
 

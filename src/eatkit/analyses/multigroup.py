@@ -42,6 +42,8 @@ def role_groups(kind: str, roles: list[str]) -> tuple[list[str], list[str]]:
 class MultiGroupRecord(Record):
     """A multi-group score of one test: its value, permutation p and bootstrap CI, and the sets it read."""
 
+    renamed = {"n_resamples": "n_bootstrap"}
+
     statistic: str
     target_roles: list[str]
     attribute_roles: list[str]
@@ -55,7 +57,7 @@ class MultiGroupRecord(Record):
     n_permutations: int = 0
     ci: list[float] | None = None
     confidence_level: float = 0.95
-    n_resamples: int = 0
+    n_bootstrap: int = 0
 
 
 class SAMERecord(MultiGroupRecord): kind = "same"  # noqa: E701
@@ -79,7 +81,7 @@ class MultiGroupAnalysis(Analysis):
         targets, attributes = role_groups(self.kind, list(test.sets()))
         draws = options.permutations if isinstance(options.permutations, int) else DEFAULT_PERMUTATIONS
         common: dict[str, Any] = dict(alternative=options.alternative or "greater", permutations=draws,
-                                      bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
+                                      n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
                                       rng=seed)
         attribute_sets = [embedded[r].vectors for r in attributes]
         if self.kind == "same":
@@ -96,7 +98,7 @@ class MultiGroupAnalysis(Analysis):
             value=result.value, skew=result.skew if two else None, stereotype=result.stereotype if two else None,
             alternative=result.alternative, p_value=result.p_value, p_value_exact=result.exact,
             n_permutations=result.permutations, ci=list(result.ci) if options.n_bootstrap else None,
-            confidence_level=result.confidence_level, n_resamples=options.n_bootstrap)
+            confidence_level=result.confidence_level, n_bootstrap=options.n_bootstrap)
         return [Outcome(record, {"per_target": np.asarray(result.per_target)}, result)]
 
 

@@ -100,8 +100,8 @@ class RetrievalAnalysis(ProbeAnalysis):
         desired = _desired(options.params["desired"], list(groups))
         skews, divergences = max_skew(ranked, k, desired), ndkl(ranked, desired)  # per prompt (Geyik et al. 2019)
         concepts = list(prompts)
-        draws, resamples = options.params["permutations"], options.params["bootstrap"]
-        uncertainty = [skew_uncertainty(row, labels, int(k), desired, permutations=draws, bootstrap=resamples,
+        draws, resamples = options.params["permutations"], options.params["n_bootstrap"]
+        uncertainty = [skew_uncertainty(row, labels, int(k), desired, permutations=draws, n_bootstrap=resamples,
                                         confidence_level=options.confidence_level, rng=seed + i)
                        for i, row in enumerate(sims)]
         ci = resamples > 0

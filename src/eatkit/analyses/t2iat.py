@@ -116,7 +116,7 @@ class T2IATAnalysis(Analysis):
         by = {role: [[embedded[f"{role}/{c}/{g}"].vectors for c in sets[role].items] for g in GROUPS]
               for role in ("X", "Y")}
         result = t2iat(*by["X"], *by["Y"], alternative=options.alternative, permutations=options.permutations,
-                       ddof=options.ddof, n_resamples=options.n_bootstrap, confidence_level=options.confidence_level,
+                       ddof=options.ddof, n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
                        rng=seed)
         r = result.test
         validity = None
@@ -130,7 +130,7 @@ class T2IATAnalysis(Analysis):
             p_value_exact=r.exact, p_value_mc_se=r.mc_standard_error, n_permutations=r.n_permutations,
             n_partitions=r.n_partitions, alternative=r.alternative, ddof=r.ddof,
             ci_low=result.ci[0] if result.ci else None, ci_high=result.ci[1] if result.ci else None,
-            confidence_level=options.confidence_level, n_bootstrap=result.n_resamples,
+            confidence_level=options.confidence_level, n_bootstrap=result.n_bootstrap,
             s_x=dict(zip(sets["X"].items, map(float, result.s_x))),
             s_y=dict(zip(sets["Y"].items, map(float, result.s_y))),
             images_per_set={key.split("/", 1)[1]: len(e.ids) for key, e in embedded.items()},

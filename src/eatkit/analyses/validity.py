@@ -47,7 +47,7 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
     options = dict(alternative=full.alternative, ddof=full.ddof, sd=full.sd, p_method=full.p_method, reference=full,
                    rng=seed)
     influence = stimulus_influence(*vectors, alpha=alpha, **options)
-    stability = stimulus_stability(*vectors, alpha=alpha, confidence_level=confidence_level, n_resamples=N_RESAMPLES,
+    stability = stimulus_stability(*vectors, alpha=alpha, confidence_level=confidence_level, n_bootstrap=N_RESAMPLES,
                                    n_subsamples=N_SUBSAMPLES, n_splits=N_SPLITS, **options)
     n_x, n_y = len(vectors[0]), len(vectors[1])
     power = minimum_detectable_effect(n_x, n_y, alpha=alpha, alternative=full.alternative,
@@ -68,7 +68,7 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
         "stability": {
             "significant": stability.significant,
             "bootstrap_interval": list(stability.bootstrap_interval),
-            "bootstrap_same_sign": stability.bootstrap_same_sign, "n_resamples": stability.n_resamples,
+            "bootstrap_same_sign": stability.bootstrap_same_sign, "n_bootstrap": stability.n_bootstrap,
             "confidence_level": confidence_level, "fraction": stability.fraction,
             "n_subsamples": stability.n_subsamples, "subsample_permutations": stability.permutations,
             "subsample_interval": list(stability.subsample_interval), "verdict_kept": stability.verdict_kept,

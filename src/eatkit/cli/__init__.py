@@ -166,10 +166,3 @@ def print_warnings(warnings: Sequence[str]) -> None:
     """Each warning once on stderr (even with ``--quiet``), after the command's work: an error comes alone."""
     for warning in warnings:
         print(f"eatkit: warning: {warning}", file=sys.stderr)
-
-
-def non_negative(value: str) -> int:
-    """argparse type for whole numbers >= 0 (--seed, --bootstrap)."""
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got '{value}'")
-    return int(value)

@@ -63,9 +63,10 @@ def _kinds(args: argparse.Namespace) -> None:
 
 
 def _ranking(ranking: Any) -> str:
-    """How a kind ranks models: its measure, the magnitude rule and the direction of its raw value."""
+    """How a kind ranks models: its measure, the distance from its value of no bias and the direction of
+    its raw value."""
     way = {True: "; higher is better", False: "; higher is more biased"}.get(ranking.higher_is_better, "")
-    return f"(ranks models by {ranking.measure}: {ranking.magnitude} of {ranking.headline}{way})"
+    return f"(ranks models by {ranking.measure}: |{ranking.headline} - {ranking.chance:g}|{way})"
 
 
 def _presets(args: argparse.Namespace) -> None:

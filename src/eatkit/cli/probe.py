@@ -16,6 +16,7 @@ from typing import Any
 
 from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
 from eatkit.cli.run import add_kind_flags, given_params, show_run
+from eatkit.flags import option_flag
 
 
 def register(sub: Any) -> None:
@@ -116,5 +117,5 @@ def _model(args: argparse.Namespace, kind: str) -> Any:
     for key in [*_DECLARED, *(flag[2:].replace("-", "_") for flag, _, _ in _DECODING)]:
         if getattr(args, key, None) is not None:
             options["prompt" if key == "caption_prompt" else key] = getattr(args, key)
-    spec.refuse_options(options, lambda key: "--" + key.replace("_", "-"))
+    spec.refuse_options(options, option_flag)
     return spec.build(**options)

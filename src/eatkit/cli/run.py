@@ -8,17 +8,39 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eatkit.analyses.base import RunOptions, checked_options
+from eatkit.analyses.base import RunOptions
 from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
-from eatkit.errors import EatkitError
+from eatkit.flags import option_flag
 from eatkit.stats.options import CHOICES, OBSERVED
 
 
-def _model_flags() -> list[tuple[str, str]]:
-    """The model options of the run command: (flag, keyword of the model's factory)."""
-    from eatkit.run.runner import MODEL_OPTIONS, model_flag
+#: the run options whose flag is not :func:`eatkit.flags.option_flag`'s
+_FLAGS = {"name": "--model", "cache": "--no-cache", "checkpoint": "--weights"}
 
-    return [(model_flag(key), key) for key in MODEL_OPTIONS]
+
+def model_flag(key: str) -> str:
+    """The ``eatkit run`` flag of a model option (a key of :data:`eatkit.run.runner.MODEL_OPTIONS`) or of
+    any other option of the run request: how the command line names it in errors.
+
+    >>> model_flag("batch_size"), model_flag("checkpoint"), model_flag("name")
+    ('--batch-size', '--weights', '--model')
+    """
+    return _FLAGS.get(key) or option_flag(key)
+
+
+def _model(args: argparse.Namespace) -> dict[str, Any]:
+    """The source the flags name, as :func:`eatkit.run.runner.build_source` takes it (a model option only
+    when its flag is given: ``--workers 0`` and ``--layer 0`` are given)."""
+    from eatkit.run.runner import MODEL_OPTIONS
+
+    given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings, "answers": args.answers,
+             "answer_field": args.answer_field, "answer_format": args.answer_format,
+             "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
+    for key in MODEL_OPTIONS:
+        value = getattr(args, model_flag(key)[2:].replace("-", "_"))
+        if value is not None and value is not False:
+            given[key] = False if key == "cache" else value
+    return given
 
 
 def add_preprocessing_flags(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +132,7 @@ def register(sub: Any) -> None:
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
-    run.add_argument("--bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
+    run.add_argument("--bootstrap", dest="n_bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
                      help="bootstrap resamples for the CI of d (0: none)")
     run.add_argument("--validity", action="store_true",
                      help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
@@ -158,34 +180,28 @@ def register(sub: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    """Parse the flags into a request (:class:`eatkit.run.request.RunRequest`), run it, print."""
+    """Parse the flags into a request (:func:`eatkit.run.request.build_request`), run it, print."""
     from eatkit.run.folder import prepare_output
-    from eatkit.run.request import RunRequest, expand_metrics, run_request
-    from eatkit.run.runner import select_tests
-    from eatkit.stimuli.loader import load_suite
+    from eatkit.run.request import build_request, run_request
 
     # everything that can be checked is checked before a model is loaded or a test computed
-    suite, tests = expand_metrics(load_suite(args.suite), args.metrics, _split(args.tests))
-    selected = select_tests(suite, tests)
-    options = checked_options(selected, RunOptions(
-        permutations=args.permutations, alternative=args.alternative, seed=args.seed, ddof=args.ddof, sd=args.sd,
-        correction_family=args.correction_family,
-        p_method=args.p_method, n_bootstrap=args.bootstrap, validity=args.validity,
-        params=given_params(args, suite_kinds()) | _geometry_params(args, selected),
-    ).validated())
-    args.output = prepare_output(args.output, "series" if args.series or args.compare_prompts else "run",
-                                 inputs=[args.suite, args.vectors, args.embeddings, args.answers,
-                                         *(args.series or ())])
-    series = "prompts" if args.compare_prompts else "series" if args.series is not None else None
-    command = "eatkit " + " ".join(shlex.quote(a) for a in args.argv)
+    out = prepare_output(args.output, "series" if args.series or args.compare_prompts else "run",
+                         inputs=[args.suite, args.vectors, args.embeddings, args.answers, *(args.series or ())])
     model_warnings = declared_warnings("run", args)  # --batch-size, --workers (printed below)
-    done = run_request(RunRequest(suite, _points(args, suite), options, tests, args.postprocess, series, command,
-                                  model_warnings), args.output)
-    warnings = [*model_warnings, *options.warnings()]
+    options = RunOptions(
+        permutations=args.permutations, alternative=args.alternative, seed=args.seed, ddof=args.ddof, sd=args.sd,
+        correction_family=args.correction_family, p_method=args.p_method, n_bootstrap=args.n_bootstrap,
+        validity=args.validity, params=given_params(args, suite_kinds()))
+    request = build_request(args.suite, _model(args), options, tests=_split(args.tests), metrics=args.metrics,
+                            series=args.series, decades=args.decades, compare_prompts=args.compare_prompts,
+                            postprocess=args.postprocess, command="eatkit " + " ".join(map(shlex.quote, args.argv)),
+                            warnings=model_warnings, flag=model_flag)
+    done = run_request(request, out)
+    warnings = [*model_warnings, *request.options.warnings()]
     _print_notices(done.records, args.quiet)
     print_warnings(warnings)  # recorded in every record and the manifest
     table, written = _tables(done, warnings)
-    if options.correction_family == "run":  # the legends state the default family
+    if request.options.correction_family == "run":  # the legends state the default family
         table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
     return show_run(table, written, done.out, args)
 
@@ -230,100 +246,6 @@ def show_run(table: str, written: str, out: Path, args: argparse.Namespace) -> i
         if not args.quiet:
             print(f"wrote {html}")
     return 0
-
-
-def _points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
-    """The sources to run, as (label, source): one, the decades of --series, or one per --compare-prompts."""
-    if args.compare_prompts is not None and not args.model:
-        raise EatkitError("--compare-prompts applies to --model only")
-    if args.decades is not None and args.series is None:
-        raise EatkitError("--decades applies to --series only")
-    if args.series is not None:
-        return _series_points(args, suite)
-    if args.compare_prompts is None:
-        return [("", _source(args, suite))]
-    return _prompt_points(args, suite)
-
-
-def _series_points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
-    """The points of --series: a HistWords folder's decades, or word-vector files in order."""
-    from eatkit.run.runner import refuse_model_options
-
-    refuse_model_options({key: True for flag, key in _model_flags() if _given(args, flag)}, ("oov",), "--series")
-    twice = [str(p) for k, p in enumerate(args.series) if p.resolve() in {q.resolve() for q in args.series[:k]}]
-    if twice:  # the same input twice: a series of a point with itself
-        raise EatkitError(f"--series names {twice[0]} more than once: give each file once")
-    if args.embeddings_model:
-        raise EatkitError("--embeddings-model does not apply to --series")
-    return _histwords_points(args) if len(args.series) == 1 else _vector_file_points(args, suite)
-
-
-def _vector_file_points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
-    """The word-vector files of --series, in order (checkpoints)."""
-    from eatkit.sources.vectors import load_word_vectors
-
-    if args.decades is not None:
-        raise EatkitError("--decades applies to a HistWords folder (--series DIR), not to word-vector files")
-    words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
-    return [(path.stem, load_word_vectors(path, cased=not args.lowercase, oov=args.oov or "error", words=words))
-            for path in args.series]
-
-
-def _histwords_points(args: argparse.Namespace) -> list[tuple[str, Any]]:
-    """The decades of a HistWords folder (--series DIR, --decades)."""
-    from eatkit.run.series import histwords_sources, parse_decades
-
-    if args.lowercase:
-        raise EatkitError("--lowercase applies to a series of word-vector files (HistWords is lower-case)")
-    decades = parse_decades(args.decades) if args.decades is not None else None
-    return histwords_sources(args.series[0], oov=args.oov or "error", decades=decades)
-
-
-def _prompt_points(args: argparse.Namespace, suite: Any) -> list[tuple[str, Any]]:
-    """One source per --compare-prompts prompt, every prompt checked before any model is built."""
-    if args.prompt is not None:
-        raise EatkitError("give the prompts either with --prompt or with --compare-prompts, not both")
-    if len(args.compare_prompts) < 2 or len(set(args.compare_prompts)) < len(args.compare_prompts):
-        raise EatkitError(f"--compare-prompts needs 2 or more different prompts, got {args.compare_prompts}")
-    from eatkit.encoders.text import check_prompt
-
-    for prompt in args.compare_prompts:
-        if prompt:
-            check_prompt(prompt)
-    return [(prompt, _source(args, suite, prompt=prompt or None)) for prompt in args.compare_prompts]
-
-
-def _given(args: argparse.Namespace, flag: str) -> bool:
-    return getattr(args, flag[2:].replace("-", "_")) not in (None, False)
-
-
-def _source(args: argparse.Namespace, suite: Any, **overrides: Any) -> Any:
-    """The embedding source chosen by --model, --vectors or --embeddings (``overrides``: model options),
-    built by :func:`eatkit.run.runner.build_source` as a sweep's model entries are."""
-    from eatkit.registry import get_model
-    from eatkit.run.runner import build_source
-
-    if "prompt" in overrides and args.model:
-        get_model(args.model).refuse_options(["prompt"], lambda _: "--compare-prompts (it has no prompt)")
-    given = {"name": args.model, "vectors": args.vectors, "embeddings": args.embeddings, "answers": args.answers,
-             "answer_field": args.answer_field, "answer_format": args.answer_format,
-             "embeddings_model": args.embeddings_model, "lowercase": args.lowercase or None}
-    given |= {key: False if key == "cache" else getattr(args, flag[2:].replace("-", "_"))
-              for flag, key in _model_flags() if _given(args, flag)}
-    return build_source(given, suite, overrides)
-
-
-def _geometry_params(args: argparse.Namespace, selected: Any) -> dict[str, Any]:
-    """The parameters of geometry tests set by the program (only when the run has some): the run model's
-    label and the model options that the compare models share (image folder, batch size, cache)."""
-    if not any(t.kind == "geometry" for t in selected):
-        return {}
-    if not args.model:
-        raise EatkitError("geometry tests need --model (image features of a model)")
-    shared = {"images": str(args.images) if args.images else None, "batch_size": args.batch_size,
-              "cache": False if args.no_cache else None}
-    label = args.model + (f"@{args.weights}" if args.weights else "")
-    return {"label": label, "compare_options": {k: v for k, v in shared.items() if v is not None}}
 
 
 def _split(value: str | None) -> list[str] | None:

@@ -320,27 +320,35 @@ class NeuralEncoder(EmbeddingSource):
     def _embed_sets(self, sets: list[StimulusSet]) -> list[Embedded]:
         plans = [self._plan(stimuli) for stimuli in sets]
         if any(v is None for plan in plans for v in plan.vectors) and not self._loaded:
-            kind = self.device_kind
-            self.ensure_loaded()
-            if self.device_kind != kind:  # torch disagreed with the cheap device probe: other keys
-                for plan in plans:
-                    plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)
+            self._load_for(plans)
         work = [(plan, batch) for plan in plans for batch in self.plan(len(plan.items))
                 if any(plan.vectors[i] is None for i in batch)]
         prepared = self._prefetch([(plan.modality, [plan.items[i] for i in batch]) for plan, batch in work])
         outputs = self._forward(zip((plan.modality for plan, _ in work), prepared))
         desc = f"{self.id}: {sets[0].name}" if len(sets) == 1 else f"{self.id}: {len(sets)} sets"
         for (plan, batch), out in progress(zip(work, outputs), total=len(work), desc=desc):
-            if out.ndim != 2 or out.shape[0] != len(batch):
-                raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} "
-                                     f"for {len(batch)} inputs")
-            self.stats["batches"] += 1
-            for i, vector in zip(batch, out):
-                if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
-                    plan.computed[plan.keys[i]] = vector
-                    if self._cache is not None:
-                        self._cache.put(plan.keys[i], vector)
+            self._store(plan, batch, out)
         return [plan.embedded() for plan in plans]
+
+    def _load_for(self, plans: list["_SetPlan"]) -> None:
+        """Load the model; where torch disagreed with the cheap device probe, the plans' cache keys (which
+        name the device kind) are looked up again."""
+        kind = self.device_kind
+        self.ensure_loaded()
+        if self.device_kind != kind:
+            for plan in plans:
+                plan.keys, plan.vectors = self._lookup(plan.modality, plan.contents)
+
+    def _store(self, plan: "_SetPlan", batch: Sequence[int], out: np.ndarray) -> None:
+        """A batch's vectors into its plan (each new key once) and the cache."""
+        if out.ndim != 2 or out.shape[0] != len(batch):
+            raise AssertionError(f"{type(self).__name__}._encode returned shape {out.shape} for {len(batch)} inputs")
+        self.stats["batches"] += 1
+        for i, vector in zip(batch, out):
+            if plan.vectors[i] is None and plan.keys[i] not in plan.computed:
+                plan.computed[plan.keys[i]] = vector
+                if self._cache is not None:
+                    self._cache.put(plan.keys[i], vector)
 
     def _forward(self, batches: Iterable[tuple[str, list[Any]]]) -> Iterator[np.ndarray]:
         """:meth:`_encode` of each (modality, inputs) batch, in order. On the CPU image batches run in

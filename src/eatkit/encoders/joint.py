@@ -200,43 +200,16 @@ class GroundedEncoder(NeuralEncoder):
             raise EatkitError(f"model '{self.id}' embeds (image, caption) pairs of grounded suites; set "
                               f"'{stimuli.name}' is a {stimuli.modality} set")
         mask = stimuli.mask
-        if mask is not None and self.mask_refusals[mask] is not None:
-            raise EatkitError(f"model '{self.id}' cannot take --mask {mask}: {self.mask_refusals[mask]}")
-        if mask == "vision" and self.region_file is not None:
-            raise EatkitError(f"--mask vision needs person labels, which region file {self.region_file} does not "
-                              "hold: pass --regions DIR (.npz files with labels) or --regions fasterrcnn")
-        if mask == "vision" and self.detector is None and self.region_dir is None:
-            raise EatkitError(f"--mask vision with model '{self.id}' needs person boxes: pass --regions DIR "
-                              "or --regions fasterrcnn")
-        table = self._region_table() if self.region_file is not None and self.region_features else None
-        needs_image = self.pixels or self.detector is not None or table is not None  # a table has no image size
-        region_files = self.region_dir is not None and (self.region_features or mask == "vision")
-        if needs_image and self.images is None:
-            raise EatkitError(f"set '{stimuli.name}' holds (image, caption) pairs: pass --images DIR "
-                              "(images are found by file name anywhere under it)")
-        images = self._index(self.images, IMAGE_SUFFIXES) if needs_image else {}
-        npz = self._index(self.region_dir, (".npz",)) if region_files else {}
+        self._check_mask(mask)
+        where = self._files(stimuli, mask)
         pairs, ids = [], []
         missing: dict[tuple[str, str], list[str]] = {}  # (what, where) -> images
         for image, caption, pair_id in zip(stimuli.images, stimuli.items, stimuli.pair_ids()):
-            image_path = _one(images, image, self.images) if needs_image else None
-            region_path = _one(npz, Path(image).stem + ".npz", self.region_dir) if region_files else None
-            key = table.key(image) if table is not None else None
-            lost = [reason for reason, gone in (
-                (("images", f"missing under {self.images}"), needs_image and image_path is None),
-                (("region files of images", f"missing under {self.region_dir}"), region_files and region_path is None),
-                (("images", f"missing from region file {self.region_file}"), table is not None and key is None))
-                if gone]
-            if lost:
-                missing.setdefault(lost[0], []).append(image)
+            found, lost = self._pair_files_of(image, where)
+            if lost is not None:
+                missing.setdefault(lost, []).append(image)
                 continue
-            spans = word_spans(caption, stimuli.contextual_words)
-            if (stimuli.embedding == "contextual" or mask == "language") and not spans:
-                raise EatkitError(f"caption {caption!r} of set '{stimuli.name}' contains none of the test's "
-                                  "contextual words")
-            pairs.append(Pair(caption, image_path, self.region_file if key is not None else region_path,
-                              spans[0] if stimuli.embedding == "contextual" else None,
-                              tuple(spans) if mask == "language" else (), key))
+            pairs.append(self._pair(stimuli, caption, mask, found))
             ids.append(pair_id)
         self._check_missing(stimuli, missing)
         kept = set(ids)
@@ -245,6 +218,57 @@ class GroundedEncoder(NeuralEncoder):
         if not pairs:
             raise EatkitError(f"set '{stimuli.name}' has no (image, caption) pair left")
         return pairs, tuple(ids)
+
+    def _check_mask(self, mask: str | None) -> None:
+        """An error for a ``--mask`` the model or its region features cannot take."""
+        if mask is not None and self.mask_refusals[mask] is not None:
+            raise EatkitError(f"model '{self.id}' cannot take --mask {mask}: {self.mask_refusals[mask]}")
+        if mask == "vision" and self.region_file is not None:
+            raise EatkitError(f"--mask vision needs person labels, which region file {self.region_file} does not "
+                              "hold: pass --regions DIR (.npz files with labels) or --regions fasterrcnn")
+        if mask == "vision" and self.detector is None and self.region_dir is None:
+            raise EatkitError(f"--mask vision with model '{self.id}' needs person boxes: pass --regions DIR "
+                              "or --regions fasterrcnn")
+
+    def _files(self, stimuli: CaptionedImages, mask: str | None) -> dict[str, Any]:
+        """Where a set's pairs are read from: the image index (when the model needs images), the region
+        files' index and the region table."""
+        table = self._region_table() if self.region_file is not None and self.region_features else None
+        needs_image = self.pixels or self.detector is not None or table is not None  # a table has no image size
+        region_files = self.region_dir is not None and (self.region_features or mask == "vision")
+        self._check_images(stimuli, needs_image)
+        return {"table": table, "images": self._index(self.images, IMAGE_SUFFIXES) if needs_image else None,
+                "npz": self._index(self.region_dir, (".npz",)) if region_files else None}
+
+    def _check_images(self, stimuli: CaptionedImages, needs_image: bool) -> None:
+        """An error when the model reads the images of the pairs and no image folder was given."""
+        if needs_image and self.images is None:
+            raise EatkitError(f"set '{stimuli.name}' holds (image, caption) pairs: pass --images DIR "
+                              "(images are found by file name anywhere under it)")
+
+    def _pair_files_of(self, image: str, where: dict[str, Any]) -> tuple[list[Any], tuple[str, str] | None]:
+        """(image path, region path, table key) of an image, and the (what, where) that is missing (or None)."""
+        table, images, npz = where["table"], where["images"], where["npz"]
+        image_path = _one(images, image, self.images) if images is not None else None
+        region_path = _one(npz, Path(image).stem + ".npz", self.region_dir) if npz is not None else None
+        key = table.key(image) if table is not None else None
+        lost = [reason for reason, gone in (
+            (("images", f"missing under {self.images}"), images is not None and image_path is None),
+            (("region files of images", f"missing under {self.region_dir}"), npz is not None and region_path is None),
+            (("images", f"missing from region file {self.region_file}"), table is not None and key is None))
+            if gone]
+        return [image_path, region_path, key], lost[0] if lost else None
+
+    def _pair(self, stimuli: CaptionedImages, caption: str, mask: str | None, found: list[Any]) -> Pair:
+        """The pair of a caption and its files (``found``: image path, region path, table key)."""
+        image_path, region_path, key = found
+        spans = word_spans(caption, stimuli.contextual_words)
+        if (stimuli.embedding == "contextual" or mask == "language") and not spans:
+            raise EatkitError(f"caption {caption!r} of set '{stimuli.name}' contains none of the test's "
+                              "contextual words")
+        return Pair(caption, image_path, self.region_file if key is not None else region_path,
+                    spans[0] if stimuli.embedding == "contextual" else None,
+                    tuple(spans) if mask == "language" else (), key)
 
     def _check_missing(self, stimuli: CaptionedImages, missing: dict[tuple[str, str], list[str]]) -> None:
         if not missing or self.missing == "drop":
@@ -282,18 +306,23 @@ class GroundedEncoder(NeuralEncoder):
     def _prepare(self, modality: str, item: Pair) -> Prepared:
         prepared = Prepared(item)
         image = load_image(item.image) if item.image is not None else None
-        if item.region_key is not None:
-            prepared.regions = self._region_table().regions(item.region_key, (image.height, image.width))
-        elif item.regions is not None:
-            prepared.regions = load_regions(item.regions)
-        elif self.detector is not None and (self.region_features or self._mask == "vision"):
-            prepared.regions = self.detector(image)
+        prepared.regions = self._regions(item, image)
         if self._mask == "vision" and not prepared.regions.persons().any():
             where = f"region file {item.regions}" if item.regions else f"image {item.image} (Faster R-CNN)"
             raise EatkitError(f"{where} has no person box: --mask vision masks the people in every image")
         if self.pixels:
             prepared.pixels = self._pixels(image)
         return prepared
+
+    def _regions(self, item: Pair, image: Any) -> Regions | None:
+        """A pair's regions: from the region table, its region file or the detector (None: no regions)."""
+        if item.region_key is not None:
+            return self._region_table().regions(item.region_key, (image.height, image.width))
+        if item.regions is not None:
+            return load_regions(item.regions)
+        if self.detector is not None and (self.region_features or self._mask == "vision"):
+            return self.detector(image)
+        return None
 
     def _pixels(self, image: Any) -> Any:
         """The model input of a decoded image (pixel models)."""

@@ -121,6 +121,23 @@ def volta_network(config: dict[str, Any]) -> Any:
         return layer
 
     net = nn.Module()
+    _volta_embeddings(nn, net, config, eps)
+    net.encoder = nn.Module()
+    net.encoder.layer = nn.ModuleList(sublayer(n) for n in range(len(attn | ff)))
+    h, vh = config["hidden_size"], config["v_hidden_size"]
+    fusion = config.get("fusion_method", "mul")
+    if fusion != "none":   # the poolers (not read by eatkit, but part of the checkpoint)
+        net.t_pooler = nn.Module()
+        net.t_pooler.dense = nn.Linear(h, config.get("pooler_size", h))
+    if fusion not in ("none", "text", "vl-bert_vqa"):
+        net.v_pooler = nn.Module()
+        net.v_pooler.dense = nn.Linear(vh, config.get("v_pooler_size", vh))
+    return net
+
+
+def _volta_embeddings(nn: Any, net: Any, config: dict[str, Any], eps: float) -> None:
+    """The text embeddings of a VOLTA network and its image embeddings: ViLBERT's own, or VL-BERT's shared
+    with the text (volta ``VLBertEmbeddings``)."""
     net.embeddings = e = nn.Module()
     h, vh, feature = config["hidden_size"], config["v_hidden_size"], config["v_feature_size"]
     e.word_embeddings = nn.Embedding(config["vocab_size"], h, padding_idx=0)
@@ -132,26 +149,16 @@ def volta_network(config: dict[str, Any]) -> Any:
         net.v_embeddings.image_embeddings = nn.Linear(feature, vh)
         net.v_embeddings.image_location_embeddings = nn.Linear(config["num_locs"], vh)
         net.v_embeddings.LayerNorm = nn.LayerNorm(vh, eps=eps)
-    else:  # VL-BERT's shared embeddings (volta VLBertEmbeddings)
-        e.obj_downsample = nn.Sequential(nn.Dropout(0.0), nn.Linear(2 * feature, vh), nn.ReLU())
-        e.object_linguistic_embeddings = nn.Embedding(1, h)
-        if config.get("visual_target_weights", {}).get("6", 0) > 0:
-            e.object_mask_word_embedding = nn.Embedding(1, h)
-        e.object_mask_visual_embedding = nn.Embedding(1, feature)
-        e.end_embedding = nn.Embedding(1, h)
-        if vh != h:
-            e.visual_1x1_text, e.visual_1x1_object = nn.Linear(vh, h), nn.Linear(vh, h)
-        e.visual_ln_text, e.visual_ln_object = nn.LayerNorm(h, eps=eps), nn.LayerNorm(h, eps=eps)
-    net.encoder = nn.Module()
-    net.encoder.layer = nn.ModuleList(sublayer(n) for n in range(len(attn | ff)))
-    fusion = config.get("fusion_method", "mul")
-    if fusion != "none":   # the poolers (not read by eatkit, but part of the checkpoint)
-        net.t_pooler = nn.Module()
-        net.t_pooler.dense = nn.Linear(h, config.get("pooler_size", h))
-    if fusion not in ("none", "text", "vl-bert_vqa"):
-        net.v_pooler = nn.Module()
-        net.v_pooler.dense = nn.Linear(vh, config.get("v_pooler_size", vh))
-    return net
+        return
+    e.obj_downsample = nn.Sequential(nn.Dropout(0.0), nn.Linear(2 * feature, vh), nn.ReLU())
+    e.object_linguistic_embeddings = nn.Embedding(1, h)
+    if config.get("visual_target_weights", {}).get("6", 0) > 0:
+        e.object_mask_word_embedding = nn.Embedding(1, h)
+    e.object_mask_visual_embedding = nn.Embedding(1, feature)
+    e.end_embedding = nn.Embedding(1, h)
+    if vh != h:
+        e.visual_1x1_text, e.visual_1x1_object = nn.Linear(vh, h), nn.Linear(vh, h)
+    e.visual_ln_text, e.visual_ln_object = nn.LayerNorm(h, eps=eps), nn.LayerNorm(h, eps=eps)
 
 
 def _attend(torch: Any, query: Any, keys: list[Any], values: list[Any], masks: list[Any], heads: int) -> Any:

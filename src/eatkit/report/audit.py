@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from eatkit.report.formatting import fmt_interval
 from eatkit.report.meta_analysis import meta_analysis_html
 
 #: the metadata columns, in order (keys of a sweep file's model entries)
@@ -90,15 +91,12 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
 
 
 def _interval(row: Mapping[str, str]) -> str:
-    """A CSV row's ``ci_low``, ``ci_high`` as "[low, high]" ("n/a" where undefined).
+    """A CSV row's ``ci_low``, ``ci_high`` as "[low, high]" ("-" where undefined: :func:`fmt_interval`).
 
     >>> _interval({"ci_low": "0.1", "ci_high": "0.25"}), _interval({"ci_low": "", "ci_high": "0.2"})
-    ('[0.10, 0.25]', 'n/a')
+    ('[0.10, 0.25]', '-')
     """
-    values = [row.get("ci_low", ""), row.get("ci_high", "")]
-    if any(v in ("", "nan") for v in values):
-        return "n/a"
-    return f"[{float(values[0]):.2f}, {float(values[1]):.2f}]"
+    return fmt_interval(row.get("ci_low", ""), row.get("ci_high", ""))
 
 
 def _csv_number(text: str, spec: str) -> str:
@@ -166,38 +164,13 @@ def _setting_table(data: Mapping[str, Any], setting: str, k: int, suites: list[s
                    meta: list[tuple[str, str]]) -> tuple[str, str]:
     """The models x tests table of one setting, and how its rows are ordered."""
     columns = data["columns"]
-    values, pvalues = data["values"][setting], data["p"][setting]
     order = data["order"][setting]
     first = 2 + len(meta)  # columns before the tests: rank, model, metadata
     group_row = "".join(f'<th colspan="{sum(s == c["suite"] for c in columns)}" class="suite s{i}">'
                         f"{html.escape(s)}</th>" for i, s in enumerate(suites) if any(s == c["suite"] for c in columns))
-    numeric = {key for key, _ in meta
-               if all(_is_number(str(m.get(key, ""))) for m in data["metadata"].values() if m.get(key, "") != "")}
-    heads = "".join(f'<th class="sort meta" tabindex="0" data-col="{2 + j}" '
-                    f'data-type="{"num" if key in numeric else "text"}">{html.escape(label)}</th>'
-                    for j, (key, label) in enumerate(meta))
-    heads += "".join(f'<th class="sort test s{suites.index(c["suite"])}" tabindex="0" data-col="{first + j}" '
-                     f'data-type="num" title="{html.escape(c["suite"])} / {html.escape(c["test"])} '
-                     f'({html.escape(c["measure"])})"><span>{html.escape(_short(c["test"], 28))}</span></th>'
-                     for j, c in enumerate(columns))
-    rows = []
-    for rank, i in enumerate(order["rows"], start=1):
-        model = data["models"][i]
-        info = data["metadata"].get(model, {})
-        cells = [f'<td class="rank" data-v="{rank}">{rank}</td>',
-                 f'<th class="model" scope="row">{html.escape(model)}</th>']
-        cells += [f'<td class="meta" data-v="{html.escape(str(info.get(key, "")))}">'
-                  f'{html.escape(str(info.get(key, "")))}</td>' for key, _ in meta]
-        for j, c in enumerate(columns):
-            v, p = _num(values[i][j] if values else None), _num(pvalues[i][j] if pvalues else None)
-            if not math.isfinite(v):
-                cells.append(f'<td class="s{suites.index(c["suite"])}" data-v=""></td>')
-                continue
-            tip = f"{model} / {c['test']}: {c['measure']} = {v:.4f}" + (f", p = {p:.3g}" if math.isfinite(p) else "")
-            shade = _shade(v) if c["measure"] == "d" else ""
-            cells.append(f'<td class="s{suites.index(c["suite"])}" data-v="{v!r}"{shade} '
-                         f'title="{html.escape(tip)}">{v:.2f}</td>')
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+    failed = {(c["model"], c["suite"]): c.get("error") or "failed" for c in data["cells"]
+              if c["setting"] == setting and c["status"] == "failed"}
+    rows = [_model_row(data, setting, i, rank, suites, meta, failed) for rank, i in enumerate(order["rows"], start=1)]
     foot = "".join(  # extra rows per test (audit.json "summaries"), e.g. a summary across the models
         f'<tr class="summary"><th colspan="{first}" scope="row">{html.escape(row["label"])}</th>'
         + "".join(f'<td class="s{suites.index(c["suite"])}">{html.escape(_cell_text(v))}</td>'
@@ -206,8 +179,59 @@ def _setting_table(data: Mapping[str, Any], setting: str, k: int, suites: list[s
     table = (f'<div class="wrap"><table class="audit sortable" id="audit-{k}"><thead><tr class="groups">'
              f'<th colspan="{first}"></th>{group_row}</tr><tr class="heads"><th class="sort" tabindex="0" '
              f'data-col="0" data-type="num">#</th><th class="sort" tabindex="0" data-col="1" data-type="text">'
-             f'model</th>{heads}</tr></thead><tbody>{"".join(rows)}</tbody><tfoot>{foot}</tfoot></table></div>')
+             f'model</th>{_heads(data, suites, meta)}</tr></thead><tbody>{"".join(rows)}</tbody><tfoot>{foot}</tfoot>'
+             "</table></div>")
     return table, order["how"]
+
+
+def _heads(data: Mapping[str, Any], suites: list[str], meta: list[tuple[str, str]]) -> str:
+    """The column headings after # and model: the metadata (numbers sort as numbers), then the tests."""
+    first = 2 + len(meta)
+    numeric = {key for key, _ in meta
+               if all(_is_number(str(m.get(key, ""))) for m in data["metadata"].values() if m.get(key, "") != "")}
+    heads = "".join(f'<th class="sort meta" tabindex="0" data-col="{2 + j}" '
+                    f'data-type="{"num" if key in numeric else "text"}">{html.escape(label)}</th>'
+                    for j, (key, label) in enumerate(meta))
+    return heads + "".join(f'<th class="sort test s{suites.index(c["suite"])}" tabindex="0" data-col="{first + j}" '
+                           f'data-type="num" title="{html.escape(c["suite"])} / {html.escape(c["test"])} '
+                           f'({html.escape(c["measure"])})"><span>{html.escape(_short(c["test"], 28))}</span></th>'
+                           for j, c in enumerate(data["columns"]))
+
+
+def _model_row(data: Mapping[str, Any], setting: str, i: int, rank: int, suites: list[str],
+               meta: list[tuple[str, str]], failed: Mapping[tuple[str, str], str]) -> str:
+    """One model's row: rank, name (marked when a cell of it failed), metadata, one cell per test."""
+    values, pvalues = data["values"][setting], data["p"][setting]
+    model = data["models"][i]
+    info = data["metadata"].get(model, {})
+    gone = [s for (m, s) in failed if m == model]
+    mark = f' <span class="failed">(failed: {html.escape(", ".join(gone))})</span>' if gone else ""
+    cells = [f'<td class="rank" data-v="{rank}">{rank}</td>',
+             f'<th class="model" scope="row">{html.escape(model)}{mark}</th>']
+    cells += [f'<td class="meta" data-v="{html.escape(str(info.get(key, "")))}">'
+              f'{html.escape(str(info.get(key, "")))}</td>' for key, _ in meta]
+    cells += [_value_cell(model, c, suites.index(c["suite"]), values[i][j] if values else None,
+                          pvalues[i][j] if pvalues else None, failed.get((model, c["suite"])))
+              for j, c in enumerate(data["columns"])]
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _value_cell(model: str, column: Mapping[str, str], s: int, value: Any, p_value: Any, error: str | None) -> str:
+    """One models x tests cell: the value (shaded for d) with its p in the tip, empty when the test did not
+    run, "failed" (the cell's error in the tip) when the model's cell of that suite failed.
+
+    >>> _value_cell("m", {"suite": "weat", "test": "w1", "measure": "d"}, 0, None, None, "out of memory")
+    '<td class="s0 failed" data-v="" title="m / weat: out of memory">failed</td>'
+    """
+    v, p = _num(value), _num(p_value)
+    if not math.isfinite(v):
+        if error is not None:
+            tip = html.escape(f"{model} / {column['suite']}: {error}")
+            return f'<td class="s{s} failed" data-v="" title="{tip}">failed</td>'
+        return f'<td class="s{s}" data-v=""></td>'
+    tip = f"{model} / {column['test']}: {column['measure']} = {v:.4f}" + (f", p = {p:.3g}" if math.isfinite(p) else "")
+    shade = _shade(v) if column["measure"] == "d" else ""
+    return f'<td class="s{s}" data-v="{v!r}"{shade} title="{html.escape(tip)}">{v:.2f}</td>'
 
 
 def _cell_text(value: Any) -> str:
@@ -277,6 +301,7 @@ td{{text-align:right;font-variant-numeric:tabular-nums;min-width:30px}}
 table.audit thead th{{position:sticky;background:#fff;z-index:2}}
 table.audit thead tr.groups th{{top:0;height:18px;border-bottom:1px solid #999}}
 table.audit thead tr.heads th{{top:23px;vertical-align:bottom;border-bottom:1px solid #999}}
+table.audit td.failed,table.audit .failed{{color:#a00;font-style:italic}}
 th.test span{{writing-mode:vertical-rl;transform:rotate(180deg);display:inline-block;max-height:160px;
 font-weight:normal;font-size:11px}}
 th.sort{{cursor:pointer}} th.sort:hover,th.sort:focus{{background:#eef}} th.sorted-desc::after{{content:" ▼"}}

@@ -80,7 +80,7 @@ def sampled_draws(record: Mapping[str, Any], level: str = "") -> int | None:
     exactly, ``permutations="auto"`` was in force and level 2 drew the default number.
 
     >>> from types import SimpleNamespace as Rec
-    >>> l2 = Rec(exact=False, n_permutations=5000)
+    >>> l2 = Rec(p_value_exact=False, n_permutations=5000)
     >>> rec = Rec(p_method="permutation", p_value_exact=False, n_permutations=5000, level2=lambda t: l2)
     >>> sampled_draws(rec), sampled_draws(rec, "x")
     (5000, 5000)
@@ -88,7 +88,7 @@ def sampled_draws(record: Mapping[str, Any], level: str = "") -> int | None:
     if not level:
         return None if record.p_method != "permutation" or record.p_value_exact else record.n_permutations
     level2 = record.level2(level)
-    if record.p_method != "permutation" or level2.exact:
+    if record.p_method != "permutation" or level2.p_value_exact:
         return None
     if level2.n_permutations is not None:
         return level2.n_permutations
@@ -118,7 +118,7 @@ def p_note(records: Sequence[Mapping[str, Any]], symbols: Mapping[str, str] = TE
 
     >>> from types import SimpleNamespace as Rec
     >>> rec = Rec(p_method="welch", p_value_exact=False, alternative="greater", p_value=0.01,
-    ...           level2=lambda t: Rec(exact=False, p_value=0.2, n_permutations=0))
+    ...           level2=lambda t: Rec(p_value_exact=False, p_value=0.2, n_permutations=0))
     >>> p_note([rec])
     "p: level-1 p-value of Welch's t-test (alternative: greater)"
     """
@@ -183,3 +183,23 @@ def fmt_value(value: Any, spec: str | None = None) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt_value(v) for v in value)
     return str(value)
+
+
+def fmt_interval(low: Any, high: Any, spec: str = ".2f", brackets: bool = True) -> str:
+    """An interval's two ends (numbers or a CSV's text) formatted, or "-" when either is empty or undefined
+    (e.g. a CI of too few values, the prediction interval of k = 2 models): never a bare ",".
+
+    >>> fmt_interval("0.1", 0.25), fmt_interval("", "nan"), fmt_interval(-1, 2, ".1f", brackets=False)
+    ('[0.10, 0.25]', '-', '-1.0, 2.0')
+    """
+    ends = []
+    for value in (low, high):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return "-"
+        if not math.isfinite(number):
+            return "-"
+        ends.append(format(number, spec))
+    text = ", ".join(ends)
+    return f"[{text}]" if brackets else text

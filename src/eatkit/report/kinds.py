@@ -82,7 +82,8 @@ def _marked(record: Any) -> str:
 
 
 class MetricRenderer(Table):
-    """The field's metrics (RND, ECT, RIPA, MAC, RNSB, direct bias): value, bootstrap CI, permutation p."""
+    """The members of the metrics family (:data:`eatkit.specs.METRICS`): value, bootstrap CI, permutation p;
+    the legend from their declarations (:func:`metric_legend`)."""
 
     heading = "Bias metrics"
     columns = (
@@ -97,17 +98,30 @@ class MetricRenderer(Table):
 
     @property
     def legend(self) -> str:  # type: ignore[override]
-        """The columns explained; the nulls as the family's members declare them."""
-        from eatkit.specs import METRICS
+        """The columns explained, from the members' declarations (:func:`metric_legend`)."""
+        return metric_legend()
 
-        nulls: dict[str, list[str]] = {}
-        for spec in METRICS.members():
-            if spec.member is not None and spec.member.null:
-                nulls.setdefault(spec.member.null, []).append(spec.member.label)
-        shown = "; ".join(f"{', '.join(labels)}: {null}" for null, labels in nulls.items())
-        return ("value: the metric (WEFE's definitions, docs/metrics.md); CI: percentile bootstrap over the "
-                f"stimuli; p: permutation p ({shown}; † sampled, else exact; – : the metric has no such null); "
-                "q: Benjamini-Hochberg among the tests of this kind in the run; spread: RNSB's SD over fits")
+
+def metric_legend() -> str:
+    """The legend of the metrics table, every member's part from its declaration (the one place): its
+    definition (title) and value of no bias (``chance``), its null, and the columns.
+
+    >>> "RND: Relative norm distance (Garg et al. 2018), no bias 0" in metric_legend()
+    True
+    """
+    from eatkit.specs import METRICS
+
+    members = [spec for spec in METRICS.members() if spec.member is not None and spec.ranking is not None]
+    values = "; ".join(f"{s.member.label}: {s.title}, no bias {s.ranking.chance:g}" for s in members)
+    nulls: dict[str, list[str]] = {}
+    for spec in members:
+        if spec.member.null:
+            nulls.setdefault(spec.member.null, []).append(spec.member.label)
+    shown = "; ".join(f"{', '.join(labels)}: {null}" for null, labels in nulls.items())
+    return (f"value: each metric as declared ({values}; docs/metrics.md); CI: percentile bootstrap over the "
+            f"stimuli; p: permutation p ({shown}; † sampled, else exact; – : the metric has no such null); "
+            "q: Benjamini-Hochberg among the tests of this kind in the run; spread: the value's SD over the "
+            "metric's repeated fits, where it fits a model")
 
 
 def _g4(value: float | None) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
+from eatkit.report.formatting import fmt_interval
 from eatkit.report.style import INK, figure_html, new_figure, wrap
 
 if TYPE_CHECKING:
@@ -132,11 +133,11 @@ def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
     body = "".join(
         f'<tr><th scope="row">{html.escape(r["suite"])} / {html.escape(r["test"])}</th>'
         f'<td>{html.escape(r["setting"])}</td><td>{html.escape(r["k"])}</td>'
-        f'<td>{number(r, "estimate", ".2f")} [{number(r, "ci_low", ".2f")}, {number(r, "ci_high", ".2f")}]</td>'
+        f'<td>{number(r, "estimate", ".2f")} {fmt_interval(r["ci_low"], r["ci_high"])}</td>'
         f'<td>{number(r, "tau2", ".3g")}</td><td>{number(r, "i2", ".0%")}</td>'
         f'<td>{number(r, "q", ".2f")} ({html.escape(r["q_df"])})</td><td>{number(r, "q_p_value", ".3g")}</td>'
         f'<td>{"yes" if float(r["q_p_value"]) < alpha else "no"}</td>'
-        f'<td>{number(r, "prediction_low", ".2f")}, {number(r, "prediction_high", ".2f")}</td></tr>'
+        f'<td>{fmt_interval(r["prediction_low"], r["prediction_high"], brackets=False)}</td></tr>'
         for r in rows)
     return ('<h2>Across models (random effects)</h2><p class="note">Per test, the models\' effect sizes d combined '
             'by a DerSimonian-Laird random-effects model (within-model variance: the large-sample variance of a '

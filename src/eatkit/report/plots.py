@@ -37,7 +37,7 @@ def _checked(records: Sequence[Mapping[str, Any]], what: str) -> Sequence[Mappin
 
 
 def _ci(record: Mapping[str, Any]) -> tuple[float, float] | None:
-    ci = record.effect_size_ci
+    ci = record.ci
     if isinstance(ci, Sequence) and len(ci) == 2 and not any(is_missing(v) for v in ci):
         return float(ci[0]), float(ci[1])
     return None

@@ -12,7 +12,6 @@ lists used and dropped), and a before/after table: every selected test of a suit
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -58,22 +57,38 @@ def load_word_lists(name_or_path: str | Path = "gender") -> WordLists:
     data = read_json(path, "word lists")  # the one reader: regular files only, bounded
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise EatkitError(f"word lists {path}: expected a JSON object with \"schema\": \"{SCHEMA}\"")
+    specific, bias = _words(data, path)
+    return WordLists(_word_pairs(data, "definitional", True, path), _word_pairs(data, "equalize", False, path),
+                     specific, bias, str(path), file_sha256(path))
 
-    def pairs(key: str, required: bool) -> tuple[tuple[str, str], ...]:
-        value = data.get(key, [] if not required else None)
-        if not isinstance(value, list) or (required and not value) or not all(
-                isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w for w in p) for p in value):
-            raise EatkitError(f"word lists {path}: '{key}' must be a {'non-empty ' if required else ''}list of word pairs")
-        return tuple((a, b) for a, b in value)
 
+def _words(data: dict[str, Any], path: Path) -> tuple[tuple[str, ...], tuple[str, str] | None]:
+    """The gender-specific words and the two bias words (or None) of a word-list file."""
     specific = data.get("specific", [])
     bias = data.get("bias_words")
     if not isinstance(specific, list) or not all(isinstance(w, str) and w for w in specific):
         raise EatkitError(f"word lists {path}: 'specific' must be a list of words")
-    if bias is not None and not (isinstance(bias, list) and len(bias) == 2 and all(isinstance(w, str) for w in bias)):
+    if bias is not None and not _two_words(bias):
         raise EatkitError(f"word lists {path}: 'bias_words' must be two words")
-    return WordLists(pairs("definitional", True), pairs("equalize", False), tuple(specific),
-                     tuple(bias) if bias else None, str(path), file_sha256(path))
+    return tuple(specific), tuple(bias) if bias else None
+
+
+def _word_pair(value: Any) -> bool:
+    """Whether ``value`` is a list of two words (non-empty strings)."""
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(w, str) and w for w in value)
+
+
+def _two_words(value: Any) -> bool:
+    """Whether ``value`` is a list of two strings."""
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(w, str) for w in value)
+
+
+def _word_pairs(data: dict[str, Any], key: str, required: bool, path: Path) -> tuple[tuple[str, str], ...]:
+    """The word pairs of a list (``required``: present and not empty)."""
+    value = data.get(key, [] if not required else None)
+    if not isinstance(value, list) or (required and not value) or not all(map(_word_pair, value)):
+        raise EatkitError(f"word lists {path}: '{key}' must be a {'non-empty ' if required else ''}list of word pairs")
+    return tuple((a, b) for a, b in value)
 
 
 @dataclass(frozen=True)
@@ -97,45 +112,63 @@ def debias(source: WordVectors, method: str, lists: WordLists, *, n_words: int =
         raise EatkitError(f"unknown debiasing method {method!r} (known: {', '.join(sd.METHODS)})")
     index = {w: i for i, w in reversed(list(enumerate(source.words)))}
     dropped: dict[str, list[str]] = {}
-
-    def rows(name: str, pairs: tuple[tuple[str, str], ...]) -> np.ndarray:
-        kept = [(index[a], index[b]) for a, b in pairs if a in index and b in index]
-        lost = [f"{a}/{b}" for a, b in pairs if a not in index or b not in index]
-        if lost:
-            dropped[name] = lost
-        return np.array(kept, dtype=np.int64).reshape(-1, 2)
-
-    definitional, equalize = rows("definitional", lists.definitional), rows("equalize", lists.equalize)
+    definitional = _pair_rows(index, "definitional", lists.definitional, dropped)
+    equalize = _pair_rows(index, "equalize", lists.equalize, dropped)
     if len(definitional) == 0:
         raise EatkitError("the vectors have no definitional pair of the word lists (both words of at least one needed)")
-    lost = [w for w in lists.specific if w not in index]
-    if lost:
-        dropped["specific"] = lost
-    specific = lists.gender_words()
-    neutral = np.array([i for i, w in enumerate(source.words) if w not in specific and index[w] == i], dtype=np.int64)
-    if neutral.size == 0:
-        raise EatkitError("every word of the vectors is in the word lists: no neutral word is left to debias")
+    neutral = _neutral_rows(source.words, index, lists, dropped)
     if method == "double-hard" and (lists.bias_words is None or any(w not in index for w in lists.bias_words)):
         raise EatkitError(f"double-hard debias needs the two bias words of the word lists in the vectors "
                           f"(got {lists.bias_words})")
     if checked is not None:
         checked()
-    table = np.asarray(source.vectors, dtype=np.float64)
-    if method == "hard":
-        out, info = sd.hard_debias(table, definitional, neutral, equalize)
-    elif method == "double-hard":
-        out, info = sd.double_hard_debias(table, definitional, neutral, equalize,
-                                          bias_words=tuple(index[w] for w in lists.bias_words),
-                                          n_words=min(n_words, len(neutral) // 2), n_components=n_components, rng=seed)
-    elif method == "ran":
-        out, info = sd.repulsion_attraction_neutralisation(table, definitional, neutral,
-                                                           n_neighbours=min(100, len(table) - 1))
-    else:
-        gender = np.array(sorted(index[w] for w in specific if w in index), dtype=np.int64)
-        out, info = sd.half_sibling_regression(table, gender, neutral, alpha=alpha)
+    rows = {"definitional": definitional, "equalize": equalize, "neutral": neutral}
+    out, info = _debiased(np.asarray(source.vectors, dtype=np.float64), method, rows, index, lists,
+                          n_words=n_words, n_components=n_components, alpha=alpha, seed=seed)
     debiased = WordVectors(list(source.words), out, cased=source.cased, oov=source.oov, id=f"{source.id}+{method}",
                            origin={"kind": "debiased", "method": method, "from": source.id})
     return DebiasResult(debiased, info, dropped, int(neutral.size))
+
+
+def _neutral_rows(words: Sequence[str], index: dict[str, int], lists: WordLists,
+                  dropped: dict[str, list[str]]) -> np.ndarray:
+    """The rows of the neutral words (each word's first row, no word of the lists); the specific words the
+    vectors lack recorded in ``dropped``."""
+    lost = [w for w in lists.specific if w not in index]
+    if lost:
+        dropped["specific"] = lost
+    specific = lists.gender_words()
+    neutral = np.array([i for i, w in enumerate(words) if w not in specific and index[w] == i], dtype=np.int64)
+    if neutral.size == 0:
+        raise EatkitError("every word of the vectors is in the word lists: no neutral word is left to debias")
+    return neutral
+
+
+def _pair_rows(index: dict[str, int], name: str, pairs: tuple[tuple[str, str], ...],
+               dropped: dict[str, list[str]]) -> np.ndarray:
+    """The rows of the pairs both of whose words the vectors have; the others recorded in ``dropped``."""
+    kept = [(index[a], index[b]) for a, b in pairs if a in index and b in index]
+    lost = [f"{a}/{b}" for a, b in pairs if a not in index or b not in index]
+    if lost:
+        dropped[name] = lost
+    return np.array(kept, dtype=np.int64).reshape(-1, 2)
+
+
+def _debiased(table: np.ndarray, method: str, rows: dict[str, np.ndarray], index: dict[str, int], lists: WordLists,
+              *, n_words: int, n_components: int, alpha: float, seed: int | None) -> tuple[np.ndarray, Any]:
+    """The vectors debiased by ``method`` (:mod:`eatkit.stats.debias`) and what was done."""
+    definitional, equalize, neutral = rows["definitional"], rows["equalize"], rows["neutral"]
+    if method == "hard":
+        return sd.hard_debias(table, definitional, neutral, equalize)
+    if method == "double-hard":
+        return sd.double_hard_debias(table, definitional, neutral, equalize,
+                                     bias_words=tuple(index[w] for w in lists.bias_words),
+                                     n_words=min(n_words, len(neutral) // 2), n_components=n_components, rng=seed)
+    if method == "ran":
+        return sd.repulsion_attraction_neutralisation(table, definitional, neutral,
+                                                      n_neighbours=min(100, len(table) - 1))
+    gender = np.array(sorted(index[w] for w in lists.gender_words() if w in index), dtype=np.int64)
+    return sd.half_sibling_regression(table, gender, neutral, alpha=alpha)
 
 
 def write_vectors(path: Path, vectors: WordVectors) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.flags import option_name
 from eatkit.sources.base import EmbeddingSource
 
 
@@ -42,18 +43,21 @@ def text_to_image(name: str, *, embedder: str | None = None, generation: Any = N
         if "image" not in spec.modalities:
             raise EatkitError(f"the embedder '{embedder}' does not embed images (it embeds "
                               f"{', '.join(spec.modalities)}): give an image model, e.g. hf-clip:<name>")
-        spec.refuse_options(options, lambda k: "--" + k.replace("_", "-"), who=f"the embedder '{embedder}'")
+        spec.refuse_options(options, option_name, who=f"the embedder '{embedder}'")
         source.embedder = build_model(embedder, **options)
     elif batch_size is not None or workers is not None:
-        raise EatkitError("--batch-size and --workers apply to the --embedder of a text-to-image model")
+        raise EatkitError("batch_size and workers apply to the embedder of a text-to-image model")
     return source
 
 
 def compare_depiction_runs(first: str | Path, second: str | Path, *, measure: str = "mad", permutations: int = 10_000,
                  seed: int | None = None) -> list[dict[str, Any]]:
     """Two models' runs (run folders) of the same depiction tests compared, per test, group and attribute:
-    measure(first) - measure(second) and its two-sided permutation p (:func:`eatkit.stats.depiction.compare_depictions`)."""
+    measure(first) - measure(second) and its two-sided permutation p (:func:`eatkit.stats.depiction.compare_depictions`),
+    each comparison with its own seed from ``seed`` and its test, group and attribute
+    (:func:`eatkit.stats.derived_seed`)."""
     from eatkit.run.folder import read_run
+    from eatkit.stats import derived_seed
     from eatkit.stats.depiction import compare_depictions
 
     runs = [read_run(first)[0], read_run(second)[0]]
@@ -62,7 +66,7 @@ def compare_depiction_runs(first: str | Path, second: str | Path, *, measure: st
     if not common:
         raise EatkitError(f"{first} and {second} have no depiction record in common")
     out = []
-    for i, key in enumerate(common):
+    for key in common:
         a, b = records[0][key], records[1][key]
         if a.classes != b.classes:
             raise EatkitError(f"{a.test}/{a.group}/{a.attribute}: the two runs' classes differ")
@@ -70,7 +74,7 @@ def compare_depiction_runs(first: str | Path, second: str | Path, *, measure: st
         reference = [a.reference[c] for c in a.classes]
         r = compare_depictions([index[c] for c in a.labels], [index[c] for c in b.labels], len(a.classes),
                                measure=measure, reference=reference, permutations=permutations,
-                               rng=None if seed is None else seed + i)
+                               rng=None if seed is None else derived_seed(seed, f"{a.test}/{a.group}/{a.attribute}"))
         out.append({"test": a.test, "group": a.group, "attribute": a.attribute, "measure": measure,
                     "first": a.mad if measure == "mad" else a.kl, "second": b.mad if measure == "mad" else b.kl,
                     "difference": r.difference, "p_value": r.p_value, "n_permutations": r.n_permutations,

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +26,7 @@ from eatkit.analyses import get_analysis
 from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
 from eatkit.encoders.cache import cache_dir
 from eatkit.errors import EatkitError
+from eatkit.flags import option_name
 from eatkit.io import checked_path, text_sha256
 from eatkit.progress import activity, enabled
 from eatkit.progress import progress as progressing
@@ -36,7 +36,7 @@ from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stats.degeneracy import p_floor_warning
 from eatkit.stats import adjust_p_values
-from eatkit.stats import resolve_rng
+from eatkit.stats import derived_seed, resolve_rng
 from eatkit.stats.options import OBSERVED
 from eatkit.stats.permutation import count_store
 from eatkit.stimuli.types import AssociationTest, StimulusSet, Suite
@@ -133,8 +133,26 @@ def run_suite(
 def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: RunOptions | None,
                command: str | None, option_values: dict[str, Any], isolate: bool = False,
                extra_warnings: Sequence[str] = ()) -> RunResult:
-    """:func:`run_suite` with progress set."""
+    """:func:`run_suite` with progress set, in stages: resolve, embed, analyse, correct, record."""
     suite, source = _resolve(suite, source)
+    selected = select_tests(suite, tests)
+    options = _run_options(suite, selected, options, option_values)
+    analyses = {test.id: get_analysis(test.kind) for test in selected}
+    _refuse_kind_options(selected, options, analyses)
+    stage = _Stage(analyses, options_by_test(selected, options), isolate)  # each test's parameters, validated once
+    selected = stage.each(selected, lambda t: analyses[t.id].check(t, stage.given[t.id]))
+    selected, embedded = _embed_tests(stage, source, selected)
+    outcomes, selected = _analyse(stage, suite, selected, embedded, options.seed)
+    outcomes = _correct(outcomes, options, extra_warnings)
+    manifest = _record(suite, source, selected, embedded, options, command, stage.failed,
+                       [*extra_warnings, *options.warnings()])
+    return RunResult(suite, outcomes, manifest, stage.failed)
+
+
+def _run_options(suite: Suite, selected: list[AssociationTest], options: RunOptions | None,
+                 option_values: dict[str, Any]) -> RunOptions:
+    """The run's options (``options`` or keywords), checked against its tests, with the run seed resolved (what
+    an analysis draws before compute uses it too)."""
     if options is not None and option_values:
         raise TypeError("run_suite takes either options= or option keywords, not both")
     if options is None:
@@ -145,74 +163,119 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
         options = RunOptions(**option_values)
     elif not isinstance(options, RunOptions):
         raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
-    selected = select_tests(suite, tests)
     options = checked_options(selected, options.validated().for_suite(suite.alternative))
-    run_seed = resolve_run_seed(options.seed)
-    options = dataclasses.replace(options, seed=run_seed)  # what an analysis draws before compute uses it too
-    analyses = {test.id: get_analysis(test.kind) for test in selected}
+    return dataclasses.replace(options, seed=resolve_run_seed(options.seed))
+
+
+def _kinds_with(flag: str) -> str:
+    """The registered kinds whose analysis sets the class flag ``flag`` (e.g. ``takes_validity``), quoted."""
+    from eatkit.kinds import KINDS
+
+    return ", ".join(repr(kind) for kind in KINDS if getattr(get_analysis(kind), flag))
+
+
+def _refuse_kind_options(selected: list[AssociationTest], options: RunOptions, analyses: dict[str, Any]) -> None:
+    """An error for a run option that applies to kinds of test none (or not all) of the selected tests is: the
+    alternative 'observed' and validity, the kinds named from their analyses' declarations."""
     refused = [t for t in selected if options.alternative == OBSERVED and not analyses[t.id].observed_alternative]
     if refused:
-        raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to eat "
-                          "and sc-eat tests only")
+        raise EatkitError(f"test '{refused[0].id}' ({refused[0].kind}): the alternative 'observed' applies to tests "
+                          f"of kinds {_kinds_with('observed_alternative')} only")
     if options.validity and not any(a.takes_validity for a in analyses.values()):
-        raise EatkitError("validity (--validity) applies to EAT tests (kinds 'eat' and 't2iat'); none of the selected "
-                          "tests is one")
-    given = options_by_test(selected, options)  # each test's parameters, validated once
-    failed: dict[str, str] = {}
+        raise EatkitError(f"validity applies to tests of kinds {_kinds_with('takes_validity')}; none of the "
+                          "selected tests is one")
 
-    def attempt(test: AssociationTest, step: Any, named: bool = False) -> Any:
+
+class _Stage:
+    """Runs one step per test, each test's error named; isolated (``isolate``), a failing test is recorded in
+    :attr:`failed` with its one-line error and left out of the next stages."""
+
+    def __init__(self, analyses: dict[str, Any], given: dict[str, dict[str, Any]], isolate: bool) -> None:
+        self.analyses, self.given, self.isolate = analyses, given, isolate
+        self.failed: dict[str, str] = {}
+
+    def attempt(self, test: AssociationTest, step: Any, named: bool = False) -> Any:
         """``step()``; its error names the test (``named``: the step's errors do not), or, isolated, is
         recorded and ``None`` returned."""
         try:
             return step()
         except EatkitError as err:
-            if not isolate and not named:
+            if not self.isolate and not named:
                 raise
             message = f"test '{test.id}': {err}" if named or not str(err).startswith(f"test '{test.id}'") else str(err)
-            if not isolate:
+            if not self.isolate:
                 raise EatkitError(message) from None
-            failed[test.id] = message
+            self.failed[test.id] = message
             return None
 
-    for test in selected:
-        attempt(test, lambda t=test: analyses[t.id].check(t, given[t.id]))
-    selected = [t for t in selected if t.id not in failed]
+    def each(self, tests: list[AssociationTest], step: Any) -> list[AssociationTest]:
+        """``step(test)`` for each test; the tests that did not fail."""
+        for test in tests:
+            self.attempt(test, lambda t=test: step(t))
+        return self.alive(tests)
+
+    def alive(self, tests: list[AssociationTest]) -> list[AssociationTest]:
+        """The tests that have not failed."""
+        return [t for t in tests if t.id not in self.failed]
+
+
+def _embed_tests(stage: _Stage, source: EmbeddingSource, selected: list[AssociationTest]
+                 ) -> tuple[list[AssociationTest], dict[str, dict[str, Embedded]]]:
+    """Every test's sets embedded (a set shared by tests once), then each test's precheck: a problem with any
+    stimulus or an infeasible test is reported before minutes of statistics."""
+    analyses, given = stage.analyses, stage.given
     sets = [s for test in selected for s in analyses[test.id].stimulus_sets(test, given[test.id]).values()]
     with activity(f"embedding {len(sets)} stimulus sets"):
         memo = _embed_all(source, sets)
-    # embed everything first, so that a problem with any stimulus or an infeasible test is reported
-    # before minutes of statistics
     embedded: dict[str, dict[str, Embedded]] = {}
     for test in progressing(selected, desc="embedding"):
-        embedded[test.id] = attempt(test, lambda t=test: analyses[t.id].embed(
+        embedded[test.id] = stage.attempt(test, lambda t=test: analyses[t.id].embed(
             t, lambda s: _embed(source, s, memo, t), given[t.id]))
-    selected = [t for t in selected if t.id not in failed]
-    for test in selected:
-        attempt(test, lambda t=test: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
-    selected = [t for t in selected if t.id not in failed]
+    selected = stage.each(stage.alive(selected), lambda t: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
+    return selected, embedded
+
+
+def _analyse(stage: _Stage, suite: Suite, selected: list[AssociationTest], embedded: dict[str, dict[str, Embedded]],
+             run_seed: int) -> tuple[list[Outcome], list[AssociationTest]]:
+    """Each test's statistics, with its own seed (:func:`eatkit.stats.derived_seed`); the outcomes and the tests that gave
+    them. When every test failed (isolated), the first error."""
     outcomes: list[Outcome] = []
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
         for test in progressing(selected, desc=suite.id):
-            outcomes += attempt(test, lambda t=test: analyses[t.id].compute(
-                t, embedded[t.id], given[t.id], suite=suite.id, seed=_test_seed(run_seed, t.id)), named=True) or []
-    selected = [t for t in selected if t.id not in failed]
+            outcomes += stage.attempt(test, lambda t=test: stage.analyses[t.id].compute(
+                t, embedded[t.id], stage.given[t.id], suite=suite.id, seed=derived_seed(run_seed, t.id)),
+                named=True) or []
+    selected, failed = stage.alive(selected), stage.failed
     if failed and not selected:
         raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
                                                           if len(failed) > 1 else ""))
+    return outcomes, selected
+
+
+def _correct(outcomes: list[Outcome], options: RunOptions, extra_warnings: Sequence[str]) -> list[Outcome]:
+    """The outcomes with their q-values (:func:`_with_q_values`) and warnings: the run's settings' and each
+    record's p-value floor."""
     outcomes = _with_q_values(outcomes, options.correction_family)
     warnings = [*extra_warnings, *options.warnings()]
-    outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[
+    return [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[
         *o.record.warnings, *warnings, *filter(None, [p_floor_warning(o.record, options.alpha)])])) for o in outcomes]
+
+
+def _record(suite: Suite, source: EmbeddingSource, selected: list[AssociationTest],
+            embedded: dict[str, dict[str, Embedded]], options: RunOptions, command: str | None,
+            failed: dict[str, str], warnings: list[str]) -> dict[str, Any]:
+    """The run's manifest: options, seed and warnings, every stimulus' checksum, the tests' suite-file
+    parameters and the tests that failed."""
     stimuli = {test.id: _stimulus_checksums(test, embedded[test.id]) for test in selected}
-    statistics = options.manifest() | {"seed": run_seed, "warnings": warnings}
+    statistics = options.manifest() | {"seed": options.seed, "warnings": warnings}
     manifest = build_manifest(suite, source, statistics, stimuli, command)
     params = {test.id: dict(test.params) for test in selected if test.params}
     if params:  # what each test's suite file set (e.g. a seed-sets test's catalogue and its SHA-256)
         manifest["test_params"] = params
     if failed:
         manifest["failed_tests"] = failed
-    return RunResult(suite, outcomes, manifest, failed)
+    return manifest
 
 
 def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
@@ -232,87 +295,105 @@ def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:
     return suite, source
 
 
-#: the options of a model (given with ``name``), as ``eatkit run`` flags
+#: the options of a model (given with ``name``): keywords of its factory (``eatkit run`` flags, named by
+#: :func:`eatkit.cli.run.model_flag`)
 MODEL_OPTIONS: tuple[str, ...] = ("images", "layer", "pooling", "prompt", "batch_size", "device", "precision",
                                   "workers", "cache", "oov", "regions", "missing", "checkpoint", "revision",
                                   "embedder", "generation", "preprocess", "crop", "interpolation", "alpha")
 
 
-def model_flag(key: str) -> str:
-    """The ``eatkit run`` flag of a model option (a key of :data:`MODEL_OPTIONS`).
-
-    >>> model_flag("batch_size"), model_flag("checkpoint")
-    ('--batch-size', '--weights')
-    """
-    return {"cache": "--no-cache", "checkpoint": "--weights"}.get(key, "--" + key.replace("_", "-"))
-
-
-def _answers_source(options: Mapping[str, Any], model_options: Mapping[str, Any]) -> EmbeddingSource:
-    """Recorded answers (``--answers FILE [--answer-field FIELD] [--answer-format FORMAT]``)."""
+def _answers_source(options: Mapping[str, Any], model_options: Mapping[str, Any],
+                    flag: Callable[[str], str]) -> EmbeddingSource:
+    """Recorded answers (``answers`` FILE, with ``answer_field`` and ``answer_format``)."""
     from eatkit.sources.answers import RecordedAnswers, parse_fields
 
     if "answers" not in options:
-        raise EatkitError(f"{'--answer-field' if 'answer_field' in options else '--answer-format'} applies to "
-                          "--answers only")
-    refuse_model_options(dict(model_options), (), "--answers")
-    return RecordedAnswers(checked_path(options["answers"], "--answers"), options.get("answer_format"),
+        raise EatkitError(f"{flag('answer_field' if 'answer_field' in options else 'answer_format')} applies to "
+                          f"{flag('answers')} only")
+    refuse_model_options(dict(model_options), (), flag("answers"))
+    return RecordedAnswers(checked_path(options["answers"], flag("answers")), options.get("answer_format"),
                            parse_fields(options.get("answer_field")))
 
 
 def build_source(
-    given: Mapping[str, Any], suite: Suite, overrides: Mapping[str, Any] | None = None
+    given: Mapping[str, Any], suite: Suite, overrides: Mapping[str, Any] | None = None,
+    flag: Callable[[str], str] = option_name,
 ) -> EmbeddingSource:
     """The embedding source that ``eatkit run`` flags or a sweep file's model entry name: exactly one of
     ``name`` (a registered model, with the options of :data:`MODEL_OPTIONS` it takes), ``vectors`` (a
     word-vector file, read for ``suite``'s words only; ``oov``, ``lowercase``) or ``embeddings`` (a folder
     or file of precomputed embeddings; ``embeddings_model``). ``None`` values are not given; ``overrides``
-    are passed to the model's factory as they are (``None`` included).
+    are passed to the model's factory as they are (``None`` included). ``flag`` names an option in errors
+    (default: its keyword; the command line passes its flags).
 
-    >>> build_source({"name": "glove-6b-50d", "layer": 3}, None)  # doctest: +SKIP
+    >>> build_source({"name": "glove-6b-50d", "layer": 3}, None)
     Traceback (most recent call last):
-    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option --layer
+    eatkit.errors.EatkitError: model 'glove-6b-50d' does not take the option 'layer'
     """
+    options = _source_options(given, flag)
+    model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
+    if {"answers", "answer_field", "answer_format"} & set(options):
+        return _answers_source(options, model_options, flag)
+    if "vectors" in options:
+        return _vectors_source(options, model_options, suite, flag)
+    _refuse_unless(options, "lowercase", "vectors", flag)
+    if "embeddings" in options:
+        return _embeddings_source(options, model_options, flag)
+    _refuse_unless(options, "embeddings_model", "embeddings", flag)
+    from eatkit.registry import get_model
+
+    spec = get_model(options["name"])
+    spec.refuse_options(model_options, flag)
+    return spec.build(**model_options, **(overrides or {}))
+
+
+def _source_options(given: Mapping[str, Any], flag: Callable[[str], str]) -> dict[str, Any]:
+    """The options given (not ``None``), their paths checked, naming exactly one source."""
     options = {k: v for k, v in given.items() if v is not None}
     for key in ("vectors", "embeddings", "images", "checkpoint"):  # paths no file system can hold: one line
         if isinstance(options.get(key), (str, os.PathLike)):
-            checked_path(options[key], model_flag(key))
+            checked_path(options[key], flag(key))
     models = [k for k in ("name", "vectors", "embeddings", "answers") if k in options]
     if len(models) != 1:
         raise EatkitError(f"give exactly one of a model name, vectors, embeddings or answers (got "
                           f"{', '.join(models) or 'none'})")
-    model_options = {k: options[k] for k in MODEL_OPTIONS if k in options}
-    if {"answers", "answer_field", "answer_format"} & set(options):
-        return _answers_source(options, model_options)
-    if "vectors" in options:
-        from eatkit.sources.vectors import load_word_vectors
+    return options
 
-        refuse_model_options(model_options, ("oov",), "--vectors")
-        words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
-        return load_word_vectors(options["vectors"], cased=not options.get("lowercase", False),
-                                 oov=options.get("oov", "error"), words=words)
-    if options.get("lowercase"):
-        raise EatkitError("--lowercase applies to --vectors only")
-    if "embeddings" in options:
-        from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
 
-        refuse_model_options(model_options, (), "--embeddings")
-        if options.get("embeddings_model"):
-            return IEATEmbeddings(options["embeddings"], options["embeddings_model"])
-        return PrecomputedEmbeddings(options["embeddings"])
+def _refuse_unless(options: Mapping[str, Any], key: str, source: str, flag: Callable[[str], str]) -> None:
+    """An error for the option ``key`` (given true) of a source other than ``source``."""
+    if options.get(key):
+        raise EatkitError(f"{flag(key)} applies to {flag(source)} only")
+
+
+def _vectors_source(options: Mapping[str, Any], model_options: Mapping[str, Any], suite: Suite,
+                    flag: Callable[[str], str]) -> EmbeddingSource:
+    """A word-vector file read for ``suite``'s words only."""
+    from eatkit.sources.vectors import load_word_vectors
+
+    refuse_model_options(model_options, ("oov",), flag("vectors"), flag)
+    words = {w for t in suite.tests for s in t.sets().values() for w in s.items}
+    return load_word_vectors(options["vectors"], cased=not options.get("lowercase", False),
+                             oov=options.get("oov", "error"), words=words)
+
+
+def _embeddings_source(options: Mapping[str, Any], model_options: Mapping[str, Any],
+                       flag: Callable[[str], str]) -> EmbeddingSource:
+    """Precomputed embeddings: a folder or file, or a model of an iEAT-layout folder."""
+    from eatkit.sources.precomputed import IEATEmbeddings, PrecomputedEmbeddings
+
+    refuse_model_options(model_options, (), flag("embeddings"), flag)
     if options.get("embeddings_model"):
-        raise EatkitError("--embeddings-model applies to --embeddings only")
-    from eatkit.registry import get_model
-
-    spec = get_model(options["name"])
-    spec.refuse_options(model_options, model_flag)
-    return spec.build(**model_options, **(overrides or {}))
+        return IEATEmbeddings(options["embeddings"], options["embeddings_model"])
+    return PrecomputedEmbeddings(options["embeddings"])
 
 
-def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], source: str) -> None:
+def refuse_model_options(given: Mapping[str, Any], allowed: tuple[str, ...], source: str,
+                         flag: Callable[[str], str] = option_name) -> None:
     """An error for a model option (a key of :data:`MODEL_OPTIONS`) given with a source that is not a model."""
     extra = [key for key in given if key not in allowed]
     if extra:
-        raise EatkitError(f"{model_flag(extra[0])} applies to --model, not to {source}")
+        raise EatkitError(f"{flag(extra[0])} applies to {flag('name')}, not to {source}")
 
 
 #: the run seed when none is given, so that the same command gives the same digits (``seed="random"`` draws
@@ -363,22 +444,19 @@ def _stimulus_checksums(test: AssociationTest, embedded: dict[str, Embedded]) ->
     """What the manifest records of each set of a test: every stimulus embedded (its id, and the SHA-256 of
     its file's bytes or of its exact string) and one SHA-256 over them, the set's fingerprint."""
     sets = test.sets()
-    out: dict[str, Any] = {}
-    for role, emb in embedded.items():
-        hashes = emb.checksums or tuple(text_sha256(i) for i in emb.ids)
-        items = [[i, h] for i, h in zip(emb.ids, hashes)]
-        stimuli = sets.get(role)
-        out[role] = set_entry(stimuli.name if stimuli else role, stimuli.modality if stimuli else None, items,
-                              emb.dropped)
-        if stimuli is not None and stimuli.modality == "image" and stimuli.category and not stimuli.items:
-            out[role]["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
-    return out
+    return {role: _set_checksums(role, sets.get(role), emb) for role, emb in embedded.items()}
 
 
-def _test_seed(run_seed: int, test_id: str) -> int:
-    """A per-test seed from the run seed and the test id (independent of which tests run)."""
-    state = np.random.SeedSequence([run_seed, zlib.crc32(test_id.encode("utf-8"))]).generate_state(2)
-    return (int(state[0]) << 32 | int(state[1])) % 2**53  # read exactly from a file by every tool
+def _set_checksums(role: str, stimuli: StimulusSet | None, emb: Embedded) -> dict[str, Any]:
+    """The manifest entry of one set of a test (``stimuli`` None: a set an analysis derived)."""
+    hashes = emb.checksums or tuple(text_sha256(i) for i in emb.ids)
+    items = [[i, h] for i, h in zip(emb.ids, hashes)]
+    if stimuli is None:
+        return set_entry(role, None, items, emb.dropped)
+    entry = set_entry(stimuli.name, stimuli.modality, items, emb.dropped)
+    if stimuli.modality == "image" and stimuli.category and not stimuli.items:
+        entry["category"] = stimuli.category  # the whole folder: eatkit verify also looks for new files
+    return entry
 
 
 def _embed_all(source: EmbeddingSource, sets: list[StimulusSet]) -> dict[str, Embedded]:

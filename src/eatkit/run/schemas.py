@@ -15,32 +15,13 @@ SCHEMA_FILE = "sweep.schema.json"
 
 
 def param_schema(param: Any) -> dict[str, Any]:
-    """The JSON Schema of one kind parameter (:class:`eatkit.kinds.Param`): its type, choices, range, list.
+    """The JSON Schema of one parameter (:meth:`eatkit.params.Param.json_schema`: type, choices, range, list).
 
-    >>> from eatkit.kinds import Param
+    >>> from eatkit.params import Param
     >>> param_schema(Param("iterations", int, 1000, low=1))
     {'type': 'integer', 'minimum': 1}
     """
-    one: dict[str, Any] = {int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"},
-                           str: {"type": "string"}}.get(param.type, {})
-    if param.choices is not None:
-        one = {"enum": list(param.choices)}
-    if param.low is not None:
-        one["exclusiveMinimum" if param.low_open else "minimum"] = param.low
-    if param.high is not None:
-        one["exclusiveMaximum" if getattr(param, "high_open", False) else "maximum"] = param.high
-    if getattr(param, "words", ()):  # words the parameter also takes (e.g. permutations = "auto")
-        one = {"anyOf": [{"enum": list(param.words)}, one]}
-    if param.many == "pairs":
-        return {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
-    if param.many == "list":
-        out: dict[str, Any] = {"type": "array", "items": one}
-        if not param.empty:
-            out["minItems"] = 1
-        if param.length is not None:
-            out["minItems"] = out["maxItems"] = param.length
-        return out
-    return one
+    return param.json_schema()
 
 
 def _setting_properties() -> dict[str, Any]:
@@ -97,7 +78,7 @@ def sweep_json_schema() -> dict[str, Any]:
     ['model', 'setting', 'slurm', 'suite']
     """
     from eatkit.sources.vectors import OOV_POLICIES
-    from eatkit.run.sweep import METADATA_KEYS, MODEL_KEYS, SOURCE_KEYS, SUITE_KEYS, TOP_KEYS
+    from eatkit.run.sweep_file import METADATA_KEYS, MODEL_KEYS, SOURCE_KEYS, SUITE_KEYS, TOP_KEYS
     from eatkit.specs import METRICS
 
     text = {"type": "string", "minLength": 1}

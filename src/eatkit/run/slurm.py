@@ -2,7 +2,7 @@
 
 Each task (:class:`ModelJob`) runs the cells of one model in one process: the model is built once, its
 images are decoded once for all its cells (:func:`eatkit.run.decode.predecode_sweep`), each cell is run
-with :func:`eatkit.run.sweep.run_cell` and written by the task itself (the output folder must be on a file
+with :func:`eatkit.run.sweep_executors.run_cell` and written by the task itself (the output folder must be on a file
 system the nodes share), ``cell.json`` last. Tasks that ask for the same resources go into one job array
 (``sbatch --array``). The driver (``eatkit sweep``) records the tasks' job ids (``slurm/jobs.json``) and
 may be interrupted and run again: finished cells are skipped, as with the other executors, and cells held
@@ -73,34 +73,40 @@ def parse_resources(value: Any, where: str) -> dict[str, Any]:
     unknown = sorted(set(value) - set(RESOURCE_KEYS))
     if unknown:
         raise EatkitError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(RESOURCE_KEYS)})")
-    out: dict[str, Any] = {}
-    for key, given in value.items():
-        if key == "extra":
-            if not isinstance(given, dict) or not all(
-                    isinstance(k, str) and re.fullmatch(r"[a-z][a-z0-9-]*", k)
-                    and (isinstance(v, (str, int)) and not isinstance(v, bool) or v is True)
-                    for k, v in given.items()):
-                raise EatkitError(f"{where}: 'extra' must be a table of sbatch options (lower-case names without "
-                                  f"dashes) and their values (text, a whole number, or true), got {given!r}")
-            out[key] = dict(given)
-        elif key == "setup":
-            if not isinstance(given, list) or not all(isinstance(line, str) and "\n" not in line for line in given):
-                raise EatkitError(f"{where}: 'setup' must be a list of shell lines, got {given!r}")
-            out[key] = list(given)
-        elif key in _STRINGS:
-            if not isinstance(given, str) or not given:
-                raise EatkitError(f"{where}: '{key}' must be a name, got {given!r}")
-            out[key] = given
-        elif key == "mem":
-            out[key] = _gigabytes(given, where)
-        elif key == "time":
-            out[key] = _minutes(given, where)
-        elif isinstance(given, bool) or not isinstance(given, int) or given < (0 if key == "gpus" else 1):
-            raise EatkitError(f"{where}: '{key}' must be a whole number {'>= 0' if key == 'gpus' else '>= 1'}, "
-                              f"got {given!r}")
-        else:
-            out[key] = given
-    return out
+    return {key: _resource(key, given, where) for key, given in value.items()}
+
+
+def _resource(key: str, given: Any, where: str) -> Any:
+    """One value of a ``slurm`` table, checked (``mem`` in GB, ``time`` in minutes)."""
+    checks = {"extra": _extra, "setup": _setup, "mem": _gigabytes, "time": _minutes}
+    if key in checks:
+        return checks[key](given, where)
+    if key in _STRINGS:
+        if not isinstance(given, str) or not given:
+            raise EatkitError(f"{where}: '{key}' must be a name, got {given!r}")
+        return given
+    if isinstance(given, bool) or not isinstance(given, int) or given < (0 if key == "gpus" else 1):
+        raise EatkitError(f"{where}: '{key}' must be a whole number {'>= 0' if key == 'gpus' else '>= 1'}, "
+                          f"got {given!r}")
+    return given
+
+
+def _extra(given: Any, where: str) -> dict[str, Any]:
+    """sbatch's own options: lower-case names and text, whole-number or ``true`` values."""
+    if not isinstance(given, dict) or not all(
+            isinstance(k, str) and re.fullmatch(r"[a-z][a-z0-9-]*", k)
+            and (isinstance(v, (str, int)) and not isinstance(v, bool) or v is True)
+            for k, v in given.items()):
+        raise EatkitError(f"{where}: 'extra' must be a table of sbatch options (lower-case names without "
+                          f"dashes) and their values (text, a whole number, or true), got {given!r}")
+    return dict(given)
+
+
+def _setup(given: Any, where: str) -> list[str]:
+    """Shell lines run before a task."""
+    if not isinstance(given, list) or not all(isinstance(line, str) and "\n" not in line for line in given):
+        raise EatkitError(f"{where}: 'setup' must be a list of shell lines, got {given!r}")
+    return list(given)
 
 
 def _gigabytes(value: Any, where: str) -> float:
@@ -286,16 +292,8 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
     submitit = require("submitit", "the slurm executor", "slurm")
     folder = out / "slurm" / "%j"
     record_path = out / "slurm" / JOBS_FILE
-    try:
-        recorded = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
-    except (OSError, ValueError):
-        recorded = {}
-    by_id = {cell.id: cell for cell in cells}
-    pending: list[tuple[Any, list[Any]]] = []  # (job, its cells)
-    for job_id, entry in recorded.items():
-        held = [by_id[c] for c in entry.get("cells", []) if c in by_id]
-        if held and entry.get("cluster") == cluster and _alive(cluster, Path(str(folder).replace("%j", job_id)), job_id):
-            pending.append((_Attached(cluster, Path(str(folder).replace("%j", job_id)), job_id), held))
+    recorded = _recorded(record_path)
+    pending = _attached(recorded, {cell.id: cell for cell in cells}, cluster, folder)  # (job, its cells)
     held_ids = {c.id for _, group in pending for c in group}
     tasks: dict[str, list[Any]] = {}
     for cell in cells:
@@ -306,24 +304,11 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
     record = {job.job_id: recorded[job.job_id] for job, _ in pending}
 
     def submit(groups: list[list[Any]]) -> None:
-        resources = groups[0][0].model.get("slurm", {})
-        executor.update_parameters(name="eatkit-sweep", **submitit_parameters(resources))
-        try:
-            with _quiet_controllers(cluster):
-                if len(groups) > 1:
-                    with executor.batch():
-                        jobs = [executor.submit(ModelJob(work, out, group)) for group in groups]
-                else:
-                    jobs = [executor.submit(ModelJob(work, out, groups[0]))]
-        except Exception as exc:  # noqa: BLE001 -- sbatch errors (bad partition, ...) come in many types
-            raise EatkitError(f"cannot submit the sweep's jobs: {one_line(exc)}") from None
+        jobs = _submit(executor, groups, ModelJob, work, out, cluster)
         for job, group in zip(jobs, groups):
             pending.append((job, group))
             record[job.job_id] = {"cells": [c.id for c in group], "cluster": cluster}
-        record_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = record_path.with_name(JOBS_FILE + ".tmp")
-        tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, record_path)
+        _write_record(record_path, record)
 
     queue = list(tasks.values())
     if cluster == "slurm":  # one job array per distinct resources
@@ -341,6 +326,49 @@ def run_slurm(cells: list[Any], out: Path, work: Callable[[Path, Any], list[tupl
         raise
     finally:
         _drop_pattern_folder(folder)
+
+
+def _recorded(record_path: Path) -> dict[str, Any]:
+    """The tasks an earlier driver recorded (``slurm/jobs.json``; none when absent or unreadable)."""
+    try:
+        return json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _attached(recorded: dict[str, Any], by_id: dict[str, Any], cluster: str,
+              folder: Path) -> list[tuple[Any, list[Any]]]:
+    """The recorded tasks of ``cluster`` still alive that hold some of the cells ``by_id``, with those cells."""
+    pending = []
+    for job_id, entry in recorded.items():
+        held = [by_id[c] for c in entry.get("cells", []) if c in by_id]
+        job_folder = Path(str(folder).replace("%j", job_id))
+        if held and entry.get("cluster") == cluster and _alive(cluster, job_folder, job_id):
+            pending.append((_Attached(cluster, job_folder, job_id), held))
+    return pending
+
+
+def _submit(executor: Any, groups: list[list[Any]], job: Any, work: Any, out: Path, cluster: str) -> list[Any]:
+    """One task per group of cells (``job(work, out, group)``), a job array for several; sbatch's errors in
+    one line."""
+    resources = groups[0][0].model.get("slurm", {})
+    executor.update_parameters(name="eatkit-sweep", **submitit_parameters(resources))
+    try:
+        with _quiet_controllers(cluster):
+            if len(groups) > 1:
+                with executor.batch():
+                    return [executor.submit(job(work, out, group)) for group in groups]
+            return [executor.submit(job(work, out, groups[0]))]
+    except Exception as exc:  # noqa: BLE001 -- sbatch errors (bad partition, ...) come in many types
+        raise EatkitError(f"cannot submit the sweep's jobs: {one_line(exc)}") from None
+
+
+def _write_record(record_path: Path, record: dict[str, Any]) -> None:
+    """``slurm/jobs.json``: each task's cells and cluster, replaced in one step."""
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = record_path.with_name(JOBS_FILE + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, record_path)
 
 
 def _drop_pattern_folder(folder: Path) -> None:
@@ -365,12 +393,17 @@ def _poll(pending: list[tuple[Any, list[Any]]], queue: list[list[Any]], submit: 
             continue
         for job, group in finished:
             pending.remove((job, group))
-            try:
-                ran = {cell_id: (error, seconds) for cell_id, error, seconds in job.result()}
-            except Exception as exc:  # noqa: BLE001 -- killed, out of memory, node lost: its cells failed
-                for cell in group:
-                    yield cell, f"the SLURM job {job.job_id} failed: {one_line(exc)}", 0.0, False
-                continue
-            for cell in group:
-                error, seconds = ran.get(cell.id, (None, 0.0))  # not run: finished before the task reached it
-                yield cell, error, seconds, True
+            yield from _job_cells(job, group)
+
+
+def _job_cells(job: Any, group: list[Any]) -> Iterator[tuple[Any, str | None, float, bool]]:
+    """The cells of a finished task: each with its error and time, or all failed with the task's error."""
+    try:
+        ran = {cell_id: (error, seconds) for cell_id, error, seconds in job.result()}
+    except Exception as exc:  # noqa: BLE001 -- killed, out of memory, node lost: its cells failed
+        for cell in group:
+            yield cell, f"the SLURM job {job.job_id} failed: {one_line(exc)}", 0.0, False
+        return
+    for cell in group:
+        error, seconds = ran.get(cell.id, (None, 0.0))  # not run: finished before the task reached it
+        yield cell, error, seconds, True

@@ -33,9 +33,9 @@ from eatkit.run.meta_analysis import write_meta_analysis
 SWEEP_FILE = "sweep.json"
 
 
-def measure_kinds() -> tuple[tuple[str, str, str, str, str], ...]:
-    """The measures a sweep reports and ranks models by, as ``(kind, headline column, measure, magnitude
-    rule, aggregation over a model's tests)``: each registered kind that declares how it ranks models
+def measure_kinds() -> tuple[tuple[str, str, str, float, str], ...]:
+    """The measures a sweep reports and ranks models by, as ``(kind, headline column, measure, value of no
+    bias (chance), aggregation over a test's records and a model's tests)``: each registered kind that declares how it ranks models
     (:func:`eatkit.kinds.ranked_kinds`, its :class:`eatkit.kinds.Ranking`: the EAT's d, each metric's
     value, ...), the one place that says which exist.
 
@@ -44,7 +44,7 @@ def measure_kinds() -> tuple[tuple[str, str, str, str, str], ...]:
     """
     from eatkit.kinds import ranked_kinds
 
-    return tuple((spec.name, spec.ranking.headline, spec.ranking.measure, spec.ranking.magnitude,
+    return tuple((spec.name, spec.ranking.headline, spec.ranking.measure, spec.ranking.chance,
                   spec.ranking.aggregation) for spec in ranked_kinds())
 
 
@@ -148,15 +148,15 @@ def measures_table(results: Any) -> Any:
     columns = ["setting", "model", "suite", "test", "kind", "measure", "value", "p_value", "magnitude"]
     if "kind" not in results:
         return pd.DataFrame(columns=columns)
-    ranked = {kind: (headline, measure, rule) for kind, headline, measure, rule, _ in measure_kinds()}
+    ranked = {kind: (headline, measure, chance) for kind, headline, measure, chance, _ in measure_kinds()}
     parts = []
     for kind in dict.fromkeys(results["kind"].astype(str)):
         if kind in ranked:
-            headline, measure, rule = ranked[kind]
+            headline, measure, chance = ranked[kind]
         else:
             spec = get_kind(kind) if kind in KINDS else None
             headline = spec.presentation.headline if spec is not None and spec.presentation else None
-            measure, rule = kind.replace("-", "_"), None
+            measure, chance = kind.replace("-", "_"), None
         if headline is None or headline not in results:
             continue
         part = results[results["kind"] == kind]
@@ -169,7 +169,7 @@ def measures_table(results: Any) -> Any:
         if part.empty:
             continue
         p = part["p_value"] if "p_value" in part else float("nan")
-        magnitude = bias_magnitude(rule, values) if rule is not None else np.full(len(part), np.nan)
+        magnitude = bias_magnitude(values, chance) if chance is not None else np.full(len(part), np.nan)
         parts.append(pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
                                    "suite": part["suite"].astype(str), "test": _test_names(kind, part),
                                    "kind": kind, "measure": measure, "value": values.astype(float),
@@ -184,84 +184,154 @@ AGREEMENT_COLUMNS = ("form", "icc", "ci_low", "ci_high", "f", "df1", "df2", "p_v
 
 def rank_groups(results: Any) -> tuple[Any, Any, Any]:
     """Rankings of a combined results table (:func:`measures_table`), per setting and per group of comparable
-    models: the ``all models`` group on the measures every model of the setting has, and one group per
-    larger set of measures that two or more models share (e.g. the text models' metrics, which image models
-    lack), named by its measures. A model's magnitude on a measure is its mean over the group's **shared
-    tests** of that measure (the tests every model of the group has); where the group shares none (text
-    and image models: different tests), over each model's own tests, and ``basis`` says so. Returns the
-    rankings, the Spearman correlations between the measures (:func:`eatkit.stats.metrics.rank_models`)
-    with their Fisher-z CIs (:func:`eatkit.stats.agreement.spearman_ci`), and, for groups of three or more
-    models and two or more measures, the ICC(3,1) of the models x measures ranks (Du et al. 2021), as three
-    DataFrames."""
-    import numpy as np
+    models: models are ranked only against models that share the measured tests. A test's magnitude for a
+    model aggregates **all** its records (each kind's declared aggregation, e.g. the mean over a depiction
+    test's prompt groups and attributes); each model's set of measured tests defines a group, holding every
+    model that has all of those tests (a model that shares its tests with none is a group of one), and a
+    measure's column is the aggregation of the group's tests of that measure. ``tests`` names the group's
+    tests and ``basis`` how many of each measure. Returns the rankings, the Spearman correlations between the
+    measures (:func:`eatkit.stats.metrics.rank_models`) with their Fisher-z CIs
+    (:func:`eatkit.stats.agreement.spearman_ci`), and, for groups of three or more models and two or more
+    measures, the ICC(3,1) of the models x measures ranks (Du et al. 2021), as three DataFrames."""
     import pandas as pd
 
-    from eatkit.stats.agreement import icc, spearman_ci
-    from eatkit.stats.metrics import rank_models
-
     long = measures_table(results).dropna(subset=["magnitude"])
-    order = [m for _, _, m, _, _ in measure_kinds()]
-    aggregate = {m: getattr(np, agg) for _, _, m, _, agg in measure_kinds()}  # declared (mean, median, ...)
     rankings, correlations, agreements = [], [], []
     for setting in dict.fromkeys(long["setting"]):
-        part = long[long["setting"] == setting]
-        models = list(dict.fromkeys(part["model"]))
-        found: dict[tuple[str, str], dict[tuple[str, str], float]] = {}  # (measure, model) -> test -> magnitude
-        for model, measure, suite, test, magnitude in zip(part["model"], part["measure"], part["suite"],
-                                                          part["test"], part["magnitude"]):
-            found.setdefault((measure, model), {})[(suite, test)] = float(magnitude)
-        has = {m: {x for x in order if (x, m) in found} for m in models}
-        shared = set.intersection(*has.values())
-        groups = {tuple(x for x in order if x in shared): models}
-        for signature in dict.fromkeys(tuple(x for x in order if x in has[m]) for m in models):
-            members = [m for m in models if set(signature) <= has[m]]
-            if set(signature) != shared and len(members) >= 2:
-                groups[signature] = members
-        for measures, members in groups.items():
-            if len(members) < 2 or not measures:
-                continue
-            name = "all models" if members == models else "models with " + ", ".join(measures)
-            columns, basis = {}, []
-            for measure in measures:
-                common = set.intersection(*(set(found[(measure, m)]) for m in members))
-                if common:
-                    basis.append(f"{measure}: {len(common)} shared test(s)")
-                else:
-                    basis.append(f"{measure}: each model's own tests (none shared)")
-                columns[measure] = [float(aggregate[measure]([v for k, v in found[(measure, m)].items()
-                                                              if not common or k in common])) for m in members]
-            table = pd.DataFrame(columns, index=pd.Index(members, name="model"))
-            ranking = rank_models(table.to_numpy())
-            frame = table.reset_index()
-            frame.insert(0, "group", name)
-            frame.insert(0, "setting", setting)
-            for j, measure in enumerate(measures):
-                frame[f"rank_{measure}"] = ranking.ranks[:, j]
-            frame["mean_rank"], frame["overall_rank"] = ranking.mean_rank, ranking.overall
-            frame["basis"] = "; ".join(basis)
+        found = _test_magnitudes(long[long["setting"] == setting])
+        for name, members, keys in _comparable_groups(found):
+            frame, corr, agreement = _group_ranking(setting, name, members, keys, found)
             rankings.append(frame)
-            correlations += [{"setting": setting, "group": name, "measure_1": a, "measure_2": b,
-                              "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j],
-                              **dict(zip(("ci_low", "ci_high"), spearman_ci(float(ranking.spearman[i, j]),
-                                                                            len(members))))}
-                             for i, a in enumerate(measures) for j, b in enumerate(measures) if i < j]
-            if len(measures) >= 2 and len(members) >= 3:  # do the measures rank the models alike? ICC(3,1)
-                agreement = icc(ranking.ranks, "3,1")
-                agreements.append({"setting": setting, "group": name, "form": agreement.form, "icc": agreement.icc,
-                                   "ci_low": agreement.ci[0], "ci_high": agreement.ci[1], "f": agreement.f,
-                                   "df1": agreement.df1, "df2": agreement.df2, "p_value": agreement.p_value,
-                                   "models": agreement.n, "measures": agreement.k})
+            correlations += corr
+            agreements += agreement
     return (pd.concat(rankings, ignore_index=True) if rankings else pd.DataFrame(),
             pd.DataFrame(correlations, columns=["setting", "group", "measure_1", "measure_2", "spearman", "p_value",
                                                 "ci_low", "ci_high"]),
             pd.DataFrame(agreements, columns=["setting", "group", *AGREEMENT_COLUMNS]))
 
 
+#: a measured test: (measure, suite, test)
+TestKey = tuple[str, str, str]
+
+
+def _aggregations() -> dict[str, Any]:
+    """Each measure's declared aggregation (a numpy reduction: mean, median, ...)."""
+    import numpy as np
+
+    return {m: getattr(np, agg) for _, _, m, _, agg in measure_kinds()}
+
+
+def _test_magnitudes(part: Any) -> dict[str, dict[TestKey, float]]:
+    """model -> (measure, suite, test) -> the magnitude of the test: every record of it aggregated as its
+    kind declares (a depiction test: its prompt groups and attributes; not the last record only)."""
+    aggregate = _aggregations()
+    values: dict[str, dict[TestKey, list[float]]] = {}
+    for model, measure, suite, test, magnitude in zip(part["model"], part["measure"], part["suite"], part["test"],
+                                                      part["magnitude"]):
+        values.setdefault(str(model), {}).setdefault((measure, str(suite), str(test)), []).append(float(magnitude))
+    return {model: {key: float(aggregate[key[0]](v)) for key, v in tests.items()} for model, tests in values.items()}
+
+
+def _comparable_groups(found: dict[str, dict[TestKey, float]]) -> list[tuple[str, list[str], tuple[TestKey, ...]]]:
+    """The groups of comparable models: for each model's set of measured tests, the models that have all of
+    them (two or more); a model in no such group alone. Each as (name, models, tests).
+
+    >>> t = lambda *names: {("d", "s", n): 0.0 for n in names}
+    >>> [(g[1], len(g[2])) for g in _comparable_groups({"a": t("w1"), "b": t("w1"), "c": t("i1")})]
+    [(['a', 'b'], 1), (['c'], 1)]
+    """
+    models = list(found)
+    groups: dict[tuple[tuple[str, ...], tuple[TestKey, ...]], None] = {}
+    for model in models:
+        keys = tuple(found[model])
+        members = tuple(m for m in models if set(keys) <= set(found[m]))
+        if len(members) >= 2:
+            groups[(members, keys)] = None
+    grouped = {m for members, _ in groups for m in members}
+    groups |= {((m,), tuple(found[m])): None for m in models if m not in grouped}
+    names: list[str] = []
+    return [(_group_name(members, keys, len(models), names), list(members), keys) for members, keys in groups]
+
+
+def _group_name(members: tuple[str, ...], keys: tuple[TestKey, ...], everyone: int, taken: list[str]) -> str:
+    """A group's name (added to ``taken``): ``all models``, or the suites of its tests (numbered when two
+    groups share it)."""
+    suites = ", ".join(dict.fromkeys(s for _, s, _ in keys))
+    name = "all models" if len(members) == everyone else f"models on {suites} ({len(keys)} tests)"
+    taken.append(name if name not in taken else f"{name} #{len(taken) + 1}")
+    return taken[-1]
+
+
+def _group_ranking(setting: str, name: str, members: list[str], keys: tuple[TestKey, ...],
+                   found: dict[str, dict[TestKey, float]]) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
+    """One group's ranking rows, correlations between its measures and agreement (:func:`rank_groups`)."""
+    from eatkit.stats.metrics import rank_models
+
+    measures, table = _group_table(members, keys, found)
+    if len(members) < 2:  # one model: nothing to rank it against
+        return _ranking_frame(setting, name, table, keys, None), [], []
+    ranking = rank_models(table.to_numpy())
+    agreement = _agreement(setting, name, measures, ranking, len(members)) \
+        if len(measures) >= 2 and len(members) >= 3 else []
+    return (_ranking_frame(setting, name, table, keys, ranking),
+            _correlations(setting, name, measures, ranking, len(members)), agreement)
+
+
+def _group_table(members: list[str], keys: tuple[TestKey, ...],
+                 found: dict[str, dict[TestKey, float]]) -> tuple[list[str], Any]:
+    """A group's measures (in the declared order) and its models x measures table of magnitudes, each the
+    measure's aggregation over the group's tests."""
+    import pandas as pd
+
+    aggregate = _aggregations()
+    measures = [m for _, _, m, _, _ in measure_kinds() if any(k[0] == m for k in keys)]
+    columns = {m: [float(aggregate[m]([found[model][k] for k in keys if k[0] == m])) for model in members]
+               for m in measures}
+    return measures, pd.DataFrame(columns, index=pd.Index(members, name="model"))
+
+
+def _ranking_frame(setting: str, name: str, table: Any, keys: tuple[TestKey, ...], ranking: Any) -> Any:
+    """The rows of ``rankings.csv`` of one group (``ranking`` None: a group of one model, rank 1)."""
+    frame = table.reset_index()
+    frame.insert(0, "group", name)
+    frame.insert(0, "setting", setting)
+    measures = list(table.columns)
+    ones = [1.0] * len(frame)
+    for j, measure in enumerate(measures):
+        frame[f"rank_{measure}"] = ranking.ranks[:, j] if ranking is not None else ones
+    frame["mean_rank"] = ranking.mean_rank if ranking is not None else ones
+    frame["overall_rank"] = ranking.overall if ranking is not None else ones
+    basis = "; ".join(f"{m}: {sum(k[0] == m for k in keys)} test(s)" for m in measures)
+    frame["basis"] = basis + ("" if ranking is not None else " (one model: nothing to rank it against)")
+    frame["tests"] = " ".join(dict.fromkeys(f"{s}/{t}" for _, s, t in keys))
+    return frame
+
+
+def _correlations(setting: str, group: str, measures: list[str], ranking: Any, n: int) -> list[dict[str, Any]]:
+    """The Spearman correlation of every two measures' rankings of a group, with its Fisher-z CI."""
+    from eatkit.stats.agreement import spearman_ci
+
+    return [{"setting": setting, "group": group, "measure_1": a, "measure_2": b,
+             "spearman": ranking.spearman[i, j], "p_value": ranking.spearman_p[i, j],
+             **dict(zip(("ci_low", "ci_high"), spearman_ci(float(ranking.spearman[i, j]), n)))}
+            for i, a in enumerate(measures) for j, b in enumerate(measures) if i < j]
+
+
+def _agreement(setting: str, group: str, measures: list[str], ranking: Any, n: int) -> list[dict[str, Any]]:
+    """Do the measures rank the group's models alike? ICC(3,1) of the models x measures ranks."""
+    from eatkit.stats.agreement import icc
+
+    a = icc(ranking.ranks, "3,1")
+    return [{"setting": setting, "group": group, "form": a.form, "icc": a.icc, "ci_low": a.ci[0],
+             "ci_high": a.ci[1], "f": a.f, "df1": a.df1, "df2": a.df2, "p_value": a.p_value, "models": a.n,
+             "measures": a.k}]
+
+
 def write_rankings(out: Path, results: Any) -> Path | None:
     """``rankings.csv``, ``ranking-correlations.csv`` and ``measure-agreement.csv`` of :func:`rank_groups`
     (1: least biased; columns ``setting``, ``group``, ``model``, each measure's magnitude, ``rank_<measure>``,
-    ``mean_rank``, ``overall_rank``, ``basis``); ``None`` (nothing written) when no setting has two models to
-    rank."""
+    ``mean_rank``, ``overall_rank``, ``basis``, ``tests``); ``None`` (nothing written) when no setting has a
+    ranked model."""
     rankings, correlations, agreement = rank_groups(results)
     if rankings.empty:
         return None

@@ -267,11 +267,7 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
     total = 0
     with _open_bytes(path) as fh:
         for lineno, raw in enumerate(read_lines(fh, f"vectors file {path}"), start=1):  # bounded lines
-            if lineno == 1 and raw.startswith(_BOM):  # a UTF-8 byte-order mark (Windows editors) is no part of
-                raw = raw[len(_BOM) :]                 # the first word
-            if b"\t" in raw:  # tab-separated values, as some exporters write them: tabs separate as spaces do
-                raw = raw.replace(b"\t", b" ")
-            line = raw.rstrip(b" \r\n")  # the word2vec C tool ends lines with a space
+            line = _clean(raw, lineno == 1)
             if not line:
                 continue
             if lineno == 1:
@@ -296,14 +292,28 @@ def _read_text(path: Path, wanted: set[str] | None) -> tuple[list[str], np.ndarr
                 continue
             vocabulary.append(word)  # duplicates kept: WordVectors records them when a set uses them
             kept.append((lineno, line[cut + 1 :]))
+    _check_count(path, dim, total, declared)
+    fmt = "word2vec-text" if declared is not None else "glove-text"
+    return vocabulary, _parse_values(path, kept, dim), fmt, total
+
+
+def _clean(raw: bytes, first: bool) -> bytes:
+    """A line of a text vectors file without its end, its tabs as spaces and (``first``) its byte-order mark."""
+    if first and raw.startswith(_BOM):  # a UTF-8 byte-order mark (Windows editors) is no part of the first word
+        raw = raw[len(_BOM) :]
+    if b"\t" in raw:  # tab-separated values, as some exporters write them: tabs separate as spaces do
+        raw = raw.replace(b"\t", b" ")
+    return raw.rstrip(b" \r\n")  # the word2vec C tool ends lines with a space
+
+
+def _check_count(path: Path, dim: int | None, total: int, declared: tuple[int, int] | None) -> None:
+    """An error for a file without vectors, or with another number of words than its header declares."""
     if dim is None or total == 0:
         raise EatkitError(f"vectors file {path} contains no vectors")
     if declared is not None and declared[0] != total:
         raise EatkitError(
             f"vectors file {path}: the header declares {declared[0]} words, but the file has {total}"
         )
-    fmt = "word2vec-text" if declared is not None else "glove-text"
-    return vocabulary, _parse_values(path, kept, dim), fmt, total
 
 
 def _phrase_end(path: Path, lineno: int, line: bytes, n_fields: int, dim: int, from_header: bool) -> int:

@@ -19,6 +19,8 @@
 :func:`vector_set_diagnostics`         near-duplicate vectors and concentrated sets
 :class:`TestOptions`                   the one options model (alternative, permutations, sd, ddof, p_method)
 :func:`resolve_rng`                    the one rule for ``rng`` arguments: a Generator and the seed to record
+:func:`derived_seed`                   the one rule of per-test seeds: the run seed and the test's name
+:func:`check_sets`                     the one check of named sets (sizes, dimension, degeneracy rules)
 :func:`cluster_profiles`               hierarchical clustering of models' bias profiles (models x tests)
 :func:`random_effects`                 random-effects meta-analysis (DL, Paule-Mandel, REML) of many effect sizes
 :func:`same`, :func:`generalized_weat`  SAME (multi-class) and the generalised WEAT with permutation p, bootstrap CI
@@ -37,6 +39,7 @@ _NAMES: dict[str, str] = {
     "bootstrap_effect_size": "eatkit.stats.bootstrap",
     "ProfileClustering": "eatkit.stats.clustering",
     "cluster_profiles": "eatkit.stats.clustering",
+    "check_sets": "eatkit.stats._validation",
     "profile_distances": "eatkit.stats.clustering",
     "EATResult": "eatkit.stats.differential",
     "eat": "eatkit.stats.differential",
@@ -65,6 +68,7 @@ _NAMES: dict[str, str] = {
     "TestOptions": "eatkit.stats.options",
     "PermutationOutcome": "eatkit.stats.permutation",
     "resolve_rng": "eatkit.stats._random",
+    "derived_seed": "eatkit.stats._random",
     "group_permutation_test": "eatkit.stats.permutation",
     "StimulusInfluence": "eatkit.stats.influence",
     "stimulus_influence": "eatkit.stats.influence",

@@ -210,6 +210,40 @@ if AVAILABLE:
             missed += (e - a > SLOTS) + ((np.uint64(x1) >> sh) != key)
         return b0, b1, missed
 
+    @njit(cache=True, nogil=True, inline="always")
+    def _two_pointers(lr, rr, lo, hi, rlo, rhi, d0, d1):
+        """Pairs (lr[i], b) with lo <= i < hi and b among rr[rlo:rhi] (both sorted) with lr[i] + b < d0, and
+        < d1: a pointer into the right run that only moves down as the left sums grow."""
+        p0 = p1 = rhi
+        c0 = c1 = 0
+        for i in range(lo, hi):
+            while p0 > rlo and rr[p0 - 1] >= d0 - lr[i]:
+                p0 -= 1
+            while p1 > rlo and rr[p1 - 1] >= d1 - lr[i]:
+                p1 -= 1
+            c0 += p0 - rlo
+            c1 += p1 - rlo
+        return c0, c1
+
+    @njit(cache=True, nogil=True, inline="always")
+    def _run_counts(run, i, stop, values, first, shift, d0, d1):
+        """The bucketed right sums below d0 - a and d1 - a for each left sum a of run[i:stop], in blocks of
+        ``BLOCK`` queries (:func:`_block`), a block with a query in a fuller bucket again query by query."""
+        sh = np.uint64(shift)
+        c0 = c1 = 0
+        while i < stop:
+            j = min(stop, i + BLOCK)
+            b0, b1, missed = _block(run, i, j, values, first, sh, d0, d1)
+            if missed:  # the block again, query by query
+                b0 = b1 = 0
+                for q in range(i, j):
+                    b0 += _below(values, first, shift, d0 - run[q])
+                    b1 += _below(values, first, shift, d1 - run[q])
+            c0 += b0
+            c1 += b1
+            i = j
+        return c0, c1
+
     @njit(cache=True, nogil=True, parallel=True)
     def count_windows(lbase, loff, lshift, lsize, lrun, rbase, roff, rshift, rsize, rrun, tstratum, tlo, thi, ts):
         """Pairs (left sum a, right sum b) of each task's stratum with a + b < t, for every threshold t
@@ -268,15 +302,7 @@ if AVAILABLE:
                     lr = lbase[loff[lsize[l0]]:loff[lsize[l0] + 1]]
                     rr = rbase[roff[rsize[r0]]:roff[rsize[r0] + 1]]
                     d0, d1 = t0 - lshift[l0] - rshift[r0], t1 - lshift[l0] - rshift[r0]
-                    p0 = p1 = rend[0]
-                    c0 = c1 = 0
-                    for i in range(lstart[0], lend[0]):
-                        while p0 > rstart[0] and rr[p0 - 1] >= d0 - lr[i]:
-                            p0 -= 1
-                        while p1 > rstart[0] and rr[p1 - 1] >= d1 - lr[i]:
-                            p1 -= 1
-                        c0 += p0 - rstart[0]
-                        c1 += p1 - rstart[0]
+                    c0, c1 = _two_pointers(lr, rr, lstart[0], lend[0], rstart[0], rend[0], d0, d1)
                     acc[0] += c0
                     if nt > 1:
                         acc[1] += c1
@@ -285,22 +311,12 @@ if AVAILABLE:
                     values, first, shift, vbuf, fbuf = _bucket_index(
                         rbase, roff, rshift, rsize, r0, rstart, rend, r1 - r0, rlo, t1 - u - rlo + 1, wr, vbuf, fbuf)
                     c0 = c1 = 0
-                    sh = np.uint64(shift)
                     for r in range(l0, l1):
                         run = lbase[loff[lsize[r]]:loff[lsize[r] + 1]]
                         d0, d1 = t0 - lshift[r] - rlo, t1 - lshift[r] - rlo  # queries relative to rlo
-                        i, stop = lstart[r - l0], lend[r - l0]
-                        while i < stop:
-                            j = min(stop, i + BLOCK)
-                            b0, b1, missed = _block(run, i, j, values, first, sh, d0, d1)
-                            if missed:  # the block again, query by query
-                                b0 = b1 = 0
-                                for q in range(i, j):
-                                    b0 += _below(values, first, shift, d0 - run[q])
-                                    b1 += _below(values, first, shift, d1 - run[q])
-                            c0 += b0
-                            c1 += b1
-                            i = j
+                        b0, b1 = _run_counts(run, lstart[r - l0], lend[r - l0], values, first, shift, d0, d1)
+                        c0 += b0
+                        c1 += b1
                     acc[0] += c0
                     if nt > 1:
                         acc[1] += c1

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_share, check_values
+from eatkit.stats._validation import check_values
+from eatkit.stats.options import check_option
 
 #: Shrout & Fleiss's (1979) single-score forms: one-way random, two-way random (absolute agreement),
 #: two-way mixed (consistency)
@@ -29,7 +30,7 @@ def spearman_ci(rho: float, n: int, confidence_level: float = 0.95) -> tuple[flo
     """
     from scipy import stats as sps
 
-    level = check_share("confidence level", confidence_level)
+    level = check_option("confidence_level", confidence_level)
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise EatkitError(f"n must be a positive integer, got {n!r}")
     if math.isnan(rho) or n <= 3:  # an undefined rho (a measure that ties every model) has no interval
@@ -88,7 +89,7 @@ def icc(scores: Any, form: str = "3,1", confidence_level: float = 0.95) -> ICCRe
 
     if form not in ICC_FORMS:
         raise EatkitError(f"form must be one of {', '.join(ICC_FORMS)}, got {form!r}")
-    level = check_share("confidence level", confidence_level)
+    level = check_option("confidence_level", confidence_level)
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
         raise EatkitError(f"an ICC needs a targets x raters table with at least 2 of each, got shape {x.shape}")

@@ -41,7 +41,7 @@ class BootstrapResult:
     low: float
     high: float
     confidence_level: float
-    n_resamples: int
+    n_bootstrap: int
     resampled: tuple[str, ...]
     seed: int | None
     distribution: np.ndarray = field(repr=False)
@@ -54,7 +54,7 @@ def bootstrap_effect_size(
     A: Any,
     B: Any,
     *,
-    n_resamples: int = 10_000,
+    n_bootstrap: int = 10_000,
     confidence_level: float = 0.95,
     resample: tuple[str, ...] = ("X", "Y"),
     rng: Any = None,
@@ -67,20 +67,20 @@ def bootstrap_effect_size(
     --------
     >>> X = [[1.0, 0.1], [0.9, 0.2], [1.0, 0.0]]; Y = [[0.1, 1.0], [0.2, 0.9], [0.0, 1.0]]
     >>> A = [[1.0, 0.0], [0.8, 0.1]]; B = [[0.0, 1.0], [0.1, 0.8]]
-    >>> ci = bootstrap_effect_size(X, Y, A, B, n_resamples=200, rng=0)
-    >>> bool(ci.low <= ci.high), ci.n_resamples
+    >>> ci = bootstrap_effect_size(X, Y, A, B, n_bootstrap=200, rng=0)
+    >>> bool(ci.low <= ci.high), ci.n_bootstrap
     (True, 200)
     """
     sets = check_sets({"A": 1, "B": 1}, X=X, Y=Y, A=A, B=B)
     ddof = TestOptions(sd=sd, ddof=ddof).validated().ddof
     check_sd_sizes(sd, len(sets["X"]), len(sets["Y"]), ddof)
     confidence_level = check_option("confidence_level", confidence_level)
-    n_resamples = check_count("n_resamples", n_resamples)
-    if n_resamples > MAX_RESAMPLES:
-        raise EatkitError(f"n_resamples={n_resamples:.3g} bootstrap resamples is more than eatkit takes "
+    n_bootstrap = check_count("n_bootstrap", n_bootstrap)
+    if n_bootstrap > MAX_RESAMPLES:
+        raise EatkitError(f"n_bootstrap={n_bootstrap:.3g} bootstrap resamples is more than eatkit takes "
                           f"({MAX_RESAMPLES:.0e}; 10^4 to 10^5 give a 95% CI to two digits)")
     rows = sum(len(v) for v in sets.values())
-    check_cost(f"{n_resamples:.3g} bootstrap resamples of {rows} stimuli", float(n_resamples) * rows * 4,
+    check_cost(f"{n_bootstrap:.3g} bootstrap resamples of {rows} stimuli", float(n_bootstrap) * rows * 4,
                "use fewer resamples (10^4 to 10^5 give a 95% CI to two digits)")
     unknown = set(resample) - {"X", "Y", "A", "B"}
     if unknown:
@@ -89,8 +89,8 @@ def bootstrap_effect_size(
     cos = {t + a: cosine_matrix(sets[t], sets[a]) for t in "XY" for a in "AB"}
     atol = rounding_error(sets["X"].shape[1])
     sizes = {name: len(v) for name, v in sets.items()}
-    out = np.empty(n_resamples)
-    for start in progress(range(0, out.size, _BATCH), desc=f"bootstrap ({n_resamples} resamples)"):
+    out = np.empty(n_bootstrap)
+    for start in progress(range(0, out.size, _BATCH), desc=f"bootstrap ({n_bootstrap} resamples)"):
         b = min(_BATCH, out.size - start)
         # weights[name][r, i] = how often stimulus i of set `name` is in resample r, over the set size
         weights = {name: _weights(generator, b, sizes[name], name in resample) for name in "AB"}
@@ -104,7 +104,7 @@ def bootstrap_effect_size(
     tail = (1 - confidence_level) / 2
     with np.errstate(invalid="ignore"):  # resamples of zero variance give d = +-inf; between the two, no bound
         low, high = np.quantile(out, [tail, 1 - tail])
-    return BootstrapResult(low=float(low), high=float(high), confidence_level=confidence_level, n_resamples=out.size,
+    return BootstrapResult(low=float(low), high=float(high), confidence_level=confidence_level, n_bootstrap=out.size,
                            resampled=tuple(resample), seed=seed, distribution=out)
 
 

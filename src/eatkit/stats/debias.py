@@ -37,7 +37,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_embeddings
 from eatkit.stats.association import unit_rows
-from eatkit.stats.metrics import gender_direction
+from eatkit.stats.metrics import gender_direction, two_means
 
 METHODS: tuple[str, ...] = ("hard", "double-hard", "hsr", "ran")
 #: Adam's constants (as torch.optim.Adam's defaults, which WEFE's RAN uses)
@@ -107,29 +107,13 @@ def hard_debias(vectors: Any, definitional: Any, neutral: Any, equalize: Any = (
                                                                    "equalized": int(len(equalize))})
 
 
-def _kmeans_alignment(points: np.ndarray, generator: np.random.Generator, n_init: int = 10,
-                      iterations: int = 100) -> float:
-    """The accuracy (at least 0.5) of 2-means clusters (k-means++ start, best of ``n_init`` by inertia)
-    against the two halves of ``points`` (the first half one group, the second the other)."""
-    best: tuple[float, np.ndarray] | None = None
-    for _ in range(n_init):
-        first = points[generator.integers(len(points))]
-        d2 = ((points - first) ** 2).sum(axis=1)
-        second = points[generator.choice(len(points), p=d2 / d2.sum())] if d2.sum() > 0 else first
-        centres = np.stack([first, second])
-        for _ in range(iterations):
-            labels = ((points[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
-            new = np.stack([points[labels == j].mean(axis=0) if np.any(labels == j) else centres[j] for j in (0, 1)])
-            if np.allclose(new, centres):
-                break
-            centres = new
-        inertia = float(((points - centres[labels]) ** 2).sum())
-        if best is None or inertia < best[0]:
-            best = (inertia, labels)
-    assert best is not None
+def _kmeans_alignment(points: np.ndarray, generator: np.random.Generator) -> float:
+    """The accuracy (at least 0.5) of 2-means clusters (:func:`eatkit.stats.metrics.two_means`) against the
+    two halves of ``points`` (the first half one group, the second the other)."""
+    labels = two_means(points, generator)
     half = len(points) // 2
     truth = np.r_[np.zeros(half, dtype=int), np.ones(len(points) - half, dtype=int)]
-    accuracy = float(np.mean(best[1] == truth))
+    accuracy = float(np.mean(labels == truth))
     return max(accuracy, 1 - accuracy)
 
 

@@ -88,7 +88,7 @@ class Depiction:
     kl: float
     mad_ci: tuple[float, float] | None
     kl_ci: tuple[float, float] | None
-    n_resamples: int
+    n_bootstrap: int
     confidence_level: float
     seed: int | None
 
@@ -100,13 +100,13 @@ def _labels(labels: Any, k: int, what: str) -> np.ndarray:
     return out
 
 
-def depiction(labels: Any, classes: Sequence[str], *, reference: Any = None, n_resamples: int = 2000,
+def depiction(labels: Any, classes: Sequence[str], *, reference: Any = None, n_bootstrap: int = 2000,
               confidence_level: float = 0.95, rng: Any = None) -> Depiction:
     """The class distribution of ``labels`` (the class index of every image) over ``classes``, its MAD
     from uniform and its KL divergence from ``reference`` (shares per class; ``None``: uniform), each with a
-    percentile bootstrap CI over the images (``n_resamples`` 0: none).
+    percentile bootstrap CI over the images (``n_bootstrap`` 0: none).
 
-    >>> d = depiction([0, 0, 0, 1], ["man", "woman"], n_resamples=0)
+    >>> d = depiction([0, 0, 0, 1], ["man", "woman"], n_bootstrap=0)
     >>> d.counts, d.mad, round(d.kl, 4)
     ((3, 1), 0.25, 0.1308)
     """
@@ -116,12 +116,12 @@ def depiction(labels: Any, classes: Sequence[str], *, reference: Any = None, n_r
     counts = np.bincount(labels, minlength=k)
     kl = kl_divergence(counts, q)
     q = q / q.sum()
-    n_resamples = check_count("n_resamples", n_resamples) if n_resamples else 0
+    n_bootstrap = check_count("n_bootstrap", n_bootstrap) if n_bootstrap else 0
     generator, seed = resolve_rng(rng)
     cis: dict[str, tuple[float, float] | None] = {"mad": None, "kl": None}
-    if n_resamples:
+    if n_bootstrap:
         check_option("confidence_level", confidence_level)
-        draws = generator.multinomial(labels.size, counts / labels.size, size=n_resamples)
+        draws = generator.multinomial(labels.size, counts / labels.size, size=n_bootstrap)
         tail = (1 - confidence_level) / 2
         for name in MEASURES:
             low, high = np.quantile(_measure(name, draws, q), [tail, 1 - tail])
@@ -129,7 +129,7 @@ def depiction(labels: Any, classes: Sequence[str], *, reference: Any = None, n_r
     return Depiction(classes=tuple(classes), counts=tuple(int(c) for c in counts),
                      shares=tuple(float(s) for s in counts / counts.sum()), reference=tuple(float(v) for v in q),
                      mad=mad_from_uniform(counts), kl=kl, mad_ci=cis["mad"], kl_ci=cis["kl"],
-                     n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+                     n_bootstrap=n_bootstrap, confidence_level=confidence_level, seed=seed)
 
 
 @dataclass(frozen=True, kw_only=True)

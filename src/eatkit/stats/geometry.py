@@ -166,13 +166,7 @@ def geometry_scores(
     # identical images are data here (intra-class variation 0), not a degenerate comparison
     data = check_sets(2, rules=False, **{str(k): v for k, v in classes.items()})
     names = list(data)
-    pair_list = list(itertools.combinations(names, 2)) if pairs is None else [tuple(p) for p in pairs]
-    for a, b in pair_list:
-        for name in (a, b):
-            if name not in data:
-                raise EatkitError(f"inter-class pair ({a}, {b}) names an unknown class '{name}'")
-        if a == b:
-            raise EatkitError(f"inter-class pair ({a}, {b}) compares a class with itself")
+    pair_list = _checked_pairs(names, pairs)
     generator, seed = resolve_rng(rng)
     folds = dict(zip(data, _draw_folds([len(X) for X in data.values()], iterations, fold, generator)))
     # cosine scores use unit rows (the centroid fold's mean vectors are taken before normalising)
@@ -184,19 +178,39 @@ def geometry_scores(
         values = _fold_mean_scores(data if fold == "centroid" else unit, folds, pair_list, intra, fold, similarity)
     exact = _exact_means(unit, pair_list, intra, fold, similarity)
 
-    def score(kind: str, key: tuple[str, ...], v: np.ndarray) -> GeometryScore:
-        sizes = tuple(len(data[k]) for k in key)
-        fold_sizes = tuple(folds[k][0].shape[1] for k in key) * (2 if kind == "intra" else 1)
-        return GeometryScore(
-            kind=kind, classes=key, mean=float(v.mean()), sd=float(v.std(ddof=1)) if v.size > 1 else 0.0,
-            min=float(v.min()), max=float(v.max()), exact_mean=exact.get(key), values=v,
-            iterations=iterations, fold=fold, similarity=similarity, sizes=sizes, fold_sizes=fold_sizes,
-            seed=seed,
-        )
+    settings = {"iterations": iterations, "fold": fold, "similarity": similarity, "seed": seed}
 
-    intra_scores = {n: score("intra", (n,), values[(n,)]) for n in names} if intra else {}
-    inter_scores = {(a, b): score("inter", (a, b), values[(a, b)]) for a, b in pair_list}
+    def score(kind: str, key: tuple[str, ...]) -> GeometryScore:
+        return _score(kind, key, values[key], data, folds, exact.get(key), settings)
+
+    intra_scores = {n: score("intra", (n,)) for n in names} if intra else {}
+    inter_scores = {(a, b): score("inter", (a, b)) for a, b in pair_list}
     return GeometryScores(intra_scores, inter_scores, seed)
+
+
+def _score(kind: str, key: tuple[str, ...], v: np.ndarray, data: dict[str, np.ndarray],
+           folds: dict[str, tuple[np.ndarray, np.ndarray]], exact_mean: float | None,
+           settings: dict[str, Any]) -> GeometryScore:
+    """The score ``kind`` of the classes ``key`` from its values over the iterations ``v``."""
+    sizes = tuple(len(data[k]) for k in key)
+    fold_sizes = tuple(folds[k][0].shape[1] for k in key) * (2 if kind == "intra" else 1)
+    return GeometryScore(
+        kind=kind, classes=key, mean=float(v.mean()), sd=float(v.std(ddof=1)) if v.size > 1 else 0.0,
+        min=float(v.min()), max=float(v.max()), exact_mean=exact_mean, values=v, sizes=sizes,
+        fold_sizes=fold_sizes, **settings,
+    )
+
+
+def _checked_pairs(names: list[str], pairs: Iterable[tuple[str, str]] | None) -> list[tuple[str, ...]]:
+    """The inter-class pairs (default: all pairs of ``names``), each of two different known classes."""
+    pair_list = list(itertools.combinations(names, 2)) if pairs is None else [tuple(p) for p in pairs]
+    for a, b in pair_list:
+        for name in (a, b):
+            if name not in names:
+                raise EatkitError(f"inter-class pair ({a}, {b}) names an unknown class '{name}'")
+        if a == b:
+            raise EatkitError(f"inter-class pair ({a}, {b}) compares a class with itself")
+    return pair_list
 
 
 def _draw_folds(
@@ -243,9 +257,7 @@ def _fold_mean_scores(
     same value in every iteration, and a distance of exactly 0.
     """
     unit = similarity == "cosine" and fold != "centroid"
-    shifts = {k: R[0] for k, R in data.items()}
-    rows = {k: R - R[0] for k, R in data.items()}
-    totals = {k: R.sum(axis=0) for k, R in rows.items()}
+    shifts, rows, totals = _relative_rows(data)
     iterations = next(iter(folds.values()))[0].shape[0]
     dim = next(iter(rows.values())).shape[1]
     out: dict[tuple[str, ...], list[np.ndarray]] = {}
@@ -256,29 +268,48 @@ def _fold_mean_scores(
         first = {k: _fold_means(rows[k], folds[k][0][block], stacked[i]) for i, k in enumerate(rows)}
         if intra:
             for k in rows:
-                a, b = folds[k][0][block], folds[k][1][block]
-                n, m = rows[k].shape[0], a.shape[1]
-                complement = m > 1 and n - 2 * m <= 1  # the second half: the rest (less the odd one out)
-                left = rows[k][_missing(a, b, n)[:, 0]] if complement and n > 2 * m else None
-                if complement and unit:
-                    score = _complement_dots(shifts[k], first[k], totals[k], left, m)
-                else:
-                    second = _fold_means(rows[k], b) if not complement else \
-                        (totals[k] - m * first[k] - (0.0 if left is None else left)) / m
-                    score = _similarity(shifts[k], first[k], shifts[k], second, unit, similarity)
+                score = _intra_fold_score(rows[k], shifts[k], totals[k], first[k], folds[k], block, unit, similarity)
                 out.setdefault((k,), []).append(score)
-        if similarity == "cosine" and pairs:
-            dots = _all_dots(np.stack(list(shifts.values())), stacked)
-            at = {k: i for i, k in enumerate(rows)}
-            for p, q in pairs:
-                i, j = at[p], at[q]
-                score = dots[:, i, j] if unit else dots[:, i, j] / np.sqrt(dots[:, i, i] * dots[:, j, j])
-                out.setdefault((p, q), []).append(np.clip(score, -1.0, 1.0))
-        else:
-            for p, q in pairs:
-                score = _similarity(shifts[p], first[p], shifts[q], first[q], unit, similarity)
-                out.setdefault((p, q), []).append(score)
+        for pair, score in _inter_fold_scores(pairs, shifts, first, stacked, unit, similarity).items():
+            out.setdefault(pair, []).append(score)
     return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def _relative_rows(data: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], ...]:
+    """Each class's first row c, its rows less c, and their sum (:func:`_fold_mean_scores`)."""
+    shifts = {k: R[0] for k, R in data.items()}
+    rows = {k: R - R[0] for k, R in data.items()}
+    return shifts, rows, {k: R.sum(axis=0) for k, R in rows.items()}
+
+
+def _intra_fold_score(rows: np.ndarray, shift: np.ndarray, total: np.ndarray, first: np.ndarray,
+                      folds: tuple[np.ndarray, np.ndarray], block: slice, unit: bool, similarity: str) -> np.ndarray:
+    """A class's intra-class scores over a block of iterations (:func:`_fold_mean_scores`): its first fold's
+    means ``first`` against its second fold's (the rest of the class when the folds are its halves)."""
+    a, b = folds[0][block], folds[1][block]
+    n, m = rows.shape[0], a.shape[1]
+    complement = m > 1 and n - 2 * m <= 1  # the second half: the rest (less the odd one out)
+    left = rows[_missing(a, b, n)[:, 0]] if complement and n > 2 * m else None
+    if complement and unit:
+        return _complement_dots(shift, first, total, left, m)
+    second = _fold_means(rows, b) if not complement else (total - m * first - (0.0 if left is None else left)) / m
+    return _similarity(shift, first, shift, second, unit, similarity)
+
+
+def _inter_fold_scores(pairs: list[tuple[str, str]], shifts: dict[str, np.ndarray], first: dict[str, np.ndarray],
+                       stacked: np.ndarray, unit: bool, similarity: str) -> dict[tuple[str, str], np.ndarray]:
+    """The inter-class scores of ``pairs`` over a block of iterations (:func:`_fold_mean_scores`): every
+    class's dots at once for cosine, pair by pair otherwise."""
+    if not (similarity == "cosine" and pairs):
+        return {(p, q): _similarity(shifts[p], first[p], shifts[q], first[q], unit, similarity) for p, q in pairs}
+    dots = _all_dots(np.stack(list(shifts.values())), stacked)
+    at = {k: i for i, k in enumerate(shifts)}
+    out = {}
+    for p, q in pairs:
+        i, j = at[p], at[q]
+        score = dots[:, i, j] if unit else dots[:, i, j] / np.sqrt(dots[:, i, i] * dots[:, j, j])
+        out[(p, q)] = np.clip(score, -1.0, 1.0)
+    return out
 
 
 def _complement_dots(c: np.ndarray, v: np.ndarray, total: np.ndarray, left: np.ndarray | None, m: int) -> np.ndarray:

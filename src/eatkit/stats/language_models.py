@@ -45,7 +45,7 @@ class PairPreference:
     ci_low: float
     ci_high: float
     confidence_level: float
-    n_resamples: int
+    n_bootstrap: int
     seed: int | None
     decimals: int | None
     method: str = ("exact binomial test over untied pairs (scipy.stats.binomtest, p0 = 1/2); percentile bootstrap "
@@ -84,7 +84,7 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
         tail = (1 - level) / 2
         low, high = (float(v) for v in np.quantile(shares, [tail, 1 - tail]))
     return PairPreference(share=k / n, k=k, n=n, ties=t, p_value=p, alternative=alternative, ci_low=low, ci_high=high,
-                          confidence_level=level, n_resamples=int(n_bootstrap), seed=seed, decimals=decimals)
+                          confidence_level=level, n_bootstrap=int(n_bootstrap), seed=seed, decimals=decimals)
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ class WordPairingResult:
     ci_low: float
     ci_high: float
     confidence_level: float
-    n_resamples: int
+    n_bootstrap: int
     seed: int | None
     unrated: tuple[str, ...] = field(default_factory=tuple)
 
@@ -218,7 +218,7 @@ def word_pairing_test(default: Any, total: Any, first: Any, *, words: Any = None
         rates={n: float(r) for n, r in zip(np.asarray(names)[rated].tolist(), rates)},
         p_value=float(perm.p_values[alternative]), alternative=alternative, exact=bool(perm.exact),
         permutations=int(perm.n_partitions), ci_low=low, ci_high=high, confidence_level=level,
-        n_resamples=int(n_bootstrap), seed=seed, unrated=tuple(np.asarray(names)[~rated].tolist()))
+        n_bootstrap=int(n_bootstrap), seed=seed, unrated=tuple(np.asarray(names)[~rated].tolist()))
 
 
 def _pairing_bootstrap(hits: np.ndarray, counts: np.ndarray, side: np.ndarray, b: int, level: float,

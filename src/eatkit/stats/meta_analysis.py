@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats._validation import check_share, check_values
+from eatkit.stats._validation import check_values
+from eatkit.stats.options import check_option
 from eatkit.stats.association import differential_association, unit_rows
 from eatkit.stats.effect_size import cohens_d
 
@@ -173,7 +174,7 @@ def random_effects(effects: Any, variances: Any, method: str = "dl",
 
     if method not in METHODS:
         raise EatkitError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    level = check_share("confidence level", confidence_level)
+    level = check_option("confidence_level", confidence_level)
     y, v = _checked(effects, variances)
     k = y.size
     w_fixed = 1.0 / v

@@ -1,5 +1,7 @@
-"""The field's other bias metrics, with WEFE's definitions (dccuchile/wefe 1.0.1), a permutation p where
-the metric has a null, and a bootstrap CI over stimuli.
+"""The field's other bias metrics (the members of the metrics family, :data:`eatkit.specs.METRICS`), with
+WEFE's definitions (dccuchile/wefe 1.0.1) where WEFE has the metric, a permutation p where the metric has
+a null, and a bootstrap CI over stimuli (the table is checked against the declarations by
+``tests/test_families.py``; each member's null is written in its declaration only).
 
 =====================  =====================================================================  ======================
 metric                 value                                                                  null of the p-value
@@ -14,6 +16,8 @@ metric                 value                                                    
                        on A (positive) vs B (negative) (Sweeney & Najafian 2019)
 :func:`direct_bias`    mean_w |cos(w, g)|^c, g the first principal component of the          none
                        centred pairs (Bolukbasi et al. 2016)
+:func:`clustering`     share of X ∪ Y whose 2-means cluster matches their set, at least 0.5   X ∪ Y re-partitioned,
+                       (Gonen & Goldberg 2019)                                                clusters fixed
 =====================  =====================================================================  ======================
 
 Permutation p-values follow the EAT's rules (:mod:`eatkit.stats.permutation`): with
@@ -24,9 +28,10 @@ Phipson & Smyth 2010); an int draws that many; ``"exact"`` enumerates (refused b
 "greater" counts null values ≥ the observed one, "less" ≤, "two-sided" |null| ≥ |observed|; a null value
 within ``tolerance`` (a bound on the rounding of two summation orders) of the threshold counts as
 reaching it. MAC, RNSB and direct bias are invariant under re-partitions of the targets, so they
-have no such null: their p is None.
+have no such null: their p is None. The clustering accuracy's p is exact and conditional on its clusters
+(:func:`clustering`).
 
-The bootstrap CI (``n_resamples > 0``) resamples, with replacement and independently, the rows of every
+The bootstrap CI (``n_bootstrap > 0``) resamples, with replacement and independently, the rows of every
 set (target pairs as pairs for RIPA and direct bias), recomputes the metric and reports the percentile
 interval; draws come from the same generator, after any permutation draws.
 """
@@ -44,6 +49,7 @@ from scipy.special import expit, log_expit
 from scipy.stats import rankdata
 
 from eatkit.errors import EatkitError
+from eatkit.params import check
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.cost import check_cost
@@ -57,8 +63,6 @@ DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
 EXACT_MAX = 1 << 22
 #: the inverse L2 penalty of RNSB's logistic regression (scikit-learn's default C, as WEFE uses)
 RNSB_C = 1.0
-#: the largest strictness c of direct bias: |cos|^c of any |cos| < 0.99 is below 1e-43 beyond it
-DIRECT_BIAS_C_MAX = 1e4
 #: share of each attribute set held out of an RNSB fit (WEFE: ``holdout=True``, ``test_size=0.2``)
 RNSB_HOLDOUT = 0.2
 
@@ -83,7 +87,8 @@ class MetricResult:
         p for every alternative (empty when there is no null).
     alternative : str or None
     null : str
-        What the null re-arranges ("" when there is none).
+        What the null re-arranges: the member's declaration says it (``eatkit.kinds.Family.member``), and
+        the API and the records take it from there ("" from the function itself).
     exact : bool
         True when every re-arrangement was enumerated.
     n_permutations, n_partitions : int
@@ -94,7 +99,7 @@ class MetricResult:
         Null values this close to the observed one count as ties.
     ci : tuple or None
         Percentile bootstrap interval ``(low, high)`` at ``confidence_level`` (None without resamples).
-    n_resamples : int
+    n_bootstrap : int
     spread : dict
         RNSB: ``sd``, ``min``, ``max`` of the value over its ``n_fits`` fits (empty otherwise).
     seed : int or None
@@ -118,7 +123,7 @@ class MetricResult:
     tolerance: float = 0.0
     ci: tuple[float, float] | None = None
     confidence_level: float = 0.95
-    n_resamples: int = 0
+    n_bootstrap: int = 0
     spread: dict[str, float] = field(default_factory=dict)
     seed: int | None = None
     dropped: dict[str, list[str]] = field(default_factory=dict)
@@ -368,7 +373,7 @@ def _tolerance(magnitude: float, n: int, d: int) -> float:
     return 8.0 * (n + d) * float(np.finfo(np.float64).eps) * magnitude
 
 
-def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_resamples: int,
+def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_bootstrap: int,
                          confidence_level: float, generator: np.random.Generator) -> tuple[float, float] | None:
     """Percentile interval of ``compute`` over resamples of the rows of every set (a (n, 2, d) array of pairs
     is resampled by pair); None without resamples.
@@ -378,13 +383,13 @@ def percentile_bootstrap(compute: Callable[[list[np.ndarray]], float], sets: lis
     >>> bool(low < 4.5 < high)
     True
     """
-    if n_resamples == 0:
+    if n_bootstrap == 0:
         return None
     size = sum(s.size for s in sets)  # one value reads every set once (RNSB's fit: some hundred times more)
-    check_cost(f"{n_resamples:.3g} bootstrap resamples of {sum(len(s) for s in sets)} stimuli",
-               float(n_resamples) * size * 100, "use fewer resamples (10^3 to 10^4 give a 95% CI to two digits)")
-    values = np.empty(n_resamples)
-    for r in range(n_resamples):
+    check_cost(f"{n_bootstrap:.3g} bootstrap resamples of {sum(len(s) for s in sets)} stimuli",
+               float(n_bootstrap) * size * 100, "use fewer resamples (10^3 to 10^4 give a 95% CI to two digits)")
+    values = np.empty(n_bootstrap)
+    for r in range(n_bootstrap):
         values[r] = compute([s[generator.integers(0, len(s), len(s))] for s in sets])
     tail = (1 - confidence_level) / 2
     finite = values[np.isfinite(values)]
@@ -401,10 +406,10 @@ def _check(named: dict[str, Any], least: dict[str, int], *, scaled: bool = False
     return check_sets({name: least.get(name, 1) for name in named}, scaled=scaled, **named)
 
 
-def _check_common(alternative: str, n_resamples: int, confidence_level: float) -> None:
+def _check_common(alternative: str, n_bootstrap: int, confidence_level: float) -> None:
     check_choice("alternative", alternative)
-    if n_resamples != 0:
-        check_count("n_resamples", n_resamples)
+    if n_bootstrap != 0:
+        check_count("n_bootstrap", n_bootstrap)
     check_option("confidence_level", confidence_level)
 
 
@@ -420,7 +425,7 @@ def _pairs(X: np.ndarray, Y: np.ndarray, what: str) -> None:
 
 
 def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str = "two-sided",
-        permutations: str | int = "auto", n_resamples: int = 0, confidence_level: float = 0.95,
+        permutations: str | int = "auto", n_bootstrap: int = 0, confidence_level: float = 0.95,
         rng: Any = None) -> MetricResult:
     """Relative norm distance (Garg et al. 2018, PNAS 115(16), eq. in §Methods; WEFE's ``RND``):
     mean_{a ∈ A} [dist(a, mean X) - dist(a, mean Y)], dist Euclidean (``"euclidean"``, WEFE's "norm") or,
@@ -435,22 +440,22 @@ def rnd(X: Any, Y: Any, A: Any, *, distance: str = "euclidean", alternative: str
     sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
     check_choice("distance", distance, DISTANCES)
-    _check_common(alternative, n_resamples, confidence_level)
+    _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _rnd_terms(gx, gy, A, distance).mean(axis=1))
     parts = _rnd_terms(*_observed(X, Y, A), A, distance)[0]
     value = float(parts.mean())
     p = _permutation_p(null, statistic, value, _tolerance(float(np.abs(parts).max()), null.n, X.shape[1]),
                        alternative, permutations, generator)
-    ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_resamples,
+    ci = percentile_bootstrap(lambda s: float(_rnd_terms(*_observed(*s), s[2], distance).mean()), [X, Y, A], n_bootstrap,
                     confidence_level, generator)
     return MetricResult(metric="rnd", value=value, options={"distance": distance}, parts={"A": parts},
-                        null="X ∪ Y re-partitioned", ci=ci, confidence_level=confidence_level,
-                        n_resamples=n_resamples, seed=_seed(seed, p, n_resamples), **p)
+                        ci=ci, confidence_level=confidence_level,
+                        n_bootstrap=n_bootstrap, seed=_seed(seed, p, n_bootstrap), **p)
 
 
 def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str | int = "auto",
-        n_resamples: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
+        n_bootstrap: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Embedding coherence test (Dev & Phillips 2019, AISTATS, §3; WEFE's ``ECT``): Spearman's ρ between
     the cosine similarities of mean X and of mean Y with each attribute a ∈ A (1: no bias). p: X ∪ Y
     re-partitioned; by default "less" (less coherent than under random re-partitions: a bias).
@@ -462,7 +467,7 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
     """
     sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1, "A": 2})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
-    _check_common(alternative, n_resamples, confidence_level)
+    _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _ect_values(gx, gy, A))
     value = float(_ect_values(*_observed(X, Y, A), A)[0])
@@ -470,15 +475,15 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
         raise EatkitError("ECT is undefined here: mean X or mean Y has the same cosine with every attribute")
     p = _permutation_p(null, statistic, value, _tolerance(1.0, null.n, X.shape[1]), alternative, permutations,
                        generator)  # a Spearman rho: terms of size 1
-    ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_resamples, confidence_level,
+    ci = percentile_bootstrap(lambda s: float(_ect_values(*_observed(*s), s[2])[0]), [X, Y, A], n_bootstrap, confidence_level,
                     generator)
-    return MetricResult(metric="ect", value=value, null="X ∪ Y re-partitioned", ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=_seed(seed, p, n_resamples), **p)
+    return MetricResult(metric="ect", value=value, ci=ci,
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=_seed(seed, p, n_bootstrap), **p)
 
 
 def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations: str | int = "auto",
-         n_resamples: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
+         n_bootstrap: int = 0, confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Relational inner product association (Ethayarajh et al. 2019, ACL, §4; WEFE's ``RIPA``): the
     target pairs (x_i, y_i) define relation vectors b_i = (x_i - y_i) / ‖x_i - y_i‖, and RIPA is the
     mean over attributes a and pairs i of a · b_i (positive: A leans towards X). p: the order within
@@ -492,7 +497,7 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
     sets = _check({"X": X, "Y": Y, "A": A}, {})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
     _pairs(X, Y, "RIPA")
-    _check_common(alternative, n_resamples, confidence_level)
+    _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     terms = _ripa_terms(X, Y, A)
     null = _Null("signs", len(terms))
@@ -500,13 +505,13 @@ def ripa(X: Any, Y: Any, A: Any, *, alternative: str = "two-sided", permutations
     p = _permutation_p(null, lambda rows: rows @ terms / terms.size, value, _tolerance(float(np.abs(terms).max()), len(X), X.shape[1]),
                        alternative, permutations, generator)
     ci = percentile_bootstrap(lambda s: float(_ripa_terms(s[0][:, 0], s[0][:, 1], s[1]).mean()),
-                    [np.stack([X, Y], axis=1), A], n_resamples, confidence_level, generator)
-    return MetricResult(metric="ripa", value=value, parts={"pairs": terms}, null="pair order flipped", ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=_seed(seed, p, n_resamples), **p)
+                    [np.stack([X, Y], axis=1), A], n_bootstrap, confidence_level, generator)
+    return MetricResult(metric="ripa", value=value, parts={"pairs": terms}, ci=ci,
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=_seed(seed, p, n_bootstrap), **p)
 
 
-def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_resamples: int = 0,
+def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_bootstrap: int = 0,
         confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Mean average cosine distance (Manzini et al. 2019, NAACL, §3.2; WEFE's ``MAC``): the mean, over every
     target t of every target set and every attribute set A_j, of mean_{a ∈ A_j} (1 - cos(t, a)). It has
@@ -518,18 +523,18 @@ def mac(targets: Sequence[Any], attributes: Sequence[Any], *, n_resamples: int =
     T = _named_sets("T", targets)
     A_ = _named_sets("A", attributes)
     sets = _check({**T, **A_}, {})
-    _check_common("greater", n_resamples, confidence_level)
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     Ts, As = [sets[n] for n in T], [sets[n] for n in A_]
     terms = _mac_terms(Ts, As)
-    ci = percentile_bootstrap(lambda s: float(_mac_terms(s[: len(Ts)], s[len(Ts):]).mean()), Ts + As, n_resamples,
+    ci = percentile_bootstrap(lambda s: float(_mac_terms(s[: len(Ts)], s[len(Ts):]).mean()), Ts + As, n_bootstrap,
                     confidence_level, generator)
     return MetricResult(metric="mac", value=float(terms.mean()), parts={"targets": terms}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=seed if n_resamples else None)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=seed if n_bootstrap else None)
 
 
-def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: bool = True, n_resamples: int = 0,
+def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: bool = True, n_bootstrap: int = 0,
          confidence_level: float = 0.95, rng: Any = None) -> MetricResult:
     """Relative negative sentiment bias (Sweeney & Najafian 2019, ACL, §3; WEFE's ``RNSB``): a logistic
     regression (L2, C = 1, liblinear's penalised intercept) learns A (the first attribute set, positive)
@@ -546,11 +551,8 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
     """
     named = _named_sets("T", targets)
     sets = _check({**named, "A": A, "B": B}, {"A": 2, "B": 2}, scaled=True)
-    n_fits = check_count("n_fits", n_fits)
-    if holdout and n_fits < 2:
-        raise EatkitError("n_fits=1: RNSB's spread over fits needs at least 2 fits (or holdout=False for one fit "
-                          "on every attribute)")
-    _check_common("greater", n_resamples, confidence_level)
+    n_fits = check("n_fits", n_fits)  # its one declaration, eatkit.params.N_FITS
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     T = np.concatenate([sets[n] for n in named])
     A, B = sets["A"], sets["B"]
@@ -562,16 +564,16 @@ def rnsb(targets: Sequence[Any], A: Any, B: Any, *, n_fits: int = 20, holdout: b
 
     fits = [fit(T, A, B) for _ in range(n_fits if holdout else 1)]
     kl = np.array([f[0] for f in fits])
-    ci = percentile_bootstrap(lambda s: fit(*s)[0], [T, A, B], n_resamples, confidence_level, generator)
+    ci = percentile_bootstrap(lambda s: fit(*s)[0], [T, A, B], n_bootstrap, confidence_level, generator)
     spread = {"n_fits": len(kl), "sd": float(kl.std(ddof=1)) if len(kl) > 1 else 0.0, "min": float(kl.min()),
               "max": float(kl.max())}
     return MetricResult(metric="rnsb", value=float(kl.mean()), options={"n_fits": n_fits, "holdout": holdout},
                         parts={"negative": np.mean([f[1] for f in fits], axis=0), "fits": kl}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples, spread=spread,
-                        seed=seed if holdout or n_resamples else None)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap, spread=spread,
+                        seed=seed if holdout or n_bootstrap else None)
 
 
-def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0, confidence_level: float = 0.95,
+def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_bootstrap: int = 0, confidence_level: float = 0.95,
                 rng: Any = None) -> MetricResult:
     """Direct bias (Bolukbasi et al. 2016, NeurIPS, §5): DirectBias_c = mean_{w ∈ N} |cos(w, g)|^c over the
     neutral words N, g the bias direction of the definitional pairs (x_i, y_i) (:func:`gender_direction`).
@@ -585,17 +587,97 @@ def direct_bias(X: Any, Y: Any, N: Any, *, c: float = 1.0, n_resamples: int = 0,
     sets = _check({"X": X, "Y": Y, "N": N}, {})
     X, Y, N = sets["X"], sets["Y"], sets["N"]
     _pairs(X, Y, "direct bias")
-    if not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 < c <= DIRECT_BIAS_C_MAX:
-        raise EatkitError(f"c must be a positive number of at most {DIRECT_BIAS_C_MAX:g} (a larger c turns every "
-                          f"|cos| below 1 into 0), got {c!r}")
-    _check_common("greater", n_resamples, confidence_level)
+    c = check("c", c)  # its one declaration, eatkit.params.DIRECT_BIAS_C
+    _check_common("greater", n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     value, cos = _direct_bias_of(X, Y, N, c)
     ci = percentile_bootstrap(lambda s: _direct_bias_of(s[0][:, 0], s[0][:, 1], s[1], c)[0], [np.stack([X, Y], axis=1), N],
-                    n_resamples, confidence_level, generator)
+                    n_bootstrap, confidence_level, generator)
     return MetricResult(metric="direct_bias", value=value, options={"c": c}, parts={"N": cos}, ci=ci,
-                        confidence_level=confidence_level, n_resamples=n_resamples,
-                        seed=seed if n_resamples else None)
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap,
+                        seed=seed if n_bootstrap else None)
+
+
+def two_means(points: np.ndarray, generator: np.random.Generator, n_init: int = 10,
+              iterations: int = 100) -> np.ndarray:
+    """The cluster (0 or 1) of each row of ``points`` by 2-means (Lloyd's algorithm from a k-means++ start,
+    the best of ``n_init`` starts by inertia): eatkit's one 2-means (the clustering metric, Double-Hard
+    Debias' choice of the frequency direction).
+
+    >>> two_means(np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]]), np.random.default_rng(0)).tolist()
+    [1, 1, 0, 0]
+    """
+    best: tuple[float, np.ndarray] | None = None
+    for _ in range(n_init):
+        first = points[generator.integers(len(points))]
+        d2 = ((points - first) ** 2).sum(axis=1)
+        second = points[generator.choice(len(points), p=d2 / d2.sum())] if d2.sum() > 0 else first
+        labels, inertia = _lloyd(points, np.stack([first, second]), iterations)
+        if best is None or inertia < best[0]:
+            best = (inertia, labels)
+    assert best is not None
+    return best[1]
+
+
+def _lloyd(points: np.ndarray, centres: np.ndarray, iterations: int) -> tuple[np.ndarray, float]:
+    """Lloyd's iterations of 2-means from ``centres``: each row's cluster and the inertia."""
+    for _ in range(iterations):
+        labels = ((points[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
+        new = np.stack([points[labels == j].mean(axis=0) if np.any(labels == j) else centres[j] for j in (0, 1)])
+        if np.allclose(new, centres):
+            break
+        centres = new
+    return labels, float(((points - centres[labels]) ** 2).sum())
+
+
+def _cluster_accuracy(X: np.ndarray, Y: np.ndarray, generator: np.random.Generator) -> tuple[float, np.ndarray]:
+    """Gonen & Goldberg's clustering accuracy: 2-means of the unit vectors of X ∪ Y, the share of stimuli
+    whose cluster matches their set under the better of the two matchings (at least 0.5); and the clusters."""
+    labels = two_means(unit_rows(np.concatenate([X, Y])), generator)
+    agree = float(np.mean(labels == np.r_[np.zeros(len(X), int), np.ones(len(Y), int)]))
+    return max(agree, 1.0 - agree), labels
+
+
+def _clustering_p(labels: np.ndarray, k: int, observed: float) -> dict[str, Any]:
+    """The exact p of a clustering accuracy conditional on the clusters: under the null the k stimuli of X
+    are a uniformly random k-subset of X ∪ Y, so the number j of X in cluster 0 is hypergeometric and the
+    accuracy is max(a, n - a) / n with a = 2j + (n - k) - c (c: the size of cluster 0); p = P(accuracy ≥
+    the observed one), counted in integers (no rounding)."""
+    from scipy.stats import hypergeom
+
+    n, c = len(labels), int(np.count_nonzero(labels == 0))
+    j = np.arange(max(0, k + c - n), min(k, c) + 1)
+    a = 2 * j + (n - k) - c
+    hits = np.maximum(a, n - a) >= round(observed * n)
+    p = float(min(1.0, hypergeom.pmf(j[hits], n, k, c).sum()))
+    return dict(p_value=p, p_values={"greater": p}, alternative="greater", exact=True,
+                n_permutations=math.comb(n, k), n_partitions=math.comb(n, k))
+
+
+def clustering(X: Any, Y: Any, *, n_bootstrap: int = 0, confidence_level: float = 0.95,
+               rng: Any = None) -> MetricResult:
+    """Clustering accuracy (Gonen & Goldberg 2019, NAACL, §4 "Clustering"): the targets X ∪ Y (unit vectors)
+    are split by 2-means (:func:`two_means`, seeded), and the value is the share of targets whose cluster
+    matches their set, under the better matching: 0.5 (chance) when the embedding does not separate the
+    sets, 1 when it separates them perfectly (bias that debiasing left behind). Reads the targets only.
+    p: exact, conditional on the clusters (:func:`_clustering_p`: X ∪ Y re-partitioned at their sizes,
+    the clusters fixed; "greater"). The bootstrap resamples X and Y and clusters again.
+
+    >>> X = [[1.0, 0.1], [1.0, 0.0], [0.9, 0.1]]; Y = [[0.1, 1.0], [0.0, 1.0], [0.1, 0.9]]
+    >>> r = clustering(X, Y, rng=0)
+    >>> r.value, round(r.p_value, 4), r.n_partitions   # 2 of the 20 splits match the clusters
+    (1.0, 0.1, 20)
+    """
+    sets = _check({"X": X, "Y": Y}, {"X": 1, "Y": 1})
+    X, Y = sets["X"], sets["Y"]
+    _check_common("greater", n_bootstrap, confidence_level)
+    generator, seed = resolve_rng(rng)
+    value, labels = _cluster_accuracy(X, Y, generator)
+    p = _clustering_p(labels, len(X), value)
+    ci = percentile_bootstrap(lambda s: _cluster_accuracy(s[0], s[1], generator)[0], [X, Y], n_bootstrap,
+                              confidence_level, generator)
+    return MetricResult(metric="clustering", value=value, parts={"clusters": labels}, ci=ci,
+                        confidence_level=confidence_level, n_bootstrap=n_bootstrap, seed=seed, **p)
 
 
 def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
@@ -605,31 +687,23 @@ def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
     return {f"{prefix}{i + 1}": s for i, s in enumerate(sets)}
 
 
-def _seed(seed: int | None, p: dict[str, Any], n_resamples: int) -> int | None:
+def _seed(seed: int | None, p: dict[str, Any], n_bootstrap: int) -> int | None:
     """The seed to record: only when something was drawn (Monte Carlo permutations or resamples)."""
-    return seed if (not p["exact"] or n_resamples) else None
+    return seed if (not p["exact"] or n_bootstrap) else None
 
 
 # --- rankings of models ---------------------------------------------------------------------------------
 
-#: how far a value is from "no bias", by rule (WEFE's rankings study ranks models by these; each kind declares
-#: its rule, eatkit.kinds.Ranking): "abs" |v| (the EAT's d, RND, RIPA: 0 is no bias), "one_minus" 1 - v (ECT:
-#: 1 is coherent), "abs_one_minus" |1 - v| (MAC: 1 is targets orthogonal to the attributes, as WEFE reads
-#: MAC), "as_is" v (RNSB, direct bias: 0 is no bias, never negative)
-MAGNITUDES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "abs": np.abs, "one_minus": lambda v: 1.0 - v, "abs_one_minus": lambda v: np.abs(1.0 - v),
-    "as_is": lambda v: v,
-}
+def bias_magnitude(values: Any, chance: float = 0.0) -> np.ndarray:
+    """How biased each value is: its distance from ``chance``, the value of no bias that each kind declares
+    (:class:`eatkit.kinds.Ranking`; 0 for the EAT's d, RND, RIPA, RNSB and direct bias; 1 for ECT's
+    coherence and MAC as WEFE reads it; 0.5 for a clustering accuracy): |v - chance|, 0 no bias, larger more
+    (WEFE's rankings study ranks models by these).
 
-
-def bias_magnitude(rule: str, values: Any) -> np.ndarray:
-    """How biased each value is by ``rule`` (a key of :data:`MAGNITUDES`): 0 is no bias, larger is more.
-
-    >>> bias_magnitude("one_minus", [1.0, 0.25]).tolist(), bias_magnitude("abs", [-1.5]).tolist()
+    >>> bias_magnitude([1.0, 0.25], chance=1).tolist(), bias_magnitude([-1.5]).tolist()
     ([0.0, 0.75], [1.5])
     """
-    check_choice("rule", rule, tuple(MAGNITUDES))
-    return MAGNITUDES[rule](np.asarray(values, dtype=np.float64))
+    return np.abs(np.asarray(values, dtype=np.float64) - float(chance))
 
 
 @dataclass(frozen=True, kw_only=True)

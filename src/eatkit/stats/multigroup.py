@@ -64,8 +64,8 @@ class MultiGroupResult:
         Assignments counted (exact) or drawn (Monte Carlo).
     ci : tuple of float
         Percentile bootstrap CI at ``confidence_level`` (target words resampled within each target set,
-        attribute sets fixed); (NaN, NaN) with ``bootstrap=0``.
-    bootstrap, confidence_level : int, float
+        attribute sets fixed); (NaN, NaN) with ``n_bootstrap=0``.
+    n_bootstrap, confidence_level : int, float
     seed : int or None
         The seed of the random draws (None when a Generator was passed).
     group_sizes : tuple of int
@@ -82,7 +82,7 @@ class MultiGroupResult:
     exact: bool
     permutations: int
     ci: tuple[float, float]
-    bootstrap: int
+    n_bootstrap: int
     confidence_level: float
     seed: int | None
     group_sizes: tuple[int, ...]
@@ -195,30 +195,30 @@ def _permutation_p(statistic: Callable[[np.ndarray], np.ndarray], sizes: Sequenc
     return (reached / count if exact else (reached + 1) / (count + 1)), exact, count
 
 
-def _bootstrap_ci(statistic: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], bootstrap: int,
+def _bootstrap_ci(statistic: Callable[[list[np.ndarray]], float], sets: list[np.ndarray], n_bootstrap: int,
                   level: float, rng: np.random.Generator) -> tuple[float, float]:
-    return percentile_bootstrap(statistic, sets, bootstrap, level, rng) or (math.nan, math.nan)
+    return percentile_bootstrap(statistic, sets, n_bootstrap, level, rng) or (math.nan, math.nan)
 
 
-def _check_options(alternative: str, permutations: int, bootstrap: int, confidence_level: float) -> float:
+def _check_options(alternative: str, permutations: int, n_bootstrap: int, confidence_level: float) -> float:
     check_choice("alternative", alternative, ALTERNATIVES)  # one message per rule (eatkit.stats.options)
     check_count("permutations", permutations)
-    if bootstrap != 0:
-        check_count("bootstrap", bootstrap)
+    if n_bootstrap != 0:
+        check_count("n_bootstrap", n_bootstrap)
     return float(check_option("confidence_level", confidence_level))
 
 
 def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "greater", permutations: int = 10_000,
-         bootstrap: int = 1_000, confidence_level: float = 0.95, rng: Any = None) -> MultiGroupResult:
+         n_bootstrap: int = 1_000, confidence_level: float = 0.95, rng: Any = None) -> MultiGroupResult:
     """SAME score of the target words ``targets`` for two or more attribute sets (multi-class SAME), with
     a permutation p (attribute words re-assigned among the attribute sets) and a bootstrap CI.
 
     >>> A = [[1.0, 0.0], [1.0, 0.1]]; B = [[0.0, 1.0], [0.1, 1.0]]
-    >>> r = same([[1.0, 0.2], [0.9, 0.0]], [A, B], permutations=100, bootstrap=0, rng=0)
+    >>> r = same([[1.0, 0.2], [0.9, 0.0]], [A, B], permutations=100, n_bootstrap=0, rng=0)
     >>> round(r.value, 4), round(r.skew, 4), r.exact, r.permutations, round(r.p_value, 4)
     (0.6309, 0.6309, True, 6, 1.0)
     """
-    level = _check_options(alternative, permutations, bootstrap, confidence_level)
+    level = _check_options(alternative, permutations, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     (t,) = _sets("targets", [targets], 1)
     attributes = _sets("attribute_sets", list(attribute_sets), 2)
@@ -250,23 +250,23 @@ def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "gre
         statistic="same", value=value, per_target=tuple(float(b) for b in bias),
         skew=float(signed.mean()) if two else math.nan, stereotype=float(signed.std()) if two else math.nan,
         p_value=p, alternative=alternative, exact=exact, permutations=count,
-        ci=_bootstrap_ci(resampled, [unit_t], bootstrap, level, generator), bootstrap=bootstrap,
+        ci=_bootstrap_ci(resampled, [unit_t], n_bootstrap, level, generator), n_bootstrap=n_bootstrap,
         confidence_level=level, seed=seed, group_sizes=sizes)
 
 
 def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], *, alternative: str = "greater",
-                     permutations: int = 10_000, bootstrap: int = 1_000, confidence_level: float = 0.95,
+                     permutations: int = 10_000, n_bootstrap: int = 1_000, confidence_level: float = 0.95,
                      rng: Any = None) -> MultiGroupResult:
     """Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019), with a
     permutation p (target words re-assigned among the target sets) and a bootstrap CI.
 
     >>> X = [[[1.0, 0.1], [0.9, 0.0]], [[0.0, 1.0], [0.2, 1.0]]]
     >>> A = [[[1.0, 0.0], [1.0, 0.2]], [[0.1, 1.0], [0.0, 1.0]]]
-    >>> r = generalized_weat(X, A, bootstrap=0, rng=0)
+    >>> r = generalized_weat(X, A, n_bootstrap=0, rng=0)
     >>> round(r.value, 4), r.exact, r.permutations, round(r.p_value, 4)
     (0.846, True, 6, 0.1667)
     """
-    level = _check_options(alternative, permutations, bootstrap, confidence_level)
+    level = _check_options(alternative, permutations, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     targets = _sets("target_sets", list(target_sets), 2)
     attributes = _sets("attribute_sets", list(attribute_sets), 2)
@@ -298,5 +298,5 @@ def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], 
     return MultiGroupResult(
         statistic="generalized-weat", value=value, per_target=tuple(float(v) for s in own for v in s),
         skew=math.nan, stereotype=math.nan, p_value=p, alternative=alternative, exact=exact, permutations=count,
-        ci=_bootstrap_ci(value_of, targets, bootstrap, level, generator), bootstrap=bootstrap,
+        ci=_bootstrap_ci(value_of, targets, n_bootstrap, level, generator), n_bootstrap=n_bootstrap,
         confidence_level=level, seed=seed, group_sizes=sizes)

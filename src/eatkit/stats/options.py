@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.command_options import CONFIDENCE_LEVEL
-from eatkit.kinds import Param
+from eatkit.params import CONFIDENCE_LEVEL, Param
 
 ALTERNATIVES: tuple[str, ...] = ("greater", "less", "two-sided")
 #: an alternative that :func:`~eatkit.stats.ml_eat` (and the runner's eat and sc-eat tests) also take: the
@@ -38,7 +37,7 @@ CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_MET
 
 
 #: the options of every run and of the statistics functions that take them, each declared once with its
-#: range and its useful range (:class:`eatkit.kinds.Param`): the one place each is range-checked
+#: range and its useful range (:class:`eatkit.params.Param`): the one place each is range-checked
 #: (:func:`check_option`; the runner's ``RunOptions``, the command line and the statistics call it)
 OPTIONS: dict[str, Param] = {p.name: p for p in (
     Param("permutations", int, "auto", words=("auto", "exact"), low=1, useful=(None, None),
@@ -71,6 +70,8 @@ def check_option(name: str, value: Any) -> Any:
     ...
     eatkit.errors.EatkitError: confidence_level must be a number in (0, 1), got 1.0
     """
+    if isinstance(value, numbers.Number) and hasattr(value, "item"):
+        value = value.item()  # a numpy scalar
     return OPTIONS[name].convert(value)
 
 

@@ -376,7 +376,7 @@ class PairedScores(_Result):
     confidence_level: float
     exact: bool
     permutations: int
-    n_resamples: int
+    n_bootstrap: int
     seed: int | None
     tolerance: float
     method: str = "percentile bootstrap of the mean difference over pairs"
@@ -430,13 +430,13 @@ def _bootstrap_mean(diff: np.ndarray, b: int, level: float, alternative: str,
 
 
 def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", alternative: str = "two-sided",
-                  confidence_level: float = 0.95, n_resamples: int = 2000, rng: Any = None) -> PairedScores:
+                  confidence_level: float = 0.95, n_bootstrap: int = 2000, rng: Any = None) -> PairedScores:
     """The paired sign-flip permutation test of ``mean(first - second)`` (``"greater"``: first scores higher).
 
     ``permutations``: ``"exact"`` (all 2^n sign vectors; refused with its cost beyond what can be listed),
     ``"auto"`` (exact up to 20 pairs, else 100,000 random sign vectors) or a number of random sign vectors.
 
-    >>> r = paired_scores([3.0, 2.5, 4.0, 1.0], [1.0, 1.5, 2.0, 2.0], permutations="exact", n_resamples=0)
+    >>> r = paired_scores([3.0, 2.5, 4.0, 1.0], [1.0, 1.5, 2.0, 2.0], permutations="exact", n_bootstrap=0)
     >>> r.estimate, r.p_value, r.permutations, r.exact
     (1.0, 0.375, 16, True)
     """
@@ -445,7 +445,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     if isinstance(permutations, numbers.Integral) and not isinstance(permutations, bool):
         permutations = int(permutations)
     permutations = check_option("permutations", permutations)
-    b_count = n_resamples if n_resamples == 0 else check_count("n_resamples", n_resamples)
+    b_count = n_bootstrap if n_bootstrap == 0 else check_count("n_bootstrap", n_bootstrap)
     generator, seed = resolve_rng(rng)
     diff = a - b
     # rounding bound of two summation orders of the same signed values (as eatkit.stats.permutation)
@@ -455,7 +455,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     low, high = _bootstrap_mean(diff, b_count, level, alternative, generator)
     return PairedScores(estimate=float(diff.mean()), ci_low=low, ci_high=high, n=int(diff.size), p_value=float(p),
                         alternative=alternative, confidence_level=level, exact=exact, permutations=evaluated,
-                        n_resamples=b_count, seed=seed, tolerance=tol)
+                        n_bootstrap=b_count, seed=seed, tolerance=tol)
 
 
 # -- items that share a template ------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ import numpy as np
 
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
-from eatkit.stats._validation import check_count, check_share, check_values
+from eatkit.stats._validation import check_count, check_values
+from eatkit.stats.options import check_option
 
 #: at most this many similarity values are held at once while ranking (chunks of repeats)
 _CHUNK_VALUES = 8_000_000
@@ -511,10 +512,10 @@ class SkewUncertainty:
     ci_max_skew, ci_ndkl : tuple of float
         Percentile bootstrap CIs: items (score and label together) resampled with replacement and
         re-ranked; with ``desired=None`` the desired proportions are each resample's group shares;
-        (NaN, NaN) with ``bootstrap=0``.
+        (NaN, NaN) with ``n_bootstrap=0``.
     desired : dict
         The desired proportion of each group (given, or each group's share of the items).
-    permutations, bootstrap : int
+    permutations, n_bootstrap : int
     confidence_level : float
     seed : int or None
     """
@@ -528,7 +529,7 @@ class SkewUncertainty:
     ci_ndkl: tuple[float, float]
     desired: dict[str, float]
     permutations: int
-    bootstrap: int
+    n_bootstrap: int
     confidence_level: float
     seed: int | None
 
@@ -552,13 +553,13 @@ def _skew_chunks(draw: Any, total: int, n: int, groups: int, k: int, target: np.
 
 
 def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mapping[str, float] | None = None, *,
-                     permutations: int = 1000, bootstrap: int = 1000, confidence_level: float = 0.95,
+                     permutations: int = 1000, n_bootstrap: int = 1000, confidence_level: float = 0.95,
                      rng: Any = None) -> SkewUncertainty:
     """MaxSkew@k and NDKL of the ranking of items by ``scores`` (descending; ties keep input order), each
     item of group ``groups[i]``, with a permutation null and a bootstrap CI (:class:`SkewUncertainty`).
 
     >>> r = skew_uncertainty([0.9, 0.8, 0.7, 0.1, 0.2, 0.3], list("aaabbb"), 3, permutations=200,
-    ...                      bootstrap=200, rng=0)
+    ...                      n_bootstrap=200, rng=0)
     >>> round(r.max_skew, 4), round(r.p_max_skew, 3), r.desired
     (0.6931, 0.1, {'a': 0.5, 'b': 0.5})
     """
@@ -566,10 +567,10 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
     labels = np.asarray(groups, dtype=object).astype(str)
     if labels.shape != values.shape:
         raise EatkitError(f"scores and groups must have one length, got {values.size} and {labels.size}")
-    level = check_share("confidence level", confidence_level)
+    level = check_option("confidence_level", confidence_level)
     check_count("permutations", permutations)
-    if bootstrap != 0:
-        check_count("bootstrap", bootstrap)
+    if n_bootstrap != 0:
+        check_count("n_bootstrap", n_bootstrap)
     generator, seed = resolve_rng(rng)
     ranked = labels[np.argsort(-values, kind="stable")]
     names, top, target = _ranked_proportions(ranked, desired)
@@ -587,8 +588,8 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
         # copies are adjacent and alike)
         return ranked_codes[np.sort(generator.integers(0, n, (r, n)), axis=1)]
 
-    boot_skew, boot_ndkl = _skew_chunks(resample, bootstrap, n, count, k, None if desired is None else target) \
-        if bootstrap else (np.full(1, np.nan), np.full(1, np.nan))
+    boot_skew, boot_ndkl = _skew_chunks(resample, n_bootstrap, n, count, k, None if desired is None else target) \
+        if n_bootstrap else (np.full(1, np.nan), np.full(1, np.nan))
     tol = 1e-12
     quantiles = [(1 - level) / 2, (1 + level) / 2]
     return SkewUncertainty(
@@ -597,5 +598,5 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
         p_ndkl=float((np.sum(null_ndkl >= divergence - tol) + 1) / (permutations + 1)),
         ci_max_skew=tuple(float(v) for v in np.quantile(boot_skew, quantiles)),  # type: ignore[arg-type]
         ci_ndkl=tuple(float(v) for v in np.quantile(boot_ndkl, quantiles)),  # type: ignore[arg-type]
-        desired=dict(zip(names, map(float, target))), permutations=permutations, bootstrap=bootstrap,
+        desired=dict(zip(names, map(float, target))), permutations=permutations, n_bootstrap=n_bootstrap,
         confidence_level=level, seed=seed)

@@ -78,7 +78,7 @@ class Stability:
     confidence_level: float
     bootstrap_interval: tuple[float, float]
     bootstrap_same_sign: float
-    n_resamples: int
+    n_bootstrap: int
     fraction: float
     subsample_sizes: dict[str, int]
     n_subsamples: int
@@ -94,7 +94,7 @@ class Stability:
 
 
 def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "greater",
-                       permutations: str | int = "auto", alpha: float = 0.05, n_resamples: int = 2000,
+                       permutations: str | int = "auto", alpha: float = 0.05, n_bootstrap: int = 2000,
                        confidence_level: float = 0.95, n_subsamples: int = 500, fraction: float = 0.8,
                        subsample_permutations: int = SUBSAMPLE_PERMUTATIONS, n_splits: int = 200,
                        rng: Any = None, ddof: int = 1, sd: str = "caliskan", p_method: str = "permutation",
@@ -111,7 +111,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         Share of each set kept by a subsample (at least 2 targets and 1 attribute of each set).
     subsample_permutations : int
         Monte Carlo partitions of each subsample's permutation test (exact when there are at most that many).
-    alternative, alpha, n_resamples, confidence_level, rng, ddof, sd, p_method
+    alternative, alpha, n_bootstrap, confidence_level, rng, ddof, sd, p_method
         As in :func:`~eatkit.stats.eat` and :func:`~eatkit.stats.bootstrap_effect_size`.
     reference : EATResult, optional
         The full test, when already computed with these options: not computed again.
@@ -120,7 +120,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     --------
     >>> rng = np.random.default_rng(0); axis = rng.normal(size=8)
     >>> X, Y, A, B = (rng.normal(size=(6, 8)) + s * axis for s in (1, -1, 1, -1))
-    >>> st = stimulus_stability(X, Y, A, B, rng=1, n_resamples=500, n_subsamples=100)
+    >>> st = stimulus_stability(X, Y, A, B, rng=1, n_bootstrap=500, n_subsamples=100)
     >>> st.significant, st.verdict_kept > 0.5, bool(st.cronbach_alpha > 0.5)
     (True, True, True)
     """
@@ -135,7 +135,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     vectors = [sets[r] for r in "XYAB"]
     full = full_test(sets, options, generator if seed is None else seed, reference)
     significant = full.p_value < alpha
-    boot = bootstrap_effect_size(*vectors, n_resamples=n_resamples, confidence_level=confidence_level,
+    boot = bootstrap_effect_size(*vectors, n_bootstrap=n_bootstrap, confidence_level=confidence_level,
                                  resample=("X", "Y", "A", "B"), rng=generator, ddof=options.ddof, sd=sd)
     cos = {t + a: cosine_matrix(sets[t], sets[a]) for t in "XY" for a in "AB"}
     atol = rounding_error(sets["X"].shape[1])
@@ -165,7 +165,7 @@ def stimulus_stability(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
         alternative=alternative, sd=sd, ddof=options.ddof, confidence_level=confidence_level,
         bootstrap_interval=(boot.low, boot.high),
         bootstrap_same_sign=float(np.mean(np.sign(boot.distribution) == np.sign(full.effect_size))),
-        n_resamples=boot.n_resamples, fraction=fraction, subsample_sizes=sizes, n_subsamples=n_subsamples,
+        n_bootstrap=boot.n_bootstrap, fraction=fraction, subsample_sizes=sizes, n_subsamples=n_subsamples,
         permutations=subsample_permutations, subsample_interval=(float(low), float(high)),
         verdict_kept=float(kept.mean()), split_half=split_half_reliability(cos, n_splits, generator),
         n_splits=n_splits, cronbach_alpha=cronbach_alpha(cos), seed=seed,

@@ -44,7 +44,7 @@ class T2IATResult:
     s_x: np.ndarray = field(repr=False)
     s_y: np.ndarray = field(repr=False)
     ci: tuple[float, float] | None
-    n_resamples: int
+    n_bootstrap: int
     confidence_level: float
     seed: int | None
 
@@ -70,7 +70,7 @@ def concept_associations(neutral: Sequence[Any], first: Sequence[Any], second: S
 
 def t2iat(neutral_x: Sequence[Any], a_x: Sequence[Any], b_x: Sequence[Any], neutral_y: Sequence[Any],
           a_y: Sequence[Any], b_y: Sequence[Any], *, alternative: str = "greater", permutations: str | int = "auto",
-          ddof: int = 1, n_resamples: int = 0, confidence_level: float = 0.95, rng: Any = None) -> T2IATResult:
+          ddof: int = 1, n_bootstrap: int = 0, confidence_level: float = 0.95, rng: Any = None) -> T2IATResult:
     """The T2IAT (module docstring) from the image embeddings of each concept of X and of Y.
 
     >>> nx = [[[1.0, 0.1]], [[0.9, 0.2]]]; ny = [[[0.1, 1.0]], [[0.2, 0.9]]]
@@ -88,18 +88,18 @@ def t2iat(neutral_x: Sequence[Any], a_x: Sequence[Any], b_x: Sequence[Any], neut
     dim = np.asarray(neutral_x[0]).shape[-1]
     atol = rounding_error(dim)
     test = difference_tests(s_x[:, None], s_y[:, None], ("X", "Y"), options, generator, atol)[0]
-    n_resamples = check_count("n_resamples", n_resamples) if n_resamples else 0
+    n_bootstrap = check_count("n_bootstrap", n_bootstrap) if n_bootstrap else 0
     ci = None
-    if n_resamples:
+    if n_bootstrap:
         check_option("confidence_level", confidence_level)
-        ix = generator.integers(0, len(s_x), size=(n_resamples, len(s_x)))
-        iy = generator.integers(0, len(s_y), size=(n_resamples, len(s_y)))
+        ix = generator.integers(0, len(s_x), size=(n_bootstrap, len(s_x)))
+        iy = generator.integers(0, len(s_y), size=(n_bootstrap, len(s_y)))
         d = cohens_d(s_x[ix], s_y[iy], ddof=options.ddof, atol=atol)
         tail = (1 - confidence_level) / 2
         with np.errstate(invalid="ignore"):
             low, high = np.quantile(d, [tail, 1 - tail])
         ci = (float(low), float(high))
-    return T2IATResult(test=test, s_x=s_x, s_y=s_y, ci=ci, n_resamples=n_resamples,
+    return T2IATResult(test=test, s_x=s_x, s_y=s_y, ci=ci, n_bootstrap=n_bootstrap,
                        confidence_level=confidence_level, seed=seed)
 
 

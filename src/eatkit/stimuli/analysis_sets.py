@@ -161,6 +161,12 @@ def design(names: Sequence[str], genders: Sequence[str] = GENDERS) -> tuple[tupl
     if not objects:
         pairs = tuple(itertools.combinations(names, 2))
         return pairs, {"classes": tuple(names), "pairs": tuple(pair_key(p) for p in pairs)}
+    return _paired_design(names, objects, genders)
+
+
+def _paired_design(names: list[str], objects: list[str], genders: Sequence[str]) -> tuple[
+        tuple[tuple[str, str], ...], dict[str, tuple[str, ...]]]:
+    """:func:`design` of an analysis set with ``<object>+<gender>`` classes."""
     paired = [(f"{o}+{g}", o) for o in objects for g in genders if f"{o}+{g}" in names]
     vs_random = [(n, REFERENCE) for n in names if "+" not in n and n != REFERENCE] if REFERENCE in names else []
     groups = {"individual": tuple(n for n in names if "+" not in n),
@@ -228,14 +234,17 @@ def read_coco(path: str | Path, kind: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise EatkitError(f"{path} is not a COCO {kind} file: the top level is not an object")
     for key, fields in need.items():
-        items = data.get(key)
-        if not isinstance(items, list):
-            raise EatkitError(f"{path} is not a COCO {kind} file: no '{key}' list")
-        for item in items:
-            if not isinstance(item, dict) or any(f not in item for f in fields):
-                raise EatkitError(f"{path} is not a COCO {kind} file: an entry of '{key}' lacks "
-                                  f"{' or '.join(repr(f) for f in fields)}")
+        _check_entries(data.get(key), key, fields, f"{path} is not a COCO {kind} file")
     return data
+
+
+def _check_entries(items: Any, key: str, fields: tuple[str, ...], where: str) -> None:
+    """An error unless ``items`` is a list of objects that have every one of ``fields``."""
+    if not isinstance(items, list):
+        raise EatkitError(f"{where}: no '{key}' list")
+    for item in items:
+        if not isinstance(item, dict) or any(f not in item for f in fields):
+            raise EatkitError(f"{where}: an entry of '{key}' lacks {' or '.join(repr(f) for f in fields)}")
 
 
 def coco_analysis_set(
@@ -269,33 +278,15 @@ def coco_analysis_set(
     command_option("analysis-set", "per_class", per_class)
     inst = read_coco(instances, "instances")
     caps = read_coco(captions, "captions")
-    lexicon = {g: frozenset(w.lower() for w in words) for g, words in (lexicon or DEFAULT_LEXICON).items()}
-    if set(lexicon) != set(GENDERS):
-        raise EatkitError(f"the gender lexicon must have exactly the keys 'man' and 'woman', got {sorted(lexicon)}")
+    lexicon = _checked_lexicon(lexicon or DEFAULT_LEXICON)
     names = {c["id"]: c["name"] for c in inst["categories"]}
-    known = set(names.values())
-    objects = list(dict.fromkeys(objects))
-    if not objects:
-        raise EatkitError("name at least one object category")
-    for name in [*objects, "person"] + ([CONTROL] if control else []):
-        if name not in known:
-            raise EatkitError(f"category '{name}' is not in {instances} (it has {len(known)} categories, "
-                              f"e.g. {', '.join(sorted(known)[:5])})")
-    if "person" in objects:
-        raise EatkitError("'person' cannot be an object of interest: it is the gender classes' category")
+    objects = _checked_objects(objects, set(names.values()), control, instances)
     # a file name read from the annotations never leaves the image folder (the suite paths' rule)
     files = {im["id"]: str(inside(images, im["file_name"], "COCO file_name", links_out=True)) for im in inst["images"]}
-    present: dict[Any, set[str]] = {i: set() for i in files}
-    for ann in inst["annotations"]:
-        if ann["image_id"] in present and ann["category_id"] in names:
-            present[ann["image_id"]].add(names[ann["category_id"]])
-    words: dict[Any, set[str]] = {}
-    for ann in caps["annotations"]:
-        words.setdefault(ann["image_id"], set()).update(re.findall(r"[a-z]+", str(ann["caption"]).lower()))
+    present, words = _coco_contents(inst, caps, names, files)
 
     def gender(image: Any) -> str | None:
-        said = {g for g in GENDERS if words.get(image, set()) & lexicon[g]}
-        return said.pop() if len(said) == 1 else None
+        return _said_gender(words.get(image, set()), lexicon)
 
     from eatkit.io import file_sha256  # noqa: PLC0415
 
@@ -307,41 +298,104 @@ def coco_analysis_set(
                    exclusive=exclusive, where=str(instances), source=source)
 
 
+def _checked_objects(objects: Sequence[str], known: set[str], control: bool, instances: Any) -> list[str]:
+    """The object categories, each once, checked against the annotations' categories ``known``."""
+    objects = list(dict.fromkeys(objects))
+    if not objects:
+        raise EatkitError("name at least one object category")
+    for name in [*objects, "person"] + ([CONTROL] if control else []):
+        if name not in known:
+            raise EatkitError(f"category '{name}' is not in {instances} (it has {len(known)} categories, "
+                              f"e.g. {', '.join(sorted(known)[:5])})")
+    if "person" in objects:
+        raise EatkitError("'person' cannot be an object of interest: it is the gender classes' category")
+    return objects
+
+
+def _checked_lexicon(lexicon: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
+    """The gender lexicon, lower-cased: the words that say ``man`` and those that say ``woman``."""
+    out = {g: frozenset(w.lower() for w in words) for g, words in lexicon.items()}
+    if set(out) != set(GENDERS):
+        raise EatkitError(f"the gender lexicon must have exactly the keys 'man' and 'woman', got {sorted(out)}")
+    return out
+
+
+def _said_gender(words: set[str], lexicon: dict[str, frozenset[str]]) -> str | None:
+    """The one gender the words of an image's captions say, or None (neither, or both)."""
+    said = {g for g in GENDERS if words & lexicon[g]}
+    return said.pop() if len(said) == 1 else None
+
+
+def _coco_contents(inst: dict[str, Any], caps: dict[str, Any], names: dict[Any, str],
+                   files: Mapping[Any, str]) -> tuple[dict[Any, set[str]], dict[Any, set[str]]]:
+    """Each image's categories (by name) and the lower-case words of its captions."""
+    present: dict[Any, set[str]] = {i: set() for i in files}
+    for ann in inst["annotations"]:
+        if ann["image_id"] in present and ann["category_id"] in names:
+            present[ann["image_id"]].add(names[ann["category_id"]])
+    words: dict[Any, set[str]] = {}
+    for ann in caps["annotations"]:
+        words.setdefault(ann["image_id"], set()).update(re.findall(r"[a-z]+", str(ann["caption"]).lower()))
+    return present, words
+
+
 def _assign(files: Mapping[Any, str], present: Mapping[Any, set[str]], gender: Any, objects: list[str], *,
             per_class: int | None, seed: int, control: bool, exclusive: bool, where: str,
             source: dict[str, Any]) -> AnalysisSet:
     """The classes of the module docstring from each image's file, categories (``"person"`` among them
     for a person) and ``gender(image)`` (``"man"``, ``"woman"`` or ``None``; asked only of person images),
     sampled; ``where`` names the annotations in errors."""
-    focus = set(objects) | ({CONTROL} if control else set())
-    members: dict[str, list[Any]] = {n: [] for n in [*GENDERS, *(f"{o}{s}" for o in objects
-                                                                for s in ("", "+man", "+woman"))]}
-    if control:
-        members[CONTROL] = []
-    for image in sorted(files, key=str):
-        cats = present[image]
-        hits = cats & focus
-        if len(hits) > 1:
-            continue
-        g = gender(image) if "person" in cats else None
-        if not hits:
-            if g is not None and (not exclusive or cats == {"person"}):
-                members[g].append(image)
-            continue
-        (obj,) = hits
-        if exclusive and cats - {obj, "person"}:
-            continue
-        if obj == CONTROL:
-            if "person" not in cats:
-                members[CONTROL].append(image)
-        elif "person" not in cats:
-            members[obj].append(image)
-        elif g is not None:
-            members[f"{obj}+{g}"].append(image)
+    members = _members(files, present, gender, objects, control, exclusive)
     used = set(itertools.chain.from_iterable(members.values()))
     rest = [i for i in sorted(files, key=str) if i not in used]
     available = {n: len(v) for n, v in members.items()}
     available[REFERENCE] = len(rest)
+    chosen = _sampled(files, members, rest, per_class, seed, where)
+    order = [*GENDERS, REFERENCE] + ([class_folder(CONTROL)] if control else []) + _object_classes(objects)
+    chosen = {class_folder(n): chosen[class_folder(n)] for n in order}
+    pairs, groups = design(list(chosen))
+    warnings = option_warnings("analysis-set", {"per_class": per_class})  # a legal size of little use
+    return AnalysisSet(chosen, pairs, groups, {class_folder(k): v for k, v in available.items()},
+                       {**source, "warnings": warnings})
+
+
+def _members(files: Mapping[Any, str], present: Mapping[Any, set[str]], gender: Any, objects: list[str],
+             control: bool, exclusive: bool) -> dict[str, list[Any]]:
+    """Every image of each class (:func:`_image_class`), in file order."""
+    focus = set(objects) | ({CONTROL} if control else set())
+    members: dict[str, list[Any]] = {n: [] for n in [*GENDERS, *_object_classes(objects)]}
+    if control:
+        members[CONTROL] = []
+    for image in sorted(files, key=str):
+        name = _image_class(present[image], focus, exclusive, lambda i=image: gender(i))
+        if name is not None:
+            members[name].append(image)
+    return members
+
+
+def _object_classes(objects: list[str]) -> list[str]:
+    """Each object's classes: alone, with a man, with a woman."""
+    return [f"{o}{s}" for o in objects for s in ("", "+man", "+woman")]
+
+
+def _image_class(cats: set[str], focus: set[str], exclusive: bool, gender: Any) -> str | None:
+    """The class of an image with categories ``cats`` (module docstring), or None; ``gender()`` is asked of
+    person images only."""
+    hits = cats & focus
+    if len(hits) > 1 or (exclusive and cats - hits - {"person"}):
+        return None
+    if "person" not in cats:
+        return next(iter(hits), None)
+    g = gender()
+    if g is None or CONTROL in hits:
+        return None
+    return f"{next(iter(hits))}+{g}" if hits else g
+
+
+def _sampled(files: Mapping[Any, str], members: dict[str, list[Any]], rest: list[Any], per_class: int | None,
+             seed: int, where: str) -> dict[str, tuple[str, ...]]:
+    """Each class's files sampled (``per_class``; the random class as large as the largest class by
+    default), in one stream seeded by ``seed``."""
     rng = np.random.default_rng(seed)
     chosen: dict[str, tuple[str, ...]] = {}
     for name, ids in members.items():
@@ -350,13 +404,7 @@ def _assign(files: Mapping[Any, str], present: Mapping[Any, set[str]], gender: A
     random_size = per_class or max(len(v) for v in chosen.values())
     picked = _sample(rest, random_size, rng)
     chosen[REFERENCE] = _enough(REFERENCE, tuple(files[i] for i in picked), where)
-    order = [*GENDERS, REFERENCE] + ([class_folder(CONTROL)] if control else []) + \
-        [f"{o}{s}" for o in objects for s in ("", "+man", "+woman")]
-    chosen = {class_folder(n): chosen[class_folder(n)] for n in order}
-    pairs, groups = design(list(chosen))
-    warnings = option_warnings("analysis-set", {"per_class": per_class})  # a legal size of little use
-    return AnalysisSet(chosen, pairs, groups, {class_folder(k): v for k, v in available.items()},
-                       {**source, "warnings": warnings})
+    return chosen
 
 
 #: Open Images labels (display names, lower case) of people, and the gender each one says

@@ -155,18 +155,8 @@ def download_dataset(
                           f"{(dataset.how or '').format(dest=dest)}")
     spec = dict(manifest) if manifest is not None else load_manifest(name)
     files: dict[str, dict[str, Any]] = spec["files"]
-    unknown = [rel for rel, entry in files.items() if not entry.get("sha256")]
-    if unknown and not allow_unverified:
-        note = dataset.sha256_note or "none recorded"
-        raise EatkitError(f"dataset '{name}': eatkit knows no sha256 of {unknown[0]} ({note}); download it anyway "
-                          "with --allow-unverified (allow_unverified=True)")
-    if dest.exists() and not dest.is_dir():
-        raise EatkitError(f"destination {dest} of dataset '{name}' is a file, not a folder")
-    existing = {dest, *(p for p in dest.rglob("*") if p.is_dir())} if dest.is_dir() else set()
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise EatkitError(f"cannot create the folder {dest} for dataset '{name}': {one_line(err.strerror or err)}") from None
+    _check_verified(name, files, dataset.sha256_note, allow_unverified)
+    existing = _make_folder(name, dest)
     source = (base_url or spec["base_url"]).rstrip("/")
     if not source.startswith(("https://", "http://", "file://")):
         raise EatkitError(f"base URL '{source}' of dataset '{name}' must start with https://, http:// or file://")
@@ -176,6 +166,27 @@ def download_dataset(
         _remove_new_empty_folders(dest, existing)
         raise
     return dest
+
+
+def _check_verified(name: str, files: Mapping[str, Mapping[str, Any]], note: str | None,
+                    allow_unverified: bool) -> None:
+    """An error for a file with no known SHA-256, unless ``allow_unverified``."""
+    unknown = [rel for rel, entry in files.items() if not entry.get("sha256")]
+    if unknown and not allow_unverified:
+        raise EatkitError(f"dataset '{name}': eatkit knows no sha256 of {unknown[0]} ({note or 'none recorded'}); "
+                          "download it anyway with --allow-unverified (allow_unverified=True)")
+
+
+def _make_folder(name: str, dest: Path) -> set[Path]:
+    """``dest`` created where absent; the folders that existed before (removed on failure only if new)."""
+    if dest.exists() and not dest.is_dir():
+        raise EatkitError(f"destination {dest} of dataset '{name}' is a file, not a folder")
+    existing = {dest, *(p for p in dest.rglob("*") if p.is_dir())} if dest.is_dir() else set()
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise EatkitError(f"cannot create the folder {dest} for dataset '{name}': {one_line(err.strerror or err)}") from None
+    return existing
 
 
 def _fetch_all(name: str, dest: Path, spec: Mapping[str, Any], source: str, bar: bool, unpack: str | None) -> None:

@@ -71,6 +71,35 @@ class CFDLayout:
                 + (f"; {self.differences}" if self.differences else ""))
 
 
+#: why a file under the CFD folder is not used (:func:`_cfd_group`)
+_CFD_SKIPPED = ("files without a CFD name code", "of other race codes", "of other expressions")
+
+
+def _cfd_group(stem: str, wanted: set[str], by_gender: bool) -> str:
+    """The group of a CFD image by its file name (race, or race and gender), or why it is not used (one of
+    :data:`_CFD_SKIPPED`)."""
+    code = _CFD_NAME.match(stem)
+    if code is None:
+        return _CFD_SKIPPED[0]
+    if code.group(1).upper() not in CFD_RACES:
+        return _CFD_SKIPPED[1]
+    if code.group(5).upper() not in wanted:
+        return _CFD_SKIPPED[2]
+    group = CFD_RACES[code.group(1).upper()]
+    return group + "-" + CFD_GENDERS[code.group(2).upper()] if by_gender else group
+
+
+def _link(chosen: dict[str, list[Path]], dest: Path) -> None:
+    """Each group's images linked into ``dest/<group>/``."""
+    try:
+        for group, files in chosen.items():
+            (dest / group).mkdir(parents=True, exist_ok=True)
+            for f in files:
+                os.symlink(f.resolve(), dest / group / f.name)
+    except OSError as exc:
+        raise EatkitError(f"cannot link the CFD images into {dest}: {one_line(exc)}") from None
+
+
 def cfd_layout(cfd_root: str | Path, dest: str | Path, *, expressions: tuple[str, ...] = ("N",),
                by_gender: bool = False) -> CFDLayout:
     """Link the CFD images under ``cfd_root`` (searched recursively) into ``dest/<group>/`` folders.
@@ -92,27 +121,15 @@ def cfd_layout(cfd_root: str | Path, dest: str | Path, *, expressions: tuple[str
         if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file() or path.is_symlink() \
                 or path.is_relative_to(dest):
             continue
-        code = _CFD_NAME.match(path.stem)
-        reason = ("files without a CFD name code" if code is None
-                  else "of other race codes" if code.group(1).upper() not in CFD_RACES
-                  else "of other expressions" if code.group(5).upper() not in wanted else None)
-        if reason:
-            skipped[reason] = skipped.get(reason, 0) + 1
-            continue
-        group = CFD_RACES[code.group(1).upper()]
-        if by_gender:
-            group += "-" + CFD_GENDERS[code.group(2).upper()]
-        chosen.setdefault(group, []).append(path)
+        group = _cfd_group(path.stem, wanted, by_gender)
+        if group in _CFD_SKIPPED:
+            skipped[group] = skipped.get(group, 0) + 1
+        else:
+            chosen.setdefault(group, []).append(path)
     if not chosen:
         raise EatkitError(f"no Chicago Face Database images (CFD-<race><gender>-...-{'/'.join(sorted(wanted))}.jpg) "
                           f"under {cfd_root}")
-    try:
-        for group, files in chosen.items():
-            (dest / group).mkdir(parents=True, exist_ok=True)
-            for f in files:
-                os.symlink(f.resolve(), dest / group / f.name)
-    except OSError as exc:
-        raise EatkitError(f"cannot link the CFD images into {dest}: {one_line(exc)}") from None
+    _link(chosen, dest)
     counts = {g: len(chosen[g]) for g in sorted(chosen)}
     differences = ""
     if not by_gender and wanted == {"N"} and counts != SEED_COUNTS:

@@ -287,6 +287,34 @@ def _norm(text: str) -> str:
     return re.sub(r"[\u2018\u2019'`]", "", text.lower())
 
 
+def _alternate(found: list[tuple[str, str]]) -> bool:
+    """Whether the words and group names found on a line alternate word, group, word, group."""
+    kinds = [k for k, _ in found]
+    return len(found) % 2 == 0 and kinds == ["word", "group"] * (len(found) // 2)
+
+
+def _pairing_vocabulary(words: Sequence[str], groups: dict[str, Sequence[str]]) -> dict[str, tuple[str, str]]:
+    """What :func:`parse_pairings` looks for on a line: each normalised attribute word (``("word", w)``),
+    group name and unambiguous part of a several-word name (``("group", side)``)."""
+    vocab: dict[str, tuple[str, str]] = {}
+    parts: dict[str, set[str]] = {}
+    for side, names in groups.items():
+        for g in names:
+            vocab[_norm(g)] = ("group", side)
+            for part in _norm(g).split():
+                parts.setdefault(part, set()).add(side)
+    for w in words:
+        vocab[_norm(w)] = ("word", w)  # a word spelled as a group name stays a word
+    vocab |= {part: ("group", next(iter(sides))) for part, sides in parts.items()
+              if len(sides) == 1 and part not in vocab and len(part) > 1 and _in_no_word(part, words)}
+    return vocab
+
+
+def _in_no_word(part: str, words: Sequence[str]) -> bool:
+    """Whether no attribute word has ``part`` as one of its words."""
+    return not any(part in _norm(w).split() for w in words)
+
+
 def parse_pairings(text: str, words: Sequence[str], groups: dict[str, Sequence[str]]) -> Pairings:
     """The (word, side) pairings of an answer; ``groups`` maps each side to its group names.
 
@@ -307,18 +335,7 @@ def parse_pairings(text: str, words: Sequence[str], groups: dict[str, Sequence[s
     >>> parse_pairings("joy - patel", ["joy"], {"X": ["Jay Baker"], "Y": ["Arjun Patel"]}).pairs
     (('joy', 'Y'),)
     """
-    vocab: dict[str, tuple[str, str]] = {}
-    parts: dict[str, set[str]] = {}
-    for side, names in groups.items():
-        for g in names:
-            vocab[_norm(g)] = ("group", side)
-            for part in _norm(g).split():
-                parts.setdefault(part, set()).add(side)
-    for w in words:
-        vocab[_norm(w)] = ("word", w)  # a word spelled as a group name stays a word
-    for part, sides in parts.items():
-        if len(sides) == 1 and part not in vocab and len(part) > 1 and not any(part in _norm(w).split() for w in words):
-            vocab[part] = ("group", next(iter(sides)))
+    vocab = _pairing_vocabulary(words, groups)
     pattern = re.compile(r"(?<![a-z0-9])(" + "|".join(re.escape(k) for k in sorted(vocab, key=len, reverse=True))
                          + r")(?![a-z0-9])")
     pairs: list[tuple[str, str]] = []
@@ -327,8 +344,7 @@ def parse_pairings(text: str, words: Sequence[str], groups: dict[str, Sequence[s
         found = [vocab[m.group(1)] for m in pattern.finditer(_norm(line))]
         if not found:
             continue
-        kinds = [k for k, _ in found]
-        if len(found) % 2 == 0 and kinds == ["word", "group"] * (len(found) // 2):
+        if _alternate(found):
             pairs += [(found[i][1], found[i + 1][1]) for i in range(0, len(found), 2)]
         else:
             invalid.append(line.strip())

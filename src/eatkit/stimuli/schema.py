@@ -107,19 +107,10 @@ def _roles_schema(roles: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _params_schema(params: tuple[Any, ...]) -> dict[str, Any]:
-    """The JSON Schema of a kind's ``params`` in a suite file: its declared names only, each typed."""
-    json_types = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "object"}
-
-    def typed(param: Any) -> dict[str, Any]:  # null: not given (Param.convert takes None for every parameter)
-        one: dict[str, Any] = {"enum": list(param.choices)} if param.choices else {"type": json_types[param.type]}
-        if param.many == "list":
-            return {"type": ["array", *(["string"] if param.sep else []), "null"], "items": one}
-        if param.many == "pairs":
-            return {"type": ["object", "null"]}
-        return {"enum": [*one["enum"], None]} if "enum" in one else {"type": [one["type"], "null"]}
-
+    """The JSON Schema of a kind's ``params`` in a suite file: its declared names only, each typed with its
+    declared range (:meth:`eatkit.params.Param.json_schema`; null: not given)."""
     return {"type": "object", "additionalProperties": False,
-            "properties": {p.name: {**typed(p), "description": p.help} for p in params}}
+            "properties": {p.name: {**p.json_schema(nullable=True), "description": p.help} for p in params}}
 
 
 def suite_json_schema() -> dict[str, Any]:
