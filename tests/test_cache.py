@@ -138,13 +138,13 @@ def test_failed_write_leaves_no_entry_and_no_temporary_file(tmp_path, monkeypatc
 
 def test_info_and_clear(tmp_path, monkeypatch):
     monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / "c"))
-    assert cache_info() == {"path": str(tmp_path / "c"), "entries": 0, "bytes": 0}
+    assert cache_info() == {"path": str(tmp_path / "c"), "entries": 0, "counts": 0, "bytes": 0}
     encoder = Letters()
     encoder.embed(WORDS)
     info = cache_info()
     assert info["entries"] == 3 and info["bytes"] == 3 * (128 + 12 + 32)  # npy header + 3 float32 + digest
     (tmp_path / "c" / "keep.txt").write_text("not ours")
-    assert clear_cache() == 3
+    assert clear_cache() == {"entries": 3, "counts": 0}
     assert cache_info()["entries"] == 0
     assert (tmp_path / "c" / "keep.txt").read_text() == "not ours"
 
@@ -391,3 +391,21 @@ def test_many_processes_read_and_write_the_same_keys(tmp_path):
         np.testing.assert_array_equal(cache.get(entry_key({"model": "m"}, "word", f"w{i}")), np.full(64, i))
     memo = json.loads((tmp_path / "file-sha256-v1.json").read_text())
     assert memo[__file__][1] == file_sha256(__file__)
+
+
+def test_cache_info_counts_what_clear_removes(tmp_path, monkeypatch, capsys):
+    """Issue 46: 'entries: 0' beside 42 count files, which clear then deleted saying 'removed 0'."""
+    from eatkit.cli import main
+
+    monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / "c"))
+    Letters().embed(WORDS)
+    for i in range(4):  # permutation counts a run kept (count_store's layout: <2 hex>/<sha256>.json)
+        (tmp_path / "c" / "counts" / f"{i:02x}").mkdir(parents=True)
+        (tmp_path / "c" / "counts" / f"{i:02x}" / f"{i:064x}.json").write_text("[1, 2]")
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "embeddings: 3\npermutation counts: 4\n" in out
+    assert cache_info()["bytes"] == 3 * (128 + 12 + 32) + 4 * len("[1, 2]")
+    assert main(["cache", "clear"]) == 0
+    assert capsys.readouterr().out == "removed 3 embeddings and 4 permutation counts\n"
+    assert cache_info() == {"path": str(tmp_path / "c"), "entries": 0, "counts": 0, "bytes": 0}

@@ -109,6 +109,9 @@ T2I = {"diffusers:stabilityai/stable-diffusion-2-1-base": "diffusers:{t2i_pipe}"
        "hf-clip:openai/clip-vit-large-patch14": "hf-clip:{clip}", "hf-clip:openai/clip-vit-base-patch32": "hf-clip:{clip}"}
 T2I_SMALL = ("--generation", "size=16", "--bootstrap", "100")  # 16 x 16 images
 
+#: the example files shipped under docs/examples/ (docs/meta-analysis.md), run from there
+EXAMPLES = {"docs/examples/": f"{ROOT / 'docs' / 'examples'}/"}
+
 CASES: dict[str, Case] = {
     # README.md
     "eatkit run weat --model glove-6b-50d --oov drop": Case(
@@ -314,13 +317,18 @@ CASES: dict[str, Case] = {
     "-o results/depiction-labour": Case(subs={**T2I, "depiction-occupations": "{t2i_suite}"}, builds=("labour",),
                                         extra=(*T2I_SMALL, "--generation", "steps=2", "--tests", "occ"),
                                         contains=(("results/depiction-labour/results.json", "labour-gender.csv"),)),
-    "eatkit compare results/depiction results/depiction-labour --measure mad --seed 0": Case(
+    "eatkit run depiction-occupations --model diffusers:CompVis/stable-diffusion-v1-4 --embedder "
+    "hf-clip:openai/clip-vit-base-patch32 --generation images_per_prompt=20 --seed 0 -o results/depiction-sd14":
+        Case(subs={**T2I, "diffusers:CompVis/stable-diffusion-v1-4": "diffusers:{t2i_pipe_1}",
+                   "depiction-occupations": "{t2i_suite}", "images_per_prompt=20": "images_per_prompt=2"},
+             extra=(*T2I_SMALL, "--generation", "steps=2", "--tests", "occ"), files=("results/depiction-sd14/results.json",)),
+    "eatkit compare results/depiction results/depiction-sd14 --measure mad --seed 0": Case(
         after=("eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
                "hf-clip:openai/clip-vit-base-patch32 --generation images_per_prompt=20 --seed 0 -o results/depiction "
                "--report",
-               "eatkit run depiction-occupations --model diffusers:stabilityai/stable-diffusion-2-1-base --embedder "
-               "hf-clip:openai/clip-vit-base-patch32 --attributes gender --reference labour-gender.csv --seed 0 "
-               "-o results/depiction-labour"), stdout="Doctor"),
+               "eatkit run depiction-occupations --model diffusers:CompVis/stable-diffusion-v1-4 --embedder "
+               "hf-clip:openai/clip-vit-base-patch32 --generation images_per_prompt=20 --seed 0 "
+               "-o results/depiction-sd14"), stdout="Doctor"),
     "eatkit sweep t2i-sweep.toml": Case(builds=("t2i_sweep",), extra=("--jobs", "0"), files=("results/t2i-sweep/rankings.csv",),
                                         contains=(("results/t2i-sweep/audit.html", 'data-type="num">t2iat_d</th><th class="sort" '
                                                                              'tabindex="0" data-type="num">mad</th>'),)),
@@ -380,16 +388,19 @@ CASES: dict[str, Case] = {
     "eatkit run ceat.json --model hf:bert-base-uncased --pooling token --corpus corpus.txt --contexts 1000 --seed 0 "
     "-o results/ceat": Case(subs={"hf:bert-base-uncased": "hf:{ceat_bert}", "1000": "12"}, builds=("ceat",),
                             files=("results/ceat/results.json",), stdout="flowers-insects"),
-    "eatkit meta effects.csv --method reml --html forest.html": Case(builds=("effects",), files=("forest.html",),
-                                                                   stdout="random effects (REML, k = 4)"),
-    "eatkit run multigroup.json --vectors glove.840B.300d.txt --seed 0 -o results/multigroup": Case(
-        subs={"glove.840B.300d.txt": "{glove840}"}, builds=("multigroup",), files=("results/multigroup/results.json",),
+    "eatkit meta docs/examples/effects.csv --method reml --html forest.html": Case(
+        subs=EXAMPLES, files=("forest.html",), stdout="random effects (REML, k = 4)"),
+    "eatkit run docs/examples/multigroup.json --vectors glove.840B.300d.txt --seed 0 -o results/multigroup": Case(
+        subs={**EXAMPLES, "glove.840B.300d.txt": "{glove840}"}, files=("results/multigroup/results.json",),
         stdout="generalized-weat"),
     "eatkit probe retrieval --model hf-clip:openai/clip-vit-base-patch32 --images fairface/gender --concepts "
     "doctor,nurse,CEO --desired uniform --permutations 2000 -o retrieval-uniform": Case(
         subs={**CLIP, "fairface/gender": "{faces}"}, files=("retrieval-uniform/results.json",), stdout="p_max_skew"),
     "eatkit data get bad-seeds": Case(stdout="bad-seeds: 1 of 1 files verified"),
     "eatkit list seeds bad-seeds": Case(after=("eatkit data get bad-seeds",), stdout="pleasantness-P1"),
+    "eatkit run docs/examples/weat1-seeds.json --vectors glove.840B.300d.txt --seed 0 -o results/weat1-seeds": Case(
+        subs={**EXAMPLES, "glove.840B.300d.txt": "{glove840}"}, files=("results/weat1-seeds/results.json",),
+        stdout="weat1-seeds"),
     "eatkit run seeds.json --vectors glove.840B.300d.txt --seed 0 -o results/seeds": Case(
         subs={"glove.840B.300d.txt": "{glove840}"}, builds=("seeds",), after=("eatkit data get bad-seeds",),
         files=("results/seeds/results.json",), stdout="pleasantness_P1",
@@ -712,6 +723,10 @@ class Workspace:
 
         return tiny_pipeline(self.folder(f"t2i-pipe-{seed}"), seed=seed)
 
+    def _t2i_pipe_1(self) -> str:
+        """A second tiny pipeline (other random weights): a second model."""
+        return self._t2i_pipe(1)
+
     def _t2i_suite(self) -> Path:
         import json
 
@@ -811,41 +826,12 @@ class Workspace:
         (self.root / "my-model-answers.csv").write_text("\n".join(rows) + "\n")
         return self.root / "polite-requests.json"
 
-    def _effects(self) -> Path:
-        """effects.csv: four models' d of one test and their variances."""
-        path = self.root / "effects.csv"
-        path.write_text("label,effect,variance\nmodel A,0.61,0.14\nmodel B,0.42,0.13\nmodel C,0.95,0.15\n"
-                        "model D,0.30,0.13\n")
-        return path
-
     def _seeds(self) -> Path:
         """seeds.json, the page's example: a seed-sets test whose variants come from the catalogue "bad-seeds"."""
         text = (ROOT / "docs" / "meta-analysis.md").read_text(encoding="utf-8")
         suite = text[text.index('{"schema": "eatkit.suite/1", "id": "seeds"'):]
         (self.root / "seeds.json").write_text(suite[:suite.index("```")])
         return self.root / "seeds.json"
-
-    def _multigroup(self) -> Path:
-        """multigroup.json: a SAME test (WEAT 6's career words against male and female names) and a
-        generalised WEAT (WEAT 1's sets), their words those of the GloVe stand-in."""
-        import json
-
-        from eatkit.stimuli.loader import load_suite
-
-        weat = {t.id: t.sets() for t in load_suite("weat").tests}
-
-        def role(stimuli):
-            return {"name": stimuli.name, "modality": "word", "items": list(stimuli.items)}
-
-        tests = [{"id": "career-gender", "title": "SAME: career words, male vs female names", "kind": "same",
-                  "T1": role(weat["weat6"]["A"]), "A1": role(weat["weat6"]["X"]), "A2": role(weat["weat6"]["Y"])},
-                 {"id": "flowers-insects", "title": "Generalised WEAT: flowers, insects", "kind": "generalized-weat",
-                  "T1": role(weat["weat1"]["X"]), "T2": role(weat["weat1"]["Y"]),
-                  "A1": role(weat["weat1"]["A"]), "A2": role(weat["weat1"]["B"])}]
-        path = self.root / "multigroup.json"
-        path.write_text(json.dumps({"schema": "eatkit.suite/1", "id": "multigroup", "title": "Multi-group",
-                                    "tests": tests}))
-        return path
 
 def _categories(*suites: str) -> list[str]:
     from eatkit.stimuli.loader import load_suite

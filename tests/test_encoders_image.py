@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from eatkit.encoders.hf import LOCAL_FOLDER
+
 from eatkit.encoders.base import NeuralEncoder
 from eatkit.encoders.image_models import ImageGPTFeatures, efficientnet_lite, quantize
 from eatkit.encoders.images import Preprocessing, load_image
@@ -60,7 +62,8 @@ def test_resolve_image_set_lists_sorted_images_only(image_root):
 
 
 def test_resolve_errors_name_the_path(tmp_path, image_root):
-    with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(tmp_path / 'nope'))} does not exist$"):
+    with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(tmp_path / 'nope'))} does not exist \(the "
+                                          r"iEAT images: run 'eatkit data get ieat'"):
         resolve_image_set(StimulusSet("A", "image", category="toy/a"), tmp_path / "nope")
     missing = image_root / "toy" / "c"
     with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(missing))} for set 'C' does not exist$"):
@@ -70,6 +73,20 @@ def test_resolve_errors_name_the_path(tmp_path, image_root):
     with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(missing))} for set 'C' contains no "
                                           r"images \(\.jpg \.jpeg \.png"):
         resolve_image_set(StimulusSet("C", "image", category="toy/c"), image_root)
+
+
+def test_wrong_types_are_named_precisely(tmp_path, image_root):
+    # issue 45: a file given for a folder was "does not exist"; a folder named like an image was skipped silently
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(EatkitError, match=rf"^image folder {re.escape(str(tmp_path / 'file'))} is a file, not a folder$"):
+        resolve_image_set(StimulusSet("A", "image", category="toy/a"), tmp_path / "file")
+    (image_root / "toy" / "f").write_text("x")
+    with pytest.raises(EatkitError, match=r"for set 'F' is a file, not a folder$"):
+        resolve_image_set(StimulusSet("F", "image", category="toy/f"), image_root)
+    (image_root / "toy" / "a" / "x.jpg").mkdir()
+    with pytest.raises(EatkitError, match=r"for set 'A' holds a folder named like an image, x\.jpg: an image must be a file"):
+        resolve_image_set(StimulusSet("A", "image", category="toy/a"), image_root)
+    (image_root / "toy" / "a" / "x.jpg").rmdir()
 
 
 def test_broken_links_and_subfolders_of_images_are_errors_naming_the_path(image_root):
@@ -573,7 +590,7 @@ def test_imagegpt_hub_path_offline_is_one_line_error(image_root, monkeypatch):
     with pytest.raises(EatkitError) as err:
         build_model("imagegpt-small", cache=False, images=image_root)
     assert str(err.value) == ("cannot load the Hugging Face model 'openai/imagegpt-small': "
-                              "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)")
+                              "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)" + "; " + LOCAL_FOLDER)
     assert "\n" not in str(err.value)
 
 

@@ -8,6 +8,8 @@ import shutil
 import numpy as np
 import pytest
 
+from eatkit.encoders.hf import LOCAL_FOLDER
+
 from eatkit import io as io_module
 from eatkit.encoders.hf import hf_weights_identity
 from eatkit.registry import build_model, get_model
@@ -211,7 +213,7 @@ def test_unknown_hub_model_offline_is_a_one_line_error(monkeypatch):
         build_model("hf:eatkit-tests/no-such-model")
     message = str(err.value)
     assert message == ("cannot load the Hugging Face model 'eatkit-tests/no-such-model': "
-                       "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)")
+                       "it is not in the local cache and the Hugging Face hub cannot be reached (HF_HUB_OFFLINE=1 or no network)" + "; " + LOCAL_FOLDER)
 
 
 def test_no_network_is_offline_mode_at_once(monkeypatch):
@@ -236,7 +238,7 @@ def test_no_network_is_offline_mode_at_once(monkeypatch):
         for _ in range(2):
             with pytest.raises(EatkitError, match="^cannot load the Hugging Face model 'eatkit-tests/no-such-model': "
                                                   "it is not in the local cache and the Hugging Face hub cannot be "
-                                                  r"reached \(HF_HUB_OFFLINE=1 or no network\)$"):
+                                                  r"reached \(HF_HUB_OFFLINE=1 or no network\); a local model folder "):
                 build_model("hf:eatkit-tests/no-such-model")
         assert probes == [(("huggingface.co", 443), hf.HUB_PROBE_TIMEOUT_S)]  # probed once per process
         assert constants.HF_HUB_OFFLINE is True

@@ -17,6 +17,14 @@ timm = lazy_module("timm")
 pytestmark = pytest.mark.slow   # trains a tiny network (a few seconds on 2 cores)
 
 
+def _umask():
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _split(n, offset):
     # person on even ids, car on multiples of 3: the two labels are learnable from their colour blocks
     return {offset + i: ([c for c, on in (("person", i % 2 == 0), ("car", i % 3 == 0)) if on], ["x"])
@@ -46,6 +54,11 @@ def test_finetune_end_to_end_reports_map_and_f1(tuned):
     meta = json.loads(result.checkpoint.with_name("ft.safetensors.json").read_text())
     assert meta["architecture"] == "timm:test_resnet" and meta["options"]["momentum"] == 0.9
     assert meta["options"]["loss"] == "BCEWithLogitsLoss" and meta["history"][1]["map"] == last.map
+    # written as every eatkit output (issue 45: safetensors' save_file left the checkpoint 0600)
+    from eatkit.io import FILE_MODE
+
+    for written in (result.checkpoint, result.checkpoint.with_name("ft.safetensors.json")):
+        assert written.stat().st_mode & 0o777 == FILE_MODE == 0o666 & ~_umask()
 
     # the checkpoint holds the trained network: its validation logits give the reported mAP and F1
     from eatkit.encoders.checkpoints import load_checkpoint_into
@@ -117,6 +130,8 @@ def test_finetune_bad_options(tmp_path):
         finetune("timm:test_resnet", train[0], train[2], tmp_path / "x", categories=["surfboard"])
     with pytest.raises(EatkitError, match="is not a COCO instances file"):
         finetune("timm:test_resnet", train[1], train[2], tmp_path / "x")
+    with pytest.raises(EatkitError, match="--no-pretrained .pretrained=False. does not apply to efficientnet_lite0"):
+        finetune("efficientnet_lite0", train[0], train[2], tmp_path / "x", pretrained=False)
 
 
 def test_metrics_match_scikit_learn():

@@ -270,3 +270,25 @@ def test_validity_on_a_t2iat_run(capsys, models, tmp_path) -> None:
     (record,) = json.loads((tmp_path / "v" / "results.json").read_text())
     assert set(record["validity"]["leave_one_out"]) == {"math", "physics", "music", "art"}
     assert record["validity"]["minimum_detectable_d"] is None and "no effect is detectable" in record["validity"]["note"]
+
+
+def test_generation_progress_counts_images_with_an_eta(capsys, models, tmp_path, monkeypatch) -> None:
+    """Off a terminal the run writes ``diffusers:<folder>: generating n/28 images, ETA t`` lines: the images of
+    all the run's prompt sets in one count (issue 46: not ``embedding 48 stimulus sets Ns``)."""
+    from eatkit import progress
+
+    from test_progress_items import lines_of
+
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    code, _, err = run_cli(capsys, "run", models["suite"], "--model", f"diffusers:{models['pipe']}", "--embedder",
+                           f"hf-clip:{models['clip']}", *GENERATION, "--seed", "0", "--bootstrap", "0", "--no-cache",
+                           "-o", str(tmp_path / "run"))
+    assert code == 0, err
+    found = lines_of(err, f"diffusers:{models['pipe']}: generating")
+    # 2 concepts x 2 targets x 3 prompt sets + 2 depiction prompts = 14 prompts, 2 images each
+    assert {m["total"] for m in found} == {"28"} and {m["unit"] for m in found} == {"images"}
+    done = [int(m["done"]) for m in found]
+    assert done == sorted(done) and done[-1] == 28 and len(set(done)) > 3
+    assert any(m["eta"] for m in found)
+    embedded = lines_of(err, f"hf-clip:{models['clip']}: embedding")
+    assert "images" in {m["unit"] for m in embedded}  # (and the classifier's prompts: sentences)

@@ -84,3 +84,14 @@ def test_bad_roles_are_one_line(tmp_path, capsys, kind, roles, message):
                  "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_permutations_exact_counts_every_assignment_in_a_run(tmp_path, capsys):
+    # SAME over 3 + 3 + 3 attribute words: 1,680 assignments, all counted (never sampled) with --permutations exact
+    write_suite(tmp_path, [{"id": "same3", "title": "SAME", "kind": "same",
+                            **_roles(T1="jobs", A1="male", A2="female", A3="plural")}])
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "multi.json"), "--vectors", str(tmp_path / "vectors.txt"), "--permutations",
+                 "exact", "--bootstrap", "0", "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+    record, = json.loads((out / "results.json").read_text())
+    assert record["p_value_exact"] is True and record["n_permutations"] == 1680

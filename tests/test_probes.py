@@ -472,3 +472,18 @@ def test_text_only_generation_from_the_command_line(capsys, open_clip_model, tmp
     assert record["start"] == "noise" and len(record["similarity_mean"]["noise"]) == 3
     html = (out / "report.html").read_text()
     assert "Frames from noise toward" in html and html.count('class="thumb"') == 3 * 3
+
+
+def test_verify_reproduces_a_fresh_retrieval_probe_run(capsys, clip_model, tmp_path) -> None:
+    # issue 45: "the run's manifest names no image folder" though the probe read --images
+    images = group_images(tmp_path / "faces", {"a": 3, "b": 3})
+    out = tmp_path / "retrieval"
+    code, _, err = run_cli(capsys, "probe", "retrieval", "--model", f"hf-clip:{clip_model}", "--images", str(images),
+                           "--concepts", "doctor,nurse", "--permutations", "200", "--bootstrap", "0", "-q", "-o",
+                           str(out), "--no-cache")
+    assert code == 0, err
+    code, stdout, err = run_cli(capsys, "verify", str(out))
+    assert code == 0 and "6 image files" in stdout, (stdout, err)
+    (next((images / "a").iterdir())).write_bytes(b"changed")
+    code, stdout, err = run_cli(capsys, "verify", str(out))
+    assert code == 1 and "changed" in stdout, (stdout, err)

@@ -74,3 +74,14 @@ def test_a_forest_plot_of_many_effects_draws_those_of_largest_weight_with_a_note
     xs = ax.patches[0].get_xy()[:, 0]
     assert xs.min() == pytest.approx(result.ci[0]) and xs.max() == pytest.approx(result.ci[1])
     assert f"the {MAX_FOREST_ROWS} of {k} effects of largest weight drawn" in ax.get_title()
+
+
+def test_the_summary_prints_the_pooled_effects_p_and_labels_q_as_heterogeneity():
+    """Issue 46: 'Q(3) = 0.90, p = 0.83' beside an estimate whose own p (0.028) was never printed."""
+    from eatkit.stats.meta_analysis import random_effects
+
+    result = random_effects([0.2, 0.5, 0.9], [0.01, 0.02, 0.015])
+    line = summary_line(result)
+    effect, heterogeneity = line.split("; heterogeneity: ")
+    assert effect.endswith(f"p = {result.p_value:.2g}") and result.p_value == pytest.approx(0.0148, abs=5e-4)
+    assert f"Q(2) = 19.62, heterogeneity p = {result.q_p_value:.2g}" in heterogeneity

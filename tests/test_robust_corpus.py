@@ -26,8 +26,12 @@ from eatkit.run.folder import OWNER_FILE, owner_marker, prepare_output
 from eatkit.stats import eat
 from eatkit.stats.bootstrap import bootstrap_effect_size
 from eatkit.stats.debias import double_hard_debias, hard_debias
+from eatkit.stats.degeneracy import DegeneracyWarning
 from eatkit.stats.false_positives import specificity
+from eatkit.stats.meta_analysis import random_effects
 from eatkit.stats.metrics import direct_bias, ect, mac, ripa, rnd, rnsb
+from eatkit.stats.multigroup import generalized_weat, same
+from eatkit.stats.permutation import group_permutation_test
 from eatkit.stats.power import minimum_detectable_effect, required_set_size
 
 WORDS = {"X": ["rose", "tulip", "daisy"], "Y": ["ant", "bee", "wasp"], "A": ["good", "nice", "kind"],
@@ -110,6 +114,10 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        "specific": [w for ws in WORDS.values() for w in ws] + EXTRA}),
         "words-same.json": json.dumps({"schema": "eatkit.debias-words/1", "definitional": [["she", "she"]]}),
         "user.json": "my own notes\n",
+        "meta-negse.csv": "effect,se\n0.5,-0.1\n0.2,0.1\n", "meta-huge.csv": "effect,se\n1e200,0.1\n0.2,0.1\n",
+        "meta-tiny.csv": "effect,variance\n0.5,1e-320\n0.2,0.1\n",
+        "meta-semi.csv": "effect;se\n0,5;0,1\n0,2;0,1\n", "meta-dup.csv": "effect,se,effect\n0.5,0.1,0.4\n0.2,0.1,0.3\n",
+        "meta-long.csv": "effect,se\n0.5,0.1,9\n0.2,0.1\n",
     }
     for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
@@ -168,8 +176,6 @@ CLI: list[tuple[str, list[str], str]] = [
       ([], *(["--metrics", k] for k in METRICS))],
     *[("degenerate", _r(*m, vectors="vsameA.txt"), "set 'A' holds 3 stimuli that all share one vector") for m in
       ([], *(["--metrics", k] for k in READ_ATTRIBUTES))],
-    *[("degenerate", _r(*m, suite="overlap.json"), "share a vector") for m in
-      ([], *(["--metrics", k] for k in METRICS))],
     *[("degenerate", _r(*m, suite="xy.json"), "sets 'X' and 'Y' hold the same vectors") for m in
       ([], *(["--metrics", k] for k in METRICS))],
     *[("degenerate", _r(*m, suite="ab.json"), "sets 'A' and 'B' hold the same vectors") for m in
@@ -182,7 +188,20 @@ CLI: list[tuple[str, list[str], str]] = [
     ("degenerate", [*DEBIAS, "--vectors", "{d}/v.txt", "--method", "hard", "--word-lists", "{d}/words-same.json",
                     "-o", "{o}"], "have the same direction in both words"),
     ("degenerate", [*DEBIAS, "--vectors", "{d}/v1d.txt", "--method", "hard", "-o", "{o}"], "dimension 1"),
+    ("degenerate", ["meta", "{d}/meta-negse.csv"], "line 2: a standard error must be positive, got -0.1"),
+    ("reader", ["meta", "{d}/meta-semi.csv"], "is separated by ';', not commas"),
+    ("reader", ["meta", "{d}/meta-dup.csv"], "names the column 'effect' twice"),
+    ("reader", ["meta", "{d}/meta-long.csv"], "line 2: 3 fields, the header has 2"),
+    ("reader", ["meta", "{d}/fifo.csv"], "is a FIFO"),
+    ("degenerate", ["meta", "{d}/meta-huge.csv"], "'effects' has a value of magnitude 1e+200 (entry 0), outside"),
+    ("degenerate", ["meta", "{d}/meta-tiny.csv"], "'variances' has a value of magnitude 1e-320 (entry 0)"),
     # 2. meaningless settings
+    ("setting", ["analysis-set", "folders", "--images", "{d}/images", "--classes", "a", "-o", "{o}.json"],
+     "an analysis set needs at least 2 classes (a geometry test compares classes); got only 'a'"),
+    ("setting", ["sweep", "{d}/sweep.toml", "--cluster", "local", "-q", "-o", "{o}"],
+     "--cluster applies to --executor slurm only (the executor here is local)"),
+    ("setting", ["sweep", "{d}/sweep.toml", "--address", "auto", "-q", "-o", "{o}"],
+     "--address applies to --executor ray only (the executor here is local)"),
     ("setting", _r("--specificity", "1"), "n_splits=1"),
     ("setting", _r("--metrics", "rnsb", "--n-fits", "1"), "n_fits must be an integer >= 2, got 1"),
     ("setting", _r("--metrics", "direct-bias", "--direct-bias-c", "1e308"), "c must be a number in (0, 10000], got 1e+308"),
@@ -339,11 +358,17 @@ API: list[tuple[str, Callable[[], Any], str]] = [
     *[("degenerate", (lambda f=f: f(*ONE_D)), "dimension 1") for f in STATS.values()],
     *[("degenerate", (lambda f=f: f(SAME, Y, A, B)), "share one vector") for name, f in STATS.items()],
     *[("degenerate", (lambda f=f: f(X, Y, SAME, B)), "share one vector") for name, f in STATS.items()],
-    *[("degenerate", (lambda f=f: f(X, np.r_[Y[:2], X[:1]], A, B)), "share a vector") for name, f in STATS.items()
-      if name not in ("mac", "rnsb")],
     *[("degenerate", (lambda f=f: f(X * 1e200, Y * 1e200, A * 1e200, B * 1e200)), "outside [1e-150, 1e+150]")
       for name, f in STATS.items() if name != "rnsb"],
     ("degenerate", lambda: rnsb([X * 1e200, Y], A, B), "outside [1e-06, 1e+06]"),
+    # the numeric-range rule for sums and meta-analyses, the degeneracy rules of ECT and the multi-group kinds
+    ("degenerate", lambda: group_permutation_test([4.4e307, -4.4e307, 4.4e307], [-4.4e307, 4.4e307, -4.4e307]),
+     "'first' has a value of magnitude 4.4e+307 (entry 0), outside [0, 1e+150]"),
+    ("degenerate", lambda: random_effects([1e120, 0.1], [0.1, 0.2]), "'effects' has a value of magnitude 1e+120"),
+    ("degenerate", lambda: random_effects([0.1, 0.2], [1e-320, 0.1]), "outside [1e-100, 1e+100]"),
+    ("degenerate", lambda: ect(X, Y, A[:2]), "ECT needs at least 3 attribute stimuli in A, got 2"),
+    ("degenerate", lambda: same(X, [A, A[::-1]]), "sets 'A1' and 'A2' hold the same vectors"),
+    ("degenerate", lambda: generalized_weat([X, X[::-1]], [A, B]), "sets 'T1' and 'T2' hold the same vectors"),
     ("degenerate", lambda: rnsb([X * 1e30, Y * 1e30], A * 1e30, B * 1e30, rng=0), "rescale the vectors"),
     ("degenerate", lambda: rnsb([X * 1e-42, Y * 1e-42], A * 1e-42, B * 1e-42, rng=0), "rescale the vectors"),
     ("degenerate", lambda: hard_debias(np.r_[X, Y], [[0, 0]], [3, 4]), "same direction in both words"),
@@ -379,6 +404,9 @@ WARNED: list[tuple[list[str], str]] = [
     (_r("--permutations", "exact", "--metrics", "ect", suite="two.json", quiet=False), "the smallest p-value"),
     (_r("--permutations", "exact", "--metrics", "ripa", suite="pairs2.json", quiet=False), "the smallest p-value this test"),
     (_r("--permutations", "auto", suite="pairs2.json", quiet=False), "1 of 6 partitions"),
+    # sets sharing a vector (rose in X and Y) are a recorded warning naming the row, not an error (issue 45)
+    *[(_r(*m, suite="overlap.json", quiet=False), "sets 'X' and 'Y' share 1 vector(s) (row(s) 0 of 'X')") for m in
+      ([], *(["--metrics", k] for k in ("rnd", "ect", "ripa", "direct-bias")))],
 ]
 
 
@@ -423,6 +451,12 @@ def test_a_run_records_the_warning(d: Path, tmp_path: Path, capsys, argv: list[s
     assert warning in capsys.readouterr().out  # printed once, with the test's table
     records = json.loads((out / "results.json").read_text())
     assert records and all(any(warning in w for w in r["warnings"]) for r in records)
+
+
+@pytest.mark.parametrize("name", [n for n in STATS if n not in ("mac", "rnsb")])
+def test_every_statistic_warns_of_sets_sharing_a_vector(name: str) -> None:
+    with pytest.warns(DegeneracyWarning, match=r"sets 'X' and 'Y' share 1 vector\(s\) \(row\(s\) 0 of 'X'\)"):
+        STATS[name](X, np.r_[Y[:2], X[:1]], A, B)
 
 
 def test_scale_free_p_values_do_not_depend_on_the_vectors_scale() -> None:
@@ -539,3 +573,33 @@ def test_a_new_numeric_option_without_a_declaration_fails() -> None:
     meta = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["meta"]
     meta.add_argument("--new-threshold", type=float)  # what a later change might add
     assert _undeclared_numeric_options(parser)["meta"] == {"--new-threshold"}
+
+
+def test_a_csv_with_a_byte_order_mark_reads_as_without(tmp_path: Path, capsys) -> None:
+    # Excel's UTF-8 CSV starts with a byte-order mark; the first column is still 'effect' (issue 45: misread)
+    plain = "label,effect,se\na,0.5,0.1\nb,0.2,0.2\n"
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + plain.encode())
+    (tmp_path / "plain.csv").write_text(plain)
+    assert main(["meta", str(tmp_path / "plain.csv")]) == 0
+    expected = capsys.readouterr().out
+    assert main(["meta", str(tmp_path / "bom.csv")]) == 0
+    assert capsys.readouterr().out == expected and "a " in expected
+
+
+def test_a_refused_pickle_region_file_gives_its_error_alone(tmp_path: Path) -> None:
+    # issue 45: torch printed two warnings (pickle protocol) before the one-line error
+    import collections
+    import pickle
+    import warnings
+
+    from eatkit.errors import EatkitError as Refused
+    from eatkit.io import load_torch_weights
+
+    pytest.importorskip("torch")
+    path = tmp_path / "regions.th"
+    path.write_bytes(pickle.dumps({"a.jpg": collections.Counter(a=1)}, protocol=4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(Refused, match="refusing region file"):
+            load_torch_weights(path, what="region file")
+    assert [str(w.message) for w in caught] == []

@@ -164,3 +164,77 @@ def test_monte_carlo_p_and_bootstrap_are_seeded():
 def test_bad_inputs(call, message):
     with pytest.raises(EatkitError, match=message):
         call()
+
+
+def distinct_labelings(sizes):
+    """Every distinct assignment of units to groups of ``sizes``, by nested combinations (independent of
+    eatkit's enumeration)."""
+    def fill(free, group):
+        if group == len(sizes) - 1:
+            yield {i: group for i in free}
+            return
+        for chosen in itertools.combinations(free, sizes[group]):
+            for tail in fill([i for i in free if i not in chosen], group + 1):
+                yield {**dict.fromkeys(chosen, group), **tail}
+    for mapping in fill(list(range(sum(sizes))), 0):
+        yield tuple(mapping[i] for i in range(sum(sizes)))
+
+
+def test_exact_counts_every_assignment_beyond_ten_thousand_equal_to_brute_force():
+    # 4 + 4 + 4 target words: 34,650 assignments, more than the 10,000 "auto" draws; "exact" counts them all
+    sizes = (4, 4, 4)
+    rng = np.random.default_rng(12)
+    targets = random_sets(rng, sizes, dim=4, shift=0.4)
+    attributes = random_sets(rng, [3, 3, 3], dim=4, shift=1.0)
+    units = [v for s in targets for v in s]
+    labelings = list(distinct_labelings(sizes))
+    observed = reference_generalized_weat(targets, attributes)
+    values = np.array([reference_generalized_weat(regroup(units, sizes, labels), attributes) for labels in labelings])
+    expected = float(np.mean(values >= observed - 1e-12 * max(1, abs(observed))))
+    r = generalized_weat(targets, attributes, permutations="exact", n_bootstrap=0)
+    assert len(labelings) == 34_650 == r.permutations and r.exact
+    assert r.p_value == pytest.approx(expected, abs=1e-15)
+    sampled = generalized_weat(targets, attributes, n_bootstrap=0, rng=0)  # the default 10,000 draws: sampled
+    assert not sampled.exact and sampled.permutations == 10_000
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (2, 1), (3, 2, 2), (2, 2, 2, 1)])
+def test_the_enumeration_lists_each_assignment_once(sizes):
+    from eatkit.stats.multigroup import _assignments, n_assignments
+
+    listed = [tuple(row) for block in _assignments(sizes) for row in block]
+    assert sorted(listed) == sorted(distinct_labelings(sizes)) and len(listed) == n_assignments(sizes)
+
+
+def test_exact_beyond_an_hour_is_refused_with_the_estimate_never_sampled():
+    rng = np.random.default_rng(0)
+    with pytest.raises(EatkitError, match=r"an exact permutation test over every assignment of groups of 20, 20, "
+                                          r"20 \(5.78e\+26 assignments\) would take about .* days"):
+        generalized_weat(random_sets(rng, [20, 20, 20]), random_sets(rng, [3, 3, 3]), permutations="exact")
+    with pytest.raises(EatkitError, match="would take about"):
+        same(rng.normal(size=(5, 5)), random_sets(rng, [30, 30]), permutations="exact")
+
+
+def test_multigroup_sets_go_through_the_degeneracy_rules():
+    from eatkit.stats.degeneracy import DegeneracyWarning
+
+    rng = np.random.default_rng(5)
+    T, A, B = rng.normal(size=(4, 5)), rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    with pytest.raises(EatkitError, match="sets 'A1' and 'A2' hold the same vectors"):
+        same(T, [A, A[::-1]], n_bootstrap=0)  # was a value from rounding noise
+    with pytest.raises(EatkitError, match="sets 'T1' and 'T2' hold the same vectors"):
+        generalized_weat([T[:2], T[1::-1]], [A, B], n_bootstrap=0)
+    with pytest.raises(EatkitError, match="set 'A2' holds 3 stimuli that all share one vector"):
+        same(T, [A, np.ones((3, 5))], n_bootstrap=0)
+    with pytest.warns(DegeneracyWarning, match=r"sets 'A1' and 'A3' share 1 vector\(s\) \(row\(s\) 0 of 'A1'\)"):
+        same(T, [A, B, np.r_[A[:1], B[1:] + 1]], n_bootstrap=0)
+
+
+def test_an_exact_multigroup_record_warns_of_its_p_floor():
+    from types import SimpleNamespace
+
+    from eatkit.stats.degeneracy import p_floor_warning
+
+    record = SimpleNamespace(p_value=0.5, p_value_exact=True, n_permutations=2)
+    assert p_floor_warning(record, 0.05) == ("the smallest p-value this test can reach is 0.5 (1 of 2 partitions), "
+                                             "above alpha=0.05: no result can be significant")

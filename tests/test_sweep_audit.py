@@ -181,8 +181,20 @@ def test_labels_that_map_to_one_folder_and_unknown_tests_are_refused_when_read(t
                     base=tmp_path)
 
 
+def _record(suite: str, row: dict) -> dict:
+    """The results.json record of a synthetic results.csv row (the fields its kind requires)."""
+    base = {"kind": row["kind"], "suite": suite, "test": row["test"], "title": row["test"], "p_value": row["p_value"],
+            **{f"{r}_name": r.upper() for r in "xyab"}, **{f"n_{r}": 8 for r in "xyab"}}
+    if row["kind"] != "eat":
+        return {**base, "metric": row["kind"], "value": row["value"]}
+    level2 = {f"level2_{s}_{f}": v for s in "xy" for f, v in (("effect_size", 0.0), ("p_value", 0.5), ("p_exact", False),
+                                                              ("alternative", "greater"), ("association", None))}
+    return {**base, "effect_size": row["effect_size"], "p_value_exact": False, "p_method": "permutation",
+            "n_permutations": 1000, "alternative": "greater", "pattern": "Non-Directional", **level2}
+
+
 def _synthetic_sweep(out: Path, models: int, suites: dict[str, int], settings: tuple[str, ...]) -> int:
-    """A finished sweep's folder (sweep.json, cell folders with cell.json and results.csv) of random
+    """A finished sweep's folder (sweep.json, cell folders with cell.json, results.csv and results.json) of random
     results: models x suites x settings cells, each suite's tests an EAT d and, for the first suite, 4 metrics."""
     rng = np.random.default_rng(0)
     index = {"source": "synthetic", "metadata": {}, "cells": []}
@@ -202,6 +214,7 @@ def _synthetic_sweep(out: Path, models: int, suites: dict[str, int], settings: t
                 folder = out / "cells" / cell
                 folder.mkdir(parents=True)
                 pd.DataFrame(rows).to_csv(folder / "results.csv", index=False)
+                (folder / "results.json").write_text(json.dumps([_record(suite, row) for row in rows]))
                 (folder / "cell.json").write_text(json.dumps({"status": "done", "failed_tests": {}}))
                 index["cells"].append({"id": cell, "model": model, "suite": suite, "setting": setting,
                                        "status": "done", "error": None, "inapplicable_tests": {}})

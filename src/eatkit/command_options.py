@@ -19,7 +19,7 @@ from typing import Any
 from eatkit.params import CONFIDENCE_LEVEL, Param
 
 #: batch sizes above this rarely run faster and risk running out of memory on a GPU
-_BATCH = dict(low=1, useful=(None, 1024))
+_BATCH = dict(low=1, high=65_536, useful=(None, 1024))
 #: worker processes: a fixed bound (module docstring)
 _WORKERS = dict(low=0, useful=(None, 64))
 
@@ -37,15 +37,15 @@ COMMAND_OPTIONS: dict[str, dict[str, Param]] = {command: {p.name: p for p in par
     ),
     "probe": (
         Param("batch_size", int, help="inference batch size", **_BATCH),
-        Param("max_new_tokens", int, low=1, useful=(None, 512),
+        Param("max_new_tokens", int, low=1, high=32_768, useful=(None, 512),
               help="longest answer or caption in new tokens (replaces --max-length)"),
-        Param("max_length", int, low=1, useful=(None, 512),
+        Param("max_length", int, low=1, high=32_768, useful=(None, 512),
               help="longest sequence in tokens, a prompt's included (default: VQA 10, captions 20)"),
-        Param("min_length", int, low=0, useful=(None, 512),
+        Param("min_length", int, low=0, high=32_768, useful=(None, 512),
               help="shortest sequence in tokens (default: VQA 1, captions 5)"),
-        Param("num_beams", int, low=1, useful=(None, 20), help="VQA beam width (default 3; 1: greedy)"),
+        Param("num_beams", int, low=1, high=100, useful=(None, 20), help="VQA beam width (default 3; 1: greedy)"),
         # k above the vocabulary restricts nothing; a thousand tokens already leaves top-p alone in effect
-        Param("top_k", int, low=0, useful=(None, 1000),
+        Param("top_k", int, low=0, high=10**6, useful=(None, 1000),
               help="captions: sample among the k most likely tokens too (default 50; 0: top-p alone)"),
         # below 1 rewards repetition; above 2 garbles the text (Keskar et al. 2019 use 1.2)
         Param("repetition_penalty", float, low=0, low_open=True, useful=(1, 2),

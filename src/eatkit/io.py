@@ -328,8 +328,8 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
             import torch
         except ImportError:
             raise MissingExtraError(f"reading {path.name}", "image", "torch") from None
-        with torch.serialization.safe_globals(list(allow)):
-            return torch.load(path, map_location="cpu", weights_only=True)
+        return _quiet_unless_loaded(lambda: torch.load(path, map_location="cpu", weights_only=True),
+                                    torch.serialization.safe_globals(list(allow)))
     except EatkitError:
         raise
     except Exception as err:  # noqa: BLE001 -- torch and safetensors raise many types for a bad file
@@ -338,6 +338,19 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
             reason = reason.split("WeightsUnpickler error:", 1)[1].split(" Please use", 1)[0]
         raise EatkitError(f"refusing {what} {path} (only tensors and plain containers are loaded): "
                           f"{one_line(reason)}") from None
+
+
+def _quiet_unless_loaded(load: Callable[[], Any], context: Any) -> Any:
+    """``load()`` within ``context``; the warnings it gave are shown only if it succeeds (a refused file's error
+    comes alone, without torch's notes on pickle protocols before it)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught, context:
+        warnings.simplefilter("always")
+        loaded = load()
+    for item in caught:
+        warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+    return loaded
 
 
 def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, links_out: bool = False) -> Path:
@@ -528,6 +541,46 @@ def read_json(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_I
     {'a': 1}
     """
     return parse_json(read_text(path, what, max_bytes=max_bytes), f"{what} {path}", object_pairs_hook=object_pairs_hook)
+
+
+def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
+             max_bytes: int = MAX_INPUT_BYTES) -> list[dict[str, str]]:
+    """The rows of an input CSV file (comma-separated, UTF-8 with or without a byte-order mark), each a dict
+    by the header's names; one-line errors for what a reader would misread: a header without the needed
+    ``columns``, a column named twice, a file separated by semicolons or tabs, a row with more fields than
+    the header.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "e.csv"
+    >>> _ = p.write_bytes("\\ufeffeffect,se\\n0.5,0.1\\n".encode())
+    >>> read_csv(p, "effects file", ["effect"])
+    [{'effect': '0.5', 'se': '0.1'}]
+    >>> _ = p.write_text("effect;se\\n0,5;0,1\\n"); read_csv(p, "effects file", ["effect"])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: effects file .../e.csv is separated by ';', not commas: ...
+    """
+    import csv
+
+    text = read_text(path, what, max_bytes=max_bytes).removeprefix("\ufeff")
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as err:
+        raise EatkitError(f"{what} {path} is not a CSV file: {one_line(err)}") from None
+    header = [name.strip() for name in rows[0]] if rows else []
+    for separator in (";", "\t"):
+        if len(header) == 1 and separator in header[0]:
+            raise EatkitError(f"{what} {path} is separated by {separator!r}, not commas: save it as comma-separated "
+                              f"CSV with the columns {', '.join(columns)}")
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise EatkitError(f"{what} {path} names the column {twice[0]!r} twice")
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise EatkitError(f"{what} {path} needs the columns {', '.join(columns)}; its header has "
+                          f"{', '.join(header) or 'nothing'}")
+    long = next((i for i, row in enumerate(rows[1:], start=2) if len(row) > len(header)), None)
+    if long is not None:
+        raise EatkitError(f"{what} {path}, line {long}: {len(rows[long - 1])} fields, the header has {len(header)}")
+    return [dict(zip(header, row)) for row in rows[1:] if row]
 
 
 def read_lines(handle: Any, where: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:

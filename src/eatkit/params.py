@@ -231,7 +231,7 @@ CONFIDENCE_LEVEL = Param("confidence_level", float, 0.95, low=0, high=1, low_ope
                          useful=(0.5, 0.999), help="confidence level of the bootstrap CI")
 #: RNSB's number of logistic-regression fits (the ``rnsb`` kind's parameter and :func:`eatkit.stats.metrics.rnsb`):
 #: at least 2 with the holdout split, whose spread over fits needs two (WEFE issue #5)
-N_FITS = Param("n_fits", int, 20, low=2, useful=(5, None),
+N_FITS = Param("n_fits", int, 20, low=2, high=10_000, useful=(5, None),
                help="RNSB: logistic regressions fitted on random 80 percent splits, averaged (at least 2: their "
                "spread is reported)")
 #: direct bias's strictness c (the ``direct-bias`` kind's parameter and :func:`eatkit.stats.metrics.direct_bias`):

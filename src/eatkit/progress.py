@@ -1,11 +1,15 @@
 """A dependency-free progress indicator for anything that may take more than a second.
 
-Off with ``--quiet`` (:func:`set_enabled`, or ``run_suite(progress=False)``: :func:`enabled`). In a terminal
-a background thread redraws ``desc [done/total] elapsed`` with a spinner every 0.2 s, so a long single step
-(an exact p-value over 10^14 partitions, a model load) still shows that work goes on; when stderr is not a
-terminal (a log file, a notebook, CI) it writes a line ``eatkit: desc [done/total] elapsed`` every
-``LOG_EVERY`` seconds (``$EATKIT_PROGRESS_EVERY``) instead (none for a step that ends sooner), and one when a step that wrote lines ends.
-Nested indicators (a run's embedding, an encoder's batches inside it) show the innermost only.
+Off with ``--quiet`` (:func:`set_enabled`, or ``run_suite(progress=False)``: :func:`enabled`). A loop counts
+its items in a unit (``images``, ``sentences``, ``pairs``, ``contexts``, ``cells``) and, once one is done, the
+time left at the pace so far: ``generating 1,200/3,200 images, ETA 4m10s``. In a terminal a background thread
+redraws ``desc done/total unit, ETA t elapsed`` with a spinner every 0.2 s, so a long single step (an exact
+p-value over 10^14 partitions, a model load) still shows that work goes on; when stderr is not a terminal (a
+log file, a notebook, CI) it writes a line ``eatkit: desc done/total unit, ETA t elapsed`` every
+``LOG_EVERY`` seconds (``$EATKIT_PROGRESS_EVERY``) instead (none for a step that ends sooner), and one when a
+step that wrote lines ends. Nested indicators (a run's embedding, an encoder's batches inside it) show the
+innermost only. :func:`progress` wraps an iterable; :func:`tracker` is for a loop that counts itself (a
+batch of 32 sentences done: ``tick.advance(32)``).
 """
 
 from __future__ import annotations
@@ -68,11 +72,59 @@ def enabled(on: bool | None) -> Iterator[None]:
         _ENABLED = previous
 
 
+def duration(seconds: float) -> str:
+    """Seconds as a short duration: ``42s``, ``4m10s``, ``2h05m``.
+
+    >>> duration(42.4), duration(250), duration(7500)
+    ('42s', '4m10s', '2h05m')
+    """
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def counted(done: int, total: int | None, unit: str, elapsed: float, since: int = 0) -> str:
+    """``done/total unit, ETA t`` (thousands separated): the time left at the pace of the ``done - since``
+    items of the last ``elapsed`` seconds (no ETA before that pace is known or after the last item).
+
+    >>> counted(1200, 3200, "images", 150.0)
+    '1,200/3,200 images, ETA 4m10s'
+    >>> counted(3, None, "cells", 1.0), counted(0, 10, "", 1.0), counted(1, 10, "", 40.0, since=1)
+    ('3 cells', '0/10', '1/10')
+    """
+    text = f"{done:,}/{total:,}" if total else f"{done:,}"
+    text += f" {unit}" if unit else ""
+    if total and since < done < total:
+        text += f", ETA {duration(elapsed / (done - since) * (total - done))}"
+    return text
+
+
+#: what a progress line counts, by the modality of the stimuli
+UNITS = {"image": "images", "word": "words", "sentence": "sentences", "prompt": "prompts",
+         "image-caption": "image-caption pairs"}
+
+
+def item_unit(sets: Iterable[object]) -> str:
+    """The unit of a progress line over stimulus sets (anything with a ``modality``): their modality's
+    plural when they share one, else ``items``.
+
+    >>> from types import SimpleNamespace as S
+    >>> item_unit([S(modality="image"), S(modality="image")]), item_unit([S(modality="word"), S(modality="image")])
+    ('images', 'items')
+    """
+    found = {getattr(s, "modality", None) for s in sets}
+    return UNITS.get(found.pop(), "items") if len(found) == 1 else "items"
+
+
 class _Indicator:
     """The spinner (terminal) or the periodic log lines (otherwise) of one step; see the module docstring."""
 
-    def __init__(self, desc: str, total: int | None) -> None:
-        self.desc, self.total, self.done = desc, total, 0
+    def __init__(self, desc: str, total: int | None, unit: str = "") -> None:
+        self.desc, self.total, self.done, self.unit = desc, total, 0, unit
+        self.paced: tuple[float, int] | None = None  # (time, items done) when the first item was done
         self.stream = sys.stderr
         self.tty = self.stream.isatty()
         self.start = time.monotonic()
@@ -90,15 +142,22 @@ class _Indicator:
         self.thread.join()
         _ACTIVE.remove(self)
         if self.tty:
-            self.stream.write("\r" + " " * (len(self.desc) + 32) + "\r")
+            self.stream.write("\r" + " " * (len(self.desc) + 64) + "\r")
         elif self.logged:
             self.stream.write(f"eatkit: {self.desc} {self._count()}done in {time.monotonic() - self.start:.0f}s\n")
         self.stream.flush()
 
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        if self.paced is None:  # the pace counts from the first item done: not the set-up (a model's load)
+            self.paced = (time.monotonic(), self.done + n)
+        self.done += n
+
     def _count(self) -> str:
         if not self.total and not self.done:
             return ""
-        return f"[{self.done}{f'/{self.total}' if self.total else ''}] "
+        since, first = (self.paced[1], self.paced[0]) if self.paced else (self.done, self.start)
+        return counted(self.done, self.total, self.unit, time.monotonic() - first, since) + " "
 
     def _run(self) -> None:
         tick, last = 0, self.start
@@ -117,10 +176,11 @@ class _Indicator:
             tick += 1
 
 
-def progress(items: Iterable[T], *, total: int | None = None, desc: str = "") -> Iterator[T]:
-    """Yield ``items`` while showing ``desc [done/total] elapsed`` on stderr (see the module docstring).
+def progress(items: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "") -> Iterator[T]:
+    """Yield ``items`` while showing ``desc done/total unit, ETA t elapsed`` on stderr (see the module
+    docstring).
 
-    >>> list(progress(range(3), desc="demo"))
+    >>> list(progress(range(3), desc="demo", unit="cells"))
     [0, 1, 2]
     """
     if not _ENABLED:
@@ -128,10 +188,38 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "") ->
         return
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
-    with _Indicator(desc, total) as indicator:
+    with _Indicator(desc, total, unit) as indicator:
         for item in items:
             yield item
-            indicator.done += 1
+            indicator.advance()
+
+
+class _Silent:
+    """The tracker of a block with progress off: counts, shows nothing."""
+
+    def __init__(self, total: int | None) -> None:
+        self.total, self.done = total, 0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+
+
+@contextmanager
+def tracker(desc: str, total: int | None, unit: str = "") -> Iterator[_Indicator | _Silent]:
+    """Show ``desc done/total unit, ETA t`` while the block runs; the block says what it did with
+    ``advance(n)`` (a loop over batches: the items of each batch), and may raise ``total`` when it learns more.
+
+    >>> with tracker("scoring", 3016, "sentences") as tick:
+    ...     for batch in range(0, 3016, 32):
+    ...         tick.advance(min(32, 3016 - batch))
+    >>> tick.done
+    3016
+    """
+    if not _ENABLED:
+        yield _Silent(total)
+        return
+    with _Indicator(desc, total, unit) as indicator:
+        yield indicator
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -28,6 +29,15 @@ from eatkit.errors import EatkitError
 SCHEMA_VERSION = 2
 
 R = TypeVar("R", bound="Record")
+
+#: the declared ranges of record fields, by field name (the field's number, or every number in its list or
+#: object): probabilities, levels and shares in [0, 1]; counts, sizes and variances at least 0. Checked on
+#: every read-back (:meth:`Record.from_json`), so a hand-edited results.json is refused naming file and field
+FIELD_RANGES: tuple[tuple[re.Pattern[str], float, float], ...] = (
+    (re.compile(r"(.*_)?p_values?(_.*)?|q_value|q_p_value|p_max_skew|p_ndkl|i2|confidence_level|alpha"
+                r"|share(_.*)?|shares|top_shares"), 0.0, 1.0),
+    (re.compile(r"n_.*|.*_n_permutations|k|q_df|q|tau2|se|set_sizes|counts|group_counts|group_size"), 0.0, math.inf),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,9 +135,32 @@ class Record:
             values[f.name] = _checked(data[f.name], hints[f.name], f"{who}: {f.name!r}")
         if missing:
             raise EatkitError(f"{who} lacks {', '.join(repr(k) for k in missing)}")
+        for name, value in values.items():
+            check_range(name, value, f"{who}: {name!r}")
         record = cls(**values)
         record.check(who)
         return record
+
+
+def check_range(name: str, value: Any, what: str) -> None:
+    """Raise a one-line error when the number ``value`` of field ``name`` (or a number inside it) leaves the
+    field's declared range (:data:`FIELD_RANGES`); NaN (written as null) passes.
+
+    >>> check_range("p_value", 7.5, "results.json: test 't': 'p_value'")
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: results.json: test 't': 'p_value' is 7.5, outside its declared range [0, 1]
+    """
+    bounds = next(((low, high) for pattern, low, high in FIELD_RANGES if pattern.fullmatch(name)), None)
+    if bounds is None:
+        return
+    numbers = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+    for number in numbers:
+        if isinstance(number, (dict, list)):
+            check_range(name, number, what)
+        elif isinstance(number, (int, float)) and not isinstance(number, bool) and \
+                not bounds[0] <= number <= bounds[1] and not math.isnan(number):
+            raise EatkitError(f"{what} is {number!r}, outside its declared range [{bounds[0]:g}, {bounds[1]:g}]")
 
 
 def plain_json(value: Any) -> Any:

@@ -125,7 +125,21 @@ def get_model(name: str) -> ModelSpec:
     if name in _REGISTRY and not name.endswith(":<name>"):
         return _REGISTRY[name]
     known = ", ".join(sorted(_REGISTRY))
-    raise EatkitError(f"unknown model '{name}' (known models: {known}; see 'eatkit list models')")
+    hint = did_you_mean(name, _REGISTRY)
+    raise EatkitError(f"unknown model '{name}'{hint} (known models: {known}; see 'eatkit list models')")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``: did you mean 'x'?`` for the known names closest to ``name`` (difflib, ignoring case), else "".
+
+    >>> did_you_mean("glove-6B-50d", ["glove-6b-50d", "slip"]), did_you_mean("zzz", ["slip"])
+    (": did you mean 'glove-6b-50d'?", '')
+    """
+    import difflib
+
+    names = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(names), n=3, cutoff=0.75)
+    return f": did you mean {' or '.join(repr(names[c]) for c in close)}?" if close else ""
 
 
 def build_model(name: str, **options: Any) -> EmbeddingSource:

@@ -8,7 +8,7 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import Family, KindSpec, Param, Presentation, Ranking, RoleGroup
+from eatkit.kinds import Family, KindSpec, Param, Plot, Presentation, Ranking, RoleGroup
 from eatkit.params import DIRECT_BIAS_C, N_FITS
 
 EAT = KindSpec(
@@ -16,7 +16,7 @@ EAT = KindSpec(
     presentation=Presentation(headline="effect_size"), ranking=Ranking("effect_size", "d"),
     title="Embedding association test (WEAT/SEAT/iEAT) with the ML-EAT levels 2 and 3",
     params=(
-        Param("specificity", int, 0, low=0, metavar="N", useful=(100, None),
+        Param("specificity", int, 0, low=0, high=10**9, metavar="N", useful=(100, None),
               help="also estimate the false-positive rate of each test on N random re-splits of its pooled "
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
@@ -50,7 +50,7 @@ GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
     title="Feature-space geometry of image classes (seed 004)",
     params=(
-        Param("iterations", int, 1000, low=1, useful=(100, None), help="random fold draws per score"),
+        Param("iterations", int, 1000, low=1, high=10**6, useful=(100, None), help="random fold draws per score"),
         Param("fold", choices=("half", "pair", "centroid"), default="half", help="fold type"),
         Param("similarity", choices=("cosine", "euclidean"), default="cosine", help="similarity of two folds"),
         Param("t_test", choices=("off", "one-sample"), default="off",
@@ -83,9 +83,9 @@ RANKING = KindSpec(
         Param("columns", many="pairs", default={}, flag="--column", metavar="GROUP=COLUMN",
               help="the reference column of a group (repeatable; default: the table's own mapping, else the "
               "group name)"),
-        Param("k", int, low=1, useful=(None, None), help="images kept per region (default: the downsampled group size)"),
-        Param("group_size", int, low=1, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
-        Param("repeats", int, 1000, low=1, useful=(100, None), help="random balancings averaged"),
+        Param("k", int, low=1, high=10**7, useful=(None, None), help="images kept per region (default: the downsampled group size)"),
+        Param("group_size", int, low=1, high=10**7, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
+        Param("repeats", int, 1000, low=1, high=10**6, useful=(100, None), help="random balancings averaged"),
         Param("tables", many="list", default=[], flag="--table", help="another per-region table (CSV) to correlate"),
     ))
 VQA = KindSpec(
@@ -124,18 +124,18 @@ GENERATION = KindSpec(
         Param("prompt", default="an American person", help="the text the image is optimised toward"),
         Param("text_only", bool, False, help="generate from the prompt alone, each start from seeded noise (no "
               "--images: the study's appendix A.3, Figure 8)"),
-        Param("starts", int, 3, low=1, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
-        Param("steps", int, 80, low=1, useful=(10, None), help="optimisation steps"),
-        Param("every", int, 10, low=1, useful=(None, None), help="keep a frame every N steps"),
+        Param("starts", int, 3, low=1, high=1000, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
+        Param("steps", int, 80, low=1, high=100_000, useful=(10, None), help="optimisation steps"),
+        Param("every", int, 10, low=1, high=100_000, useful=(None, None), help="keep a frame every N steps"),
         Param("lr", float, 0.05, low=0, low_open=True, useful=(None, 1), help="Adam learning rate"),
         Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
-        Param("size", int, low=1, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
-        Param("cutouts", int, 4, low=0, useful=(None, 64), help="random crops per step (0: the whole image)"),
+        Param("size", int, low=1, high=4096, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
+        Param("cutouts", int, 4, low=0, high=1024, useful=(None, 64), help="random crops per step (0: the whole image)"),
         Param("region", float, [11 / 24, 11 / 24, 1 / 12, 1 / 12], low=0, high=1, useful=(None, None),
                many="list", sep=",", length=4,
               help="left,top,width,height of the measured region as fractions (image starts; default: a centred "
               "square of 1/12 of the side)"),
-        Param("max_images", int, low=1, useful=(None, None), help="at most N images per group (image starts)"),
+        Param("max_images", int, low=1, high=10**7, useful=(None, None), help="at most N images per group (image starts)"),
         Param("preset", choices=tuple(GENERATION_PRESETS), help="a study's settings: wolfe2022 (200 steps, 592 px, "
               "the authors' forehead square, the start image stretched); options given beside it win"),
         Param("initial", choices=("center-square", "stretch"), default="center-square",
@@ -179,6 +179,8 @@ RETRIEVAL = KindSpec(
     presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "p_max_skew",
                                        "ci_max_skew", "ndkl", "p_ndkl"),
                               formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
+                              plots=(Plot("max_skew", ("ci_max_skew",), label=("test", "attribute"),
+                                          axis="MaxSkew@k of each prompt"),),
                               legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
                               "2019; 0: each value in its desired proportion, by default its share of the images); "
                               "means over prompts; p: label-shuffle permutation p; CI: bootstrap over images"),
@@ -187,19 +189,20 @@ RETRIEVAL = KindSpec(
               default=["doctor", "nurse", "criminal", "CEO", "homemaker", "scientist"],
               help="comma-separated concepts, each put into the template"),
         Param("template", default="a photo of a {} person", help="the prompt, {} where the concept goes"),
-        Param("k", int, low=1, useful=(None, None),
+        Param("k", int, low=1, high=10**7, useful=(None, None),
               help="images kept per prompt for MaxSkew@k (default: the smallest group's size)"),
         Param("desired", default="images", metavar="images|uniform|FILE.json",
               help="the desired proportion of each value: its share of the images, uniform, or a JSON file "
               "{value: share} (a reference table); the permutation p and bootstrap CI of each prompt's MaxSkew@k "
               "and NDKL use it"),
-        Param("permutations", int, 1000, low=1, useful=(100, None), metavar="N",
+        Param("permutations", int, 1000, low=1, high=10**8, useful=(100, None), metavar="N",
               help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
-        Param("n_bootstrap", int, 1000, low=0, useful=(None, None), metavar="N", flag="--bootstrap",
+        Param("n_bootstrap", int, 1000, low=0, high=10**7, useful=(None, None), metavar="N", flag="--bootstrap",
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 T2IAT = KindSpec(
     "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
+    renderer="eatkit.report.generated:T2IATRenderer",
     ranking=Ranking("effect_size", "t2iat_d"),
     title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
           "attribute-specific prompts",
@@ -207,6 +210,9 @@ T2IAT = KindSpec(
         columns=("template", "effect_size", "p_value", "q_value", "ci_low", "ci_high", "n_partitions"),
         headline="effect_size", formats={"effect_size": ".2f", "ci_low": ".2f", "ci_high": ".2f"},
         heading="T2IAT (text-to-image association tests)",
+        plots=(Plot("effect_size", ("ci_low", "ci_high"), axis="d over concepts"),
+               Plot("s_x", label=("test", "x_name"), axis="s(c) of each concept of X"),
+               Plot("s_y", label=("test", "y_name"), axis="s(c) of each concept of Y")),
         legend="d over concepts: s(c) = mean cos(neutral, A-specific images) - mean cos(neutral, B-specific images) "
                "of concept c; p: permutation over re-partitions of the concepts X ∪ Y; CI: bootstrap over concepts"),
     params=(
@@ -242,6 +248,8 @@ CROWS_PAIRS = KindSpec(
     presentation=Presentation(columns=("bias_type", "pairs", "share", "ci_low", "ci_high", "p_value", "ties"),
                               headline="bias", formats={"share": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
                               heading="CrowS-Pairs",
+                              plots=(Plot("share", ("ci_low", "ci_high"), label=("test", "bias_type"),
+                                          reference=0.5, axis="share preferring the more stereotyping sentence"),),
                               legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
                               "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
                               "against 1/2; CI: bootstrap over pairs; headline (heatmaps, audit): bias = 2 share - 1"),
@@ -249,7 +257,7 @@ CROWS_PAIRS = KindSpec(
     params=(
         Param("pairs_file", default="crows-pairs", flag="--crows-pairs", metavar="CSV",
               help="the CrowS-Pairs CSV (default: the dataset of 'eatkit data get crows-pairs')"),
-        Param("max_pairs", int, low=1, useful=(100, None),
+        Param("max_pairs", int, low=1, high=10**7, useful=(100, None),
               help="score only the first N pairs (a quick look; default: all)"),
         Param("decimals", int, 3, low=0, high=15, useful=(3, None),
               help="compare scores rounded to this many decimals, as CrowS-Pairs' "
@@ -260,6 +268,8 @@ STEREOSET = KindSpec(
     title="StereoSet intrasentence: stereotype score, language-model score, ICAT (Nadeem et al. 2021)",
     presentation=Presentation(columns=("bias_type", "examples", "ss", "lms", "icat", "p_value"), headline="bias",
                               formats={"ss": ".2f", "lms": ".2f", "icat": ".2f"}, heading="StereoSet (intrasentence)",
+                              plots=(Plot("ss", ("ss_ci_low", "ss_ci_high"), label=("test", "bias_type"), reference=50,
+                                          axis="SS (%): stereotype more likely"),),
                               legend="SS: percent of examples whose stereotype is more likely than its anti-stereotype "
                               "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
                               "ICAT = LMS min(SS, 100 - SS) / 50; p: exact binomial test of SS's count against 1/2; "
@@ -268,7 +278,7 @@ STEREOSET = KindSpec(
     params=(
         Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
-        Param("max_examples", int, low=1, useful=(100, None), help="score only the first N examples (default: all)"),
+        Param("max_examples", int, low=1, high=10**7, useful=(100, None), help="score only the first N examples (default: all)"),
     ))
 # answer benchmarks (eatkit.analyses.answers, docs/answers.md): recorded answers (--answers) or a local answerer
 ANSWERS = KindSpec(
@@ -278,6 +288,8 @@ ANSWERS = KindSpec(
     presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci_low", "ci_high",
                                        "p_value", "q_value"), headline="estimate",
                               formats={"estimate": ".3f", "ci_low": ".3f", "ci_high": ".3f"}, heading="Answers",
+                              plots=(Plot("estimate", ("ci_low", "ci_high"), label=("test", "split", "group", "compared"),
+                                          reference=None, axis="estimate", panels="row"),),
                               legend="rate: share of a group's answers with the counted outcome (Wilson CI, or "
                               "cluster-robust with clusters); difference: the group minus the others (Newcombe CI, "
                               "Fisher's exact p); paired: first minus second level within counterfactual pairs "
@@ -319,19 +331,21 @@ LLM_IAT = KindSpec(
                               headline="bias_score",
                               formats={"bias_score": ".3f", "association": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
                               heading="LLM-IAT",
+                              plots=(Plot("bias_score", ("bias_score_ci_low", "bias_score_ci_high"), axis="bias score"),
+                                     Plot("association", ("ci_low", "ci_high"), axis="word-level association")),
                               legend="bias_score: the authors' mean over responses of N(B words, Y)/N(Y) + "
                               "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
                               "pairings of the A words minus that of the B words; its p: permutation test over "
                               "attribute words, CI: bootstrap over prompt variants and words"),
     ranking=Ranking("bias_score", "llm_iat"),
     params=(
-        Param("samples", int, 50, low=1, useful=(10, None),
+        Param("samples", int, 50, low=1, high=100_000, useful=(10, None),
               help="prompts per template, each with a random pair of group names, their "
               "order and the order of the words drawn from the seed (the authors sent 50)"),
         Param("templates", many="list", default=["instruction1", "instruction2", "replication"], sep=",",
               help="prompt templates: the authors' instruction1, instruction2, replication, or a text with {a}, {b} "
               "(the group names) and {words}"),
-        Param("answer_tokens", int, 200, low=1, useful=(64, None), help="longest answer in tokens"),
+        Param("answer_tokens", int, 200, low=1, high=32_768, useful=(64, None), help="longest answer in tokens"),
         Param("temperature", float, 1.0, low=0, useful=(0, 2),
               help="sampling temperature (0: greedy; the authors' API default 1)"),
         # facts of each test (the suite file's params)
@@ -383,6 +397,7 @@ SAME = KindSpec(
     title="SAME score of target words against two or more attribute sets (Schröder et al. 2021)",
     presentation=Presentation(columns=("statistic", "value", "ci", "skew", "p_value", "q_value", "p_value_exact"),
                               headline="value", formats={"value": ".3f", "skew": ".3f"}, heading="SAME",
+                              plots=(Plot("value", ("ci",), label=("test", "statistic"), axis="SAME"),),
                               legend="mean over target words of |cos(t, d_1)| (+ length-weighted |cos| with the "
                               "orthogonalised further directions); skew: signed mean with two attribute sets; p: "
                               "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND))
@@ -392,6 +407,7 @@ GENERALIZED_WEAT = KindSpec(
     title="Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019)",
     presentation=Presentation(columns=("statistic", "value", "ci", "p_value", "q_value", "p_value_exact"),
                               headline="value", formats={"value": ".4f"}, heading="Generalised WEAT",
+                              plots=(Plot("value", ("ci",), label=("test", "statistic"), axis="generalised WEAT"),),
                               legend="sum over groups of <mean X_i - mean of means, mean A_i - mean of means> "
                               "(unit vectors); p: target words re-assigned among the target sets. "
                               + _MULTIGROUP_LEGEND))
@@ -403,16 +419,24 @@ CEAT = KindSpec(
                  "n_contexts"),
         headline="estimate", formats={"estimate": ".3f", "tau2": ".3g", "i2": ".0%", "mean_effect": ".3f"},
         heading="CEAT (random effects over sentence contexts)",
+        plots=(Plot("estimate", ("ci",), axis="combined effect size"),),
         legend="estimate: random-effects combination of the N per-context effect sizes (within-sample variance: "
-        "Hedges-Olkin closed form); tau2, I²: their heterogeneity; q_p_value: Cochran's Q test; prediction "
-        "interval: Higgins et al. 2009; mean_effect: CEAT's plain mean of the N effect sizes"),
+        "Hedges-Olkin closed form, or with --ceat-variance ceat the variance of the association scores, as CEAT's "
+        "code); p_value: two-sided, p_value_greater: one-sided as CEAT's code; tau2, I²: their heterogeneity; "
+        "q_p_value: Cochran's Q test; prediction interval: Higgins et al. 2009; mean_effect: the plain mean of the "
+        "N effect sizes"),
     params=(
         Param("corpus", metavar="FILE", help="CEAT: a text file of sentences, one per line; each word is embedded "
               "in sentences of it that contain the word (use a contextual model with pooling=token)"),
         Param("context_templates", many="list", default=[], flag="--context-template", metavar="TEMPLATE",
               help="CEAT: a sentence template with {x} where the word goes (repeatable), instead of --corpus"),
-        Param("contexts", int, 100, low=2, useful=(20, None), metavar="N",
-              help="CEAT: sentence contexts sampled per word (Guo & Caliskan: 10,000)"),
+        Param("contexts", int, 100, low=2, high=10**6, useful=(20, None), metavar="N",
+              help="CEAT: distinct sentence contexts drawn per word, without replacement (Guo & Caliskan: 10,000); "
+              "capped, with a recorded warning, at the distinct contexts of the word with fewest"),
+        Param("ceat_variance", choices=("hedges-olkin", "ceat"), default="hedges-olkin",
+              help="CEAT: the within-sample variance of each context sample's effect size: the closed form of a "
+              "standardised mean difference, or as CEAT's code weights them (the variance of the association "
+              "scores; with --meta-method dl the estimate equals CEAT's combined effect size)"),
         Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
               help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
               "REML)"),
@@ -425,6 +449,7 @@ SEED_SETS = KindSpec(
         columns=("effect_sizes", "d_min", "d_max", "d_sd", "share_significant", "share_same_sign", "verdicts_agree"),
         formats={"d_min": ".3f", "d_max": ".3f", "d_sd": ".3f", "share_significant": ".0%", "share_same_sign": ".0%"},
         heading="Seed-set sensitivity",
+        plots=(Plot("effect_sizes", axis="d with the suite's sets and each variant"),),
         legend="d of the test with the suite's attribute sets A, B and with each variant pair A_<variant>, "
         "B_<variant>; their range and SD; the share of variants significant (p < alpha) and with the suite's sign; "
         "whether every verdict agrees"),

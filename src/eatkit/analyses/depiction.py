@@ -15,7 +15,6 @@ models' runs of the same test by a permutation test.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,17 +87,11 @@ def classifier_prompts(params: dict[str, Any]) -> dict[str, dict[str, str]]:
 def read_reference(path: str, prompts: dict[str, dict[str, str]], groups: Sequence[str]) -> dict[tuple[str, str], dict[str, float]]:
     """(group, attribute) -> class -> share of a reference CSV (``group,attribute,class,share``); each listed
     (group, attribute) must give every class of the attribute a positive share."""
-    from eatkit.io import os_error
+    from eatkit.io import read_csv
 
-    try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError as err:
-        raise os_error(err, "reading the reference table") from None
-    except (UnicodeDecodeError, csv.Error) as err:
-        raise EatkitError(f"reference table {path} is not a UTF-8 CSV: {err}") from None
-    if not rows or not {"group", "attribute", "class", "share"} <= set(rows[0]):
-        raise EatkitError(f"reference table {path} needs the columns group, attribute, class, share")
+    rows = read_csv(path, "reference table", ["group", "attribute", "class", "share"])  # the one reader
+    if not rows:
+        raise EatkitError(f"reference table {path} has no rows")
     out: dict[tuple[str, str], dict[str, float]] = {}
     for i, row in enumerate(rows, start=2):
         try:

@@ -4,7 +4,8 @@ sets) and ``"generalized-weat"`` (Swinger et al. 2019), statistics in :mod:`eatk
 Their tests have n target sets T1..Tn and m attribute sets A1..Am (role groups declared by their specs;
 :func:`role_groups`): SAME scores the words of all target sets together against the m >= 2 attribute sets;
 the generalised WEAT pairs target set Ti with attribute set Ai. Options: the run's ``permutations`` (a number of
-draws; ``auto`` and ``exact``: every distinct assignment when there are at most 10,000, else 10,000 draws),
+draws; ``auto``: every distinct assignment when there are at most 10,000, else 10,000 draws; ``exact``: every
+distinct assignment, or refused with the time it would take, never sampled),
 ``alternative`` (``greater`` or ``two-sided``), ``n_bootstrap`` and ``confidence_level``.
 """
 
@@ -23,7 +24,7 @@ from eatkit.sources.base import Embedded
 from eatkit.stats.multigroup import ALTERNATIVES, generalized_weat, same
 from eatkit.stimuli.types import AssociationTest
 
-#: the draws of "auto" and "exact" (every assignment is counted when there are at most this many)
+#: the draws of "auto" (every assignment is counted when there are at most this many)
 DEFAULT_PERMUTATIONS = 10_000
 
 
@@ -79,7 +80,7 @@ class MultiGroupAnalysis(Analysis):
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         targets, attributes = role_groups(self.kind, list(test.sets()))
-        draws = options.permutations if isinstance(options.permutations, int) else DEFAULT_PERMUTATIONS
+        draws = DEFAULT_PERMUTATIONS if options.permutations == "auto" else options.permutations
         common: dict[str, Any] = dict(alternative=options.alternative or "greater", permutations=draws,
                                       n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
                                       rng=seed)

@@ -16,7 +16,6 @@ images: a group-blind model; ``--permutations`` draws) and a percentile bootstra
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,15 +126,9 @@ def _desired(choice: str, groups: list[str]) -> dict[str, float] | None:
         return None
     if choice == "uniform":
         return dict.fromkeys(groups, 1 / len(groups))
-    from eatkit.io import checked_path, os_error
+    from eatkit.io import read_json
 
-    path = checked_path(choice, "desired proportions file")
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise os_error(err, "reading the desired proportions") from None
-    except ValueError as err:
-        raise EatkitError(f"desired proportions file {choice} is not JSON: {err}") from None
+    table = read_json(choice, "desired proportions file")  # the one reader: regular file, bounded, depth checked
     if not isinstance(table, dict) or set(table) != set(groups) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in table.values()):
         raise EatkitError(f"desired proportions file {choice} must map each value ({', '.join(groups)}) to a "

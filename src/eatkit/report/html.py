@@ -35,6 +35,8 @@ p.lead { color: #444; margin-top: 0; }
 nav ul { padding-left: 1.2rem; }
 .scroll { overflow-x: auto; }
 img.thumb { display: block; max-width: 64px; max-height: 64px; margin: 2px 0; }
+.contact-sheet { display: grid; grid-template-columns: repeat(auto-fill, minmax(104px, 1fr)); gap: 6px; }
+figure.sheet { margin: 0; font-size: 11px; } figure.sheet img.thumb { max-width: 96px; max-height: 96px; }
 table { border-collapse: collapse; font-size: .88rem; margin: .4rem 0; display: block; max-width: 100%;
         overflow-x: auto; }
 th, td { padding: .28rem .45rem; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }

@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from eatkit.io import load_object
-from eatkit.kinds import get_kind
+from eatkit.kinds import Plot, get_kind
 from eatkit.records import Record
 from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, fmt_value
 
@@ -46,6 +46,8 @@ class Table:
     columns: tuple[tuple[str, Callable[[Any], str]], ...] = ()
     legend: str = ""
     heading: str = "Results"
+    #: the figures under the table (:class:`eatkit.kinds.Plot`, drawn by :mod:`eatkit.report.intervals`)
+    plots: tuple[Plot, ...] = ()
 
     def rows(self, records: Sequence[Any]) -> list[tuple[str, ...]]:
         return [tuple(cell(r) for _, cell in self.columns) for r in records]
@@ -59,8 +61,11 @@ class Table:
     def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h, _ in self.columns)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in self.rows(records))
+        from eatkit.report.intervals import plots_html
+
         return (f"<h3>{escape(self.heading)}</h3><div class=\"scroll\"><table><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table></div><p class=\"note\">{escape(self.legend)}</p>")
+                f"<tbody>{body}</tbody></table></div><p class=\"note\">{escape(self.legend)}</p>"
+                + plots_html(self.plots, records, self.heading))
 
 
 class SCEATRenderer(Table):
@@ -72,6 +77,7 @@ class SCEATRenderer(Table):
         ("n_t", lambda r: str(r.n_t)), ("n_a", lambda r: fmt_sizes(r.n_a, r.n_b)),
         ("d", lambda r: fmt_d(r.effect_size)), ("p", lambda r: _marked(r)), ("q", lambda r: fmt_p(r.q_value)),
     )
+    plots = (Plot("effect_size", label=("test",), axis="d (T with A vs B)"),)
     legend = ("d: effect size of T with A vs B (SD: see the manifest's sd and ddof); p: permutation p over "
               "re-partitions of A ∪ B († sampled, else exact) or Welch's t-test; q: Benjamini-Hochberg among the tests of this kind in the run")
 
@@ -86,6 +92,7 @@ class MetricRenderer(Table):
     the legend from their declarations (:func:`metric_legend`)."""
 
     heading = "Bias metrics"
+    plots = (Plot("value", ("ci",), label=("test", "x_name", "y_name"), reference=None, axis="value", panels="metric"),)
     columns = (
         ("test", lambda r: r.test), ("metric", lambda r: r.metric), ("X", lambda r: r.x_name),
         ("Y", lambda r: r.y_name), ("A", lambda r: r.a_name), ("B", lambda r: r.b_name),
@@ -146,6 +153,7 @@ class FieldTable(Table):
                              for name in ("test", *(n for n in names if n != "test")))
         self.heading = shown.heading or spec.title or spec.name
         self.legend = shown.legend
+        self.plots = shown.plots
 
 
 #: fields of every record that the generic table leaves out (the manifest and results.json have them)

@@ -36,21 +36,23 @@ def _field(result: Any, name: str) -> Any:
 
 
 def summary_line(result: Any) -> str:
-    """One line: the combined effect, its CI, tau², I², Q and its p, the prediction interval (a
+    """One line: the combined effect, its CI and its p (the test of no effect); then the heterogeneity: tau²,
+    I², Cochran's Q and its p (do the effects differ more than chance?); the prediction interval (a
     :class:`~eatkit.stats.meta_analysis.RandomEffectsResult` or its ``to_dict()``).
 
     >>> from eatkit.stats.meta_analysis import random_effects
     >>> summary_line(random_effects([0.2, 0.5, 0.9], [0.01, 0.02, 0.015]))
-    'random effects (DerSimonian-Laird, k = 3): 0.530 [95% CI 0.103, 0.956], tau² = 0.127, I² = 90%, Q(2) = 19.62, p = 5.5e-05; 95% prediction interval -4.779, 5.839'
+    'random effects (DerSimonian-Laird, k = 3): 0.530 [95% CI 0.103, 0.956], p = 0.015; heterogeneity: tau² = 0.127, I² = 90%, Q(2) = 19.62, heterogeneity p = 5.5e-05; 95% prediction interval -4.779, 5.839'
     """
     level = f"{_field(result, 'confidence_level'):.0%}"
     low, high = _field(result, "ci")
     p_low, p_high = _field(result, "prediction_interval")
     prediction = "" if p_low != p_low else f"; {level} prediction interval {p_low:.3f}, {p_high:.3f}"
     return (f"random effects ({METHOD_NAMES[_field(result, 'method')]}, k = {_field(result, 'k')}): "
-            f"{_field(result, 'estimate'):.3f} [{level} CI {low:.3f}, {high:.3f}], tau² = {_field(result, 'tau2'):.3g}, "
-            f"I² = {_field(result, 'i2'):.0%}, Q({_field(result, 'q_df')}) = {_field(result, 'q'):.2f}, "
-            f"p = {_field(result, 'q_p_value'):.2g}{prediction}")
+            f"{_field(result, 'estimate'):.3f} [{level} CI {low:.3f}, {high:.3f}], p = {_field(result, 'p_value'):.2g}; "
+            f"heterogeneity: tau² = {_field(result, 'tau2'):.3g}, I² = {_field(result, 'i2'):.0%}, "
+            f"Q({_field(result, 'q_df')}) = {_field(result, 'q'):.2f}, heterogeneity p = {_field(result, 'q_p_value'):.2g}"
+            f"{prediction}")
 
 
 def drawn_rows(weights: Sequence[float], limit: int = MAX_FOREST_ROWS) -> list[int]:

@@ -359,13 +359,31 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
 def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], dict[str, dict[str, np.ndarray]] | None]:
     """The records (typed by kind; eatkit 0.1.0 and 0.2 folders load too), manifest and arrays (``None``
     without ``similarities.npz``) of a run folder."""
-    from eatkit.analyses import record_from_json
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
     records = read_json(run_dir / "results.json", run_dir)
     manifest = read_manifest(run_dir)
+    typed = _typed(records, run_dir)
+    npz = run_dir / "similarities.npz"
+    return typed, manifest, _read_arrays(npz) if npz.exists() else None
+
+
+def read_records(run_dir: str | Path) -> tuple[Record, ...]:
+    """The records of a run folder's ``results.json``, each checked against its kind's schema (types, required
+    fields) and declared ranges (:data:`eatkit.records.FIELD_RANGES`): a hand-edited file is a one-line error
+    naming the file and the field. The one reader of records: :func:`read_run`, ``report``, ``verify`` and a
+    sweep's tables read records through it."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
+    return _typed(read_json(run_dir / "results.json", run_dir), run_dir)
+
+
+def _typed(records: Any, run_dir: Path) -> tuple[Record, ...]:
+    """The records of ``run_dir``'s results.json, read as JSON, typed and checked (:func:`read_records`)."""
+    from eatkit.analyses import record_from_json
+
     where = str(run_dir / "results.json")
     if not isinstance(records, list) or not records:
         raise EatkitError(f"{where} must be a non-empty JSON list of results")
@@ -376,8 +394,7 @@ def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], d
             what = ", ".join(map(str, r.key()[2:]))
             raise EatkitError(f"{where} holds test {r.test!r}{f' ({what})' if what else ''} more than once")
         seen.add(r.key())
-    npz = run_dir / "similarities.npz"
-    return typed, manifest, _read_arrays(npz) if npz.exists() else None
+    return typed
 
 
 def _read_arrays(path: Path) -> dict[str, dict[str, np.ndarray]]:

@@ -16,7 +16,12 @@ from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.flags import option_name
+from eatkit.io import ensure_installed
 from eatkit.sources.base import EmbeddingSource
+
+
+#: what a text-to-image run imports (pyproject's extra t2i: the pipeline and the embedder's libraries)
+T2I_MODULES = ("torch", "diffusers", "transformers", "PIL")
 
 
 def text_to_image(name: str, *, embedder: str | None = None, generation: Any = None, revision: str | None = None,
@@ -36,6 +41,8 @@ def text_to_image(name: str, *, embedder: str | None = None, generation: Any = N
 
     source = TextToImage(name, generation=generation, revision=revision, device=device, precision=precision,
                          cache=cache)  # the model and settings checked before the embedder is built
+    for module in T2I_MODULES:  # the extra of a text-to-image run is t2i (its embedder's libraries included)
+        ensure_installed(module, "text-to-image generation", "t2i")
     if embedder is not None:
         options = {"batch_size": batch_size, "workers": workers, "cache": False if not cache else None}
         options = {k: v for k, v in options.items() if v is not None}

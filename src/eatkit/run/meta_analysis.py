@@ -86,16 +86,10 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
     >>> read_effects(p)
     (['a'], [0.5], [0.010000000000000002])
     """
-    import csv
-
     from eatkit.errors import EatkitError
-    from eatkit.io import read_text
+    from eatkit.io import read_csv
 
-    text = read_text(path, "effects file")  # the one reader: a regular file, bounded, UTF-8
-    try:
-        rows = list(csv.DictReader(text.splitlines()))
-    except csv.Error as err:
-        raise EatkitError(f"effects file {path} is not a CSV file: {err}") from None
+    rows = read_csv(path, "effects file", [])  # the one reader: regular file, bounded, UTF-8, CSV shape checked
     columns = set(rows[0]) if rows else set()
     if "effect" not in columns or not columns & {"variance", "se"}:
         raise EatkitError(f"effects file {path} needs a header with the columns effect and variance (or se), "
@@ -108,6 +102,8 @@ def read_effects(path: str | Path) -> tuple[list[str], list[float], list[float]]
         except (TypeError, ValueError):
             raise EatkitError(f"effects file {path}, line {number}: effect and {spread} must be numbers, got "
                               f"{row['effect']!r} and {row[spread]!r}") from None
+        if spread == "se" and not value > 0:
+            raise EatkitError(f"effects file {path}, line {number}: a standard error must be positive, got {value!r}")
         labels.append(row.get("label") or str(number - 1))
         effects.append(effect)
         variances.append(value if spread == "variance" else value * value)

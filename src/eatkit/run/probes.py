@@ -78,6 +78,9 @@ def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Seque
                 for o in outcomes]
     statistics = {**options.manifest(), **observed.get("manifest", {}), "warnings": list(warnings)}
     manifest = build_manifest(suite, model, statistics, {test.id: _image_checksums(test)}, command)
+    source = manifest.get("source")
+    if images is not None and isinstance(source, dict) and not source.get("images"):  # what verify checks against
+        source["images"] = str(Path(images).expanduser().resolve())
     return RunResult(suite, outcomes, manifest)
 
 

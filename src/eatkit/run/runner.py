@@ -34,7 +34,7 @@ from eatkit.records import Record
 from eatkit.run.folder import records_frame, results_json, set_entry, write_run
 from eatkit.run.manifest import build_manifest
 from eatkit.sources.base import Embedded, EmbeddingSource
-from eatkit.stats.degeneracy import p_floor_warning
+from eatkit.stats.degeneracy import collected, p_floor_warning
 from eatkit.stats import adjust_p_values
 from eatkit.stats import derived_seed, resolve_rng
 from eatkit.stats.options import OBSERVED
@@ -228,7 +228,7 @@ def _embed_tests(stage: _Stage, source: EmbeddingSource, selected: list[Associat
     with activity(f"embedding {len(sets)} stimulus sets"):
         memo = _embed_all(source, sets)
     embedded: dict[str, dict[str, Embedded]] = {}
-    for test in progressing(selected, desc="embedding"):
+    for test in progressing(selected, desc="embedding", unit="tests"):
         embedded[test.id] = stage.attempt(test, lambda t=test: analyses[t.id].embed(
             t, lambda s: _embed(source, s, memo, t), given[t.id]))
     selected = stage.each(stage.alive(selected), lambda t: analyses[t.id].precheck(t, embedded[t.id], given[t.id]))
@@ -242,9 +242,9 @@ def _analyse(stage: _Stage, suite: Suite, selected: list[AssociationTest], embed
     outcomes: list[Outcome] = []
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
-        for test in progressing(selected, desc=suite.id):
-            outcomes += stage.attempt(test, lambda t=test: stage.analyses[t.id].compute(
-                t, embedded[t.id], stage.given[t.id], suite=suite.id, seed=derived_seed(run_seed, t.id)),
+        for test in progressing(selected, desc=suite.id, unit="tests"):
+            outcomes += stage.attempt(test, lambda t=test: _with_findings(lambda: stage.analyses[t.id].compute(
+                t, embedded[t.id], stage.given[t.id], suite=suite.id, seed=derived_seed(run_seed, t.id))),
                 named=True) or []
     selected, failed = stage.alive(selected), stage.failed
     if failed and not selected:
@@ -276,6 +276,15 @@ def _record(suite: Suite, source: EmbeddingSource, selected: list[AssociationTes
     if failed:
         manifest["failed_tests"] = failed
     return manifest
+
+
+def _with_findings(compute: Callable[[], list[Outcome]]) -> list[Outcome]:
+    """``compute()``'s outcomes, each record's ``warnings`` extended by the degeneracy warnings
+    (:class:`eatkit.stats.degeneracy.DegeneracyWarning`: e.g. sets sharing vectors) its statistics issued."""
+    with collected() as found:
+        outcomes = compute()
+    return [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *found]))
+            for o in outcomes] if found else outcomes
 
 
 def _resolve(suite: Any, source: Any) -> tuple[Suite, EmbeddingSource]:

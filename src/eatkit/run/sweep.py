@@ -146,7 +146,7 @@ def run_sweep(sweep: Sweep | str | os.PathLike[str], out_dir: str | os.PathLike[
         predecode_sweep(todo, out)
     claim_output(out, "sweep")  # the folder is the sweep's (cells written so far are kept on a stop)
     outcomes = _executor(executor, todo, jobs, address, out, cluster)
-    for outcome in progress(outcomes, total=len(todo), desc="sweep cells"):
+    for outcome in map(_sweep_wording, progress(outcomes, total=len(todo), desc="sweep", unit="cells")):
         statuses[outcome.cell.id] = _write_cell(out, outcome)
         if outcome.error is not None:
             errors[outcome.cell.id] = outcome.error
@@ -172,6 +172,15 @@ def _checked_run(sweep: Sweep, out_dir: str | os.PathLike[str] | None, executor:
     if out is None:
         raise EatkitError(f"no output folder: give one (eatkit sweep -o DIR) or set 'output' in {sweep.source}")
     return out
+
+
+def _sweep_wording(outcome: CellOutcome) -> CellOutcome:
+    """A cell's error with the fix a sweep file takes (its key) instead of the command line's flag."""
+    from eatkit.encoders.device import DEVICE_FIX, SWEEP_DEVICE_FIX
+
+    if outcome.error is None or DEVICE_FIX not in outcome.error:
+        return outcome
+    return dataclasses.replace(outcome, error=outcome.error.replace(DEVICE_FIX, SWEEP_DEVICE_FIX))
 
 
 #: the hub commits a sweep resolved its models' revisions to, once (its output folder)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.run.folder import read_records
 from eatkit.run.meta_analysis import write_meta_analysis
 
 #: the index of a sweep's output folder that :func:`write_tables` reads
@@ -88,6 +89,7 @@ def write_tables(out: str | Path) -> None:
         if cell["status"] not in ("failed", "inapplicable"):
             folder = out / "cells" / cell["id"]
             state = json.loads((folder / "cell.json").read_text(encoding="utf-8"))
+            read_records(folder)  # a cell finished before (a resume) is checked as any run folder is
             table = pd.read_csv(folder / "results.csv")
             frames.append(table)
             owners += [tuple(labels.values())] * len(table)

@@ -20,7 +20,7 @@ from typing import Any
 
 from eatkit.errors import EatkitError
 from eatkit.io import file_sha256, inside, text_sha256
-from eatkit.run.folder import read_manifest, set_fingerprint
+from eatkit.run.folder import read_manifest, read_records, set_fingerprint
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     """
     run_dir = Path(run_dir)
     manifest = _mapping(read_manifest(run_dir), "manifest.json")
+    if (run_dir / "results.json").exists():
+        read_records(run_dir)  # the records are checked against their schema and ranges before the checksums
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     root = Path(images) if images is not None else (Path(source["images"]) if source.get("images") else None)
     # published embeddings: an image is the name the embedding files recorded, not a file to read

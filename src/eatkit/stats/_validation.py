@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats.degeneracy import check_degenerate, fail
+from eatkit.stats.degeneracy import check_degenerate, check_range, fail
 
 
 def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | None = None) -> np.ndarray:
@@ -104,7 +104,8 @@ def check_share(name: str, value: Any) -> float:
 
 
 def check_values(name: str, values: Any) -> np.ndarray:
-    """Check a non-empty 1-D array of finite association values."""
+    """Check a non-empty 1-D array of finite association values within the degeneracy rules' ``value-range``
+    (:data:`eatkit.stats.degeneracy.VALUE_RANGE`: their squares and sums stay in float64)."""
     arr = _real(values, f"'{name}'")
     if arr.ndim != 1:
         raise EatkitError(f"'{name}' must be a 1-D array of association values")
@@ -112,6 +113,7 @@ def check_values(name: str, values: Any) -> np.ndarray:
         raise EatkitError(f"'{name}' is empty")
     if not np.isfinite(arr).all():
         raise EatkitError(f"'{name}' has non-finite values")
+    check_range(name, arr)
     return arr
 
 

@@ -13,13 +13,14 @@ interval is conditional on the attribute sets. Resampling A and B as well (``res
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.progress import progress
+from eatkit.progress import tracker
 from eatkit.stats._validation import check_count, check_sets
 from eatkit.stats.cost import check_cost
 from eatkit.stats.association import cosine_matrix, differential_association, rounding_error
@@ -90,22 +91,30 @@ def bootstrap_effect_size(
     atol = rounding_error(sets["X"].shape[1])
     sizes = {name: len(v) for name, v in sets.items()}
     out = np.empty(n_bootstrap)
-    for start in progress(range(0, out.size, _BATCH), desc=f"bootstrap ({n_bootstrap} resamples)"):
-        b = min(_BATCH, out.size - start)
-        # weights[name][r, i] = how often stimulus i of set `name` is in resample r, over the set size
-        weights = {name: _weights(generator, b, sizes[name], name in resample) for name in "AB"}
-        groups = []
-        for t in "XY":
-            # s(w, A*, B*) for every original target w, then weighted by the target resample
-            s_all = differential_association(cos[t + "A"], cos[t + "B"], weights["A"], weights["B"])  # (b, |t|)
-            idx = _indices(generator, b, sizes[t], t in resample)
-            groups.append(np.take_along_axis(s_all, idx, axis=1))
-        out[start : start + b] = cohens_d(groups[0], groups[1], sd=sd, ddof=ddof, atol=atol)
+    with tracker("bootstrap", n_bootstrap, "resamples") as tick:
+        for start in range(0, out.size, _BATCH):
+            b = min(_BATCH, out.size - start)
+            out[start : start + b] = _resampled_d(cos, sizes, resample, generator, b, sd=sd, ddof=ddof, atol=atol)
+            tick.advance(b)
     tail = (1 - confidence_level) / 2
     with np.errstate(invalid="ignore"):  # resamples of zero variance give d = +-inf; between the two, no bound
         low, high = np.quantile(out, [tail, 1 - tail])
     return BootstrapResult(low=float(low), high=float(high), confidence_level=confidence_level, n_bootstrap=out.size,
                            resampled=tuple(resample), seed=seed, distribution=out)
+
+
+def _resampled_d(cos: dict[str, np.ndarray], sizes: dict[str, int], resample: Sequence[str],
+                 generator: np.random.Generator, b: int, *, sd: str, ddof: int, atol: float) -> np.ndarray:
+    """d of ``b`` resamples (the sets named in ``resample`` drawn with replacement, the others fixed)."""
+    # weights[name][r, i] = how often stimulus i of set `name` is in resample r, over the set size
+    weights = {name: _weights(generator, b, sizes[name], name in resample) for name in "AB"}
+    groups = []
+    for t in "XY":
+        # s(w, A*, B*) for every original target w, then weighted by the target resample
+        s_all = differential_association(cos[t + "A"], cos[t + "B"], weights["A"], weights["B"])  # (b, |t|)
+        idx = _indices(generator, b, sizes[t], t in resample)
+        groups.append(np.take_along_axis(s_all, idx, axis=1))
+    return cohens_d(groups[0], groups[1], sd=sd, ddof=ddof, atol=atol)
 
 
 def _indices(rng: np.random.Generator, b: int, n: int, resampled: bool) -> np.ndarray:

@@ -3,7 +3,12 @@
 Every statistic checks its sets with :func:`eatkit.stats._validation.check_sets`, which applies the
 rules below before any computation; the runner applies :func:`p_floor_warning` to every record with a
 p-value. Each finding follows a declared rule of :data:`RULES`: an ``"error"`` (one line, nothing is
-computed) or a ``"warning"`` (recorded in the record's ``warnings`` and printed once).
+computed) or a ``"warning"`` (a :class:`DegeneracyWarning`: the runner collects it with :func:`collected`,
+records it in the record's ``warnings`` and the CLI prints it once).
+
+Only data on which a statistic means nothing is refused: sets that coincide, a set without variance. Sets
+that share some vectors (quantized or integer features, two stimuli a model embeds identically) are a fact
+to record: the permutation null is exact with ties, and the exact counter counts tied sums as ties.
 
 =====================  ========  =============================================================================
 rule                   level     when
@@ -12,11 +17,15 @@ rule                   level     when
 ``zero-variance``      error     a target or attribute set of two or more stimuli that all share one vector
                                  (grounded sets A_x ... may: one caption over several images)
 ``coincide``           error     two compared sets (the targets, the attributes) hold the same vectors
-``overlap``            error     two compared sets share a vector (a word in both target sets)
+``overlap``            warning   two compared sets share vectors (a word in both target sets, tied
+                                 features); the shared rows are named
 ``targets-attributes`` error     a target set holds the same vectors as an attribute set
 ``numeric-range``      error     vector norms whose squares leave float64 (outside :data:`NORM_RANGE`), or,
                                  for a scale-dependent statistic (RNSB's penalised fit), outside
                                  :data:`SCALED_RANGE`
+``value-range``        error     values (associations, effects, variances) whose magnitude leaves the range
+                                 where their squares and sums stay in float64 (:data:`VALUE_RANGE`; the
+                                 range a statistic declares, e.g. a meta-analysis' :data:`META_RANGE`)
 ``p-floor``            warning   the smallest p-value the test can reach is above the run's alpha
 =====================  ========  =============================================================================
 
@@ -27,6 +36,9 @@ give the same p.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,12 +63,14 @@ RULES: dict[str, Rule] = {
                                    "its statistics would mean nothing (are they distinct words for the model?)"),
     "coincide": Rule("error", "sets '{first}' and '{second}' hold the same vectors: the test would compare a set "
                               "with itself, and its effect size and p-value would mean nothing"),
-    "overlap": Rule("error", "sets '{first}' and '{second}' share a vector (row {row} of '{first}'): a stimulus "
-                             "in both compared sets makes the comparison meaningless"),
+    "overlap": Rule("warning", "sets '{first}' and '{second}' share {count} vector(s) (row(s) {rows} of '{first}'): "
+                               "the shared stimuli count on both sides; the permutation null counts them as ties"),
     "targets-attributes": Rule("error", "target set '{first}' and attribute set '{second}' hold the same vectors: "
                                         "the test would measure a set's association with itself"),
     "numeric-range": Rule("error", "set '{set}' has vector norms from {low:.3g} to {high:.3g}, outside "
                                    "[{lo:g}, {hi:g}] where {why}; rescale the vectors"),
+    "value-range": Rule("error", "'{name}' has a value of magnitude {value:.3g} (entry {index}), outside "
+                                 "[{lo:g}, {hi:g}] where {why}; rescale the values"),
     "p-floor": Rule("warning", "the smallest p-value this test can reach is {floor:.3g} ({how}), above "
                                "alpha={alpha:g}: no result can be significant"),
 }
@@ -65,6 +79,10 @@ RULES: dict[str, Rule] = {
 NORM_RANGE: tuple[float, float] = (1e-150, 1e150)
 #: the norms on which a scale-dependent statistic (RNSB: an L2-penalised fit) is computed as published
 SCALED_RANGE: tuple[float, float] = (1e-6, 1e6)
+#: the magnitudes of values (associations, scores) whose squares and sums over many values float64 holds
+VALUE_RANGE: tuple[float, float] = (0.0, 1e150)
+#: the magnitudes of a meta-analysis' effects and variances: weights 1/v times squared effects stay in float64
+META_RANGE: tuple[float, float] = (1e-100, 1e100)
 #: the roles read as target sets and as attribute sets (``T1``, ``A2`` ...: the numbered sets of a metric)
 TARGET_ROLES, ATTRIBUTE_ROLES = ("X", "Y", "T"), ("A", "B")
 #: the pairs of roles a test compares with each other (a shared vector is an ``overlap``)
@@ -91,19 +109,55 @@ def fail(rule: str, **values: Any) -> None:
     raise EatkitError(finding(rule, **values))
 
 
+class DegeneracyWarning(UserWarning):
+    """A finding of a ``"warning"`` rule of :data:`RULES` (its message is the filled template)."""
+
+
+def warn(rule: str, **values: Any) -> None:
+    """Issue the :class:`DegeneracyWarning` of the warning rule ``rule``.
+
+    >>> with collected() as found:
+    ...     warn("p-floor", floor=0.1, how="1 of 10 partitions", alpha=0.05)
+    >>> found   # doctest: +ELLIPSIS
+    ['the smallest p-value this test can reach is 0.1 ...']
+    """
+    assert RULES[rule].level == "warning", rule
+    warnings.warn(finding(rule, **values), DegeneracyWarning, stacklevel=3)
+
+
+@contextmanager
+def collected() -> Iterator[list[str]]:
+    """Within the block, every :class:`DegeneracyWarning` is collected (each message once, in order) into the
+    yielded list, filled when the block ends, instead of printed; other warnings pass on as they were."""
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegeneracyWarning)
+        yield found
+    for item in caught:
+        if not issubclass(item.category, DegeneracyWarning):
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+        elif str(item.message) not in found:
+            found.append(str(item.message))
+
+
 def _role(name: str, roles: tuple[str, ...]) -> bool:
     return any(name == r or (name.startswith(r) and name[len(r):].isdigit()) for r in roles)
 
 
-def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> None:
-    """Apply the error rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused
-    by :func:`eatkit.stats._validation.check_embeddings`, for every statistic): zero variance, norms out of range (``scaled``: the statistic depends on the vectors' scale), compared sets
-    sharing a vector, a target set equal to an attribute set.
+def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False,
+                     compared: Sequence[tuple[str, str]] = COMPARED) -> None:
+    """Apply the rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused by
+    :func:`eatkit.stats._validation.check_embeddings`, for every statistic). Errors: zero variance, norms
+    out of range (``scaled``: the statistic depends on the vectors' scale), compared sets that coincide, a
+    target set equal to an attribute set; a warning (:func:`warn`): compared sets sharing some vectors.
+    ``compared``: the pairs of set names compared with each other (default :data:`COMPARED`; a multi-group
+    test compares every pair of its attribute sets, and of its target sets).
 
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); check_degenerate({"X": X, "Y": X[::-1] + 1})
-    >>> check_degenerate({"X": X, "Y": np.array([[1.0, 0.0], [2.0, 2.0]])})   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    eatkit.errors.EatkitError: sets 'X' and 'Y' share a vector (row 0 of 'X'): ...
+    >>> with collected() as found:
+    ...     check_degenerate({"X": X, "Y": np.array([[1.0, 0.0], [2.0, 2.0]])})
+    >>> found   # doctest: +ELLIPSIS
+    ["sets 'X' and 'Y' share 1 vector(s) (row(s) 0 of 'X'): ..."]
     """
     low, high = SCALED_RANGE if scaled else NORM_RANGE
     for name, arr in sets.items():
@@ -115,23 +169,45 @@ def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False) -> No
             why = ("this statistic's fit depends on the vectors' scale (its penalty was set for norms near 1-100)"
                    if scaled else "squared norms leave double precision")
             fail("numeric-range", set=name, low=float(norms.min()), high=float(norms.max()), lo=low, hi=high, why=why)
-    for first, second in COMPARED:
+    for first, second in compared:
         if first in sets and second in sets:
             if _same_rows(sets[first], sets[second]):
                 fail("coincide", first=first, second=second)
-            shared = _shared_row(sets[first], sets[second])
-            if shared is not None:
-                fail("overlap", first=first, second=second, row=shared)
+            shared = _shared_rows(sets[first], sets[second])
+            if shared:
+                warn("overlap", first=first, second=second, count=len(shared), rows=_listed(shared))
     for first in (n for n in sets if _role(n, TARGET_ROLES)):
         for second in (n for n in sets if _role(n, ATTRIBUTE_ROLES)):
             if _same_rows(sets[first], sets[second]):
                 fail("targets-attributes", first=first, second=second)
 
 
-def _shared_row(first: np.ndarray, second: np.ndarray) -> int | None:
-    """The first row of ``first`` that is also a row of ``second``, or None."""
+def check_range(name: str, values: np.ndarray, bounds: tuple[float, float] = VALUE_RANGE,
+                why: str = "their squares and sums leave double precision") -> None:
+    """The ``value-range`` rule: every magnitude of the finite ``values`` within ``bounds`` (a lower bound of
+    0 admits zeros), or the one-line error naming the first value outside.
+
+    >>> check_range("first", np.array([1.0, -4.4e307]))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: 'first' has a value of magnitude 4.4e+307 (entry 1), outside [0, 1e+150] ...
+    """
+    low, high = bounds
+    magnitude = np.abs(values).ravel()
+    bad = np.flatnonzero((magnitude > high) | (magnitude < low))
+    if bad.size:
+        fail("value-range", name=name, value=float(magnitude[bad[0]]), index=int(bad[0]), lo=low, hi=high, why=why)
+
+
+def _shared_rows(first: np.ndarray, second: np.ndarray) -> list[int]:
+    """The rows of ``first`` that are also rows of ``second``."""
     seen = {row.tobytes() for row in second}
-    return next((i for i, row in enumerate(first) if row.tobytes() in seen), None)
+    return [i for i, row in enumerate(first) if row.tobytes() in seen]
+
+
+def _listed(rows: list[int], limit: int = 8) -> str:
+    """Row numbers for a message: the first ``limit``, then how many more."""
+    shown = ", ".join(map(str, rows[:limit]))
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
 def _same_rows(first: np.ndarray, second: np.ndarray) -> bool:
@@ -154,16 +230,18 @@ def p_floor(*, exact: bool, n_partitions: int) -> float | None:
 
 def p_floor_warning(record: Any, alpha: float) -> str | None:
     """The ``p-floor`` warning for a record with an exact permutation p-value (fields ``p_value``,
-    ``n_partitions`` and an exactness flag ``p_value_exact`` or ``exact``), or None.
+    ``n_partitions``, or a multi-group test's ``n_permutations``, and an exactness flag ``p_value_exact`` or
+    ``exact``), or None.
 
     >>> from types import SimpleNamespace as R
     >>> p_floor_warning(R(p_value=0.17, p_value_exact=True, n_partitions=6), 0.05)
     'the smallest p-value this test can reach is 0.167 (1 of 6 partitions), above alpha=0.05: no result can be significant'
     """
-    if getattr(record, "p_value", None) is None or not hasattr(record, "n_partitions"):
+    counted = getattr(record, "n_partitions", getattr(record, "n_permutations", None))  # multi-group: assignments
+    if getattr(record, "p_value", None) is None or counted is None:
         return None
     exact = bool(getattr(record, "p_value_exact", getattr(record, "exact", False)))
-    floor = p_floor(exact=exact, n_partitions=int(record.n_partitions or 0))
+    floor = p_floor(exact=exact, n_partitions=int(counted or 0))
     if floor is None or not floor > alpha:
         return None
-    return finding("p-floor", floor=floor, how=f"1 of {record.n_partitions} partitions", alpha=alpha)
+    return finding("p-floor", floor=floor, how=f"1 of {counted} partitions", alpha=alpha)

@@ -81,7 +81,7 @@ def specificity(
     atol = rounding_error(pooled.shape[1])
     p_values = np.empty(n_splits)
     effects = np.empty(n_splits)
-    for i in progress(range(p_values.size), desc="specificity"):
+    for i in progress(range(p_values.size), desc="specificity", unit="splits"):
         order = generator.permutation(len(pooled))
         x, y, a, b = (order[bounds[j] : bounds[j + 1]] for j in range(4))
         targets = np.concatenate([x, y])

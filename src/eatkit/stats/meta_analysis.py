@@ -20,6 +20,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._validation import check_values
 from eatkit.stats.options import check_option
 from eatkit.stats.association import differential_association, unit_rows
+from eatkit.stats.degeneracy import META_RANGE, check_range
 from eatkit.stats.effect_size import cohens_d
 
 #: the estimators of tau² :func:`random_effects` knows
@@ -116,6 +117,9 @@ def _checked(effects: Any, variances: Any) -> tuple[np.ndarray, np.ndarray]:
         raise EatkitError(f"a meta-analysis needs at least 2 effect sizes, got {y.size}")
     if (v <= 0).any():
         raise EatkitError(f"variances must be positive; effect {int(np.argmax(v <= 0))} has {v[v <= 0][0]!r}")
+    why = "the weights 1/v and the weighted squared effects stay in double precision"
+    check_range("effects", y, (0.0, META_RANGE[1]), why)
+    check_range("variances", v, META_RANGE, why)
     return y, v
 
 
@@ -202,16 +206,8 @@ def random_effects(effects: Any, variances: Any, method: str = "dl",
         method=method, confidence_level=level, k=k)
 
 
-def sampled_effect_sizes(X: Any, Y: Any, A: Any, B: Any, *, sd: str = "caliskan", ddof: int = 1) -> np.ndarray:
-    """EAT effect size of each sample of contextual embeddings (CEAT, Guo & Caliskan 2021, §3): the sets
-    are (words, samples, dim) arrays, sample i holding each word's embedding in its i-th sentence context;
-    d_i = (mean_x s(x_i, A_i, B_i) - mean_y s(y_i, A_i, B_i)) / SD (:func:`~eatkit.stats.effect_size.cohens_d`).
-
-    >>> rng = np.random.default_rng(0)
-    >>> X, Y, A, B = (rng.normal(size=(3, 4, 5)) for _ in range(4))
-    >>> sampled_effect_sizes(X, Y, A, B).shape
-    (4,)
-    """
+def _sampled_associations(X: Any, Y: Any, A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
+    """s(x_i, A_i, B_i) and s(y_i, A_i, B_i) of every sample i, as (samples, words) arrays."""
     sets = [np.asarray(v, dtype=np.float64) for v in (X, Y, A, B)]
     if any(v.ndim != 3 for v in sets) or len({v.shape[1:] for v in sets}) != 1:
         raise EatkitError("contextual samples must be (words, samples, dim) arrays with one number of samples and "
@@ -223,4 +219,51 @@ def sampled_effect_sizes(X: Any, Y: Any, A: Any, B: Any, *, sd: str = "caliskan"
         cos_b = np.einsum("wsd,bsd->swb", targets, b)
         return differential_association(cos_a, cos_b)
 
-    return cohens_d(s(x), s(y), sd=sd, ddof=ddof)
+    return s(x), s(y)
+
+
+def sampled_effect_sizes(X: Any, Y: Any, A: Any, B: Any, *, sd: str = "caliskan", ddof: int = 1) -> np.ndarray:
+    """EAT effect size of each sample of contextual embeddings (CEAT, Guo & Caliskan 2021, §3): the sets
+    are (words, samples, dim) arrays, sample i holding each word's embedding in its i-th sentence context;
+    d_i = (mean_x s(x_i, A_i, B_i) - mean_y s(y_i, A_i, B_i)) / SD (:func:`~eatkit.stats.effect_size.cohens_d`).
+
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y, A, B = (rng.normal(size=(3, 4, 5)) for _ in range(4))
+    >>> sampled_effect_sizes(X, Y, A, B).shape
+    (4,)
+    """
+    return cohens_d(*_sampled_associations(X, Y, A, B), sd=sd, ddof=ddof)
+
+
+#: the within-sample variances of CEAT's per-context effect sizes: ``"hedges-olkin"``, the closed form of a
+#: standardised mean difference (:func:`smd_variance`), or ``"ceat"``, as CEAT's code weights them
+#: (weiguowilliam/CEAT, code/ceat.py ``effect_size``): the sample variance (ddof 1) of the association scores
+#: s(w, A, B) over X ∪ Y
+CEAT_VARIANCES = ("hedges-olkin", "ceat")
+
+
+def ceat(X: Any, Y: Any, A: Any, B: Any, *, variance: str = "hedges-olkin", method: str = "dl", sd: str = "caliskan",
+         ddof: int = 1, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray, RandomEffectsResult]:
+    """CEAT's combined effect (Guo & Caliskan 2021) of contextual samples (see :func:`sampled_effect_sizes`):
+    the per-sample effect sizes d_i, their within-sample variances v_i (``variance``: :data:`CEAT_VARIANCES`)
+    and their random-effects combination (:func:`random_effects`). With ``variance="ceat"`` and
+    ``method="dl"`` the estimate is CEAT's code's combined effect size (its ``ceat_meta``: DerSimonian-Laird
+    over weights 1 / (v_i + tau²)); its one-sided p is ``norm.sf(z)`` of the result's ``z``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y, A, B = (rng.normal(size=(3, 5, 4)) + shift for shift in (1.0, -1.0, 1.0, -1.0))
+    >>> d, v, r = ceat(X, Y, A, B, variance="ceat")
+    >>> d.shape, v.shape, r.k, r.method
+    ((5,), (5,), 5, 'dl')
+    """
+    if variance not in CEAT_VARIANCES:
+        raise EatkitError(f"variance must be one of {', '.join(CEAT_VARIANCES)}, got {variance!r}")
+    sx, sy = _sampled_associations(X, Y, A, B)
+    d = cohens_d(sx, sy, sd=sd, ddof=ddof)
+    if not np.isfinite(d).all():
+        raise EatkitError("an effect size of a context sample is not finite (its association values are all equal)")
+    if variance == "ceat":
+        v = np.var(np.concatenate([sx, sy], axis=1), axis=1, ddof=1)
+    else:
+        v = np.asarray(smd_variance(d, sx.shape[1], sy.shape[1]))
+    return d, v, random_effects(d, v, method=method, confidence_level=confidence_level)

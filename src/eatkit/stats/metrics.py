@@ -465,8 +465,11 @@ def ect(X: Any, Y: Any, A: Any, *, alternative: str = "less", permutations: str 
     >>> round(ect(X, Y, A).value, 4)
     -1.0
     """
-    sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1, "A": 2})
+    sets = _check({"X": X, "Y": Y, "A": A}, {"X": 1, "Y": 1})
     X, Y, A = sets["X"], sets["Y"], sets["A"]
+    if len(A) < 3:  # Spearman's rho of two pairs is +1 or -1
+        raise EatkitError(f"ECT needs at least 3 attribute stimuli in A, got {len(A)}: Spearman's rho over "
+                          f"{len(A)} attribute(s) is +1 or -1 whatever the data")
     _check_common(alternative, n_bootstrap, confidence_level)
     generator, seed = resolve_rng(rng)
     null, statistic = _mean_statistic(X, Y, A, lambda gx, gy: _ect_values(gx, gy, A))

@@ -14,9 +14,13 @@ Both follow the definitions of HammerLabML/EmbeddingBiasScores (commit 5e72d36, 
   means; since Σ_i (c_i - cbar) = 0 this is ``Σ_i mean_{x in X_i} <x, c_i - cbar>``.
 
 The permutation null re-assigns the exchangeable units among their groups, sizes kept: target words for
-the generalised WEAT, attribute words for SAME (its target set is fixed). All distinct assignments are
-counted when there are at most ``permutations`` of them (exact), else ``permutations`` random ones are
-drawn and p = (count + 1) / (permutations + 1).
+the generalised WEAT, attribute words for SAME (its target set is fixed). ``permutations="exact"`` counts
+every distinct assignment (the multiset permutations of the group labels, N! / prod n_i! of them), or
+refuses before any work with the time it would take (:func:`eatkit.stats.cost.check_cost`); a number counts
+every assignment when there are at most that many (exact), else draws that many random ones and
+p = (count + 1) / (permutations + 1). Sets go through the degeneracy rules
+(:mod:`eatkit.stats.degeneracy`): two attribute sets (or, for the generalised WEAT, two target sets) that
+coincide are an error, sharing some vectors a warning.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_embeddings
+from eatkit.stats.cost import check_cost
+from eatkit.stats.degeneracy import check_degenerate
 from eatkit.stats.metrics import percentile_bootstrap
 from eatkit.stats.options import check_choice, check_option
 
@@ -59,7 +65,8 @@ class MultiGroupResult:
     alternative : str
         ``"greater"`` (score at least the observed) or ``"two-sided"`` (|score| at least |observed|).
     exact : bool
-        Whether every distinct assignment was counted.
+        Whether every distinct assignment was counted (``permutations="exact"``, or a number at least their
+        number).
     permutations : int
         Assignments counted (exact) or drawn (Monte Carlo).
     ci : tuple of float
@@ -107,6 +114,47 @@ def _sets(name: str, sets: Sequence[Any], minimum: int) -> list[np.ndarray]:
     return checked
 
 
+def _degeneracy(targets: list[np.ndarray], attributes: list[np.ndarray], compare_targets: bool) -> None:
+    """The degeneracy rules on the sets, named as a test's roles (T or T1..Tn, A1..Am): every pair of attribute
+    sets (and, ``compare_targets``, of target sets) is compared."""
+    tnames = [f"T{i + 1}" for i in range(len(targets))] if len(targets) > 1 else ["T"]
+    anames = [f"A{i + 1}" for i in range(len(attributes))]
+    pairs = list(itertools.combinations(anames, 2)) + (list(itertools.combinations(tnames, 2)) if compare_targets else [])
+    check_degenerate(dict(zip(tnames + anames, targets + attributes)), compared=pairs)
+
+
+def n_assignments(sizes: Sequence[int]) -> int:
+    """The distinct assignments of sum(sizes) units to groups of these sizes: N! / prod n_i!.
+
+    >>> n_assignments([2, 2]), n_assignments([3, 3, 2])
+    (6, 560)
+    """
+    total = math.factorial(sum(sizes))
+    for size in sizes:
+        total //= math.factorial(size)
+    return total
+
+
+def plan_permutations(sizes: Sequence[int], permutations: int | str, steps_each: float) -> tuple[bool, int]:
+    """(exact, assignments counted or drawn) of a multi-group permutation null over groups of ``sizes``, each
+    assignment costing ``steps_each`` units of work; ``"exact"`` beyond an hour's work is refused with the
+    estimate (:func:`eatkit.stats.cost.check_cost`), before any work.
+
+    >>> plan_permutations([2, 2], "exact", 10), plan_permutations([10, 10], 1000, 10)
+    ((True, 6), (False, 1000))
+    >>> plan_permutations([30, 30, 30], "exact", 10)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: an exact permutation test over every assignment of groups of 30, 30, 30 ...
+    """
+    total = n_assignments(sizes)
+    if permutations == "exact":
+        check_cost(f"an exact permutation test over every assignment of groups of {', '.join(map(str, sizes))} "
+                   f"({total:.3g} assignments)", float(total) * (steps_each + 2 * sum(sizes)),
+                   "pass a number of random permutations instead (10000 give p to about two digits)")
+        return True, total
+    return (True, total) if total <= permutations else (False, int(permutations))
+
+
 def _components(centres: np.ndarray) -> np.ndarray:
     """SAME's bias components from attribute centres (..., groups, dim): (..., groups - 1, dim)."""
     components = [centres[..., 0, :] - centres[..., 1, :]]
@@ -139,51 +187,46 @@ def _centres(unit_attributes: np.ndarray, labels: np.ndarray, groups: int) -> np
 
 
 def _assignments(sizes: Sequence[int]) -> Iterator[np.ndarray]:
-    """Every distinct assignment of sum(sizes) units to groups of these sizes, as label vectors."""
+    """Every distinct assignment of sum(sizes) units to groups of these sizes, as blocks of label rows: the
+    first group's units at each combination of positions, the other units labelled by every assignment of the
+    remaining groups (recursively), placed in order."""
     n = sum(sizes)
+    if len(sizes) == 1:
+        yield np.zeros((1, n), dtype=np.int64)
+        return
+    rest = np.concatenate(list(_assignments(sizes[1:]))) + 1
+    combos = itertools.combinations(range(n), sizes[0])
+    per_block = max(1, _CHUNK // len(rest))
+    while chunk := list(itertools.islice(combos, per_block)):
+        first = np.zeros((len(chunk), n), dtype=bool)
+        first[np.arange(len(chunk))[:, None], np.array(chunk)] = True
+        order = np.argsort(~first, axis=1, kind="stable")  # the first group's positions, then the others in order
+        ordered = np.concatenate([np.zeros((len(chunk), len(rest), sizes[0]), dtype=np.int64),
+                                  np.broadcast_to(rest, (len(chunk), *rest.shape))], axis=2)
+        labels = np.empty_like(ordered)
+        np.put_along_axis(labels, np.broadcast_to(order[:, None, :], ordered.shape), ordered, axis=2)
+        yield labels.reshape(-1, n)
 
-    def fill(free: tuple[int, ...], group: int) -> Iterator[dict[int, int]]:
-        if group == len(sizes) - 1:
-            yield {i: group for i in free}
-            return
-        for chosen in itertools.combinations(free, sizes[group]):
-            rest = tuple(i for i in free if i not in chosen)
-            for tail in fill(rest, group + 1):
-                yield {**{i: group for i in chosen}, **tail}
 
-    for mapping in fill(tuple(range(n)), 0):
-        yield np.array([mapping[i] for i in range(n)], dtype=np.int64)
-
-
-def _label_batches(sizes: Sequence[int], permutations: int, rng: np.random.Generator
-                   ) -> tuple[Iterator[np.ndarray], bool, int]:
+def _label_batches(sizes: Sequence[int], plan: tuple[bool, int], rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """The label rows of the permutation null: every assignment (``plan`` exact) or that many random ones."""
+    exact, count = plan
+    if exact:
+        yield from _assignments(sizes)
+        return
     n = sum(sizes)
-    total = math.factorial(n)
-    for size in sizes:
-        total //= math.factorial(size)
-    if total <= permutations:
-        batches = iter(np.stack(list(chunk)) for chunk in _batched(_assignments(sizes), _CHUNK))
-        return batches, True, total
     observed = np.repeat(np.arange(len(sizes)), sizes)
-
-    def draws() -> Iterator[np.ndarray]:
-        left = permutations
-        while left:
-            r = min(left, _CHUNK)
-            yield rng.permuted(np.broadcast_to(observed, (r, n)), axis=1)
-            left -= r
-
-    return draws(), False, permutations
-
-
-def _batched(items: Iterator[np.ndarray], size: int) -> Iterator[list[np.ndarray]]:
-    while chunk := list(itertools.islice(items, size)):
-        yield chunk
+    left = count
+    while left:
+        r = min(left, _CHUNK)
+        yield rng.permuted(np.broadcast_to(observed, (r, n)), axis=1)
+        left -= r
 
 
 def _permutation_p(statistic: Callable[[np.ndarray], np.ndarray], sizes: Sequence[int], observed: float,
-                   alternative: str, permutations: int, rng: np.random.Generator) -> tuple[float, bool, int]:
-    batches, exact, count = _label_batches(sizes, permutations, rng)
+                   alternative: str, plan: tuple[bool, int], rng: np.random.Generator) -> tuple[float, bool, int]:
+    exact, count = plan
+    batches = _label_batches(sizes, plan, rng)
     tolerance = 1e-12 * max(1.0, abs(observed))  # ties with the observed value, up to rounding
     reached = 0
     for labels in batches:
@@ -200,15 +243,16 @@ def _bootstrap_ci(statistic: Callable[[list[np.ndarray]], float], sets: list[np.
     return percentile_bootstrap(statistic, sets, n_bootstrap, level, rng) or (math.nan, math.nan)
 
 
-def _check_options(alternative: str, permutations: int, n_bootstrap: int, confidence_level: float) -> float:
+def _check_options(alternative: str, permutations: int | str, n_bootstrap: int, confidence_level: float) -> float:
     check_choice("alternative", alternative, ALTERNATIVES)  # one message per rule (eatkit.stats.options)
-    check_count("permutations", permutations)
+    if permutations != "exact":
+        check_count("permutations", permutations)
     if n_bootstrap != 0:
         check_count("n_bootstrap", n_bootstrap)
     return float(check_option("confidence_level", confidence_level))
 
 
-def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "greater", permutations: int = 10_000,
+def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "greater", permutations: int | str = 10_000,
          n_bootstrap: int = 1_000, confidence_level: float = 0.95, rng: Any = None) -> MultiGroupResult:
     """SAME score of the target words ``targets`` for two or more attribute sets (multi-class SAME), with
     a permutation p (attribute words re-assigned among the attribute sets) and a bootstrap CI.
@@ -224,10 +268,12 @@ def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "gre
     attributes = _sets("attribute_sets", list(attribute_sets), 2)
     if t.shape[1] != attributes[0].shape[1]:
         raise EatkitError(f"targets have dimension {t.shape[1]}, attributes {attributes[0].shape[1]}")
+    _degeneracy([t], attributes, compare_targets=False)
     unit_t = _unit(t)
     pooled = _unit(np.concatenate(attributes))
     sizes = tuple(len(a) for a in attributes)
     groups = len(sizes)
+    plan = plan_permutations(sizes, permutations, (len(pooled) + len(t)) * groups * t.shape[1])
     labels = np.repeat(np.arange(groups), sizes)
     cosines, lengths = _same_cosines(unit_t, _centres(pooled, labels[None], groups)[0])
     bias = _same_bias(cosines, lengths)
@@ -243,7 +289,7 @@ def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "gre
     def bias_of(rows: np.ndarray) -> np.ndarray:
         return _same_bias(*_same_cosines(rows, _centres(pooled, labels[None], groups)[0]))
 
-    p, exact, count = _permutation_p(null, sizes, value, alternative, permutations, generator)
+    p, exact, count = _permutation_p(null, sizes, value, alternative, plan, generator)
     signed = cosines[:, 0]
     two = groups == 2
     return MultiGroupResult(
@@ -255,7 +301,7 @@ def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "gre
 
 
 def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], *, alternative: str = "greater",
-                     permutations: int = 10_000, n_bootstrap: int = 1_000, confidence_level: float = 0.95,
+                     permutations: int | str = 10_000, n_bootstrap: int = 1_000, confidence_level: float = 0.95,
                      rng: Any = None) -> MultiGroupResult:
     """Generalised WEAT of n target sets against n attribute sets (Swinger et al. 2019), with a
     permutation p (target words re-assigned among the target sets) and a bootstrap CI.
@@ -275,6 +321,7 @@ def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], 
                           f"sets and {len(attributes)} attribute sets")
     if targets[0].shape[1] != attributes[0].shape[1]:
         raise EatkitError(f"targets have dimension {targets[0].shape[1]}, attributes {attributes[0].shape[1]}")
+    _degeneracy(targets, attributes, compare_targets=True)
     centres = np.stack([_unit(a).mean(axis=0) for a in attributes])
     directions = centres - centres.mean(axis=0)
     groups = len(targets)
@@ -289,12 +336,13 @@ def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], 
     value = float(sum(s.mean() for s in own))
     projections = _unit(np.concatenate(targets)) @ directions.T  # (N, groups): <x, c_i - cbar>
     sizes = tuple(len(x) for x in targets)
+    plan = plan_permutations(sizes, permutations, sum(sizes) * groups)
 
     def null(label_rows: np.ndarray) -> np.ndarray:
         onehot = label_rows[..., None] == np.arange(groups)
         return (np.einsum("rng,ng->rg", onehot, projections) / np.array(sizes)).sum(axis=-1)
 
-    p, exact, count = _permutation_p(null, sizes, value, alternative, permutations, generator)
+    p, exact, count = _permutation_p(null, sizes, value, alternative, plan, generator)
     return MultiGroupResult(
         statistic="generalized-weat", value=value, per_target=tuple(float(v) for s in own for v in s),
         skew=math.nan, stereotype=math.nan, p_value=p, alternative=alternative, exact=exact, permutations=count,

@@ -81,6 +81,11 @@ class AnalysisSet:
     available: dict[str, int] = field(default_factory=dict)
     source: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if len(self.classes) == 1:  # (none: each source names its own problem)
+            raise EatkitError(f"an analysis set needs at least 2 classes (a geometry test compares classes); "
+                              f"got only {next(iter(self.classes))!r}")
+
     def sizes(self) -> dict[str, int]:
         """Images per class."""
         return {name: len(files) for name, files in self.classes.items()}

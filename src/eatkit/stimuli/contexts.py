@@ -1,5 +1,5 @@
 """Sentence contexts of stimulus words (CEAT, Guo & Caliskan 2021): the sentences of a corpus file that
-contain a word, N of them sampled per word, each marked where the word is so that a contextual encoder
+contain a word, N distinct ones sampled per word (without replacement), each marked where the word is so that a contextual encoder
 embeds the word in that sentence.
 
 A marked sentence holds the word between ``⟦`` and ``⟧`` (U+27E6, U+27E7), e.g. ``"the ⟦nurse⟧ smiled"``;
@@ -51,15 +51,34 @@ def read_corpus(text: str, where: str) -> list[str]:
     return lines
 
 
-def sample_contexts(sentences: Sequence[str], word: str, n: int, rng: np.random.Generator) -> list[str]:
-    """``n`` marked sentences containing ``word`` (a whole-word, case-insensitive match; the first
-    occurrence is marked), drawn with replacement from the corpus sentences that contain it.
+def contexts_of(sentences: Sequence[str], word: str) -> list[str]:
+    """The distinct corpus sentences that contain ``word`` (a whole-word, case-insensitive match), marked at
+    the word's first occurrence, in corpus order; an error when there is none.
 
-    >>> sample_contexts(["A rose.", "No.", "The rose is red."], "rose", 3, np.random.default_rng(0))
-    ['The ⟦rose⟧ is red.', 'The ⟦rose⟧ is red.', 'The ⟦rose⟧ is red.']
+    >>> contexts_of(["A rose.", "No.", "The rose is red.", "A rose."], "rose")
+    ['A ⟦rose⟧.', 'The ⟦rose⟧ is red.']
     """
     pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
-    found = [(s, m.span()) for s in sentences if (m := pattern.search(s))]
+    found = list(dict.fromkeys(mark(s, m.span()) for s in sentences if (m := pattern.search(s))))
     if not found:
         raise EatkitError(f"no sentence of the corpus contains the word {word!r}")
-    return [mark(*found[int(i)]) for i in rng.integers(0, len(found), n)]
+    return found
+
+
+def sample_contexts(sentences: Sequence[str], word: str, n: int, rng: np.random.Generator) -> list[str]:
+    """``n`` distinct marked sentences containing ``word`` (:func:`contexts_of`), drawn without replacement:
+    the first ``n`` of a random order of them, so that a larger ``n`` extends a smaller one's draws; an error
+    when fewer than ``n`` exist (CEAT's samples must be independent: a context drawn twice is one
+    observation counted twice).
+
+    >>> sample_contexts(["A rose.", "No.", "The rose is red."], "rose", 2, np.random.default_rng(0))
+    ['A ⟦rose⟧.', 'The ⟦rose⟧ is red.']
+    """
+    return draw(contexts_of(sentences, word), word, n, rng)
+
+
+def draw(found: Sequence[str], word: str, n: int, rng: np.random.Generator) -> list[str]:
+    """The first ``n`` of a random order of ``word``'s distinct contexts ``found`` (:func:`sample_contexts`)."""
+    if n > len(found):
+        raise EatkitError(f"the word {word!r} has {len(found)} distinct context(s), fewer than the {n} asked for")
+    return [found[int(i)] for i in rng.permutation(len(found))[:n]]

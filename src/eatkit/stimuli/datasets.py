@@ -208,7 +208,7 @@ def _fetch_all(name: str, dest: Path, spec: Mapping[str, Any], source: str, bar:
     before = _downloaded(dest)
     owned = set(before)
     try:
-        for rel in progress_bar(wanted, desc=f"downloading {name}") if bar else wanted:
+        for rel in progress_bar(wanted, desc=f"downloading {name}", unit="files") if bar else wanted:
             _fetch_one(name, dest, rel, files.get(rel), fetcher, downloader, processor, owned)
     finally:
         if owned != before:

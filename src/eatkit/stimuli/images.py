@@ -32,20 +32,30 @@ def resolve_image_set(stimuli: StimulusSet, root: str | Path) -> StimulusSet:
     if stimuli.modality != "image" or not stimuli.category:
         raise EatkitError(f"set '{stimuli.name}' is not an image category")
     if not root.is_dir():
-        raise EatkitError(f"image folder {root} does not exist")
+        raise EatkitError(f"image folder {root} is a file, not a folder" if root.exists() else
+                          f"image folder {root} does not exist (the iEAT images: run 'eatkit data get ieat', then "
+                          "leave out --images, or give --images FOLDER with the images)")
     folder = inside(root, stimuli.category, f"image category of set '{stimuli.name}'", links_out=True)
     if not folder.is_dir():
-        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' does not exist")
+        raise EatkitError(f"image folder {folder} for set '{stimuli.name}' {_not_a_folder(folder)}")
     try:
         return dataclasses.replace(stimuli, items=tuple(str(p) for p in _image_files(folder, stimuli.name)))
     except OSError as err:  # an unreadable folder (permissions), a file system fault
         raise os_error(err, f"read the image folder of set '{stimuli.name}',") from None
 
 
+def _not_a_folder(path: Path) -> str:
+    """Why ``path`` is no folder: it is a file, or does not exist."""
+    return "is a file, not a folder" if path.exists() else "does not exist"
+
+
 def _image_files(folder: Path, name: str) -> list[Path]:
     """The image files of a category's folder (:func:`resolve_image_set`)."""
     files = []
     for p in sorted(q for q in folder.iterdir() if not q.name.startswith(".")):
+        if p.is_dir() and p.suffix.lower() in IMAGE_SUFFIXES:
+            raise EatkitError(f"image folder {folder} for set '{name}' holds a folder named like an image, {p.name}: "
+                              "an image must be a file")
         if p.is_dir():
             if any(q.suffix.lower() in IMAGE_SUFFIXES for q in p.rglob("*")):
                 raise EatkitError(f"image folder {folder} for set '{name}' has a subfolder with images, "

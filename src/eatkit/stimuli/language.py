@@ -73,12 +73,26 @@ def data_path(given: str | os.PathLike[str], dataset: str, filename: str) -> Pat
         path = default_data_dir() / dataset / filename
         if not path.is_file():
             raise EatkitError(f"dataset '{dataset}' is not downloaded ({path} is missing): run 'eatkit data get "
-                              f"{dataset}', or give the file's path")
+                              f"{dataset}', or give the file: {dataset_flag(dataset)} FILE")
         return path
     path = checked_path(given, f"the {dataset} file")
     if not path.exists():
-        raise EatkitError(f"the {dataset} file {path} does not exist")
+        raise EatkitError(f"the {dataset} file {path} does not exist (give the file with {dataset_flag(dataset)} FILE, "
+                          f"or leave it out to use the dataset of 'eatkit data get {dataset}')")
     return path
+
+
+def dataset_flag(dataset: str) -> str:
+    """The command-line flag that gives a registered dataset's file: the flag of the kind parameter whose
+    default names it (e.g. ``--crows-pairs``, ``--stereoset``).
+
+    >>> dataset_flag("crows-pairs"), dataset_flag("stereoset")
+    ('--crows-pairs', '--stereoset')
+    """
+    from eatkit.kinds import KINDS, get_kind
+
+    flags = [p.option for name in KINDS for p in get_kind(name).params if p.default == dataset and p.cli]
+    return flags[0] if flags else "the file's path"
 
 
 @dataclass(frozen=True)
