@@ -102,6 +102,18 @@ def answers_by_item(answers: Sequence[Any]) -> dict[str, int | str | None]:
     return out
 
 
+def _dropped(rows: list[_Scored]) -> dict[str, int]:
+    """The answers left out of a cell: items not answered, answers naming no option, items without a target."""
+    return {"unanswered": sum(not s.answered for s in rows),
+            "unmatched": sum(s.answered and s.answer is None for s in rows),
+            "no_target": sum(s.answer is not None and s.target.index is None for s in rows)}
+
+
+def _warnings(counts: dict[str, int], scored: bool) -> list[str]:
+    out = [f"{counts['unanswered']} items not answered"] if counts["unanswered"] else []
+    return out + ([] if scored else ["no answer maps to an option of an item with a target: nothing scored"])
+
+
 def _data_folder(given: str) -> Path:
     if given == "bbq":
         from eatkit.stimuli.datasets import default_data_dir
@@ -179,11 +191,8 @@ class BBQAnalysis(Analysis):
         unknown = np.array([s.answer == s.item.unknown for s in kept], dtype=bool)
         target = np.array([s.answer == s.target.index for s in kept], dtype=bool)
         result = bbq_score(correct, unknown, target, context=context, confidence_level=options.confidence_level)
-        unmatched = sum(s.answered and s.answer is None for s in rows)
-        counts = {"unanswered": sum(not s.answered for s in rows), "unmatched": unmatched,
-                  "no_target": sum(s.answer is not None and s.target.index is None for s in rows)}
-        warnings = [f"{counts['unanswered']} items not answered"] if counts["unanswered"] else []
-        warnings += [] if kept else ["no answer maps to an option of an item with a target: nothing scored"]
+        counts = _dropped(rows)
+        warnings = _warnings(counts, bool(kept))
         record = BBQRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, p_value=result.p_value if kept else None,
             warnings=warnings,

@@ -131,12 +131,17 @@ class LanguageModel(EmbeddingSource):
             vectors = np.asarray(self.generate(items, **settings), dtype=object)
         elif (asked := request_of(stimuli)) is not None:
             return self.answer(stimuli, asked.get("mode") or "generate")
-        elif not request and stimuli.modality == "sentence":  # their representation (an association test)
-            vectors = np.asarray([self.hidden_mean(s) for s in items], dtype=float)
         else:
+            vectors = self._represent(stimuli)
+        return Embedded(vectors=vectors, ids=tuple(items))
+
+    def _represent(self, stimuli: StimulusSet) -> np.ndarray:
+        """A plain sentence set's representations (:meth:`hidden_mean`: an association test on the model that
+        answers); any other set is refused."""
+        if stimuli.category or stimuli.modality != "sentence":
             raise EatkitError(f"'{self.id}' is a language model: it scores and answers text for the crows-pairs, "
                               f"stereoset and llm-iat tests; it does not embed set '{stimuli.name}'")
-        return Embedded(vectors=vectors, ids=tuple(items))
+        return np.asarray([self.hidden_mean(s) for s in stimuli.items], dtype=float)
 
     def manifest(self) -> dict[str, Any]:
         return {"id": self.id, "model": self.name, "weights": self.weights, "revision": self.revision,

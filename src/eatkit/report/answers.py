@@ -43,6 +43,13 @@ class BBQRenderer(Table):
         return super().html_section(run, records, label) + figure
 
 
+def _draw(ax: Any, record: Any, y: int, ink: str) -> None:
+    """One bias score and its interval (filled when q < 0.05)."""
+    ax.plot([record.ci_low, record.ci_high], [y, y], color=ink, linewidth=1)
+    filled = record.q_value is not None and record.q_value < 0.05
+    ax.plot([record.bias_score], [y], "o", color=ink, markerfacecolor=ink if filled else "white", markersize=5)
+
+
 def bbq_figure(records: Sequence[Any]) -> Figure:
     """The bias score of each category with its interval, one panel per context condition (filled markers:
     q < 0.05)."""
@@ -54,10 +61,7 @@ def bbq_figure(records: Sequence[Any]) -> Figure:
     axes = fig.subplots(1, len(contexts), sharey=True, squeeze=False)[0]
     for ax, context in zip(axes, contexts):
         for r in (r for r in records if r.context == context):
-            y = categories.index(r.category)
-            ax.plot([r.ci_low, r.ci_high], [y, y], color=INK, linewidth=1)
-            filled = r.q_value is not None and r.q_value < 0.05
-            ax.plot([r.bias_score], [y], "o", color=INK, markerfacecolor=INK if filled else "white", markersize=5)
+            _draw(ax, r, categories.index(r.category), INK)
         ax.axvline(0, color="#999999", linewidth=0.8)
         ax.set_xlim(-1, 1)
         ax.set_title(context, fontsize=9)
