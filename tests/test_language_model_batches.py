@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -115,10 +116,12 @@ def test_progress_counts_sentences(gpt2, monkeypatch):
         return slow(*args, **kwargs)
 
     monkeypatch.setattr(lm._model, "forward", forward)
-    lm.log_likelihoods(SENTENCES)
+    with progress.enabled(True):  # an earlier command's -q in this process may have turned it off
+        lm.log_likelihoods(SENTENCES)
     lines = err.getvalue().splitlines()
-    assert lines and all(line.startswith("eatkit: scoring sentences") for line in lines)
-    assert "14" in lines[-1] and "done" in lines[-1]
+    assert lines and all(line.startswith("eatkit: scoring ") for line in lines)
+    assert re.search(r"scoring \d+/14 sentences", lines[0]), lines[0]  # items counted, not batches
+    assert "14/14 sentences" in lines[-1] and "done" in lines[-1], lines[-1]
 
 
 def test_a_full_crows_pairs_file_is_scored_in_batches(gpt2, tmp_path):

@@ -257,8 +257,8 @@ class Ranking:
     (``aggregation``, a numpy reduction: every prompt group and attribute of a depiction test, every metric
     record) and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points
     (``None``: neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``.
-    ``per`` names the record fields that tell a test's records apart (BBQ: ``category``, ``context``): each
-    combination counts as one test of the measure (``<test>[<values>]``, a column of the audit page).
+    ``per`` names the record fields that tell a test's records apart where each should rank as a test of its own
+    (BBQ: ``category``, ``context``: each combination counts as one test of the measure, ``<test>[<values>]``).
 
     >>> Ranking("value", "ect", chance=1.0).chance
     1.0

@@ -203,7 +203,7 @@ def batches(seqs: Sequence[Sequence[Any]], size: int, unit: str) -> Iterator[lis
     stable), with progress in items (``scoring 1,200/3,016 sentences``)."""
     order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
     batch: list[int] = []
-    for i in progress(order, total=len(order), desc=f"scoring {unit}"):
+    for i in progress(order, total=len(order), desc="scoring", unit=unit):
         batch.append(i)
         if len(batch) == size:
             yield batch
