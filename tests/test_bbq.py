@@ -362,3 +362,104 @@ def test_image_grounded_items_carry_their_image_into_the_request(tmp_path):
     (tmp_path / "Religion.jsonl").write_text(json.dumps({**rows[0], "image": "img/missing.png"}))
     with pytest.raises(EatkitError, match="Religion.jsonl, line 1: image img/missing.png does not exist"):
         load_bbq(tmp_path, ("Religion",))
+
+
+# -- a local model answering (--model hf-lm:, tiny GPT-2 built from a config) -----------------------------------
+
+
+def _reference_choices(folder: str, items: list[dict[str, Any]], mode: str) -> list[int | None]:
+    """Each item's answer: the model's Answer records (their values are checked against transformers in
+    test_answerers.py), read here as the R re-implementation reads a prediction: the option letter the model
+    chose, else its text mapped by the authors' rules."""
+    from eatkit.encoders.language_models import causal_lm
+    from eatkit.sources.answers import answers_request
+    from eatkit.stimuli.types import StimulusSet
+
+    requests = tuple(json.dumps({"id": f"{r['category']}/{r['example_id']}", "context": r["context"],
+                                 "question": r["question"], "options": [r["ans0"], r["ans1"], r["ans2"]],
+                                 "image": None}) for r in items)
+    got = causal_lm(folder).embed(StimulusSet("q", "sentence", requests,
+                                              category=answers_request(task="bbq", mode=mode))).vectors
+    return ["abc".index(a.choice) if a.choice else r_pred_label(item, a.text or "") for a, item in zip(got, items)]
+
+
+@pytest.mark.parametrize("mode", ["loglik", "generate"])
+def test_local_model_answers_bbq_from_the_cli(mode, tmp_path):
+    """``eatkit run bbq --model hf-lm:<tiny GPT-2>``: the counts behind every score equal those of the
+    answers computed here with transformers, scored by the R re-implementation's rules."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from eatkit.cli import main
+    from tiny_bbq import items, write_bbq
+    from tiny_lm import make_gpt2
+
+    folder = make_gpt2(tmp_path / "lm")
+    data = write_bbq(tmp_path / "bbq")
+    out = tmp_path / "out"
+    assert main(["run", "bbq", "--model", f"hf-lm:{folder}", "--bbq-data", str(data), "--answer-mode", mode,
+                 "-o", str(out), "-q"]) == 0
+    with (out / "results.csv").open(encoding="utf-8") as handle:
+        rows = {(r["category"], r["context"]): r for r in csv.DictReader(handle)}
+    rows_in = items()
+    choices = _reference_choices(folder, rows_in, mode)
+    cells: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row, pred in zip(rows_in, choices):
+        cell = cells[(row["category"], row["context_condition"])]
+        if pred is None:
+            cell["unmatched"] += 1
+            continue
+        stereo = next(i for i in range(3) if row["answer_info"][f"ans{i}"][1] in ("Muslim", "old"))
+        unknown = next(i for i in range(3) if row["answer_info"][f"ans{i}"][1] == "unknown")
+        target = stereo if row["question_polarity"] == "neg" else 3 - stereo - unknown
+        cell["n"] += 1
+        cell["n_correct"] += pred == row["label"]
+        cell["n_unknown"] += pred == unknown
+        cell["n_target"] += pred == target
+    assert sorted(rows) == sorted(cells)
+    for key, cell in cells.items():
+        for name in ("n", "n_correct", "n_unknown", "n_target", "unmatched"):
+            assert int(rows[key][name]) == cell[name], (key, name)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"]["model"] == folder
+
+
+def test_inside_and_outside_one_sweep_ranks_lms_on_both_levels(tmp_path, monkeypatch):
+    """Point 6's mechanics: a sweep of language models over the inside-outside-religion suite measures each
+    model's representations (an EAT on its mean last-layer hidden states) and its BBQ answers; rankings.csv
+    holds both measures per model and ranking-correlations.csv the Spearman correlation of the two levels with
+    its CI (undefined here: tiny random models answer every item with one group, which BBQ's design scores as
+    no bias)."""
+    import sys
+
+    import torch
+    import transformers
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from eatkit.cli import main
+    from eatkit.encoders.language_models import causal_lm
+    from tiny_bbq import write_bbq
+    from tiny_lm import make_gpt2
+
+    data = tmp_path / "data"
+    write_bbq(data / "bbq")
+    monkeypatch.setenv("EATKIT_DATA_DIR", str(data))
+    folders = [make_gpt2(tmp_path / f"lm{seed}", seed=seed) for seed in range(3)]
+    models = "".join(f'[[models]]\nlabel = "tiny-{i}"\nname = "hf-lm:{f}"\n' for i, f in enumerate(folders))
+    (tmp_path / "sweep.toml").write_text(f'output = "out"\nsuites = ["inside-outside-religion"]\n{models}')
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "--jobs", "0", "-q"]) == 0
+    with (tmp_path / "out" / "rankings.csv").open(encoding="utf-8") as handle:
+        ranks = list(csv.DictReader(handle))
+    assert sorted(r["model"] for r in ranks) == ["tiny-0", "tiny-1", "tiny-2"]
+    assert all(r["d"] and r["bbq"] for r in ranks)
+    with (tmp_path / "out" / "ranking-correlations.csv").open(encoding="utf-8") as handle:
+        pairs = [(r["measure_1"], r["measure_2"]) for r in csv.DictReader(handle)]
+    assert ("d", "bbq") in pairs
+    # the representation: the mean last-layer hidden state after BOS, as transformers computes it
+    tok = transformers.AutoTokenizer.from_pretrained(folders[0])
+    model = transformers.AutoModelForCausalLM.from_pretrained(folders[0]).eval()
+    ids = [tok.bos_token_id, *tok("This is Muslim.", add_special_tokens=False).input_ids]
+    with torch.no_grad():
+        want = model(torch.tensor([ids]), output_hidden_states=True).hidden_states[-1][0, 1:].double().mean(0)
+    got = causal_lm(folders[0]).hidden_mean("This is Muslim.")
+    np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=1e-12)

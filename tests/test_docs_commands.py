@@ -346,6 +346,12 @@ CASES: dict[str, Case] = {
     "results/bbq-unifiedqa --report": Case(subs={"preds_Religion.jsonl.gz": "{bbq_preds}"},
                                            after=("eatkit data get bbq",),
                                            files=("results/bbq-unifiedqa/report.html",), stdout="Religion"),
+    "eatkit run bbq --model hf-lm:Qwen/Qwen2.5-0.5B-Instruct --answer-mode generate --bbq-max-items 40 -o "
+    "results/bbq-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}"},
+                             after=("eatkit data get bbq",), files=("results/bbq-qwen/results.csv",), stdout="Age"),
+    "eatkit sweep inside-outside.toml": Case(subs={"inside-outside.toml": "{inside_outside_sweep}"},
+                                             after=("eatkit data get bbq",),
+                                             files=("results/inside-outside/ranking-correlations.csv",)),
     "eatkit sweep bbq-sweep.toml": Case(subs={"bbq-sweep.toml": "{bbq_sweep}"}, after=("eatkit data get bbq",),
                                         files=("results/bbq-sweep/rankings.csv",)),
     "eatkit data get stereoset --allow-unverified": Case(stdout="dev.json: sha256"),
@@ -589,6 +595,17 @@ class Workspace:
                          f'"unifiedqa-t5-11b_pred_race"\n' for label in ("race", "arc"))
         path = self.folder("bbq") / "bbq-sweep.toml"
         path.write_text(f'output = "{self.root / "results" / "bbq-sweep"}"\nsuites = ["bbq"]\n{models}')
+        return path
+
+    def _inside_outside_sweep(self) -> Path:
+        """docs/bbq.md's inside-and-outside sweep: two tiny causal LMs."""
+        from tiny_lm import make_gpt2
+
+        folders = {seed: make_gpt2(self.folder(f"io-lm{seed}"), seed=seed) for seed in (0, 1)}
+        models = "".join(f'[[models]]\nlabel = "tiny-{seed}"\nname = "hf-lm:{folder}"\n' for seed, folder in folders.items())
+        path = self.folder("bbq") / "inside-outside.toml"
+        path.write_text(f'output = "{self.root / "results" / "inside-outside"}"\nsuites = ["inside-outside-religion"]\n'
+                        f"{models}")
         return path
 
     def _tiny_lm(self) -> str:

@@ -40,10 +40,10 @@ def items(per_cell: int = 2) -> list[dict]:
     return out
 
 
-def write_bbq(folder: Path) -> Path:
+def write_bbq(folder: Path, per_cell: int = 2) -> Path:
     """``folder/data/<Category>.jsonl`` of :func:`items`."""
     (folder / "data").mkdir(parents=True, exist_ok=True)
-    rows = items()
+    rows = items(per_cell)
     for category in dict.fromkeys(r["category"] for r in rows):
         lines = [json.dumps(r) for r in rows if r["category"] == category]
         (folder / "data" / f"{category}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")

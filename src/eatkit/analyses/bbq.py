@@ -102,6 +102,18 @@ def answers_by_item(answers: Sequence[Any]) -> dict[str, int | str | None]:
     return out
 
 
+def _dropped(rows: list[_Scored]) -> dict[str, int]:
+    """The answers left out of a cell: items not answered, answers naming no option, items without a target."""
+    return {"unanswered": sum(not s.answered for s in rows),
+            "unmatched": sum(s.answered and s.answer is None for s in rows),
+            "no_target": sum(s.answer is not None and s.target.index is None for s in rows)}
+
+
+def _warnings(counts: dict[str, int], scored: bool) -> list[str]:
+    out = [f"{counts['unanswered']} items not answered"] if counts["unanswered"] else []
+    return out + ([] if scored else ["no answer maps to an option of an item with a target: nothing scored"])
+
+
 def _data_folder(given: str) -> Path:
     if given == "bbq":
         from eatkit.stimuli.datasets import default_data_dir
@@ -175,18 +187,15 @@ class BBQAnalysis(Analysis):
     def _outcome(test: AssociationTest, suite: str, seed: int, category: str, context: str, rows: list[_Scored],
                  options: RunOptions, source: str) -> Outcome:
         kept = [s for s in rows if s.answer is not None and s.target.index is not None]
-        if not kept:
-            raise EatkitError(f"BBQ {category} ({context}): no answer maps to an option of an item with a target")
-        correct = np.array([s.answer == s.item.label for s in kept])
-        unknown = np.array([s.answer == s.item.unknown for s in kept])
-        target = np.array([s.answer == s.target.index for s in kept])
+        correct = np.array([s.answer == s.item.label for s in kept], dtype=bool)
+        unknown = np.array([s.answer == s.item.unknown for s in kept], dtype=bool)
+        target = np.array([s.answer == s.target.index for s in kept], dtype=bool)
         result = bbq_score(correct, unknown, target, context=context, confidence_level=options.confidence_level)
-        unmatched = sum(s.answered and s.answer is None for s in rows)
-        counts = {"unanswered": sum(not s.answered for s in rows), "unmatched": unmatched,
-                  "no_target": sum(s.answer is not None and s.target.index is None for s in rows)}
-        warnings = [f"{counts['unanswered']} items not answered"] if counts["unanswered"] else []
+        counts = _dropped(rows)
+        warnings = _warnings(counts, bool(kept))
         record = BBQRecord(
-            suite=suite, test=test.id, title=test.title, seed=seed, p_value=result.p_value, warnings=warnings,
+            suite=suite, test=test.id, title=test.title, seed=seed, p_value=result.p_value if kept else None,
+            warnings=warnings,
             category=category, context=context, accuracy=result.accuracy, accuracy_ci_low=result.accuracy_ci_low,
             accuracy_ci_high=result.accuracy_ci_high, bias_score=result.bias_score,
             bias_non_unknown=result.bias_non_unknown, ci_low=result.ci_low, ci_high=result.ci_high, n=result.n,

@@ -132,9 +132,16 @@ class LanguageModel(EmbeddingSource):
         elif (asked := request_of(stimuli)) is not None:
             return self.answer(stimuli, asked.get("mode") or "generate")
         else:
+            vectors = self._represent(stimuli)
+        return Embedded(vectors=vectors, ids=tuple(items))
+
+    def _represent(self, stimuli: StimulusSet) -> np.ndarray:
+        """A plain sentence set's representations (:meth:`hidden_mean`: an association test on the model that
+        answers); any other set is refused."""
+        if stimuli.category or stimuli.modality != "sentence":
             raise EatkitError(f"'{self.id}' is a language model: it scores and answers text for the crows-pairs, "
                               f"stereoset and llm-iat tests; it does not embed set '{stimuli.name}'")
-        return Embedded(vectors=vectors, ids=tuple(items))
+        return np.asarray([self.hidden_mean(s) for s in stimuli.items], dtype=float)
 
     def manifest(self) -> dict[str, Any]:
         return {"id": self.id, "model": self.name, "weights": self.weights, "revision": self.revision,
@@ -144,7 +151,8 @@ class LanguageModel(EmbeddingSource):
                 else self.chat_template, "system_message": SYSTEM, "decoding": self.decoding,
                 "decoding_warnings": decoding_warnings(self.decoding),
                 "scoring": "pseudo-log-likelihood of the shared tokens (CrowS-Pairs metric.py)" if self.masked
-                else "sentence log-likelihood after the BOS token"}
+                else "sentence log-likelihood after the BOS token",
+                "pooling": "mean of the last layer's hidden states over the sentence's tokens (association tests)"}
 
     # -- scoring --------------------------------------------------------------------------------------------
     def _ids(self, text: str) -> list[int]:
@@ -194,6 +202,18 @@ class LanguageModel(EmbeddingSource):
                                       .logits[0, -1].double(), dim=-1)
         rest = iter(self._causal_sums([ids[1:] for ids in seqs if len(ids) > 2]))
         return [(float(start[ids[1]]) + (next(rest) if len(ids) > 2 else 0.0)) / (len(ids) - 1) for ids in seqs]
+
+    def hidden_mean(self, sentence: str) -> np.ndarray:
+        """The sentence's representation: the mean over its tokens of the last layer's hidden states (causal:
+        the tokens after the BOS token; masked: without the special tokens), in float64."""
+        import torch
+
+        self._load()
+        ids = self._ids(sentence) if self.masked else self._causal_ids(sentence)
+        with torch.inference_mode():
+            out = self._model(input_ids=torch.tensor([ids], device=self._model.device), output_hidden_states=True)
+        states = out.hidden_states[-1][0].double()
+        return (states[1:-1] if self.masked else states[1:]).mean(0).cpu().numpy()
 
     def log_likelihood(self, sentence: str) -> float:
         """sum_t log p(token_t | tokens < t) of a causal LM, after the BOS token."""

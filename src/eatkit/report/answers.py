@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from eatkit.report.formatting import fmt_number, fmt_p
 from eatkit.report.kinds import Table
+from eatkit.specs import BBQ
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,11 +32,8 @@ class BBQRenderer(Table):
         ("p", lambda r: fmt_p(r.p_value)), ("q", lambda r: fmt_p(r.q_value)),
         ("dropped", lambda r: str(r.unanswered + r.unmatched + r.no_target)),
     )
-    legend = ("bias score: the authors' s_DIS = 2 n_target/n_non_unknown - 1 (disambig) and s_AMB = (1 - accuracy) s "
-              "(ambig), -1..1 (the paper prints x100; 0: no measured bias); CI: Wilson interval mapped by 2p - 1 "
-              "(disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: exact "
-              "binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the kind's records; "
-              "dropped: answers naming no option, items not answered, items without a bias-consistent answer")
+    legend = BBQ.presentation.legend + ("; dropped: answers naming no option, items not answered, items without a "
+                                        "bias-consistent answer")
 
     def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:
         from eatkit.report.style import figure_html
@@ -43,6 +41,13 @@ class BBQRenderer(Table):
         figure = figure_html(bbq_figure(records), "BBQ bias scores with intervals",
                              escape("BBQ bias scores per category with their intervals; filled: q < 0.05"))
         return super().html_section(run, records, label) + figure
+
+
+def _draw(ax: Any, record: Any, y: int, ink: str) -> None:
+    """One bias score and its interval (filled when q < 0.05)."""
+    ax.plot([record.ci_low, record.ci_high], [y, y], color=ink, linewidth=1)
+    filled = record.q_value is not None and record.q_value < 0.05
+    ax.plot([record.bias_score], [y], "o", color=ink, markerfacecolor=ink if filled else "white", markersize=5)
 
 
 def bbq_figure(records: Sequence[Any]) -> Figure:
@@ -56,10 +61,7 @@ def bbq_figure(records: Sequence[Any]) -> Figure:
     axes = fig.subplots(1, len(contexts), sharey=True, squeeze=False)[0]
     for ax, context in zip(axes, contexts):
         for r in (r for r in records if r.context == context):
-            y = categories.index(r.category)
-            ax.plot([r.ci_low, r.ci_high], [y, y], color=INK, linewidth=1)
-            filled = r.q_value is not None and r.q_value < 0.05
-            ax.plot([r.bias_score], [y], "o", color=INK, markerfacecolor=INK if filled else "white", markersize=5)
+            _draw(ax, r, categories.index(r.category), INK)
         ax.axvline(0, color="#999999", linewidth=0.8)
         ax.set_xlim(-1, 1)
         ax.set_title(context, fontsize=9)

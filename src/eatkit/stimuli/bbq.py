@@ -94,6 +94,12 @@ def _info(obj: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _check_ranges(obj: dict[str, Any], label: int, where: str) -> None:
+    if label not in (0, 1, 2) or obj["context_condition"] not in ("ambig", "disambig") \
+            or obj["question_polarity"] not in ("neg", "nonneg"):
+        raise EatkitError(f"{where}: label, context_condition or question_polarity out of range")
+
+
 def parse_item(obj: Any, where: str) -> BBQItem:
     """One line of a BBQ data file (or of a results file holding the item's fields) as an item; a missing or
     mistyped field is a one-line error naming ``where`` (file and line) and the field."""
@@ -103,9 +109,7 @@ def parse_item(obj: Any, where: str) -> BBQItem:
                  "ans0", "ans1", "ans2"):
         _field(obj, name, str, where)
     label = _field(obj, "label", int, where)
-    if label not in (0, 1, 2) or obj["context_condition"] not in ("ambig", "disambig") \
-            or obj["question_polarity"] not in ("neg", "nonneg"):
-        raise EatkitError(f"{where}: label, context_condition or question_polarity out of range")
+    _check_ranges(obj, label, where)
     meta = obj.get("additional_metadata") if isinstance(obj.get("additional_metadata"), dict) else {}
     groups = meta.get("stereotyped_groups", [])
     if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
@@ -225,14 +229,19 @@ def derived_target(item: BBQItem) -> int | None:
     if item.category in INTERSECTIONAL:
         raise EatkitError(f"the bias-consistent answer of {item.category} items comes from the authors' "
                           "additional_metadata.csv (--bbq-metadata, or 'eatkit data get bbq')")
-    groups = {_norm(g) for g in item.stereotyped_groups}
     unknown = item.unknown
-    matched = [i for i in range(3) if i != unknown and _stereotyped(item, i, groups)]
+    matched = _matched(item, unknown)
     if unknown is None or len(matched) != 1:
         return None
     if item.polarity == "neg":
         return matched[0]
     return next(i for i in range(3) if i not in (unknown, matched[0]))
+
+
+def _matched(item: BBQItem, unknown: int | None) -> list[int]:
+    """The non-unknown answers that name one of the item's stereotyped groups."""
+    groups = {_norm(g) for g in item.stereotyped_groups}
+    return [i for i in range(3) if i != unknown and _stereotyped(item, i, groups)]
 
 
 @dataclass(frozen=True)
