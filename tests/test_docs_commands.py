@@ -340,6 +340,20 @@ CASES: dict[str, Case] = {
     "eatkit run crows-pairs --model hf-lm:gpt2 --seed 0 -o results/crows-gpt2": Case(
         subs={"hf-lm:gpt2": "hf-lm:{tiny_lm}"}, after=("eatkit data get crows-pairs",),
         files=("results/crows-gpt2/results.json",)),
+    # docs/bbq.md
+    "eatkit data get bbq": Case(stdout="bbq: 2 of 2 files verified"),
+    "eatkit run bbq --answers preds_Religion.jsonl.gz --answer-field unifiedqa-t5-11b_pred_race -o "
+    "results/bbq-unifiedqa --report": Case(subs={"preds_Religion.jsonl.gz": "{bbq_preds}"},
+                                           after=("eatkit data get bbq",),
+                                           files=("results/bbq-unifiedqa/report.html",), stdout="Religion"),
+    "eatkit run bbq --model hf-lm:Qwen/Qwen2.5-0.5B-Instruct --answer-mode generate --bbq-max-items 40 -o "
+    "results/bbq-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}"},
+                             after=("eatkit data get bbq",), files=("results/bbq-qwen/results.csv",), stdout="Age"),
+    "eatkit sweep inside-outside.toml": Case(subs={"inside-outside.toml": "{inside_outside_sweep}"},
+                                             after=("eatkit data get bbq",),
+                                             files=("results/inside-outside/ranking-correlations.csv",)),
+    "eatkit sweep bbq-sweep.toml": Case(subs={"bbq-sweep.toml": "{bbq_sweep}"}, after=("eatkit data get bbq",),
+                                        files=("results/bbq-sweep/rankings.csv",)),
     "eatkit data get stereoset --allow-unverified": Case(stdout="dev.json: sha256"),
     "eatkit run stereoset --model hf-lm:gpt2 --seed 0 -o results/stereoset-gpt2": Case(
         subs={"hf-lm:gpt2": "hf-lm:{tiny_lm}"}, after=("eatkit data get stereoset --allow-unverified",),
@@ -532,6 +546,10 @@ class Workspace:
 
                 write_pairs(tree / "crows_pairs_anonymized.csv") if name == "crows-pairs" else write_stereoset(
                     tree / "dev.json")
+            elif name == "bbq":
+                from tiny_bbq import write_bbq
+
+                write_bbq(tree)
             elif name == "bad-seeds":  # a catalogue in the published format, of WEAT 1's attribute words
                 from eatkit.stimuli.loader import load_suite
 
@@ -564,6 +582,31 @@ class Workspace:
         from tiny_lm import make_bert
 
         return make_bert(self.folder("tiny-mlm"))
+
+    def _bbq_preds(self) -> Path:
+        from tiny_bbq import write_preds
+
+        return write_preds(self.folder("bbq") / "preds_Religion.jsonl")
+
+    def _bbq_sweep(self) -> Path:
+        """docs/bbq.md's sweep file, on the stand-in predictions."""
+        preds = self["bbq_preds"]
+        models = "".join(f'[[models]]\nlabel = "{label}"\nanswers = "{preds}"\nanswer_field = '
+                         f'"unifiedqa-t5-11b_pred_race"\n' for label in ("race", "arc"))
+        path = self.folder("bbq") / "bbq-sweep.toml"
+        path.write_text(f'output = "{self.root / "results" / "bbq-sweep"}"\nsuites = ["bbq"]\n{models}')
+        return path
+
+    def _inside_outside_sweep(self) -> Path:
+        """docs/bbq.md's inside-and-outside sweep: two tiny causal LMs."""
+        from tiny_lm import make_gpt2
+
+        folders = {seed: make_gpt2(self.folder(f"io-lm{seed}"), seed=seed) for seed in (0, 1)}
+        models = "".join(f'[[models]]\nlabel = "tiny-{seed}"\nname = "hf-lm:{folder}"\n' for seed, folder in folders.items())
+        path = self.folder("bbq") / "inside-outside.toml"
+        path.write_text(f'output = "{self.root / "results" / "inside-outside"}"\nsuites = ["inside-outside-religion"]\n'
+                        f"{models}")
+        return path
 
     def _tiny_lm(self) -> str:
         from tiny_lm import make_gpt2

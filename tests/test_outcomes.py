@@ -13,8 +13,11 @@ from eatkit.errors import EatkitError
 from eatkit.stats.outcomes import (clustered_proportion, minimum_detectable_difference, paired_choices,
                                    paired_scores, proportion, proportion_difference, sign_test)
 
-sm_proportion = pytest.importorskip("statsmodels.stats.proportion")
-sm_tables = pytest.importorskip("statsmodels.stats.contingency_tables")
+
+
+def statsmodels(module: str):
+    """statsmodels' ``module`` (the reference of a test), or the test skipped with the reason."""
+    return pytest.importorskip(f"statsmodels.{module}")
 
 COUNTS = [(0, 1), (0, 10), (1, 10), (5, 10), (9, 10), (10, 10), (3, 37), (17, 40), (250, 1000), (999, 1000)]
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -26,7 +29,7 @@ def test_two_sided_intervals_equal_statsmodels(k, n, level):
     for ours, theirs in (("wilson", "wilson"), ("clopper-pearson", "beta")):
         r = proportion(k, n, method=ours, confidence_level=level)
         assert (r.ci_low, r.ci_high) == pytest.approx(
-            sm_proportion.proportion_confint(k, n, alpha=1 - level, method=theirs), abs=1e-12)
+            statsmodels("stats.proportion").proportion_confint(k, n, alpha=1 - level, method=theirs), abs=1e-12)
         assert r.estimate == k / n and r.p_value is None and r.method == ours
 
 
@@ -55,7 +58,7 @@ def test_clopper_pearson_is_the_inversion_of_the_exact_test():
 def test_difference_interval_equals_statsmodels_newcombe_and_fisher(counts):
     k1, n1, k2, n2 = counts
     r = proportion_difference(k1, n1, k2, n2)
-    low, high = sm_proportion.confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
+    low, high = statsmodels("stats.proportion").confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
     assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-12)
     for alternative in ALTERNATIVES:
         one = proportion_difference(k1, n1, k2, n2, alternative=alternative)
@@ -76,7 +79,7 @@ def test_paired_choices_exact_mcnemar_equals_statsmodels(table):
     first, second = _pairs(*table)
     r = paired_choices(first, second)
     a, b, c, d = table
-    reference = sm_tables.mcnemar([[a, b], [c, d]], exact=True).pvalue
+    reference = statsmodels("stats.contingency_tables").mcnemar([[a, b], [c, d]], exact=True).pvalue
     assert abs(r.p_value - reference) <= 1e-12
     assert (r.both, r.first_only, r.second_only, r.neither) == table
     assert r.estimate == (b - c) / sum(table)
@@ -85,11 +88,44 @@ def test_paired_choices_exact_mcnemar_equals_statsmodels(table):
     assert (swapped.ci_low, swapped.ci_high) == pytest.approx((-r.ci_high, -r.ci_low), abs=1e-15)
 
 
+def reference_square_and_add(n11: int, n12: int, n21: int, n22: int) -> tuple[float, float]:
+    """Fagerland, Lydersen & Laake (2017, ch. 8) Newcombe square-and-add interval, written out from their
+    contingencytables R function: the table's rows are the first variant, its columns the second."""
+    big_n = n11 + n12 + n21 + n22
+    p1, p2 = (n11 + n12) / big_n, (n11 + n21) / big_n
+    z = sps.norm.ppf(0.975)
+
+    def wilson(x: int) -> tuple[float, float]:
+        centre, half = 2 * x + z * z, z * math.sqrt(z * z + 4 * x * (1 - x / big_n))
+        return (centre - half) / (2 * (big_n + z * z)), (centre + half) / (2 * (big_n + z * z))
+
+    (l1, u1), (l2, u2) = wilson(n11 + n12), wilson(n11 + n21)
+    margins = [n11 + n12, n21 + n22, n11 + n21, n12 + n22]
+    psi = 0.0
+    if min(margins) > 0:
+        cross = n11 * n22 - n12 * n21
+        psi = (cross - big_n / 2) / math.sqrt(math.prod(margins)) if cross > big_n / 2 else (
+            0.0 if cross >= 0 else cross / math.sqrt(math.prod(margins)))
+    low = p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * psi * (p1 - l1) * (u2 - p2))
+    high = p1 - p2 + math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * psi * (p2 - l2) * (u1 - p1))
+    return low, high
+
+
+@pytest.mark.parametrize("table", [(1, 1, 7, 12), (59, 6, 16, 80), (10, 5, 1, 4), (20, 12, 9, 30), (3, 0, 0, 7),
+                                   (0, 4, 3, 0), (40, 1, 11, 2)])
+def test_paired_interval_equals_fagerlands_square_and_add(table):
+    # (1, 1, 7, 12): Bentur et al. 2009 and (59, 6, 16, 80): Cavo et al. 2012, the book's examples
+    n11, n12, n21, n22 = table
+    first, second = _pairs(n11, n12, n21, n22)
+    r = paired_choices(first, second)
+    assert (r.ci_low, r.ci_high) == pytest.approx(reference_square_and_add(*table), abs=1e-12)
+
+
 def test_paired_interval_is_newcombes_with_zero_correlation_equal_to_the_independent_one():
     # a d = b c makes phi 0: method 10 then equals the independent samples' hybrid score interval
     first, second = _pairs(4, 2, 2, 1)
     r = paired_choices(first, second)
-    low, high = sm_proportion.confint_proportions_2indep(6, 9, 6, 9, method="newcomb", compare="diff")
+    low, high = statsmodels("stats.proportion").confint_proportions_2indep(6, 9, 6, 9, method="newcomb", compare="diff")
     assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-12)
     # positive correlation narrows the interval against the independent one
     first, second = _pairs(30, 5, 3, 30)
@@ -153,7 +189,7 @@ def test_exact_sign_flip_is_refused_with_its_cost_never_sampled():
 
 
 def test_clustered_proportion_se_equals_statsmodels_cluster_robust_ols():
-    sm_api = pytest.importorskip("statsmodels.api")
+    sm_api = statsmodels("api")
     rng = np.random.default_rng(2)
     clusters = np.repeat(np.arange(12), 7)
     y = (rng.random(84) < 0.3 + 0.4 * (clusters % 3 == 0)).astype(float)

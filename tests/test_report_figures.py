@@ -18,13 +18,13 @@ import pytest
 
 from conftest import require
 from eatkit.cli import main
+from eatkit.specs import METRICS
 from eatkit.kinds import KINDS, get_kind
 
 require("matplotlib", reason="figures need matplotlib (eatkit[report])")
 
-#: the kinds that run on word vectors: a suite with a test of each, run once
-WORD_KINDS = ("eat", "sc-eat", "rnd", "ect", "ripa", "mac", "rnsb", "direct-bias", "same", "generalized-weat",
-              "seed-sets")
+#: the kinds that run on word vectors: a suite with a test of each (every metric by ``--metrics all``), run once
+WORD_KINDS = ("eat", "sc-eat", *METRICS.names(), "same", "generalized-weat", "seed-sets")
 WORDS = {"X": ["rose", "lily", "tulip", "daisy"], "Y": ["ant", "fly", "wasp", "moth"], "A": ["love", "peace", "joy"],
          "B": ["war", "hate", "pain"], "A_alt": ["warm", "kind", "calm"], "B_alt": ["cruel", "cold", "grim"]}
 
@@ -120,6 +120,9 @@ def _built(kind: str, root: Path) -> list:
                                            shares={"Ohio": {"a": 0.5, "b": 0.5}, "Iowa": {"a": 0.7, "b": 0.3}},
                                            reference_shares={"Ohio": {"a": 0.4, "b": 0.6}, "Iowa": {"a": 0.6, "b": 0.4}},
                                            reference_columns={"a": "A"}, r={"a": 0.9}, r_squared=0.8)],
+        "bbq": lambda: [example_record(kind, category="Age", context=c, accuracy=a, accuracy_ci_low=a - 0.05,
+                                       accuracy_ci_high=a + 0.05, bias_score=b, ci_low=b - 0.1, ci_high=b + 0.1)
+                        for c, a, b in (("ambig", 0.6, 0.2), ("disambig", 0.9, 0.05))],
         "geometry": lambda: [example_record(kind, models=["m"], fold="iteration", similarity="cosine",
                                             scores=[{"key": "intra c", "kind": "intra", "model": "m", "mean": 0.5, "sd": 0.1,
                                                      "min": 0.4, "max": 0.6, "exact_mean": 0.5, "iterations": 3,

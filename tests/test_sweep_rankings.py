@@ -67,7 +67,7 @@ def test_a_member_ranks_by_its_distance_from_its_declared_chance_level():
 def test_published_embeddings_declare_images_and_word_tests_are_planned_as_not_applicable(published):
     """Issue 46: published iEAT embeddings embed images only, so a WEAT test is planned out (never run, never
     a failure), an iEAT test is kept."""
-    from eatkit.run.sweep import _cell
+    from eatkit.run.sweep_file import _cell
 
     model = {"label": published, "embeddings": "ieat/embeddings", "embeddings_model": published}
     plan = ("sha", [("weat1", frozenset({"word"})), ("insect-flower", frozenset({"image"}))])

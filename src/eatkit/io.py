@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.resources
 import io
-import importlib.metadata
 import json
 import importlib.util
 import os
@@ -257,6 +255,8 @@ def installed_version(name: str) -> str | None:
     >>> import numpy; installed_version("numpy") == numpy.__version__, installed_version("no-such-distribution")
     (True, None)
     """
+    import importlib.metadata  # (imported on use: with email and zipfile, a tenth of eatkit's start-up CPU)
+
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
@@ -409,6 +409,8 @@ def shipped_json(package: str, resource: str) -> Any:
     >>> shipped_json("eatkit.run", "sweep.schema.json")["title"]
     'eatkit sweep file'
     """
+    import importlib.resources  # (imported on use, as importlib.metadata)
+
     return json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))
 
 

@@ -61,6 +61,7 @@ KINDS: dict[str, str | KindSpec] = {
     "crows-pairs": "eatkit.specs:CROWS_PAIRS",
     "stereoset": "eatkit.specs:STEREOSET",
     "llm-iat": "eatkit.specs:LLM_IAT",
+    "bbq": "eatkit.specs:BBQ",
     "answers": "eatkit.specs:ANSWERS",
     "same": "eatkit.specs:SAME",
     "generalized-weat": "eatkit.specs:GENERALIZED_WEAT",
@@ -256,6 +257,8 @@ class Ranking:
     (``aggregation``, a numpy reduction: every prompt group and attribute of a depiction test, every metric
     record) and shown as the column ``measure``; ``higher_is_better`` says which way the raw value points
     (``None``: neither, e.g. a signed value whose distance from 0 is the bias), shown by ``eatkit list kinds``.
+    ``per`` names the record fields that tell a test's records apart where each should rank as a test of its own
+    (BBQ: ``category``, ``context``: each combination counts as one test of the measure, ``<test>[<values>]``).
 
     >>> Ranking("value", "ect", chance=1.0).chance
     1.0
@@ -266,6 +269,7 @@ class Ranking:
     chance: float = 0.0
     higher_is_better: bool | None = None
     aggregation: str = "mean"
+    per: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.chance, bool) or not isinstance(self.chance, (int, float)):

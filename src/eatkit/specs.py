@@ -357,6 +357,38 @@ LLM_IAT = KindSpec(
               help="words of the prompts whose side is unknown: their pairings are read, counted apart, not scored"),
     ))
 
+BBQ_CATEGORIES = ("Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance", "Race_ethnicity",
+                  "Race_x_SES", "Race_x_gender", "Religion", "SES", "Sexual_orientation")
+BBQ = KindSpec(
+    "bbq", (), "eatkit.analyses.bbq:BBQAnalysis", renderer="eatkit.report.answers:BBQRenderer",
+    title="BBQ: accuracy and bias scores of a model's answers in ambiguous and disambiguated contexts "
+          "(Parrish et al. 2022)",
+    presentation=Presentation(
+        columns=("category", "context", "n", "accuracy", "bias_score", "ci_low", "ci_high", "p_value", "q_value"),
+        headline="bias_score", formats={"accuracy": ".3f", "bias_score": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+        heading="BBQ (bias benchmark for QA)",
+        legend="bias_score: the authors' s_DIS = 2 n_target/n_non_unknown - 1 (disambig) and s_AMB = (1 - accuracy) "
+               "s (ambig), -1..1 (the paper prints x100); CI: Wilson interval of n_target/n_non_unknown mapped by "
+               "2p - 1 (disambig), Bonett-Price adjusted Wald interval of (n_target - n_non_target)/n (ambig); p: "
+               "exact binomial test of n_target against n_non_target; q: Benjamini-Hochberg over the categories and "
+               "contexts"),
+    ranking=Ranking("bias_score", "bbq", per=("category", "context")),
+    params=(
+        Param("bbq_data", default="bbq", flag="--bbq-data", metavar="DIR",
+              help="the BBQ folder (data/<Category>.jsonl, plain or gzipped; default: the dataset of "
+              "'eatkit data get bbq')"),
+        Param("bbq_metadata", default="", flag="--bbq-metadata", metavar="CSV",
+              help="the authors' additional_metadata.csv (each item's bias-consistent answer; 'bbq': the "
+              "dataset's copy); default: derived from each item's stereotyped_groups and answer_info"),
+        Param("categories", many="list", sep=",", choices=BBQ_CATEGORIES, default=list(BBQ_CATEGORIES),
+              flag="--bbq-categories", help="comma-separated BBQ categories to score (default: all found)"),
+        Param("max_items", int, low=1, useful=(100, None), flag="--bbq-max-items",
+              help="score only the first N items of each category (a quick look; default: all)"),
+        Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
+              help="how a local model answers: the option of highest log-likelihood, or a generated answer "
+              "parsed as the authors parse a prediction"),
+    ))
+
 _MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "
                       "distinct assignment counted); CI: percentile bootstrap over target words")
 SAME = KindSpec(

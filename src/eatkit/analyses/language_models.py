@@ -22,7 +22,8 @@ from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
-from eatkit.stats.language_models import pair_preference, pairing_d, stereoset_scores, word_pairing_test
+from eatkit.stats.language_models import (direction_scores, pair_preference, stereoset_scores,
+                                          summarise_bias_scores, tally_pairings, word_pairing_test)
 from eatkit.stimuli.language import (PAIRS, SENTENCES, STATUSES, TEMPLATES, CrowsPair, StereoSetExample, data_path,
                                      generate_request, load_crows_pairs, load_stereoset, parse_pairings)
 from eatkit.stimuli.types import AssociationTest, StimulusSet
@@ -71,7 +72,10 @@ class CrowsPairsRecord(Record):
     higher: int  # pairs whose more stereotyping sentence scores higher
     ties: int
     share: float
-    share_stereo: float | None  # the share among stereo pairs (metric.py's "stereotype score", over all of them)
+    #: metric.py's "Stereotype score" / 100: among the untied stereo pairs, the share whose more stereotyping
+    #: sentence scores higher (ties are neutral in metric.py, outside its total_stereo); None without one
+    share_stereo: float | None
+    #: metric.py's "Anti-stereotype score" / 100, the same among the untied antistereo pairs
     share_antistereo: float | None
     alternative: str
     ci_low: float
@@ -121,13 +125,11 @@ class CrowsPairsAnalysis(_RequestAnalysis):
             out = pair_preference(more[m], less[m], decimals=decimals, alternative=options.alternative,
                                   n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
                                   rng=np.random.default_rng([seed, zlib.crc32(bias.encode())]))
-            wins = np.round(more[m], decimals) > np.round(less[m], decimals)
-            sub = stereo[m]
+            share_stereo, share_antistereo = direction_scores(more[m], less[m], stereo[m], decimals)
             record = CrowsPairsRecord(
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=out.p_value, bias_type=bias,
                 bias=2 * out.share - 1, pairs=out.n, higher=out.k, ties=out.ties, share=out.share,
-                share_stereo=float(wins[sub].mean()) if sub.any() else None,
-                share_antistereo=float(wins[~sub].mean()) if (~sub).any() else None,
+                share_stereo=share_stereo, share_antistereo=share_antistereo,
                 alternative=out.alternative, ci_low=out.ci_low, ci_high=out.ci_high,
                 confidence_level=out.confidence_level, n_bootstrap=out.n_bootstrap, decimals=decimals,
                 method=out.method)
@@ -317,67 +319,72 @@ class LLMIATAnalysis(_RequestAnalysis):
         request = generate_request(options.params["answer_tokens"], options.params["temperature"], gen_seed, recorded)
         return {"responses": embed(StimulusSet(f"{test.id} prompts", "sentence", tuple(prompts), category=request))}
 
-    def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
-                suite: str, seed: int) -> list[Outcome]:
+    def _answers(self, test: AssociationTest, answers: Embedded, options: RunOptions) -> tuple[list[Any], list[str],
+                                                                                               bool]:
+        """Each answer parsed into pairings, its prompt variation, and whether the model answered this run's
+        prompts (else: recorded answers, whose ids name their variation)."""
         sets = test.sets()
-        answers = embedded["responses"]
         prompts, names, drawn, _ = self.prompts(test, options)
         from_model = tuple(answers.ids) == tuple(prompts)
         variations = names if from_model else [i.split("/", 1)[0] for i in answers.ids]
-        order = list(dict.fromkeys(variations))
-        x, y = list(sets["X"].items), list(sets["Y"].items)
-        first, second = list(sets["A"].items), list(sets["B"].items)
-        words = first + second
-        unscored = 0
-        hits = np.zeros((len(words), max(len(order), 1)))
-        totals = np.zeros_like(hits)
-        index = {w: i for i, w in enumerate(words)}
-        rows, scores, statuses = [], [], []
+        words = [*sets["A"].items, *sets["B"].items, *options.params["unscored"]]
         # a model's answer may name the two groups of its prompt; recorded answers (no prompt kept) any of them
-        named = ([{"X": [a], "Y": [b]} for a, b in drawn] if from_model else [{"X": x, "Y": y}] * len(answers.ids))
-        for answer, ident, variation, groups in zip(answers.vectors, answers.ids, variations, named):
-            parsed = parse_pairings(str(answer), words + options.params["unscored"], groups)
-            counts = {"a": 0, "b": 0, "c": 0, "d": 0}  # a: B words with Y, b: A with Y, c: B with X, d: A with X
-            for word, group in parsed.pairs:
-                if word not in index:
-                    unscored += 1
-                    continue
-                with_x, expected_x = group == "X", index[word] < len(first)
-                counts[("d" if expected_x else "c") if with_x else ("b" if expected_x else "a")] += 1
-                hits[index[word], order.index(variation)] += with_x
-                totals[index[word], order.index(variation)] += 1
-            d = float(pairing_d(counts["a"], counts["b"], counts["c"], counts["d"])) if parsed.pairs else None
-            scores.append(d)
-            statuses.append(parsed.status)
-            rows.append([test.id, variation, "" if from_model else ident, parsed.status, len(parsed.pairs),
-                         counts["a"], counts["b"], counts["c"], counts["d"], "" if d is None else f"{d!r}",
-                         " | ".join(parsed.invalid), str(answer)])
-        n_status = {s: statuses.count(s) for s in STATUSES}
-        parsed_scores = [s for s in scores if s is not None]
-        strict = [s if st == "complete" else 0.0 for s, st in zip(scores, statuses)]
-        by_variation = {v: _mean([s for s, w in zip(scores, variations) if w == v and s is not None]) for v in order}
-        result = None
-        warnings = []
+        named = ([{"X": [a], "Y": [b]} for a, b in drawn] if from_model
+                 else [{"X": list(sets["X"].items), "Y": list(sets["Y"].items)}] * len(answers.ids))
+        parsed = [parse_pairings(str(answer), words, groups) for answer, groups in zip(answers.vectors, named)]
+        return parsed, variations, from_model
+
+    def _word_test(self, test: AssociationTest, tally: Any, options: RunOptions, seed: int) -> tuple[Any, list[str]]:
+        """eatkit's word-level association, or None and the warning saying why it could not run."""
+        first, second = test.set("A").items, test.set("B").items
         try:
-            result = word_pairing_test(hits, totals, [i < len(first) for i in range(len(words))], words=words,
-                                       alternative=options.alternative, permutations=options.permutations,
-                                       n_bootstrap=options.n_bootstrap, confidence_level=options.confidence_level,
-                                       rng=seed)
+            return word_pairing_test(tally.hits, tally.totals, [i < len(first) for i in range(len(first) + len(second))],
+                                     words=[*first, *second], alternative=options.alternative,
+                                     permutations=options.permutations, n_bootstrap=options.n_bootstrap,
+                                     confidence_level=options.confidence_level, rng=seed), []
         except EatkitError as err:  # too few words were ever paired: the record says so, the counts stand
-            warnings.append(f"no word-level test: {err}")
-        templates = resolve_templates(options.params["templates"]) if from_model else {}
+            return None, [f"no word-level test: {err}"]
+
+    @staticmethod
+    def _test_fields(result: Any) -> dict[str, Any]:
+        """The record's fields of the word-level test (None where it could not run)."""
+        if result is None:
+            return {"p_value": None, "association": None, "rates": {}, "p_value_exact": None, "permutations": None,
+                    "ci_low": None, "ci_high": None}
+        return {"p_value": result.p_value, "association": result.statistic, "rates": result.rates,
+                "p_value_exact": result.exact, "permutations": result.permutations, "ci_low": result.ci_low,
+                "ci_high": result.ci_high}
+
+    @staticmethod
+    def _rows(test: AssociationTest, answers: Embedded, parsed: list[Any], variations: list[str], tally: Any,
+              from_model: bool) -> list[list[Any]]:
+        """The rows of ``llm_iat_responses.csv``: every answer, how it was read, its counts and score."""
+        return [[test.id, variation, "" if from_model else ident, p.status, len(p.pairs), *(int(c) for c in counts),
+                 "" if d is None else f"{d!r}", " | ".join(p.invalid), str(answer)]
+                for p, variation, ident, counts, d, answer in zip(parsed, variations, answers.ids, tally.counts,
+                                                                  tally.scores, answers.vectors)]
+
+    def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
+                suite: str, seed: int) -> list[Outcome]:
+        answers = embedded["responses"]
+        parsed, variations, from_model = self._answers(test, answers, options)
+        words = [*test.set("A").items, *test.set("B").items]
+        tally = tally_pairings([p.pairs for p in parsed], variations, words, len(test.set("A").items))
+        statuses = [p.status for p in parsed]
+        summary = summarise_bias_scores(tally.scores, [s == "complete" for s in statuses], variations)
+        result, warnings = self._word_test(test, tally, options, seed)
         record = LLMIATRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, warnings=warnings,
-            p_value=result.p_value if result else None, domain=options.params["domain"], groups_x=x, groups_y=y,
-            source="model" if from_model else "responses", responses=len(scores), parsed=len(parsed_scores),
-            pairings=int(totals.sum()), unscored_pairings=unscored, bias_score=_mean(parsed_scores),
-            bias_score_authors=float(np.mean(strict)) if strict else 0.0, bias_by_variation=by_variation, association=result.statistic if result else None,
-            rates=result.rates if result else {}, alternative=options.alternative,
-            p_value_exact=result.exact if result else None, permutations=result.permutations if result else None,
-            ci_low=result.ci_low if result else None, ci_high=result.ci_high if result else None,
-            confidence_level=options.confidence_level, templates=templates,
-            samples=options.params["samples"] if from_model else None, **n_status)
-        return [Outcome(record, {"bias_scores": np.array([np.nan if s is None else s for s in scores])},
+            domain=options.params["domain"], groups_x=list(test.set("X").items), groups_y=list(test.set("Y").items),
+            source="model" if from_model else "responses", responses=len(parsed), parsed=summary.parsed,
+            pairings=int(tally.totals.sum()), unscored_pairings=tally.unscored, bias_score=summary.bias_score,
+            bias_score_authors=summary.bias_score_authors, bias_by_variation=summary.by_variation,
+            alternative=options.alternative, confidence_level=options.confidence_level,
+            templates=resolve_templates(options.params["templates"]) if from_model else {},
+            samples=options.params["samples"] if from_model else None,
+            **{s: statuses.count(s) for s in STATUSES}, **self._test_fields(result))
+        rows = self._rows(test, answers, parsed, variations, tally, from_model)
+        return [Outcome(record, {"bias_scores": np.array([np.nan if s is None else s for s in tally.scores])},
                         Scored(result, rows))]
 
     def files(self, outcomes: Sequence[Outcome]) -> dict[str, bytes]:
@@ -388,7 +395,3 @@ class LLMIATAnalysis(_RequestAnalysis):
         return {"llm_iat_responses.csv": _csv(["test", "variation", "response_id", "status", "pairings",
                                                "b_words_with_y", "a_words_with_y", "b_words_with_x",
                                                "a_words_with_x", "bias_score", "invalid_lines", "response"], rows)}
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return float(np.mean(values)) if values else None

@@ -29,21 +29,24 @@ result's ``vectors`` hold one row per item:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from eatkit.encoders.answerers import (MODES, PRECISIONS, answer_records, batches, continuation_sums,
+                                       decoding_settings, decoding_warnings, model_settings, option_requests, padded,
+                                       per_question, prompt_text, questions, sampler)
 from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pinned_revision
 from eatkit.errors import EatkitError
 from eatkit.io import ensure_installed
+from eatkit.sources.answers import embedded_answers, request_of
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.language import PAIRS, SENTENCES, request_settings
 from eatkit.stimuli.types import StimulusSet
 
 #: the system message of a chat template (Bai et al. 2025 sent this one to GPT-4o)
 SYSTEM = "You are a helpful assistant."
-PRECISIONS = {"float32": "float32", "float64": "float64", "bfloat16": "bfloat16", "float16": "float16"}
 
 
 def shared_positions(first: Sequence[int], second: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -75,23 +78,21 @@ class LanguageModel(EmbeddingSource):
     precision : ``float32`` (default), ``float64``, ``bfloat16`` or ``float16``.
     batch_size : sequences per forward pass (masked variants of a sentence; sentences of a causal LM).
     chat_template : use the tokenizer's chat template for prompts where it has one (default True).
+    generation : decoding settings of its answers to questions (:data:`eatkit.encoders.answerers.DECODING`).
     """
 
     modalities = frozenset({"sentence"})
 
     def __init__(self, name: str, *, masked: bool = False, revision: str | None = None, device: str | None = None,
-                 precision: str | None = None, batch_size: int | None = None, chat_template: bool = True) -> None:
+                 precision: str | None = None, batch_size: int | None = None, chat_template: bool = True,
+                 generation: Mapping[str, Any] | Sequence[str] | None = None) -> None:
         ensure_installed("transformers", f"the language model '{name}'", "text")
         self.name, self.masked, self.revision = name, bool(masked), revision
         self.id = f"{'hf-mlm' if masked else 'hf-lm'}:{name}"
         self.device = device or "cpu"
-        self.precision = precision or "float32"
-        if self.precision not in PRECISIONS:
-            raise EatkitError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-            raise EatkitError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.batch_size = batch_size or 32
+        self.precision, self.batch_size = model_settings(precision, batch_size, 32)
         self.chat_template = bool(chat_template)
+        self.decoding = decoding_settings(generation)
         self.weights = hf_weights_identity(name, revision)
         self._model: Any = None
         self._tokenizer: Any = None
@@ -122,28 +123,36 @@ class LanguageModel(EmbeddingSource):
         if request == PAIRS:
             if len(items) % 2:
                 raise EatkitError(f"set '{stimuli.name}': a pair request needs an even number of sentences")
-            self._load()
-            scores = [s for i in range(0, len(items), 2) for s in self.pair_scores(items[i], items[i + 1])]
-            vectors: np.ndarray = np.asarray(scores, dtype=float)[:, None]
+            vectors: np.ndarray = np.asarray(self.pairs_scores(items[0::2], items[1::2]), dtype=float)[:, None]
         elif request == SENTENCES:
-            self._load()
-            vectors = np.asarray([self.sentence_score(s) for s in items], dtype=float)[:, None]
+            vectors = np.asarray(self.sentence_scores(items), dtype=float)[:, None]
         elif (settings := request_settings(stimuli)) is not None:
             settings.pop("recorded")
             vectors = np.asarray(self.generate(items, **settings), dtype=object)
+        elif (asked := request_of(stimuli)) is not None:
+            return self.answer(stimuli, asked.get("mode") or "generate")
         else:
+            vectors = self._represent(stimuli)
+        return Embedded(vectors=vectors, ids=tuple(items))
+
+    def _represent(self, stimuli: StimulusSet) -> np.ndarray:
+        """A plain sentence set's representations (:meth:`hidden_mean`: an association test on the model that
+        answers); any other set is refused."""
+        if stimuli.category or stimuli.modality != "sentence":
             raise EatkitError(f"'{self.id}' is a language model: it scores and answers text for the crows-pairs, "
                               f"stereoset and llm-iat tests; it does not embed set '{stimuli.name}'")
-        return Embedded(vectors=vectors, ids=tuple(items))
+        return np.asarray([self.hidden_mean(s) for s in stimuli.items], dtype=float)
 
     def manifest(self) -> dict[str, Any]:
         return {"id": self.id, "model": self.name, "weights": self.weights, "revision": self.revision,
                 "hub": hub_pin(str(self.weights), self.revision), "kind": "masked" if self.masked else "causal",
                 "device_requested": self.device, "precision": self.precision, "batch_size": self.batch_size,
-                "chat_template": self._templated if self._model is not None else self.chat_template,
-                "system_message": SYSTEM,
+                "batching": BATCHING, "chat_template": self._templated if self._model is not None
+                else self.chat_template, "system_message": SYSTEM, "decoding": self.decoding,
+                "decoding_warnings": decoding_warnings(self.decoding),
                 "scoring": "pseudo-log-likelihood of the shared tokens (CrowS-Pairs metric.py)" if self.masked
-                else "sentence log-likelihood after the BOS token"}
+                else "sentence log-likelihood after the BOS token",
+                "pooling": "mean of the last layer's hidden states over the sentence's tokens (association tests)"}
 
     # -- scoring --------------------------------------------------------------------------------------------
     def _ids(self, text: str) -> list[int]:
@@ -153,35 +162,67 @@ class LanguageModel(EmbeddingSource):
 
     def pair_scores(self, first: str, second: str) -> tuple[float, float]:
         """The two sentences' scores (module docstring: shared-token PLL, or log-likelihood)."""
+        a, b = self.pairs_scores([first], [second])
+        return a, b
+
+    def pairs_scores(self, firsts: Sequence[str], seconds: Sequence[str]) -> list[float]:
+        """The scores of ``firsts[i]`` and ``seconds[i]`` against each other, in the order
+        ``first_0, second_0, first_1, ...`` (module docstring), every forward pass a batch of sentences
+        (causal) or of masked copies across sentences (masked)."""
         self._load()
+        sentences = [s for pair in zip(firsts, seconds) for s in pair]
         if not self.masked:
-            return self.log_likelihood(first), self.log_likelihood(second)
-        ids1, ids2 = self._ids(first), self._ids(second)
-        one, two = shared_positions(ids1, ids2)
-        # metric.py masks template positions 1 .. N-2: the first and last shared tokens are [CLS] and [SEP]
-        return self._masked_sum(ids1, one[1:-1]), self._masked_sum(ids2, two[1:-1])
+            return self.log_likelihoods(sentences)
+        jobs: list[tuple[list[int], list[int]]] = []
+        for first, second in zip(firsts, seconds):
+            ids1, ids2 = self._ids(first), self._ids(second)
+            one, two = shared_positions(ids1, ids2)
+            # metric.py masks template positions 1 .. N-2: the first and last shared tokens are [CLS] and [SEP]
+            jobs += [(ids1, one[1:-1]), (ids2, two[1:-1])]
+        return self._masked_sums(jobs)
 
     def sentence_score(self, sentence: str) -> float:
         """Mean token log-likelihood of one sentence (StereoSet; module docstring)."""
+        return self.sentence_scores([sentence])[0]
+
+    def sentence_scores(self, sentences: Sequence[str]) -> list[float]:
+        """Each sentence's mean token log-likelihood (StereoSet; module docstring), in batches."""
         self._load()
         if self.masked:
-            ids = self._ids(sentence)
-            positions = list(range(1, len(ids) - 1))
-            return self._masked_sum(ids, positions) / max(len(positions), 1)
+            jobs = [(ids, list(range(1, len(ids) - 1))) for ids in map(self._ids, sentences)]
+            return [total / max(len(positions), 1) for total, (_, positions) in zip(self._masked_sums(jobs), jobs)]
         import torch
 
-        bos, *ids = self._causal_ids(sentence)
+        seqs = [self._causal_ids(s) for s in sentences]
+        bos = seqs[0][0] if seqs else 0
         # StereoSet's eval_generative_models.py: the first token given the start token alone, the others given
         # the sentence's earlier tokens (without the start token); the mean log-probability of the tokens
         with torch.inference_mode():
-            first = torch.log_softmax(self._model(input_ids=torch.tensor([[bos]], device=self._model.device))
-                                      .logits[0, -1].double(), dim=-1)[ids[0]]
-        return (float(first) + (self._causal_sum(ids) if len(ids) > 1 else 0.0)) / len(ids)
+            start = torch.log_softmax(self._model(input_ids=torch.tensor([[bos]], device=self._model.device))
+                                      .logits[0, -1].double(), dim=-1)
+        rest = iter(self._causal_sums([ids[1:] for ids in seqs if len(ids) > 2]))
+        return [(float(start[ids[1]]) + (next(rest) if len(ids) > 2 else 0.0)) / (len(ids) - 1) for ids in seqs]
+
+    def hidden_mean(self, sentence: str) -> np.ndarray:
+        """The sentence's representation: the mean over its tokens of the last layer's hidden states (causal:
+        the tokens after the BOS token; masked: without the special tokens), in float64."""
+        import torch
+
+        self._load()
+        ids = self._ids(sentence) if self.masked else self._causal_ids(sentence)
+        with torch.inference_mode():
+            out = self._model(input_ids=torch.tensor([ids], device=self._model.device), output_hidden_states=True)
+        states = out.hidden_states[-1][0].double()
+        return (states[1:-1] if self.masked else states[1:]).mean(0).cpu().numpy()
 
     def log_likelihood(self, sentence: str) -> float:
         """sum_t log p(token_t | tokens < t) of a causal LM, after the BOS token."""
+        return self.log_likelihoods([sentence])[0]
+
+    def log_likelihoods(self, sentences: Sequence[str]) -> list[float]:
+        """Each sentence's sum_t log p(token_t | tokens < t) after the BOS token, in batches of sentences."""
         self._load()
-        return self._causal_sum(self._causal_ids(sentence))
+        return self._causal_sums([self._causal_ids(s) for s in sentences])
 
     def _causal_ids(self, sentence: str) -> list[int]:
         tok = self._tokenizer
@@ -193,67 +234,123 @@ class LanguageModel(EmbeddingSource):
             raise EatkitError(f"'{self.id}' tokenises the sentence {sentence!r} to nothing")
         return [bos, *ids]
 
-    def _causal_sum(self, ids: list[int]) -> float:
+    def _pad_id(self) -> int:
+        tok = self._tokenizer
+        return next((i for i in (tok.pad_token_id, tok.eos_token_id) if i is not None), 0)
+
+    def _causal_sums(self, seqs: Sequence[Sequence[int]], starts: Sequence[int] | None = None) -> list[float]:
+        """sum_{t >= starts[i]} log p(ids_t | ids_<t) of each id sequence (``starts`` default 1: every token
+        after the first): sequences of similar length in one forward pass, right-padded, the padding masked
+        (``attention_mask``) and never scored."""
         import torch
 
+        totals = [0.0] * len(seqs)
         with torch.inference_mode():
-            x = torch.tensor([ids], device=self._model.device)
-            logits = self._model(input_ids=x).logits[0, :-1].double()
-            logp = torch.log_softmax(logits, dim=-1)
-            return float(logp.gather(1, x[0, 1:, None]).sum())
+            for batch in batches(seqs, self.batch_size, "sentences"):
+                x, mask = padded([seqs[i] for i in batch], self._pad_id(), self._model.device)
+                logits = self._model(input_ids=x, attention_mask=mask).logits
+                spans = [(starts[i] if starts else 1, len(seqs[i])) for i in batch]
+                for i, value in zip(batch, continuation_sums(logits, x, spans)):
+                    totals[i] = value
+        return totals
 
-    def _masked_sum(self, ids: list[int], positions: list[int]) -> float:
-        """Sum over ``positions`` of log p(original token | the sentence with that one token masked)."""
+    def _masked_sums(self, jobs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
+        """For each ``(ids, positions)``: the sum over ``positions`` of log p(original token | the sentence
+        with that one token masked). The masked copies of all sentences go through the model together,
+        ``batch_size`` copies a pass (copies of similar length together, right-padded and masked)."""
         import torch
 
-        if not positions:
-            return 0.0
-        mask = self._tokenizer.mask_token_id
-        total = 0.0
+        copies = [(j, p) for j, (_, positions) in enumerate(jobs) for p in positions]
+        logps = [0.0] * len(copies)
+        mask_id = self._tokenizer.mask_token_id
         with torch.inference_mode():
-            for start in range(0, len(positions), self.batch_size):
-                chunk = positions[start:start + self.batch_size]
-                x = torch.tensor([ids] * len(chunk), device=self._model.device)
-                rows = torch.arange(len(chunk), device=x.device)
-                cols = torch.tensor(chunk, device=x.device)
-                x[rows, cols] = mask
-                logits = self._model(input_ids=x).logits[rows, cols].double()
-                target = torch.tensor([ids[p] for p in chunk], device=x.device)
-                total += float(torch.log_softmax(logits, dim=-1)[rows, target].sum())
-        return total
+            for batch in batches([jobs[j][0] for j, _ in copies], self.batch_size, "masked copies"):
+                x, attention = padded([jobs[copies[c][0]][0] for c in batch], self._pad_id(), self._model.device)
+                rows = torch.arange(len(batch), device=x.device)
+                cols = torch.tensor([copies[c][1] for c in batch], device=x.device)
+                target = x[rows, cols].clone()
+                x[rows, cols] = mask_id
+                logits = self._model(input_ids=x, attention_mask=attention).logits[rows, cols].double()
+                for c, value in zip(batch, torch.log_softmax(logits, dim=-1)[rows, target].tolist()):
+                    logps[c] = value
+        totals = [0.0] * len(jobs)
+        for (j, _), value in zip(copies, logps):
+            totals[j] += value
+        return totals
+
+    # -- answers to questions -------------------------------------------------------------------------------
+    def answer(self, stimuli: StimulusSet, mode: str) -> Embedded:
+        """The :class:`~eatkit.sources.answers.Answer` of each question of a request for answers
+        (:mod:`eatkit.encoders.answerers`: ``loglik`` or ``generate``, in the chat template where it has one)."""
+        if self.masked:
+            raise EatkitError(f"'{self.id}' is a masked language model: questions need a causal one (hf-lm:)")
+        if mode not in MODES:
+            raise EatkitError(f"'{self.id}' answers in mode {' or '.join(MODES)}, not {mode!r}")
+        asked = questions(stimuli)
+        if any(q.image for q in asked):
+            raise EatkitError(f"'{self.id}' reads text only: questions with an image need an image-text-to-text "
+                              "model (hf-vlm:<name>)")
+        self._load()
+        if mode == "loglik":
+            prompts = [self._prompt_ids(i, prompt_text(q), 0) for i, q in enumerate(asked)]
+            requests = option_requests(asked)
+            seqs = [prompts[i] + list(self._tokenizer.encode(text, add_special_tokens=False)) for i, text in requests]
+            values = self._causal_sums(seqs, [len(prompts[i]) for i, _ in requests])
+            return embedded_answers(answer_records(self.id, asked, logprobs=per_question(asked, values)))
+        s = self.decoding
+        texts = self.generate([prompt_text(q) for q in asked], max_new_tokens=s["max_new_tokens"],
+                              temperature=s["temperature"], seed=s["seed"])
+        return embedded_answers(answer_records(self.id, asked, texts=texts))
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate(self, prompts: Sequence[str], *, max_new_tokens: int, temperature: float, seed: int) -> list[str]:
-        """The model's answer to each prompt (prompt ``i`` sampled with torch seeded by ``seed + i``)."""
-        import torch
-
+        """The model's answer to each prompt (prompt ``i`` sampled with its own torch generator seeded by
+        ``seed + i``, so that an answer does not depend on the batch it was decoded in), ``batch_size`` prompts
+        a ``generate`` call, left-padded."""
         if self.masked:
             raise EatkitError(f"'{self.id}' is a masked language model: the llm-iat test needs a causal one (hf-lm:)")
         self._load()
-        tok = self._tokenizer
-        out = []
-        for i, prompt in enumerate(prompts):
-            if self._templated:
-                messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-                ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                              return_dict=True)["input_ids"]
-            else:
-                ids = tok(prompt, return_tensors="pt").input_ids
-            ids = ids.to(self._model.device)
-            limit = getattr(self._model.config, "max_position_embeddings", None)
-            if limit is not None and ids.shape[1] + max_new_tokens > limit:
-                raise EatkitError(f"prompt {i} is {ids.shape[1]} tokens; with {max_new_tokens} answer tokens it "
-                                  f"exceeds the {limit} positions of '{self.id}' (fewer --answer-tokens, or a shorter "
-                                  "template)")
-            torch.manual_seed(seed + i)
-            sample = temperature > 0
-            with torch.inference_mode():
-                new = self._model.generate(
-                    ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=sample,
-                    temperature=temperature if sample else None, top_k=0 if sample else None, top_p=None,
-                    pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
-            out.append(tok.decode(new[0, ids.shape[1]:], skip_special_tokens=True))
+        seqs = [self._prompt_ids(i, prompt, max_new_tokens) for i, prompt in enumerate(prompts)]
+        out = [""] * len(seqs)
+        for batch in batches(seqs, self.batch_size, "answers"):
+            for i, text in zip(batch, self._generate_batch([seqs[i] for i in batch], [seed + i for i in batch],
+                                                            max_new_tokens, temperature)):
+                out[i] = text
         return out
+
+    def _prompt_ids(self, i: int, prompt: str, max_new_tokens: int) -> list[int]:
+        tok = self._tokenizer
+        if self._templated:
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+            ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_dict=True)["input_ids"]
+        else:
+            ids = tok(prompt).input_ids
+        ids = list(ids[0] if ids and isinstance(ids[0], list) else ids)
+        limit = getattr(self._model.config, "max_position_embeddings", None)
+        if limit is not None and len(ids) + max_new_tokens > limit:
+            raise EatkitError(f"prompt {i} is {len(ids)} tokens; with {max_new_tokens} answer tokens it "
+                              f"exceeds the {limit} positions of '{self.id}' (fewer --answer-tokens, or a shorter "
+                              "template)")
+        return ids
+
+    def _generate_batch(self, seqs: Sequence[Sequence[int]], seeds: Sequence[int], max_new_tokens: int,
+                        temperature: float) -> list[str]:
+        import torch
+
+        tok = self._tokenizer
+        x, mask = padded(seqs, self._pad_id(), self._model.device, left=True)
+        with torch.inference_mode():
+            new = self._model.generate(
+                x, attention_mask=mask, max_new_tokens=max_new_tokens, do_sample=False, temperature=None,
+                top_k=None, top_p=None, pad_token_id=self._pad_id(),
+                logits_processor=sampler(seeds, temperature, x.device))
+        return [tok.decode(row[x.shape[1]:], skip_special_tokens=True) for row in new]
+
+
+#: how the forward passes are filled (the manifest's ``batching``)
+BATCHING = ("batch_size sequences a forward pass (sentences of a causal LM; masked copies across sentences of a "
+            "masked LM; prompts of a generation), of similar length, right-padded for scores and left-padded "
+            "for generation, padding masked")
 
 
 def masked_lm(name: str, *, revision: str | None = None, device: str | None = None, precision: str | None = None,
@@ -264,7 +361,8 @@ def masked_lm(name: str, *, revision: str | None = None, device: str | None = No
 
 
 def causal_lm(name: str, *, revision: str | None = None, device: str | None = None, precision: str | None = None,
-              batch_size: int | None = None, chat_template: bool = True) -> LanguageModel:
+              batch_size: int | None = None, chat_template: bool = True,
+              generation: Mapping[str, Any] | Sequence[str] | None = None) -> LanguageModel:
     """``hf-lm:<name>``: a causal language model (e.g. ``gpt2``, an instruction-tuned chat model)."""
     return LanguageModel(name, masked=False, revision=revision, device=device, precision=precision,
-                         batch_size=batch_size, chat_template=chat_template)
+                         batch_size=batch_size, chat_template=chat_template, generation=generation)

@@ -128,6 +128,19 @@ def _write_combined(out: Path, frames: list[Any], owners: list[tuple[str, str, s
     return combined
 
 
+def _test_names(kind: str, part: Any) -> Any:
+    """The tests of a kind's records: the test id, with the values of the ranking's ``per`` fields when it
+    declares them (:class:`eatkit.kinds.Ranking`: each BBQ category and context ranks as one test)."""
+    from eatkit.kinds import KINDS, get_kind
+
+    names = part["test"].astype(str)
+    ranking = get_kind(kind).ranking if kind in KINDS else None
+    per = [f for f in (ranking.per if ranking is not None else ()) if f in part]
+    for i, name in enumerate(per):
+        names = names + ("[" if i == 0 else ", ") + part[name].astype(str) + ("]" if i == len(per) - 1 else "")
+    return names
+
+
 def measures_table(results: Any) -> Any:
     """The long table of every measure's value in a combined results table: one row per (setting, model,
     suite, test, measure) with the headline ``value``, ``p_value`` and the bias ``magnitude``
@@ -165,7 +178,7 @@ def _measure_frame(part: Any, kind: str, measure: str, values: Any, chance: Any)
     p = part["p_value"] if "p_value" in part else float("nan")
     magnitude = bias_magnitude(values, chance) if chance is not None else np.full(len(part), np.nan)
     return pd.DataFrame({"setting": part["setting"].astype(str), "model": part["model"].astype(str),
-                         "suite": part["suite"].astype(str), "test": part["test"].astype(str),
+                         "suite": part["suite"].astype(str), "test": _test_names(kind, part),
                          "kind": kind, "measure": measure, "value": values.astype(float),
                          "p_value": p, "magnitude": magnitude})
 

@@ -4,8 +4,11 @@ prompted word-pairing association tests (LLM-IAT, Bai et al. PNAS 2025). numpy/s
 =====================================  ==========================================================================
 :func:`pair_preference`                share of pairs whose first sentence scores higher (CrowS-Pairs' metric),
                                        exact binomial p against 1/2, percentile bootstrap CI over pairs
+:func:`direction_scores`               metric.py's stereotype and anti-stereotype scores (ties left out)
 :func:`stereoset_scores`               StereoSet's SS, LMS and ICAT (Nadeem et al. 2021, section 5)
 :func:`pairing_d`                      the LLM-IAT bias score of one response (the authors' ``d_score``)
+:func:`tally_pairings`                 each answer's pairing counts and bias score, counts per word and variation
+:func:`summarise_bias_scores`          mean bias score (parsed answers; the authors' pipeline), per variation
 :func:`word_pairing_test`              word-level association (share of pairings with the default group),
                                        permutation p over attribute words, bootstrap CI over words and variants
 =====================================  ==========================================================================
@@ -22,6 +25,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
 from eatkit.stats.options import check_choice, check_option
+from eatkit.stats.outcomes import bootstrap_mean, proportion
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -63,8 +67,6 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
     >>> out.share, out.k, out.n, out.ties, round(out.p_value, 4)
     (0.5, 2, 4, 1, 1.0)
     """
-    from scipy import stats as sps
-
     a, b = check_values("first", first), check_values("second", second)
     if a.shape != b.shape:
         raise EatkitError(f"first and second must pair up, got {a.size} and {b.size} scores")
@@ -74,17 +76,32 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
         a, b = np.round(a, decimals), np.round(b, decimals)
     wins, ties = a > b, a == b
     k, n, t = int(wins.sum()), int(a.size), int(ties.sum())
-    # exact binomial test of k among the untied pairs (Nangia et al. 2020 report the share only)
-    p = float(sps.binomtest(k, n - t, 0.5, alternative=alternative).pvalue) if n > t else 1.0
+    # the sign test: exact binomial test of k among the untied pairs (Nangia et al. 2020 report the share only)
+    p = float(proportion(k, n - t, p0=0.5, alternative=alternative).p_value) if n > t else 1.0
     generator, seed = resolve_rng(rng)
-    low = high = float("nan")
-    if n_bootstrap:
-        idx = generator.integers(0, n, size=(n_bootstrap, n))
-        shares = wins[idx].mean(axis=1)
-        tail = (1 - level) / 2
-        low, high = (float(v) for v in np.quantile(shares, [tail, 1 - tail]))
+    low, high = bootstrap_mean(wins.astype(float), int(n_bootstrap), confidence_level=level, rng=generator)
     return PairPreference(share=k / n, k=k, n=n, ties=t, p_value=p, alternative=alternative, ci_low=low, ci_high=high,
                           confidence_level=level, n_bootstrap=int(n_bootstrap), seed=seed, decimals=decimals)
+
+
+def direction_scores(more: Any, less: Any, stereo: Any, decimals: int | None = 3) -> tuple[float | None,
+                                                                                       float | None]:
+    """CrowS-Pairs' ``metric.py`` "Stereotype score" and "Anti-stereotype score", as shares (its percentages
+    / 100): among the *untied* pairs of each direction (scores rounded to ``decimals``; metric.py counts a tie
+    as neutral and leaves it out of ``total_stereo`` and ``total_antistereo``), the share whose more
+    stereotyping sentence scores higher. None for a direction without an untied pair (metric.py divides by 0).
+
+    >>> direction_scores([2.0, 1.0, 1.0, 3.0], [1.0, 2.0, 1.0, 1.0], [True, True, True, False])
+    (0.5, 1.0)
+    """
+    a, b = np.asarray(more, dtype=float), np.asarray(less, dtype=float)
+    if decimals is not None:
+        a, b = np.round(a, decimals), np.round(b, decimals)
+    untied, wins, side = a != b, a > b, np.asarray(stereo, dtype=bool)
+    shares = []
+    for m in (side & untied, ~side & untied):  # metric.py: stereo_score / total_stereo, antistereo likewise
+        shares.append(float(wins[m].sum() / m.sum()) if m.any() else None)
+    return shares[0], shares[1]
 
 
 @dataclass(frozen=True)
@@ -146,6 +163,85 @@ def pairing_d(stigma_negative: Any, stigma_positive: Any, default_negative: Any,
     # Bai et al. 2025's bias score: N(neg, stigma)/N(stigma) + N(pos, default)/N(default) - 1, each count + eps
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(a + b + c + d == 0, 0.0, a / (a + b + eps) + d / (c + d + eps) - 1)
+
+
+#: the column of the authors' four counts an answer's pairing adds to, by (paired with X, expected with X):
+#: a: B words with Y, b: A words with Y, c: B words with X, d: A words with X
+_CELLS = {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}
+
+
+@dataclass(frozen=True)
+class PairingTally:
+    """The pairings of a set of answers, counted.
+
+    ``counts[i]``: answer ``i``'s (a, b, c, d) of :func:`pairing_d`; ``scores[i]``: its bias score (None when
+    it holds no pairing); ``hits[w, v]`` / ``totals[w, v]``: pairings of word ``w`` with the default group X /
+    with either group under variation ``order[v]``; ``unscored``: pairings of words outside the tested sets.
+    """
+
+    counts: np.ndarray
+    scores: list[float | None]
+    hits: np.ndarray
+    totals: np.ndarray
+    order: list[str]
+    unscored: int
+
+
+def tally_pairings(answers: Any, variations: Any, words: Any, n_first: int) -> PairingTally:
+    """Count each answer's parsed ``(word, group)`` pairings (group ``"X"`` or ``"Y"``); ``words[:n_first]``
+    are expected with X, the rest with Y; ``variations[i]`` names answer ``i``'s prompt variation.
+
+    >>> t = tally_pairings([[("joy", "X"), ("agony", "Y"), ("meh", "X")], []], ["v1", "v1"], ["joy", "agony"], 1)
+    >>> t.counts.tolist(), [None if s is None else round(s, 4) for s in t.scores], t.unscored
+    ([[1, 0, 0, 1], [0, 0, 0, 0]], [0.9802, None], 1)
+    """
+    order = list(dict.fromkeys(variations))
+    index = {w: i for i, w in enumerate(words)}
+    hits = np.zeros((len(index), max(len(order), 1)))
+    totals = np.zeros_like(hits)
+    counts = np.zeros((len(answers), 4), dtype=np.int64)
+    unscored = 0
+    for row, (pairs, variation) in enumerate(zip(answers, variations)):
+        column = order.index(variation)
+        for word, group in pairs:
+            if word not in index:
+                unscored += 1
+                continue
+            counts[row, _CELLS[(group == "X", index[word] < n_first)]] += 1
+            hits[index[word], column] += group == "X"
+            totals[index[word], column] += 1
+    scores = [float(pairing_d(*(int(c) for c in row))) if pairs else None for row, pairs in zip(counts, answers)]
+    return PairingTally(counts=counts, scores=scores, hits=hits, totals=totals, order=order, unscored=unscored)
+
+
+@dataclass(frozen=True)
+class BiasScores:
+    """The answers' bias scores summarised: ``bias_score`` the mean over answers with a pairing;
+    ``bias_score_authors`` the mean over all answers with every answer not ``complete`` counted 0 (the
+    authors' pipeline); ``by_variation`` the mean over answers with a pairing per prompt variation."""
+
+    bias_score: float | None
+    bias_score_authors: float
+    by_variation: dict[str, float | None]
+    parsed: int
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def summarise_bias_scores(scores: list[float | None], complete: list[bool], variations: list[str]) -> BiasScores:
+    """Summarise per-answer bias scores (None: no pairing) given which answers were read completely.
+
+    >>> summarise_bias_scores([0.5, None, -1.0], [True, False, False], ["a", "a", "b"])
+    BiasScores(bias_score=-0.25, bias_score_authors=0.16666666666666666, by_variation={'a': 0.5, 'b': -1.0}, parsed=2)
+    """
+    parsed = [s for s in scores if s is not None]
+    strict = [s if ok else 0.0 for s, ok in zip(scores, complete)]
+    by_variation = {v: _mean([s for s, w in zip(scores, variations) if w == v and s is not None])
+                    for v in dict.fromkeys(variations)}
+    return BiasScores(bias_score=_mean(parsed), bias_score_authors=float(np.mean(strict)) if strict else 0.0,
+                      by_variation=by_variation, parsed=len(parsed))
 
 
 @dataclass(frozen=True)

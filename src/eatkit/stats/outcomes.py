@@ -12,6 +12,7 @@ benchmark. numpy/scipy only; each result says how it was computed.
                                          enumeration or sampled, as asked), percentile bootstrap CI
 :func:`clustered_proportion`             a share whose items share templates: cluster-robust (CR1) interval
 :func:`minimum_detectable_difference`    the smallest difference a design of ``n`` items detects
+:func:`bootstrap_mean`                   percentile bootstrap interval of a mean over items
 =======================================  ====================================================================
 
 A battery's p-values are corrected with :func:`eatkit.stats.multitest.adjust_p_values` (BH, Holm); effects
@@ -271,16 +272,21 @@ class PairedChoices(_Result):
     p_value: float
     alternative: str
     confidence_level: float
-    method: str = "Newcombe's paired hybrid score interval (Newcombe 1998b, method 10)"
+    method: str = "Newcombe's paired square-and-add interval (Newcombe 1998b, method 10: Wilson limits, phi corrected)"
     test: str = "exact McNemar test (binomial on the discordant pairs, p0 = 1/2)"
     exact: bool = True
 
 
 def _phi(a: int, b: int, c: int, d: int) -> float:
-    """The phi coefficient of the 2 x 2 table of paired outcomes: (ad - bc) / sqrt of the four margins
-    (0 when a margin is empty, as Newcombe 1998b)."""
+    """Newcombe's (1998b) estimate of the correlation of the paired shares: (ad - bc) / sqrt of the four
+    margins, with ad - bc reduced by n/2 when above it, 0 from 0 to n/2, kept when negative; 0 when a margin
+    is empty (as Fagerland, Lydersen & Laake 2017, ch. 8, the square-and-add interval)."""
     margins = float(a + b) * (c + d) * (a + c) * (b + d)
-    return 0.0 if margins == 0 else float((a * d - b * c) / np.sqrt(margins))
+    if margins == 0:
+        return 0.0
+    cross, half = float(a * d - b * c), (a + b + c + d) / 2
+    # ψ = (AD - BC - N/2) / sqrt(...) if AD - BC > N/2; 0 if 0 <= AD - BC <= N/2; (AD - BC) / sqrt(...) if < 0
+    return (cross - half if cross > half else min(cross, 0.0)) / float(np.sqrt(margins))
 
 
 def paired_choices(first: Any, second: Any, *, confidence_level: float = 0.95,
@@ -416,15 +422,21 @@ def _sign_flip_counts(diff: np.ndarray, permutations: str | int, rng: np.random.
     return counts, draws, False
 
 
-def _bootstrap_mean(diff: np.ndarray, b: int, level: float, alternative: str,
-                    rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (Efron & Tibshirani 1993, ch. 13), one-sided as asked."""
-    if b == 0:
+def bootstrap_mean(values: np.ndarray, n_bootstrap: int, *, confidence_level: float = 0.95,
+                   alternative: str = "two-sided", rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` over ``n_bootstrap`` resamples of the items
+    (Efron & Tibshirani 1993, ch. 13), one-sided as ``alternative``; NaN bounds when ``n_bootstrap`` is 0.
+
+    >>> bootstrap_mean(np.array([1.0, 2.0, 3.0]), 200, rng=np.random.default_rng(0))
+    (1.0, 3.0)
+    """
+    if n_bootstrap == 0:
         return float("nan"), float("nan")
-    n = diff.size
-    check_cost(f"{b} bootstrap resamples of {n} pairs", 2.0 * b * n, "use fewer resamples", nbytes=8.0 * b * n)
-    means = diff[rng.integers(0, n, size=(b, n))].mean(axis=1)
-    tail = (1 - level) / (2 if alternative == "two-sided" else 1)
+    n = values.size
+    check_cost(f"{n_bootstrap} bootstrap resamples of {n} items", 2.0 * n_bootstrap * n, "use fewer resamples",
+               nbytes=8.0 * n_bootstrap * n)
+    means = values[rng.integers(0, n, size=(n_bootstrap, n))].mean(axis=1)
+    tail = (1 - confidence_level) / (2 if alternative == "two-sided" else 1)
     low, high = (float(v) for v in np.quantile(means, [tail, 1 - tail]))
     return _sided(low, high, alternative, (-np.inf, np.inf))
 
@@ -452,7 +464,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     tol = 4.0 * diff.size * np.finfo(float).eps * float(np.abs(diff).sum())
     counts, evaluated, exact = _sign_flip_counts(diff, permutations, generator, tol)
     p = counts[alternative] / evaluated if exact else (counts[alternative] + 1) / (evaluated + 1)
-    low, high = _bootstrap_mean(diff, b_count, level, alternative, generator)
+    low, high = bootstrap_mean(diff, b_count, confidence_level=level, alternative=alternative, rng=generator)
     return PairedScores(estimate=float(diff.mean()), ci_low=low, ci_high=high, n=int(diff.size), p_value=float(p),
                         alternative=alternative, confidence_level=level, exact=exact, permutations=evaluated,
                         n_bootstrap=b_count, seed=seed, tolerance=tol)
