@@ -35,10 +35,29 @@ def read_wefe_word_sets(path: str | Path) -> dict[str, tuple[str, ...]]:
     for name, words in pairs:
         if name in out:
             raise EatkitError(f"WEFE word sets {path}: set '{name}' is given twice")
-        if not isinstance(words, list) or not words or not all(isinstance(w, str) and w.strip() for w in words):
+        if not _is_word_list(words):
             raise EatkitError(f"WEFE word sets {path}: set '{name}' must be a non-empty list of words")
         out[name] = tuple(words)
     return out
+
+
+def _is_word_eat(sets: Mapping[str, Any]) -> bool:
+    """Whether a test's sets are the EAT's roles X, Y, A, B, each of plain words."""
+    return set(sets) == set("XYAB") and not any(s.modality != "word" or s.templates for s in sets.values())
+
+
+def _query(name: str, sets: Mapping[str, Any]) -> dict[str, Any]:
+    """The WEFE ``Query`` arguments of an EAT's word sets."""
+    return {"name": name,
+            "target_sets": [list(sets[r].items) for r in "XY"],
+            "target_sets_names": [sets[r].name for r in "XY"],
+            "attribute_sets": [list(sets[r].items) for r in "AB"],
+            "attribute_sets_names": [sets[r].name for r in "AB"]}
+
+
+def _is_word_list(words: Any) -> bool:
+    """Whether ``words`` is a non-empty list of non-blank strings."""
+    return isinstance(words, list) and bool(words) and all(isinstance(w, str) and w.strip() for w in words)
 
 
 def test_from_word_sets(sets: Mapping[str, Sequence[str]], targets: tuple[str, str], attributes: tuple[str, str], *,
@@ -58,16 +77,7 @@ test_from_word_sets.__test__ = False  # type: ignore[attr-defined]  # not a pyte
 def wefe_queries(tests: Iterable[AssociationTest]) -> list[dict[str, Any]]:
     """The word sets of every test with the EAT's roles and word stimuli, as WEFE ``Query`` arguments
     (targets X, Y; attributes A, B) with the test id as ``name``."""
-    out = []
-    for test in tests:
-        sets = test.sets()
-        if set(sets) != set("XYAB") or any(s.modality != "word" or s.templates for s in sets.values()):
-            continue
-        out.append({"name": test.id,
-                    "target_sets": [list(sets[r].items) for r in "XY"],
-                    "target_sets_names": [sets[r].name for r in "XY"],
-                    "attribute_sets": [list(sets[r].items) for r in "AB"],
-                    "attribute_sets_names": [sets[r].name for r in "AB"]})
+    out = [_query(test.id, sets) for test in tests for sets in [test.sets()] if _is_word_eat(sets)]
     if not out:
         raise EatkitError("no test with word sets X, Y, A, B to export as a WEFE query")
     return out
