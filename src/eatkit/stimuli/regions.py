@@ -52,6 +52,20 @@ def _bundled_tables() -> dict[str, str]:
             if f.name.endswith(".json") and f.name != "region-prompts.json"}
 
 
+def _check_frame(frame: Any, path: Path) -> None:
+    """A region table read from a CSV file: regions and at least one column, all numbers, no empty cell, no
+    region twice."""
+    if frame.shape[1] == 0 or frame.shape[0] == 0:
+        raise EatkitError(f"region table {path} needs a region column and at least one column of numbers")
+    bad = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise EatkitError(f"region table {path} has non-numeric column(s): {', '.join(bad)}")
+    if frame.isna().any().any():
+        raise EatkitError(f"region table {path} has empty cells")
+    if frame.index.duplicated().any():
+        raise EatkitError(f"region table {path} lists region '{frame.index[frame.index.duplicated()][0]}' twice")
+
+
 def load_region_table(name_or_path: str | Path) -> RegionTable:
     """A bundled region table by id (``"us-states-2019"``) or a CSV file (first column: region names).
 
@@ -74,15 +88,7 @@ def load_region_table(name_or_path: str | Path) -> RegionTable:
         frame = pd.read_csv(path, index_col=0)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise EatkitError(f"cannot read region table {path}: {one_line(exc)}") from None
-    if frame.shape[1] == 0 or frame.shape[0] == 0:
-        raise EatkitError(f"region table {path} needs a region column and at least one column of numbers")
-    bad = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
-        raise EatkitError(f"region table {path} has non-numeric column(s): {', '.join(bad)}")
-    if frame.isna().any().any():
-        raise EatkitError(f"region table {path} has empty cells")
-    if frame.index.duplicated().any():
-        raise EatkitError(f"region table {path} lists region '{frame.index[frame.index.duplicated()][0]}' twice")
+    _check_frame(frame, path)
     frame.index = frame.index.astype(str).str.strip()
     frame.index.name = "region"
     return RegionTable(id=path.stem, title=path.name, frame=frame, source=str(path))
