@@ -366,15 +366,8 @@ def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, lin
     Traceback (most recent call last):
     eatkit.errors.EatkitError: image category '../etc/passwd' must stay inside /data/ieat (no '..' component)
     """
-    if not isinstance(name, str) or not name:
-        raise EatkitError(f"{what} name {name!r} must be a non-empty relative path")
     base = Path(folder)
-    if "\x00" in name:
-        raise EatkitError(f"{what} {name!r} must stay inside {base} (contains a NUL byte)")
-    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
-        raise EatkitError(f"{what} '{name}' must stay inside {base} (an absolute path)")
-    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
-        raise EatkitError(f"{what} '{name}' must stay inside {base} (no '..' component)")
+    _check_relative(name, base, what)
     path = base / name
     if links_out:
         return path
@@ -383,6 +376,18 @@ def inside(folder: str | os.PathLike[str], name: str, what: str = "file", *, lin
     if real != real_base and real_base not in real.parents:
         raise EatkitError(f"{what} '{name}' must stay inside {base} (a symbolic link leads to {real})")
     return path
+
+
+def _check_relative(name: Any, base: Path, what: str) -> None:
+    """An error unless ``name`` is a relative path that stays below ``base`` by its text (:func:`inside`)."""
+    if not isinstance(name, str) or not name:
+        raise EatkitError(f"{what} name {name!r} must be a non-empty relative path")
+    if "\x00" in name:
+        raise EatkitError(f"{what} {name!r} must stay inside {base} (contains a NUL byte)")
+    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
+        raise EatkitError(f"{what} '{name}' must stay inside {base} (an absolute path)")
+    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
+        raise EatkitError(f"{what} '{name}' must stay inside {base} (no '..' component)")
 
 
 def check_json_schema(data: Any, schema: dict[str, Any], where: str) -> None:

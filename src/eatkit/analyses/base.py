@@ -92,15 +92,23 @@ class RunOptions(TestOptions):
         declared = [(param, getattr(self, name)) for name, param in OPTIONS.items() if hasattr(self, name)]
         declared += [(param_owners(name)[0].param(name), value) for name, value in self.params.items()]
         out = [w for w in (param.warning(value) for param, value in declared) if w]
+        return out + [w for w in (self._p_floor_warning(), self._tails_warning()) if w]
+
+    def _p_floor_warning(self) -> str | None:
+        """A sampled p-value's floor 1/(N + 1) above ``alpha``: no test can be significant."""
         n = self.permutations
         if isinstance(n, int) and self.p_method == "permutation" and 1 / (n + 1) > self.alpha:
-            out.append(f"permutations={n}: a sampled p-value is at least 1/({n} + 1) = {1 / (n + 1):.3g}, above "
-                       f"alpha={self.alpha:g}, so no test can be significant")
+            return (f"permutations={n}: a sampled p-value is at least 1/({n} + 1) = {1 / (n + 1):.3g}, above "
+                    f"alpha={self.alpha:g}, so no test can be significant")
+        return None
+
+    def _tails_warning(self) -> str | None:
+        """Fewer bootstrap resamples than 2 / (1 - confidence_level): no resample in the CI's tails."""
         tails = 2 / (1 - self.confidence_level)
         if 0 < self.n_bootstrap < tails:
-            out.append(f"n_bootstrap={self.n_bootstrap}: fewer than 2/(1 - {self.confidence_level:g}) = {tails:.0f} "
-                       f"resamples leave the {self.confidence_level:.0%} bootstrap CI no resample in its tails")
-        return out
+            return (f"n_bootstrap={self.n_bootstrap}: fewer than 2/(1 - {self.confidence_level:g}) = {tails:.0f} "
+                    f"resamples leave the {self.confidence_level:.0%} bootstrap CI no resample in its tails")
+        return None
 
     def manifest(self) -> dict[str, Any]:
         """The options as the manifest records them."""

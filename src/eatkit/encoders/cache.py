@@ -101,16 +101,8 @@ class EmbeddingCache:
         cannot be written is a warning.
         """
         memo_path = self.root / _FILE_HASHES
-        try:
-            memo = json.loads(memo_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            memo = {}
-        if not isinstance(memo, dict):
-            memo = {}
-        stamps = []
-        for path in paths:
-            st = os.stat(path)
-            stamps.append(f"{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+        memo = _remembered_hashes(memo_path)
+        stamps = [_stamp(os.stat(path)) for path in paths]
         todo = [i for i, (p, stamp) in enumerate(zip(paths, stamps))
                 if not (isinstance(memo.get(p), list) and memo[p][:1] == [stamp])]
         if todo:
@@ -204,3 +196,18 @@ def clear_cache() -> dict[str, int]:
     counts = len(_count_files())
     shutil.rmtree(cache_dir() / "counts", ignore_errors=True)
     return {"entries": EmbeddingCache().clear(), "counts": counts}
+
+
+def _remembered_hashes(path: Path) -> dict[str, Any]:
+    """The remembered file hashes (:meth:`EmbeddingCache.file_hashes`); none when the file is unreadable."""
+    try:
+        memo = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _stamp(st: os.stat_result) -> str:
+    """What tells a file unchanged: its size, inode and modification and change times."""
+    return f"{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+

@@ -135,11 +135,7 @@ def _checksums_html(checksums: list[tuple[str, Any]]) -> str:
 def _shared_stimuli(runs: Sequence[Run]) -> tuple[dict[int, str], str]:
     """Runs whose manifests record the same stimuli (same items, same checksums: e.g. one suite's images
     through several models): each run's anchor of the section that lists them once, and those sections."""
-    groups: dict[str, list[int]] = {}
-    for i, run in enumerate(runs, 1):
-        stimuli = run.manifest.get("stimuli")
-        if isinstance(stimuli, Mapping) and stimuli:
-            groups.setdefault(json.dumps(stimuli, sort_keys=True), []).append(i)
+    groups = _runs_by_stimuli(runs)
     anchors: dict[int, str] = {}
     sections = []
     for k, (text, members) in enumerate((t, m) for t, m in groups.items() if len(m) > 1):
@@ -151,6 +147,16 @@ def _shared_stimuli(runs: Sequence[Run]) -> tuple[dict[int, str], str]:
                         f"with the same checksums, in each of these runs; listed once.</p>{_checksums_html(sums)}"
                         "</section>")
     return anchors, "".join(sections)
+
+
+def _runs_by_stimuli(runs: Sequence[Run]) -> dict[str, list[int]]:
+    """The runs (numbered from 1) by the stimuli their manifests record (canonical JSON), runs without any left out."""
+    groups: dict[str, list[int]] = {}
+    for i, run in enumerate(runs, 1):
+        stimuli = run.manifest.get("stimuli")
+        if isinstance(stimuli, Mapping) and stimuli:
+            groups.setdefault(json.dumps(stimuli, sort_keys=True), []).append(i)
+    return groups
 
 
 def _run_section(index: int, run: Run, label: str, shared: str = "") -> str:
