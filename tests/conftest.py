@@ -84,8 +84,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-#: test modules without a heavy package that still take long (subprocesses, sweeps, exhaustive checks)
-SLOW_MODULES = frozenset()
+#: test modules without a heavy package at import that still take long (tiny models built in their tests,
+#: subprocesses, numba compilation, the studies' reproductions): the longest of a full run's durations
+SLOW_MODULES = frozenset({"test_reproduction", "test_bbq", "test_interrupts_commands", "test_answerers",
+                          "test_stats_exact_kernel", "test_metrics", "test_language_model_batches"})
 
 
 def shared_path(*parts: str) -> Path:
