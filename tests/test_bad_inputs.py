@@ -545,7 +545,7 @@ CLI += [  # BBQ (docs/bbq.md): recorded answers, the BBQ folder, the metadata
     ([*_BBQ, "--bbq-data", "{d}/bbq-gz"], "not a readable gzip file"),
     ([*_BBQ, "--bbq-data", "{d}/bbq-badjson"], "Religion.jsonl, line 2: not JSON"),
     ([*_BBQ, "--bbq-data", "{d}/bbq", "--bbq-categories", "Nope"], "Nope"),
-    ([*_BBQ, "--bbq-data", "{d}/bbq", "--bbq-max-items", "0"], "max_items must be an integer >= 1, got 0"),
+    ([*_BBQ, "--bbq-data", "{d}/bbq", "--bbq-max-items", "0"], "max_items must be an integer in [1, 1e+07], got 0"),
     ([*_BBQ, "--bbq-data", "{d}/bbq", "--bbq-metadata", "{d}/noid.csv"], "needs the columns"),
     ([*_BBQ, "--bbq-data", "{d}/bbq", "--answer-field", "nofield"], "no answer (field"),
     (["run", "bbq", "--model", "glove-6b-50d", "--answer-field", "pred", "-q", "-o", "{o}"],

@@ -165,7 +165,7 @@ def test_smd_variance_closed_form():
     ([0.1, np.nan], [0.1, 0.1], {}, "'effects' has non-finite values"),
     ([0.1, 0.2], [0.1, 0.0], {}, "variances must be positive"),
     ([0.1, 0.2], [0.1, 0.1], {"method": "hs"}, "method must be one of dl, pm, reml"),
-    ([0.1, 0.2], [0.1, 0.1], {"confidence_level": 1.5}, "confidence level"),
+    ([0.1, 0.2], [0.1, 0.1], {"confidence_level": 1.5}, r"confidence_level must be a number in \(0, 1\), got 1.5"),
 ])
 def test_bad_inputs(effects, variances, kw, message):
     with pytest.raises(EatkitError, match=message):

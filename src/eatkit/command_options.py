@@ -99,7 +99,7 @@ def command_option(command: str, name: str, value: Any) -> Any:
     >>> command_option("probe", "num_beams", 0)
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: num_beams must be an integer >= 1, got 0
+    eatkit.errors.EatkitError: num_beams must be an integer in [1, 100], got 0
     """
     return COMMAND_OPTIONS[command][name].convert(value)
 

@@ -382,7 +382,7 @@ BBQ = KindSpec(
               "dataset's copy); default: derived from each item's stereotyped_groups and answer_info"),
         Param("categories", many="list", sep=",", choices=BBQ_CATEGORIES, default=list(BBQ_CATEGORIES),
               flag="--bbq-categories", help="comma-separated BBQ categories to score (default: all found)"),
-        Param("max_items", int, low=1, useful=(100, None), flag="--bbq-max-items",
+        Param("max_items", int, low=1, high=10**7, useful=(100, None), flag="--bbq-max-items",
               help="score only the first N items of each category (a quick look; default: all)"),
         Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
               help="how a local model answers: the option of highest log-likelihood, or a generated answer "

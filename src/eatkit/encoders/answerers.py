@@ -353,11 +353,12 @@ class VisionLanguageModel(EmbeddingSource):
         return text + continuation
 
     def _inputs(self, texts: Sequence[str], images: Sequence[str | None], *, left: bool) -> Any:
-        from PIL import Image
+        from eatkit.encoders.images import load_image
 
         tokenizer = self._processor.tokenizer
         tokenizer.padding_side = "left" if left else "right"
-        pictures = [Image.open(path).convert("RGB") for path in images if path]
+        # Image.open(path).convert("RGB"), through the one image decoder (an unreadable file: one line)
+        pictures = [load_image(path, decoder="pil-open", alpha="drop") for path in images if path]
         if pictures and len(pictures) != len(texts):
             raise EatkitError(f"'{self.id}' answers a batch of questions all with images or all without")
         try:

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.io import parse_json, read_text
+from eatkit.io import parse_json, read_text, shipped_json
 from eatkit.sources.answers import Answer
 
 #: the word-list files bundled with eatkit (``src/eatkit/stimuli/lexicons/<name>.json``)
@@ -67,10 +66,9 @@ def vader(argument: str = "") -> Callable[[Answer], float]:
 def _word_lists(name: str) -> tuple[str, dict[str, Any]]:
     """The file of a bundled word list or a path, read and checked (``eatkit.wordlists/1``)."""
     if name in BUNDLED:
-        text = resources.files("eatkit.stimuli").joinpath("lexicons", f"{name}.json").read_text(encoding="utf-8")
+        data = shipped_json("eatkit.stimuli", f"lexicons/{name}.json")
     else:
-        text = read_text(Path(name).expanduser(), "word-list file")
-    data = parse_json(text, f"word-list file {name}")
+        data = parse_json(read_text(Path(name).expanduser(), "word-list file"), f"word-list file {name}")
     dimensions = data.get("dimensions") if isinstance(data, dict) else None
     if not (isinstance(data, dict) and data.get("schema") == "eatkit.wordlists/1" and isinstance(dimensions, dict)
             and dimensions):

@@ -18,7 +18,6 @@ Categories are reported as the authors do: items whose people are given by prope
 
 from __future__ import annotations
 
-import csv
 import gzip
 import io
 import json
@@ -255,15 +254,13 @@ class Target:
 def load_metadata(path: str | Path) -> dict[tuple[str, str, int], Target]:
     """The authors' ``additional_metadata.csv``: (category, question_index, example_id) -> target and
     label type. A missing column or a malformed row is a one-line error naming the file and row."""
-    from eatkit.io import check_regular, read_text
+    from eatkit.io import read_csv
 
-    text = read_text(check_regular(Path(path), "BBQ metadata file"), "BBQ metadata file", max_bytes=_MAX_FILE)
-    reader = csv.DictReader(io.StringIO(text))
-    needed = {"category", "question_index", "example_id", "target_loc", "label_type"}
-    if not needed <= set(reader.fieldnames or ()):
-        raise EatkitError(f"BBQ metadata file {path}: needs the columns {', '.join(sorted(needed))}")
+    needed = ["category", "example_id", "label_type", "question_index", "target_loc"]
+    rows = read_csv(Path(path), "BBQ metadata file", needed, max_bytes=_MAX_FILE)
     out = {}
-    for row_number, row in enumerate(reader, 2):
+    for row_number, row in enumerate(rows, 2):
+        row = {name: row.get(name, "") for name in needed}  # (a short row: its missing fields empty)
         try:
             target = None if row["target_loc"] in ("", "NA") else int(float(row["target_loc"]))
             key = (row["category"], row["question_index"], int(row["example_id"]))
