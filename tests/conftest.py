@@ -87,7 +87,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 #: test modules without a heavy package at import that still take long (tiny models built in their tests,
 #: subprocesses, numba compilation, the studies' reproductions): the longest of a full run's durations
 SLOW_MODULES = frozenset({"test_reproduction", "test_bbq", "test_interrupts_commands", "test_answerers",
-                          "test_stats_exact_kernel", "test_metrics", "test_language_model_batches"})
+                          "test_stats_exact_kernel", "test_metrics", "test_language_model_batches", "test_answers",
+                          "test_report_html", "test_validity_run", "test_sweep_audit", "test_fuzz"})
 
 
 def shared_path(*parts: str) -> Path:
@@ -102,6 +103,16 @@ def shared_path(*parts: str) -> Path:
 def shared_data() -> Path:
     """../shared/data, or skip the test with the reason."""
     return shared_path()
+
+
+@pytest.fixture(autouse=True)
+def _progress_restored():
+    """Progress is on again after each test: an in-process command's ``-q`` switches it off for the process
+    (``eatkit.progress.set_enabled``), and a later test counting progress lines would see none."""
+    from eatkit import progress
+
+    with progress.enabled(None):
+        yield
 
 
 @pytest.fixture(autouse=True)
