@@ -42,6 +42,17 @@ class _LazyModule(types.ModuleType):
         self.__dict__.update(module.__dict__)
         return getattr(module, attribute)
 
+    def __setattr__(self, attribute: str, value) -> None:
+        """Set on the imported module too: ``monkeypatch.setattr(constants, "HF_HUB_CACHE", ...)`` patches what
+        the code under test reads (the proxy's own copy alone would leave the real module's value in force)."""
+        setattr(importlib.import_module(self.__name__), attribute, value)
+        super().__setattr__(attribute, value)
+
+    def __delattr__(self, attribute: str) -> None:
+        """Delete from the imported module too (monkeypatch's undo of an attribute that was absent)."""
+        delattr(importlib.import_module(self.__name__), attribute)
+        self.__dict__.pop(attribute, None)
+
 
 #: packages that build neural models or start clusters: a test module that needs one at import is ``slow``, out
 #: of the README's quick command (``pytest -m "not slow"``); the full command runs everything

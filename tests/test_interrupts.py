@@ -170,7 +170,7 @@ def test_ctrl_c_stops_a_run_with_decoding_workers(images: Path, tmp_path: Path, 
 
 #: each probe's model (a tiny one written by tests/tiny_vl.py) and options that keep it busy for long
 PROBES = {"ranking": ("hf-clip", ["--column", "g1=White", "--column", "g2=Black", "--repeats", "100000"]),
-          "retrieval": ("hf-clip", ["--concepts", "doctor,nurse", "--k", "3", "--bootstrap", "100000000"]),
+          "retrieval": ("hf-clip", ["--concepts", "doctor,nurse", "--k", "3", "--bootstrap", "10000000"]),
           "vqa": ("hf-blip-vqa", ["--question", "is this a man ?", "--yes", "yes", "--max-new-tokens", "20"]),
           "caption": ("hf-blip-caption", ["--max-new-tokens", "20", "--top-p", "0.5,0.6,0.7,0.8,0.9"])}
 
@@ -227,7 +227,7 @@ def test_ctrl_c_stops_generation(images: Path, tmp_path: Path, family: str, star
     from tiny_vl import tiny_clip, tiny_open_clip
 
     out = tmp_path / "gen"
-    args = ["probe", "generate", "--prompt", "an American person", "--steps", "1000000", "--seed", "0", "--no-cache",
+    args = ["probe", "generate", "--prompt", "an American person", "--steps", "100000", "--seed", "0", "--no-cache",
             "-q", "-o", str(out), *(["--text-only", "--starts", "50"] if start == "noise" else
                                     ["--images", str(images / "groups")])]
     started = tmp_path / "started"

@@ -95,6 +95,7 @@ def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, c
                                     for r, ws in zip("XYAB", ("ab", "cd", "ef", "gh"))}}]}))
     out = tmp_path / "run"
     assert main(["run", str(suite), "--vectors", str(vectors), "-q", "--bootstrap", "0", "-o", str(out)]) == 0
+    capsys.readouterr()  # the run's results table (-q silences progress only)
     assert main(["verify", str(out)]) == 0
     assert capsys.readouterr().out.strip() == (f"{out}: 13 checksums checked (4 set fingerprints, 8 stimulus strings, "
                                                "1 source files), unchanged")

@@ -179,3 +179,29 @@ def test_a_pool_stopped_while_a_worker_writes_its_result_lets_the_interpreter_ex
         "    print('manager thread alive:', thread.is_alive())\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "manager thread alive: False" in out.stdout, out.stderr[-2000:]
+
+
+def test_a_pool_stopped_with_cancelled_futures_prints_no_traceback(tmp_path):
+    # an interrupted Prefetcher (or Executor.map) cancels its queued futures, then Ctrl-C stops the pool: the
+    # manager thread must drop them before the workers die, or it sets BrokenProcessPool on a cancelled future
+    # (InvalidStateError, 'Exception in thread ...' on stderr; 2 runs in 4 before stop_pool waited for it)
+    script = tmp_path / "cancelled.py"
+    script.write_text(
+        "import time\n"
+        "from eatkit.encoders.workers import start_pool, stop_pool\n"
+        "def big(_):\n"
+        "    return b'x' * 100_000_000\n"
+        "if __name__ == '__main__':\n"
+        "    for attempt in range(3):\n"
+        "        pool = start_pool(1)\n"
+        "        thread = pool._executor_manager_thread\n"
+        "        futures = [pool.submit(big, 0)] + [pool.submit(abs, -i) for i in range(20)]\n"
+        "        time.sleep(0.3)\n"  # the manager thread is reading the worker's 100 MB
+        "        for future in futures:\n"
+        "            future.cancel()\n"
+        "        stop_pool(pool)\n"
+        "        thread.join(timeout=10)\n"
+        "        print('manager thread alive:', thread.is_alive())\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.count("manager thread alive: False") == 3, out.stderr[-2000:]
+    assert out.stderr == "", out.stderr[-2000:]

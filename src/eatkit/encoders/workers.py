@@ -108,7 +108,9 @@ def stop_pool(pool: Executor) -> None:
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
     result_queue = getattr(pool, "_result_queue", None)  # shutdown() forgets it
+    manager = getattr(pool, "_executor_manager_thread", None)  # and this
     pool.shutdown(wait=False, cancel_futures=True)
+    _await_cancellation(pool, manager)
     for process in processes:
         if process.is_alive():
             process.terminate()
@@ -119,6 +121,21 @@ def stop_pool(pool: Executor) -> None:
     # worker gone, closing this process's own write end makes that read end at once (end of file).
     if processes and result_queue is not None and not any(p.is_alive() for p in processes):
         result_queue._writer.close()
+
+
+def _await_cancellation(pool: Executor, manager: threading.Thread | None, timeout: float = 0.5) -> None:
+    """Until ``pool``'s manager thread has taken in the shutdown (at most ``timeout`` seconds): it drops the
+    queued work, cancelled ones included, before the workers are terminated.
+
+    A future cancelled by its caller (an interrupted :class:`Prefetcher`, ``Executor.map``) stays among the
+    pool's pending work until the manager thread sees the shutdown; a pool broken before that (its workers
+    terminated) has the thread set a ``BrokenProcessPool`` on the cancelled future, and Python 3.11's raises
+    ``InvalidStateError`` and prints its traceback ('Exception in thread ...') after Ctrl-C."""
+    if manager is None or manager is threading.current_thread():
+        return
+    end = time.monotonic() + timeout
+    while getattr(pool, "_cancel_pending_futures", False) and manager.is_alive() and time.monotonic() < end:
+        time.sleep(0.002)
 
 
 @dataclass(frozen=True)
