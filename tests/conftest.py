@@ -118,11 +118,12 @@ def shared_data() -> Path:
 
 @pytest.fixture(autouse=True)
 def _progress_restored():
-    """Progress is on again after each test: an in-process command's ``-q`` switches it off for the process
-    (``eatkit.progress.set_enabled``), and a later test counting progress lines would see none."""
+    """Progress is on in each test, as in a new process: an in-process command's ``-q`` switches it off for the
+    process (``eatkit.progress.set_enabled``; also inside a module-scoped fixture, which runs before this one),
+    and a later test counting progress lines would see none."""
     from eatkit import progress
 
-    with progress.enabled(None):
+    with progress.enabled(True):
         yield
 
 
