@@ -117,17 +117,6 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _progress_restored():
-    """Progress is on in each test, as in a new process: an in-process command's ``-q`` switches it off for the
-    process (``eatkit.progress.set_enabled``; also inside a module-scoped fixture, which runs before this one),
-    and a later test counting progress lines would see none."""
-    from eatkit import progress
-
-    with progress.enabled(True):
-        yield
-
-
-@pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test gets its own empty embedding cache and data folder (never the user's)."""
     root = tmp_path_factory.mktemp("eatkit-home")

@@ -8,6 +8,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from eatkit import progress as progress_module
 from eatkit.encoders.base import NeuralEncoder
@@ -27,6 +28,14 @@ def lines_of(text: str, desc: str) -> list[re.Match]:
 
 def _int(text: str) -> int:
     return int(text.replace(",", ""))
+
+
+@pytest.fixture(autouse=True)
+def _progress_on():
+    """Progress on in these tests, whatever an earlier in-process command's ``-q`` left for the process
+    (``eatkit.progress.set_enabled``)."""
+    with progress_module.enabled(True):
+        yield
 
 
 def test_the_count_and_the_eta_in_closed_form():
