@@ -35,6 +35,9 @@ def _log_every() -> float:
         return 5.0
 
 
+#: the shortest wait between two looks of the progress thread (LOG_EVERY = 0 wrote lines in a busy loop: a
+#: test's captured stderr grew by gigabytes while a slow run went on)
+MIN_WAIT = 0.01
 #: seconds between progress lines when stderr is not a terminal (``$EATKIT_PROGRESS_EVERY``, default 5)
 LOG_EVERY = _log_every()
 _ACTIVE: list["_Indicator"] = []  # the indicators now shown, innermost last
@@ -161,7 +164,7 @@ class _Indicator:
 
     def _run(self) -> None:
         tick, last = 0, self.start
-        while not self.stop.wait(min(0.2, LOG_EVERY)):
+        while not self.stop.wait(min(0.2, max(LOG_EVERY, MIN_WAIT))):  # never a busy loop, whatever LOG_EVERY
             if _ACTIVE and _ACTIVE[-1] is not self:
                 continue  # a nested step shows its own progress
             elapsed = time.monotonic() - self.start
