@@ -32,7 +32,7 @@ def toy(tmp_path):
 
 def _records(capsys, root, *extra):
     code, out, err = run_cli(capsys, "run", str(root / "suite.json"), "--vectors", str(root / "v.txt"),
-                             "--permutations", "exact", "--bootstrap", "0", "--seed", "0", *extra,
+                             "--permutations", "exact", "--n-bootstrap", "0", "--seed", "0", *extra,
                              "-o", str(root / "out"))
     assert code == 0, err
     manifest = json.loads((root / "out" / "manifest.json").read_text())

@@ -147,7 +147,7 @@ def test_cli_prints_the_warning_and_postprocess_center_removes_it(capsys, tmp_pa
 
     planted = _write_planted(tmp_path)
     common = ["run", str(tmp_path / "planted.json"), "--vectors", str(tmp_path / "skewed.txt"), "--seed", "0",
-              "--permutations", "100", "--bootstrap", "0", "-o"]
+              "--permutations", "100", "--n-bootstrap", "0", "-o"]
     assert main([*common, str(tmp_path / "raw"), "--report"]) == 0
     out = capsys.readouterr().out
     assert "warning: planted: cosine may not discriminate here" in out

@@ -146,7 +146,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # run folders: a good one made by a real run, and damaged copies of it
     good = root / "run"
     assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--permutations", "10",
-                 "--bootstrap", "0", "--seed", "1", "-q", "-o", str(good)]) == 0
+                 "--n-bootstrap", "0", "--seed", "1", "-q", "-o", str(good)]) == 0
     records = json.loads((good / "results.json").read_text())
     for name, change in {
         "run-string": lambda r: r[0].update(effect_size="big"),
@@ -275,8 +275,8 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--ddof", "one"), "--ddof"),
     (_run("--seed", "-3"), "--seed"),
     (_run("--seed", "x"), "--seed"),
-    (_run("--bootstrap", "-1"), "--bootstrap"),
-    (_run("--bootstrap", "1000000000000"), "bootstrap resamples is more than eatkit takes"),
+    (_run("--n-bootstrap", "-1"), "--n-bootstrap"),
+    (_run("--n-bootstrap", "1000000000000"), "bootstrap resamples is more than eatkit takes"),
     (_run("--validity"), "test 't1': validity (--validity) needs at least 3 stimuli in X, which has 2"),
     (_run("--bogus-option"), "unrecognized arguments: --bogus-option"),
     # options that cannot apply
@@ -444,7 +444,7 @@ CLI: list[tuple[list[str], str]] = [
      "the generalised WEAT pairs target and attribute sets, got 3 target roles and 2 attribute roles"),
     (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--desired", "{d}/desired.json", "-q",
       "-o", "{o}"], "must map each value (a, b) to a share"),
-    (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--bootstrap", "-1", "-q", "-o", "{o}"],
+    (["probe", "retrieval", "--model", "hf-clip:x", "--images", "{d}/groups", "--n-bootstrap", "-1", "-q", "-o", "{o}"],
      "bootstrap"),
     (["meta", "{d}/effects-nocol.csv"], "needs a header with the columns effect and variance (or se), got d, label"),
     (["meta", "{d}/effects-text.csv"], "line 2: effect and se must be numbers, got '0.5' and 'big'"),
@@ -706,11 +706,11 @@ def test_api_bad_input_is_one_named_error(d: Path, call: Callable[[Path], Any], 
 @pytest.mark.parametrize(("extra", "warning"), [
     (["--permutations", "1"], "permutations=1: a sampled p-value is at least 1/(1 + 1) = 0.5"),
     (["--permutations", "9"], "permutations=9: a sampled p-value is at least 1/(9 + 1) = 0.1"),
-    (["--bootstrap", "1"], "n_bootstrap=1: fewer than 2/(1 - 0.95) = 40 resamples"),
+    (["--n-bootstrap", "1"], "n_bootstrap=1: fewer than 2/(1 - 0.95) = 40 resamples"),
 ])
 def test_a_useless_value_is_a_warning_printed_and_recorded(d: Path, tmp_path: Path, capsys, extra, warning) -> None:
     out = tmp_path / "out"
-    argv = [a.replace("{d}", str(d)).replace("{o}", str(out)) for a in _run("--bootstrap", "0", *extra)]
+    argv = [a.replace("{d}", str(d)).replace("{o}", str(out)) for a in _run("--n-bootstrap", "0", *extra)]
     assert main(argv) == 0
     assert f"eatkit: warning: {warning}" in capsys.readouterr().err
     assert warning in json.loads((out / "manifest.json").read_text())["statistics"]["warnings"][0]

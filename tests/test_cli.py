@@ -46,7 +46,7 @@ def test_help_on_every_command(capsys, argv):
 def test_run_weat_on_glove_6b_with_oov_drop(capsys, tmp_path):
     out_dir = tmp_path / "run"
     code, out, err = run_cli(capsys, "run", "weat", "--model", "glove-6b-50d", "--oov", "drop",
-                             "--seed", "5", "--bootstrap", "200", "-o", str(out_dir))
+                             "--seed", "5", "--n-bootstrap", "200", "-o", str(out_dir))
     assert code == 0, err
     assert "weat1: dropped from X (Flowers): gladiola" in err
     assert "AB-Divergent" in out  # WEAT 2 (instruments/weapons) on GloVe 6B
@@ -71,7 +71,7 @@ def test_run_weat_on_glove_6b_with_oov_drop(capsys, tmp_path):
 
 def test_same_seed_same_results(capsys, tmp_path):
     args = ["run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat1,weat3",
-            "--seed", "11", "--bootstrap", "100", "-q"]
+            "--seed", "11", "--n-bootstrap", "100", "-q"]
     assert run_cli(capsys, *args, "-o", str(tmp_path / "a"))[0] == 0
     assert run_cli(capsys, *args, "-o", str(tmp_path / "b"))[0] == 0
     a = json.loads((tmp_path / "a" / "results.json").read_text())
@@ -107,7 +107,7 @@ def test_list_commands(capsys):
         (["run", "weat", "--model", "glove-6b-50d", "--tests", ","], ["the list of tests to run is empty"]),
         (["run", "weat", "--model", "glove-6b-50d", "--tests", "weat7,weat7"], ["more than once: weat7"]),
         (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["seed must be random or an integer in [0, 9.0072e+15], got -1"]),
-        (["run", "weat", "--model", "glove-6b-50d", "--bootstrap", "-1"], ["--bootstrap"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--n-bootstrap", "-1"], ["--n-bootstrap"]),
         (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["--permutations", "permutations must be auto, exact or an integer >= 1, got 0"]),
         (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "2"], ["ddof must be 0 or 1 with the pooled SD"]),
     ],
@@ -138,7 +138,7 @@ def test_output_folder_that_is_a_file(capsys, tmp_path):
 
 def test_manifest_records_the_command_given_to_main(capsys, tmp_path):
     code, _, err = run_cli(capsys, "run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat7",
-                           "--bootstrap", "0", "-q", "-o", str(tmp_path))
+                           "--n-bootstrap", "0", "-q", "-o", str(tmp_path))
     assert code == 0, err
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["command"].startswith("eatkit run weat --model glove-6b-50d --oov drop --tests weat7")
@@ -173,7 +173,7 @@ def test_embeddings_folder_missing_a_category(capsys, tmp_path):
 def test_run_ieat_published_embeddings_writes_outputs(capsys, tmp_path):
     emb = shared_path("ieat", "embeddings")
     code, out, err = run_cli(capsys, "run", "ieat", "--embeddings", str(emb), "--embeddings-model", "igpt_l_32",
-                             "--tests", "weight,native", "--seed", "1", "--bootstrap", "0", "-o", str(tmp_path))
+                             "--tests", "weight,native", "--seed", "1", "--n-bootstrap", "0", "-o", str(tmp_path))
     assert code == 0, err
     records = {r["test"]: r for r in json.loads((tmp_path / "results.json").read_text())}
     assert records["weight"]["effect_size"] == pytest.approx(1.67, abs=0.01)
@@ -184,7 +184,7 @@ def test_run_ieat_published_embeddings_writes_outputs(capsys, tmp_path):
 def test_report_and_cache_commands(capsys, tmp_path):
     run_dir = tmp_path / "run"
     code, _, err = run_cli(capsys, "run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests",
-                           "weat6,weat7", "--bootstrap", "50", "--report", "-q", "-o", str(run_dir))
+                           "weat6,weat7", "--n-bootstrap", "50", "--report", "-q", "-o", str(run_dir))
     assert code == 0, err
     html = (run_dir / "report.html").read_text(encoding="utf-8")
     assert "BY-Singular" in html and ("<svg" in html or "data:image/png" in html)

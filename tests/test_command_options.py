@@ -66,7 +66,7 @@ def test_run_records_a_model_option_outside_its_useful_range(tmp_path: Path, cap
     (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
     out = tmp_path / "r"
     code = main(["run", str(tmp_path / "s.json"), "--model", "all-minilm-l6-v2", "--batch-size", "2000", "--no-cache",
-                 "--device", "cpu", "--bootstrap", "0", "--permutations", "exact", "-q", "-o", str(out)])
+                 "--device", "cpu", "--n-bootstrap", "0", "--permutations", "exact", "-q", "-o", str(out)])
     warning = "batch_size=2000 is outside its useful range (<= 1024): the result may mean little"
     _warned(capsys, code, warning)
     records = json.loads((out / "results.json").read_text(encoding="utf-8"))

@@ -91,7 +91,7 @@ def test_a_sweep_decodes_each_image_once_and_gives_the_results_of_separate_runs(
     for model in models:  # each model alone, with its own empty cache: decoded per model
         monkeypatch.setenv("EATKIT_CACHE_DIR", str(tmp_path / f"cache-{model}"))
         assert main(["run", str(tmp_path / "toy.json"), "--model", model, "--images", str(images), "--seed", "1",
-                     "--bootstrap", "0", "--permutations", "99", "-q", "-o", str(tmp_path / model)]) == 0
+                     "--n-bootstrap", "0", "--permutations", "99", "-q", "-o", str(tmp_path / model)]) == 0
         assert not (tmp_path / f"cache-{model}" / "pixels-v1").exists()
         cell = tmp_path / "sweep" / "cells" / f"{model}__toy__default"
         assert (cell / "results.json").read_bytes() == (tmp_path / model / "results.json").read_bytes()

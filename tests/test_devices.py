@@ -289,7 +289,7 @@ def test_cold_warm_and_half_cached_runs_write_identical_results(capsys, tmp_path
                 entry.unlink()
         out = tmp_path / label
         code = main(["run", "ieat", "--model", "efficientnet_lite0", "--images", str(images), "--tests", "asian",
-                     "--seed", "7", "--batch-size", "4", "--bootstrap", "0", "-o", str(out), "--quiet"])
+                     "--seed", "7", "--batch-size", "4", "--n-bootstrap", "0", "-o", str(out), "--quiet"])
         assert code == 0, capsys.readouterr().err
         outputs.append(out)
     cache = [json.loads((o / "manifest.json").read_text())["source"]["cache"] for o in outputs]

@@ -107,7 +107,7 @@ GENERATE_SMALL = ("--max-images", "1", "--cutouts", "0")  # and 4 steps, a frame
 RESULTS = ("results.json", "manifest.json")
 T2I = {"diffusers:stabilityai/stable-diffusion-2-1-base": "diffusers:{t2i_pipe}",
        "hf-clip:openai/clip-vit-large-patch14": "hf-clip:{clip}", "hf-clip:openai/clip-vit-base-patch32": "hf-clip:{clip}"}
-T2I_SMALL = ("--generation", "size=16", "--bootstrap", "100")  # 16 x 16 images
+T2I_SMALL = ("--generation", "size=16", "--n-bootstrap", "100")  # 16 x 16 images
 
 #: the example files shipped under docs/examples/ (docs/meta-analysis.md), run from there
 EXAMPLES = {"docs/examples/": f"{ROOT / 'docs' / 'examples'}/"}

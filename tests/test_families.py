@@ -401,7 +401,7 @@ def test_a_value_outside_the_useful_range_runs_with_a_warning_printed_once_and_r
     (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
     (tmp_path / "v.txt").write_text("".join(f"{w} {x:g} {y:g}\n" for w, (x, y) in WORDS.items()), encoding="utf-8")
     assert main(["run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"), "--metrics", "rnsb,mac",
-                 "--n-fits", "2", "--seed", "0", "--bootstrap", "0", "-o", str(tmp_path / "r")]) == 0
+                 "--n-fits", "2", "--seed", "0", "--n-bootstrap", "0", "-o", str(tmp_path / "r")]) == 0
     err = capsys.readouterr().err
     warning = "n_fits=2 is outside its useful range (>= 5): the result may mean little"
     assert err.count(warning) == 1

@@ -59,7 +59,7 @@ good_vectors = st.builds(
 options = st.lists(st.sampled_from([
     ["--permutations", "auto"], ["--permutations", "exact"], ["--permutations", "0"], ["--permutations", "7"],
     ["--permutations", "100000000000000"], ["--permutations", "-3"], ["--permutations", "many"],
-    ["--bootstrap", "0"], ["--bootstrap", "3"], ["--bootstrap", "-1"], ["--bootstrap", "1000000000000"], ["--seed", "1"], ["--seed", "x"],
+    ["--n-bootstrap", "0"], ["--n-bootstrap", "3"], ["--n-bootstrap", "-1"], ["--n-bootstrap", "1000000000000"], ["--seed", "1"], ["--seed", "x"],
     ["--alternative", "less"], ["--alternative", "up"], ["--sd", "pooled"], ["--ddof", "0"], ["--ddof", "2"],
     ["--p-method", "welch"], ["--oov", "drop"], ["--oov", "maybe"], ["--lowercase"], ["--tests", "t1"],
     ["--tests", "t1,t1"], ["--tests", "nosuch"], ["--report"], ["--postprocess", "center"],

@@ -64,7 +64,7 @@ def models(tmp_path_factory) -> dict[str, str]:
 def _run(capsys, models, out: Path, *extra: str) -> dict:
     code, stdout, err = run_cli(capsys, "run", models["suite"], "--model", f"diffusers:{models['pipe']}",
                                 "--embedder", f"hf-clip:{models['clip']}", *GENERATION, "--seed", "0",
-                                "--bootstrap", "100", "-q", "-o", str(out), *extra)
+                                "--n-bootstrap", "100", "-q", "-o", str(out), *extra)
     assert code == 0, err
     return json.loads((out / "manifest.json").read_text())
 
@@ -167,7 +167,7 @@ def test_t2iat_equals_the_papers_equations(ddof) -> None:
     stats = [pooled[list(idx)].sum() - (pooled.sum() - pooled[list(idx)].sum())
              for idx in itertools.combinations(range(7), 4)]
     observed = s["X"].sum() - s["Y"].sum()
-    assert r.test.exact and r.test.n_partitions == 35
+    assert r.test.p_value_exact and r.test.n_partitions == 35
     assert r.test.p_value == pytest.approx(np.mean([t >= observed - 1e-12 for t in stats]), abs=1e-12)
     # the notebook's effect size (numpy's std, ddof 0) is -d: it averages distances
     if ddof == 0:
@@ -217,7 +217,7 @@ def test_depiction_records_contact_sheet_and_model_comparison(capsys, models, tm
     _run(capsys, models, tmp_path / "a", "--report", "--tests", "occ")
     other = tiny_pipeline(tmp_path / "pipe2", seed=1)
     code, _, err = run_cli(capsys, "run", models["suite"], "--model", f"diffusers:{other}", "--embedder",
-                           f"hf-clip:{models['clip']}", *GENERATION, "--seed", "0", "--bootstrap", "100", "-q",
+                           f"hf-clip:{models['clip']}", *GENERATION, "--seed", "0", "--n-bootstrap", "100", "-q",
                            "-o", str(tmp_path / "b"), "--tests", "occ")
     assert code == 0, err
     records = json.loads((tmp_path / "a" / "results.json").read_text())
@@ -281,7 +281,7 @@ def test_generation_progress_counts_images_with_an_eta(capsys, models, tmp_path,
 
     monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
     code, _, err = run_cli(capsys, "run", models["suite"], "--model", f"diffusers:{models['pipe']}", "--embedder",
-                           f"hf-clip:{models['clip']}", *GENERATION, "--seed", "0", "--bootstrap", "0", "--no-cache",
+                           f"hf-clip:{models['clip']}", *GENERATION, "--seed", "0", "--n-bootstrap", "0", "--no-cache",
                            "-o", str(tmp_path / "run"))
     assert code == 0, err
     found = lines_of(err, f"diffusers:{models['pipe']}: generating")

@@ -62,7 +62,7 @@ def hub(tmp_path, monkeypatch) -> Path:
 def test_the_manifest_records_the_resolved_commit_and_verify_sees_main_move(hub, tmp_path, capsys):
     (tmp_path / "suite.json").write_text(json.dumps(SUITE))
     run = ["run", str(tmp_path / "suite.json"), "--model", "hf:eatkit-tests/tiny-bert", "--permutations", "99",
-           "--bootstrap", "0", "-q"]
+           "--n-bootstrap", "0", "-q"]
     assert main([*run, "--revision", "main", "-o", str(tmp_path / "a")]) == 0
     source = json.loads((tmp_path / "a" / "manifest.json").read_text())["source"]
     assert source["hub"] == {"repo": "eatkit-tests/tiny-bert", "revision": "main", "commit": OLD}

@@ -170,7 +170,7 @@ def test_ctrl_c_stops_a_run_with_decoding_workers(images: Path, tmp_path: Path, 
 
 #: each probe's model (a tiny one written by tests/tiny_vl.py) and options that keep it busy for long
 PROBES = {"ranking": ("hf-clip", ["--column", "g1=White", "--column", "g2=Black", "--repeats", "100000"]),
-          "retrieval": ("hf-clip", ["--concepts", "doctor,nurse", "--k", "3", "--bootstrap", "10000000"]),
+          "retrieval": ("hf-clip", ["--concepts", "doctor,nurse", "--k", "3", "--n-bootstrap", "10000000"]),
           "vqa": ("hf-blip-vqa", ["--question", "is this a man ?", "--yes", "yes", "--max-new-tokens", "20"]),
           "caption": ("hf-blip-caption", ["--max-new-tokens", "20", "--top-p", "0.5,0.6,0.7,0.8,0.9"])}
 

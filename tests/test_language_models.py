@@ -211,7 +211,7 @@ def test_docs_untrained_gpt2_baseline_is_what_eatkit_computes(tmp_path):
     by_type = {r.bias_type: r for r in run_suite("crows-pairs", lm, seed=0, params={"pairs_file": str(pairs)}).records}
     top = sorted((r for t, r in by_type.items() if t != "all"), key=lambda r: -r.share)[:2]
     everything = by_type["all"]
-    sentence = (f"already gives share {everything.share:.3f} [{everything.ci_low:.3f}, {everything.ci_high:.3f}], "
+    sentence = (f"already gives share {everything.share:.3f} [{everything.ci[0]:.3f}, {everything.ci[1]:.3f}], "
                 f"p = {everything.p_value:.2g}, over all 1,508 pairs ({top[0].bias_type} {top[0].share:.3f}, "
                 f"{top[1].bias_type} {top[1].share:.3f}")
     docs = (Path(__file__).parents[1] / "docs" / "language-models.md").read_text(encoding="utf-8")
@@ -277,7 +277,7 @@ def test_word_pairing_test_counts_words_not_responses():
     totals = np.full((4, 2), 10)
     out = word_pairing_test(hits, totals, [True, True, False, False], permutations="exact", n_bootstrap=300, rng=1)
     assert out.statistic == pytest.approx((0.5 + 0.5) / 2 - (0.05 + 0.2) / 2)
-    assert out.permutations == 6 and out.exact and out.p_value == pytest.approx(1 / 6)
+    assert out.permutations == 6 and out.p_value_exact and out.p_value == pytest.approx(1 / 6)
     assert out.ci_low <= out.statistic <= out.ci_high
     # doubling every count (more responses, same words) changes neither the statistic nor the p-value
     twice = word_pairing_test(2 * hits, 2 * totals, [True, True, False, False], permutations="exact", n_bootstrap=0)
@@ -327,7 +327,7 @@ def llm_iat_table_row(record: Any, synonym: Any) -> str:
     records."""
     return (f"| {record.domain} | {record.test} | {record.responses} | {record.parsed} ({record.partial}) | "
             f"{record.unparseable} | {record.bias_score:.3f} | {record.bias_score_authors:.3f} | "
-            f"{record.association:.3f} [{record.ci_low:.2f}, {record.ci_high:.2f}] | {record.p_value:.2g} | "
+            f"{record.association:.3f} [{record.ci[0]:.2f}, {record.ci[1]:.2f}] | {record.p_value:.2g} | "
             f"{synonym.bias_score:.3f} |")
 
 

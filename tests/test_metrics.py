@@ -60,7 +60,7 @@ def test_rnd_and_ect_exact_p_equal_brute_force_enumeration():
         observed = fn(X, Y)
         null = [fn(T[list(s)], T[[i for i in range(7) if i not in s]]) for s in combinations(range(7), 3)]
         result = getattr(sm, name)(X, Y, A, permutations="exact", alternative="greater")
-        assert result.exact and result.n_partitions == 35
+        assert result.p_value_exact and result.n_partitions == 35
         assert result.p_values["greater"] == sum(v >= observed - 1e-12 for v in null) / 35
         assert result.p_values["less"] == sum(v <= observed + 1e-12 for v in null) / 35
 
@@ -74,7 +74,7 @@ def test_ripa_sign_flip_p_equals_brute_force_and_monte_carlo_is_seeded():
     assert result.n_partitions == 32
     assert result.p_values["two-sided"] == sum(abs(v) >= abs(observed) - 1e-12 for v in null) / 32
     a, b = (sm.ripa(X, Y, A, permutations=500, rng=4) for _ in range(2))
-    assert a.p_value == b.p_value and a.seed == 4 and not a.exact and a.n_permutations == 500
+    assert a.p_value == b.p_value and a.seed == 4 and not a.p_value_exact and a.n_permutations == 500
 
 
 def test_direct_bias_closed_form_and_bootstrap_ci():
@@ -155,7 +155,7 @@ def test_every_metric_on_ieat_images_from_the_cli_with_p_ci_and_html_report(tmp_
     images = shared_path("ieat", "images")
     out = tmp_path / "run"
     code = main(["run", "ieat", "--model", "efficientnet_lite0", "--images", str(images), "--tests", "asian",
-                 "--metrics", "all", "--seed", "3", "--bootstrap", "200",
+                 "--metrics", "all", "--seed", "3", "--n-bootstrap", "200",
                  "--batch-size", "8", "-o", str(out), "--report"])
     printed = capsys.readouterr().out
     assert code == 0
@@ -182,7 +182,7 @@ def test_metric_parameters_are_run_flags_recorded_in_the_manifest(tmp_path):
     vectors = shared_path("glove840b-weat", "glove.840B.300d.weat-items.txt")
     out = tmp_path / "run"
     assert main(["run", "weat", "--vectors", str(vectors), "--tests", "weat6", "--metrics", "rnd,direct-bias",
-                 "--distance", "cosine", "--direct-bias-c", "2", "--bootstrap", "0", "-q", "-o", str(out)]) == 0
+                 "--distance", "cosine", "--direct-bias-c", "2", "--n-bootstrap", "0", "-q", "-o", str(out)]) == 0
     records = {r["test"]: r for r in json.loads((out / "results.json").read_text(encoding="utf-8"))}
     weat6 = REFERENCE["queries"]["weat_6"]["values"]
     assert records["weat6:rnd"]["value"] == pytest.approx(weat6["rnd_cosine"], abs=1e-6)
@@ -384,7 +384,7 @@ def test_clustering_accuracy_matches_scikit_learn_kmeans_and_brute_force_p():
         labels = np.ones(11)
         labels[list(chosen)] = 0
         hits += max(np.mean(ours == labels), np.mean(ours != labels)) >= r.value - 1e-12
-    assert r.n_partitions == comb(11, 6) and r.exact
+    assert r.n_partitions == comb(11, 6) and r.p_value_exact
     assert r.p_value == pytest.approx(hits / comb(11, 6), rel=1e-12)
 
 

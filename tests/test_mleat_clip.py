@@ -44,7 +44,7 @@ def images(tmp_path_factory: pytest.TempPathFactory):
 def test_mleat_clip_compares_prompts_side_by_side(capsys, tmp_path, tiny_model, images):
     out = tmp_path / "out"
     code = main(["run", "mleat-clip", "--model", tiny_model, "--images", str(images), "--compare-prompts", "",
-                 PROMPT, "--seed", "0", "--permutations", "100", "--bootstrap", "0", "-o", str(out)])
+                 PROMPT, "--seed", "0", "--permutations", "100", "--n-bootstrap", "0", "-o", str(out)])
     stdout, err = capsys.readouterr()
     assert code == 0, err
     series = load_series(out)

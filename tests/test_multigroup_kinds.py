@@ -43,7 +43,7 @@ def test_records_equal_the_statistics(tmp_path, capsys):
          **_roles(T1="flowers", T2="insects", A1="male", A2="female")}])
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "multi.json"), "--vectors", str(tmp_path / "vectors.txt"), "--seed", "3",
-                 "--bootstrap", "50", "-o", str(out)]) == 0, capsys.readouterr().err
+                 "--n-bootstrap", "50", "-o", str(out)]) == 0, capsys.readouterr().err
     records = {r["test"]: r for r in json.loads((out / "results.json").read_text())}
 
     def of(role):
@@ -92,6 +92,6 @@ def test_permutations_exact_counts_every_assignment_in_a_run(tmp_path, capsys):
                             **_roles(T1="jobs", A1="male", A2="female", A3="plural")}])
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "multi.json"), "--vectors", str(tmp_path / "vectors.txt"), "--permutations",
-                 "exact", "--bootstrap", "0", "-q", "-o", str(out)]) == 0, capsys.readouterr().err
+                 "exact", "--n-bootstrap", "0", "-q", "-o", str(out)]) == 0, capsys.readouterr().err
     record, = json.loads((out / "results.json").read_text())
     assert record["p_value_exact"] is True and record["n_permutations"] == 1680

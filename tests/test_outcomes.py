@@ -163,7 +163,7 @@ def test_paired_scores_exact_equals_brute_force_enumeration(seed):
     brute = _brute_sign_flip(first - second)
     for alternative in ALTERNATIVES:
         r = paired_scores(first, second, permutations="exact", alternative=alternative, n_bootstrap=0)
-        assert r.exact and r.permutations == 2**9 and r.p_value == pytest.approx(brute[alternative], abs=1e-15)
+        assert r.p_value_exact and r.permutations == 2**9 and r.p_value == pytest.approx(brute[alternative], abs=1e-15)
     swapped = paired_scores(second, first, permutations="exact", alternative="less", n_bootstrap=0)
     assert swapped.estimate == pytest.approx(-r.estimate, abs=1e-15)
     assert swapped.p_value == paired_scores(first, second, permutations="exact", alternative="greater",
@@ -175,7 +175,7 @@ def test_paired_scores_sampled_is_recorded_and_close_to_exact():
     first, second = rng.normal(size=14) + 0.5, rng.normal(size=14)
     exact = paired_scores(first, second, permutations="exact", n_bootstrap=0)
     sampled = paired_scores(first, second, permutations=20000, n_bootstrap=500, rng=3)
-    assert not sampled.exact and sampled.permutations == 20000 and sampled.seed == 3
+    assert not sampled.p_value_exact and sampled.permutations == 20000 and sampled.seed == 3
     assert sampled.p_value == pytest.approx(exact.p_value, abs=4 * math.sqrt(exact.p_value / 20000) + 1e-4)
     assert sampled.ci_low <= sampled.estimate <= sampled.ci_high
     assert sampled == paired_scores(first, second, permutations=20000, n_bootstrap=500, rng=3)
@@ -185,7 +185,7 @@ def test_exact_sign_flip_is_refused_with_its_cost_never_sampled():
     with pytest.raises(EatkitError, match=r"exact sign-flip test of 60 pairs .* would (take|need)"):
         paired_scores(np.arange(60.0), np.zeros(60), permutations="exact")
     auto = paired_scores(np.arange(1.0, 31.0), np.zeros(30), n_bootstrap=0, rng=0)
-    assert not auto.exact and auto.permutations == 100_000
+    assert not auto.p_value_exact and auto.permutations == 100_000
 
 
 def test_clustered_proportion_se_equals_statsmodels_cluster_robust_ols():

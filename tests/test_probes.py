@@ -479,7 +479,7 @@ def test_verify_reproduces_a_fresh_retrieval_probe_run(capsys, clip_model, tmp_p
     images = group_images(tmp_path / "faces", {"a": 3, "b": 3})
     out = tmp_path / "retrieval"
     code, _, err = run_cli(capsys, "probe", "retrieval", "--model", f"hf-clip:{clip_model}", "--images", str(images),
-                           "--concepts", "doctor,nurse", "--permutations", "200", "--bootstrap", "0", "-q", "-o",
+                           "--concepts", "doctor,nurse", "--permutations", "200", "--n-bootstrap", "0", "-q", "-o",
                            str(out), "--no-cache")
     assert code == 0, err
     code, stdout, err = run_cli(capsys, "verify", str(out))

@@ -58,7 +58,7 @@ def test_cli_run_with_stderr_redirected_to_a_file(tmp_path, quiet):
     log = tmp_path / "stderr.txt"
     env = dict(os.environ, EATKIT_PROGRESS_EVERY="0.01")
     command = [sys.executable, "-m", "eatkit.cli", "run", "weat", "--model", "glove-6b-50d", "--oov", "drop",
-               "--tests", "weat6", "--bootstrap", "0", "-o", str(tmp_path / "run")] + (["--quiet"] if quiet else [])
+               "--tests", "weat6", "--n-bootstrap", "0", "-o", str(tmp_path / "run")] + (["--quiet"] if quiet else [])
     with open(log, "w", encoding="utf-8") as err:
         done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
     text = log.read_text(encoding="utf-8")
@@ -70,7 +70,7 @@ def test_quiet_silences_progress_only(tmp_path):
     """README: '--quiet silences it' (progress); the results table still prints (issue 46: -q hid it)."""
     env = dict(os.environ, EATKIT_PROGRESS_EVERY="0.01")
     command = [sys.executable, "-m", "eatkit.cli", "run", "weat", "--model", "glove-6b-50d", "--oov", "drop",
-               "--tests", "weat6", "--bootstrap", "0", "-q", "-o", str(tmp_path / "run")]
+               "--tests", "weat6", "--n-bootstrap", "0", "-q", "-o", str(tmp_path / "run")]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "weat6" in done.stdout and "wrote " in done.stdout  # the table and the files written

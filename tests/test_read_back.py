@@ -50,7 +50,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                  "tests": [test]}))
     (root / "sweep.toml").write_text(f'models = [{{ vectors = "{root}/v.txt" }}]\n'
                                      f'suites = [{{ suite = "{root}/suite.json" }}]\n')
-    assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--bootstrap", "0", "-q",
+    assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--n-bootstrap", "0", "-q",
                  "-o", str(root / "run")]) == 0
     assert main(["sweep", str(root / "sweep.toml"), "-q", "-o", str(root / "sweep")]) == 0
     return root

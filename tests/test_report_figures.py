@@ -52,7 +52,7 @@ def word_run(tmp_path_factory) -> Path:
                                                  "tests": tests}))
     out = root / "run"
     assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--metrics", "all",
-                 "--seed", "0", "--permutations", "99", "--bootstrap", "20", "-q",
+                 "--seed", "0", "--permutations", "99", "--n-bootstrap", "20", "-q",
                  "-o", str(out)]) == 0
     return out
 
@@ -89,17 +89,16 @@ def _images(root: Path, n: int) -> list[str]:
 #: the records each other kind's figure is drawn from (values from the record types, these overriding)
 def _built(kind: str, root: Path) -> list:
     images = _images(root, 4)
-    ci = {"ci_low": 0.1, "ci_high": 0.4}
+    ci = {"ci": [0.1, 0.4]}
     rates = {"groups": ["a", "b"], "n": {"a": 10, "b": 10}, "rates": {"a": 0.3, "b": 0.6},
              "intervals": {"a": [0.1, 0.6], "b": [0.3, 0.8]}}
     made = {
-        "crows-pairs": lambda: [example_record(kind, bias_type=b, share=s, bias=2 * s - 1, ci_low=s - 0.1,
-                                               ci_high=s + 0.1) for b, s in (("age", 0.6), ("race-color", 0.55))],
-        "stereoset": lambda: [example_record(kind, bias_type="gender", ss=60.0, ss_ci_low=55.0, ss_ci_high=65.0)],
+        "crows-pairs": lambda: [example_record(kind, bias_type=b, share=s, bias=2 * s - 1, ci=[s - 0.1, s + 0.1]) for b, s in (("age", 0.6), ("race-color", 0.55))],
+        "stereoset": lambda: [example_record(kind, bias_type="gender", ss=60.0, ss_ci=[55.0, 65.0])],
         "llm-iat": lambda: [example_record(kind, test=t, bias_score=0.3, association=0.2, **ci)
                             for t in ("racism", "guilt")],
         "ceat": lambda: [example_record(kind, estimate=0.4, ci=[0.1, 0.7])],
-        "answers": lambda: [example_record(kind, row=row, group=g, estimate=e, ci_low=e - 0.1, ci_high=e + 0.1)
+        "answers": lambda: [example_record(kind, row=row, group=g, estimate=e, ci=[e - 0.1, e + 0.1])
                             for row, g, e in (("rate", "women", 0.6), ("rate", "men", 0.4), ("difference", "women", 0.2))],
         "retrieval": lambda: [example_record(kind, attribute="gender", max_skew={"doctor": 0.3},
                                              ci_max_skew={"doctor": [0.1, 0.5]})],
@@ -120,8 +119,8 @@ def _built(kind: str, root: Path) -> list:
                                            shares={"Ohio": {"a": 0.5, "b": 0.5}, "Iowa": {"a": 0.7, "b": 0.3}},
                                            reference_shares={"Ohio": {"a": 0.4, "b": 0.6}, "Iowa": {"a": 0.6, "b": 0.4}},
                                            reference_columns={"a": "A"}, r={"a": 0.9}, r_squared=0.8)],
-        "bbq": lambda: [example_record(kind, category="Age", context=c, accuracy=a, accuracy_ci_low=a - 0.05,
-                                       accuracy_ci_high=a + 0.05, bias_score=b, ci_low=b - 0.1, ci_high=b + 0.1)
+        "bbq": lambda: [example_record(kind, category="Age", context=c, accuracy=a, accuracy_ci=[a - 0.05, a + 0.05],
+                                       bias_score=b, ci=[b - 0.1, b + 0.1])
                         for c, a, b in (("ambig", 0.6, 0.2), ("disambig", 0.9, 0.05))],
         "geometry": lambda: [example_record(kind, models=["m"], fold="iteration", similarity="cosine",
                                             scores=[{"key": "intra c", "kind": "intra", "model": "m", "mean": 0.5, "sd": 0.1,

@@ -13,7 +13,7 @@ def test_two_runs_on_the_same_stimuli_list_their_checksums_once(tmp_path):
     folders = []
     for seed in ("1", "2"):
         folders.append(tmp_path / f"run{seed}")
-        assert main(["run", "weat", "--model", "glove-6b-50d", "--tests", "weat6,weat7", "--bootstrap", "0",
+        assert main(["run", "weat", "--model", "glove-6b-50d", "--tests", "weat6,weat7", "--n-bootstrap", "0",
                      "--seed", seed, "-q", "-o", str(folders[-1])]) == 0
     one = write_html_report(folders[:1], tmp_path / "one.html").read_text(encoding="utf-8")
     two = write_html_report(folders, tmp_path / "two.html").read_text(encoding="utf-8")

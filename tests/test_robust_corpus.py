@@ -136,7 +136,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
             (images / cls / f"{cls}{k}.jpg").write_bytes(b"\xff\xd8not really")
     # outputs of each command
     assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--permutations", "10",
-                 "--bootstrap", "0", "-q", "-o", str(root / "run")]) == 0
+                 "--n-bootstrap", "0", "-q", "-o", str(root / "run")]) == 0
     for command in ("sweep", "series", "debias"):
         (root / command).mkdir()
         (root / command / OWNER_FILE).write_bytes(owner_marker(command))
@@ -300,9 +300,9 @@ CLI: list[tuple[str, list[str], str]] = [
     # 5. work without a cost estimate
     ("cost", _r("--specificity", "1000000000"), "specificity splits"),
     ("cost", _r("--specificity", "1000000", "--permutations", "100000"), "would take about"),
-    ("cost", _r("--bootstrap", "1000000000000"), "bootstrap"),
-    ("cost", _r("--metrics", "rnd", "--bootstrap", "100000000000"), "bootstrap resamples"),
-    ("cost", _r("--metrics", "rnsb", "--bootstrap", "100000000000"), "bootstrap resamples"),
+    ("cost", _r("--n-bootstrap", "1000000000000"), "bootstrap"),
+    ("cost", _r("--metrics", "rnd", "--n-bootstrap", "100000000000"), "bootstrap resamples"),
+    ("cost", _r("--metrics", "rnsb", "--n-bootstrap", "100000000000"), "bootstrap resamples"),
     ("cost", _r("--specificity", "100000", "--permutations", "1000000000"), "would take about"),
     ("cost", _r("--metrics", "ripa", "--permutations", "1000000000000000"), "would take about"),
     # 6. paths that leave their folder

@@ -22,10 +22,10 @@ def test_more_draws_than_partitions_counts_them_exactly() -> None:
     first, second = [3.0, 4.0, 5.0], [0.0, 1.0, 2.5]
     asked = perm.group_permutation_test(first, second, permutations=10**10, rng=0)
     exact = perm.group_permutation_test(first, second, permutations="exact")
-    assert asked.exact and asked.n_permutations == asked.n_partitions == math.comb(6, 3) == 20
+    assert asked.p_value_exact and asked.n_permutations == asked.n_partitions == math.comb(6, 3) == 20
     assert asked.p_values == exact.p_values and asked.p_values["greater"] == 1 / 20
     # one draw fewer than the partitions is still Monte Carlo
-    assert not perm.group_permutation_test(first, second, permutations=19, rng=0).exact
+    assert not perm.group_permutation_test(first, second, permutations=19, rng=0).p_value_exact
 
 
 def test_a_monte_carlo_test_too_long_is_refused_before_any_draw_with_its_estimate() -> None:
@@ -87,7 +87,7 @@ def tiny(tmp_path: Path) -> Path:
 
 def _run(tiny: Path, *extra: str) -> int:
     return main(["run", str(tiny / "suite.json"), "--vectors", str(tiny / "v.txt"), "--permutations", "10",
-                 "--bootstrap", "0", "--seed", "1", "-q", *extra])
+                 "--n-bootstrap", "0", "--seed", "1", "-q", *extra])
 
 
 def test_a_report_never_replaces_a_run_folders_own_files(tiny: Path, capsys) -> None:
@@ -306,7 +306,7 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing_partial(tiny: P
 def test_the_command_line_counts_exactly_when_asked_for_more_draws_than_partitions(tiny: Path) -> None:
     out = tiny / "many"
     assert main(["run", str(tiny / "suite.json"), "--vectors", str(tiny / "v.txt"), "--permutations", "10000000000",
-                 "--bootstrap", "0", "-q", "-o", str(out)]) == 0
+                 "--n-bootstrap", "0", "-q", "-o", str(out)]) == 0
     (record,) = json.loads((out / "results.json").read_text())
     assert record["p_value_exact"] is True and record["n_permutations"] == math.comb(4, 2) == 6
     assert json.loads((out / "manifest.json").read_text())["statistics"]["permutations"] == 10000000000

@@ -10,7 +10,7 @@ import pytest
 from eatkit.cli import main
 from eatkit.stats import adjust_p_values
 
-RUN = ["run", "weat", "--model", "glove-6b-50d", "--tests", "weat6,weat7,weat9", "--bootstrap", "0",
+RUN = ["run", "weat", "--model", "glove-6b-50d", "--tests", "weat6,weat7,weat9", "--n-bootstrap", "0",
        "--permutations", "2000", "-q"]
 
 

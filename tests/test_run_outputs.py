@@ -24,7 +24,7 @@ def inputs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def run(suite: Path, vectors: Path, out: Path, *extra: str) -> int:
-    return main(["run", str(suite), "--vectors", str(vectors), "-q", "--bootstrap", "0", "-o", str(out), *extra])
+    return main(["run", str(suite), "--vectors", str(vectors), "-q", "--n-bootstrap", "0", "-o", str(out), *extra])
 
 
 def test_a_new_run_replaces_an_older_ones_files_and_removes_its_stale_report(inputs, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from eatkit.cli import main
 def folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("tables") / "run"
     assert main(["run", "weat", "--model", "glove-6b-50d", "--tests", "weat6,weat7", "--metrics", "rnd,rnsb",
-                 "--validity", "--bootstrap", "100", "-q", "-o", str(out)]) == 0
+                 "--validity", "--n-bootstrap", "100", "-q", "-o", str(out)]) == 0
     return out
 
 

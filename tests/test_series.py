@@ -24,7 +24,7 @@ def test_series_over_histwords_decades_recovers_each_decades_eat(capsys, tmp_pat
     decades = write_series(tmp_path / "hw")
     out = tmp_path / "out"
     code, stdout, err = run_cli(capsys, "run", "mleat-histwords", "--series", tmp_path / "hw", "--seed", "0",
-                                "--permutations", "200", "--bootstrap", "0", "-o", out, "--report")
+                                "--permutations", "200", "--n-bootstrap", "0", "-o", out, "--report")
     assert code == 0, err
     series = load_series(out)
     assert series.labels == [str(y) for y in YEARS] and series.kind == "series"
@@ -83,7 +83,7 @@ def test_series_of_word_vector_files(capsys, tmp_path):
         files.append(path)
     out = tmp_path / "out"
     code, _, err = run_cli(capsys, "run", "mleat-histwords", "--series", *files, "--seed", "0", "--permutations",
-                           "50", "--bootstrap", "0", "-o", out, "-q")
+                           "50", "--n-bootstrap", "0", "-o", out, "-q")
     assert code == 0, err
     series = load_series(out)
     assert series.labels == ["step1830", "step1810"]
@@ -99,7 +99,7 @@ def test_decades_choose_which_histwords_decades_run(capsys, tmp_path):
     write_series(tmp_path / "hw")
     out = tmp_path / "some"
     code, _, err = run_cli(capsys, "run", "mleat-histwords", "--series", tmp_path / "hw", "--decades", "1820-1840",
-                           "--seed", "0", "--bootstrap", "0", "-o", out)
+                           "--seed", "0", "--n-bootstrap", "0", "-o", out)
     assert code == 0, err
     series = load_series(out)
     assert series.labels == ["1820", "1830", "1840"]

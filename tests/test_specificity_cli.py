@@ -19,7 +19,7 @@ def test_specificity_option_records_the_false_positive_rates(capsys, tmp_path):
     (tmp_path / "s.json").write_text(json.dumps({"schema": "eatkit.suite/1", "id": "s", "title": "S",
                                                  "tests": [{"id": "t", "title": "T", **sets}]}))
     code, _, err = run_cli(capsys, "run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"),
-                           "--specificity", "40", "--permutations", "exact", "--bootstrap", "0", "--seed", "1",
+                           "--specificity", "40", "--permutations", "exact", "--n-bootstrap", "0", "--seed", "1",
                            "-o", str(tmp_path / "out"))
     assert code == 0, err
     (record,) = json.loads((tmp_path / "out" / "results.json").read_text())

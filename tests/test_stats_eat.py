@@ -58,7 +58,7 @@ def test_eat_equals_loops_and_brute_force(nx: int, ny: int, na: int, nb: int, di
         assert r.alternative == alt
         assert r.p_value == p_ref[alt]
         assert r.p_values == p_ref
-        assert r.exact is True and r.n_permutations == r.n_partitions == partitions
+        assert r.p_value_exact is True and r.n_permutations == r.n_partitions == partitions
         assert r.effect_size == pytest.approx(_caliskan_d(sx, sy), rel=1e-10)
         assert r.statistic == pytest.approx(sum(sx) - sum(sy), rel=1e-10, abs=1e-12)
         np.testing.assert_allclose(r.associations[0], sx, rtol=0, atol=1e-13)
@@ -130,7 +130,7 @@ def test_welch_matches_scipy_for_all_alternatives(nx: int, ny: int) -> None:
         r = eat(X, Y, A, B, p_method="welch", alternative=alt)
         expected = sps.ttest_ind(sx, sy, equal_var=False, alternative=alt).pvalue
         assert r.p_value == pytest.approx(expected, rel=1e-9)
-        assert (r.p_method, r.exact, r.n_permutations) == ("welch", False, 0)
+        assert (r.p_method, r.p_value_exact, r.n_permutations) == ("welch", False, 0)
     assert r.p_values["greater"] + r.p_values["less"] == pytest.approx(1.0)
 
 
@@ -180,13 +180,13 @@ def test_sc_eat_docstring_example() -> None:
 def test_monte_carlo_result_records_its_error_and_seed() -> None:
     X, Y, A, B = _embeddings((30, 30, 5, 5), 8, seed=8)
     r = eat(X, Y, A, B, permutations=4000, rng=77, alternative="less")
-    assert (r.exact, r.n_permutations, r.seed, r.n_partitions) == (False, 4000, 77, math.comb(60, 30))
+    assert (r.p_value_exact, r.n_permutations, r.seed, r.n_partitions) == (False, 4000, 77, math.comb(60, 30))
     p = r.p_value
     assert r.mc_standard_error == r.standard_errors["less"] > 0
     assert r.mc_standard_error == pytest.approx(math.sqrt(p * (1 - p) / 4000), rel=0.01)
     other = r.with_alternative("greater")
     assert (other.alternative, other.p_value) == ("greater", r.p_values["greater"])
-    assert (r.seed, r.exact, r.groups) == (77, False, ("X", "Y"))
+    assert (r.seed, r.p_value_exact, r.groups) == (77, False, ("X", "Y"))
     assert "associations" not in repr(r)  # short repr: no arrays
 
 
@@ -195,6 +195,6 @@ def test_exact_result_has_no_standard_error_and_records_tolerance() -> None:
     r = eat(X, Y, A, B)
     sx, sy = r.associations
     values = np.concatenate([sx, sy])
-    assert (r.exact, r.mc_standard_error, r.seed) == (True, 0.0, None)
+    assert (r.p_value_exact, r.mc_standard_error, r.seed) == (True, 0.0, None)
     eps = np.finfo(float).eps
     assert r.tie_tolerance == 4 * 8 * eps * np.abs(values).sum() + 2 * 8 * association_atol(8)

@@ -226,7 +226,7 @@ def test_default_monte_carlo_of_a_weat_sized_test_is_drawn_without_the_compiled_
     monkeypatch.setattr(_kernels, "monte_carlo", refuse, raising=False)
     x, y = _values("real", 32, 32, seed=5)
     out = group_permutation_test(x, y, rng=1)
-    assert not out.exact and out.n_permutations == perm.DEFAULT_MONTE_CARLO
+    assert not out.p_value_exact and out.n_permutations == perm.DEFAULT_MONTE_CARLO
 
 
 @pytest.mark.parametrize("kind", ["exact", "monte-carlo"])

@@ -205,7 +205,7 @@ def test_compare_classes_exact_against_brute_force(alternative):
     R = rng.normal(size=(4, 3))
     out = compare_classes(X, R, alternative=alternative, permutations=1000, names=("car", "random"))
     observed, p = _brute_comparison(X, R, alternative)
-    assert out.exact and out.n_permutations == 126
+    assert out.p_value_exact and out.n_permutations == 126
     assert out.difference == pytest.approx(observed, abs=1e-12)
     assert out.p_permutation == pytest.approx(p, abs=1e-12)
     # the difference of intra-class means is the difference of the per-image scores' means
@@ -224,7 +224,7 @@ def test_compare_classes_monte_carlo_seeded():
     X, R = 0.5 * rng.normal(size=(30, 8)) + 1.0, rng.normal(size=(30, 8))
     one = compare_classes(X, R, permutations=500, rng=3)
     two = compare_classes(X, R, permutations=500, rng=3)
-    assert not one.exact and one.seed == 3 and one.n_permutations == 500
+    assert not one.p_value_exact and one.seed == 3 and one.n_permutations == 500
     assert one.p_permutation == two.p_permutation == pytest.approx(1 / 501)
     far = compare_classes(X, R, permutations=500, rng=3, similarity="euclidean", alternative="less")
     assert far.difference < 0 and far.p_permutation == pytest.approx(1 / 501)

@@ -70,7 +70,7 @@ def test_toy_dataset_experiment_3(toy) -> None:
                       + abs(_S(e[4], [e[7]], [e[12]]) - _S(e[4], [e[5]], [e[10]])))
     assert r.statistic == pytest.approx(2 * expected, abs=1e-13)
     # 1 x 1 attribute partitions: the identity and the swap of A_x/A_y with B_x/B_y, 4 in all
-    assert r.n_partitions == 4 and r.exact
+    assert r.n_partitions == 4 and r.p_value_exact
 
 
 # --- known answers -------------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ def test_experiment_1_is_the_eat_on_pooled_attributes() -> None:
     X, Y, A_x, A_y, B_x, B_y = _sets((4, 5, 2, 3, 3, 2), 5, seed=11)
     r = grounded_eat(X, Y, A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y, experiment=1, alternative="two-sided")
     ref = eat(X, Y, np.vstack([A_x, A_y]), np.vstack([B_x, B_y]), alternative="two-sided")
-    assert (r.effect_size, r.statistic, r.p_value, r.exact) == (ref.effect_size, ref.statistic, ref.p_value, True)
+    assert (r.effect_size, r.statistic, r.p_value, r.p_value_exact) == (ref.effect_size, ref.statistic, ref.p_value, True)
 
 
 @pytest.mark.parametrize(("nx", "ny", "seed"), [(3, 4, 0), (5, 5, 1), (6, 2, 2)])
@@ -182,7 +182,7 @@ def test_experiment_3_against_loops_and_brute_force(sizes, seed: int) -> None:
                                    * sys.float_info.epsilon)
     observed, p, total = _brute_force_3(X, Y, A_x, A_y, B_x, B_y, tol)
     assert r.statistic == pytest.approx(observed, abs=1e-13)
-    assert (r.p_value, r.n_partitions, r.exact) == (p, total, True)
+    assert (r.p_value, r.n_partitions, r.p_value_exact) == (p, total, True)
     # d_X, d_Y: congruent vs incongruent s-values, SD of the 2|X| (2|Y|) values, ddof 1
     cx, ix = loop_associations(X, A_x, B_x), loop_associations(X, A_y, B_y)
     cy, iy = loop_associations(Y, A_y, B_y), loop_associations(Y, A_x, B_x)
@@ -193,7 +193,7 @@ def test_experiment_3_against_loops_and_brute_force(sizes, seed: int) -> None:
     # "auto" counts these few partitions exactly too; sampling agrees within its standard error
     assert grounded_eat(X, Y, A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y, experiment=3).p_value == p
     mc = grounded_eat(X, Y, A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y, experiment=3, permutations=20_000, rng=3)
-    assert not mc.exact and mc.seed == 3 and mc.n_permutations == 20_000
+    assert not mc.p_value_exact and mc.seed == 3 and mc.n_permutations == 20_000
     assert abs(mc.p_value - p) <= 4 * mc.mc_standard_error + 1 / 20_001
 
 
@@ -201,7 +201,7 @@ def test_experiment_3_monte_carlo_is_seeded_and_phipson_smyth() -> None:
     X, Y, A_x, A_y, B_x, B_y = _sets((4, 4, 12, 12, 12, 12), 6, seed=9)
     kwargs = dict(A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y, experiment=3)
     r = grounded_eat(X, Y, **kwargs)  # C(24, 12)^2 partitions: sampled
-    assert not r.exact and r.n_permutations == 100_000 and r.n_partitions == math.comb(24, 12) ** 2
+    assert not r.p_value_exact and r.n_permutations == 100_000 and r.n_partitions == math.comb(24, 12) ** 2
     a, b = grounded_eat(X, Y, **kwargs, permutations=500, rng=4), grounded_eat(X, Y, **kwargs, permutations=500, rng=4)
     assert a.p_value == b.p_value and a.seed == 4
     assert a.p_value * 501 == pytest.approx(round(a.p_value * 501))  # (1 + count) / (1 + draws)

@@ -124,7 +124,7 @@ def test_generalized_weat_permutation_p_equals_enumeration(alternative, sizes):
     expected, count = brute_force_p(lambda sets: reference_generalized_weat(sets, attributes), units, sizes,
                                     alternative)
     r = generalized_weat(targets, attributes, alternative=alternative, permutations=10_000, n_bootstrap=0, rng=0)
-    assert r.exact and r.permutations == count
+    assert r.p_value_exact and r.permutations == count
     assert r.p_value == pytest.approx(expected, abs=1e-12)
 
 
@@ -136,7 +136,7 @@ def test_same_permutation_p_equals_enumeration(sizes):
     units = [v for s in attributes for v in s]
     expected, count = brute_force_p(lambda sets: reference_same(targets, sets)[0], units, sizes, "greater")
     r = same(targets, attributes, permutations=10_000, n_bootstrap=0, rng=0)
-    assert r.exact and r.permutations == count
+    assert r.p_value_exact and r.permutations == count
     assert r.p_value == pytest.approx(expected, abs=1e-12)
 
 
@@ -146,7 +146,7 @@ def test_monte_carlo_p_and_bootstrap_are_seeded():
     attributes = random_sets(rng, [5, 5, 5], shift=1.0)
     first = generalized_weat(targets, attributes, permutations=500, n_bootstrap=200, rng=4)
     second = generalized_weat(targets, attributes, permutations=500, n_bootstrap=200, rng=4)
-    assert not first.exact and first.permutations == 500 and first.seed == 4
+    assert not first.p_value_exact and first.permutations == 500 and first.seed == 4
     assert first.p_value == second.p_value and first.ci == second.ci
     assert 1 / 501 <= first.p_value <= 1
     assert first.ci[0] <= first.value <= first.ci[1]
@@ -192,10 +192,10 @@ def test_exact_counts_every_assignment_beyond_ten_thousand_equal_to_brute_force(
     values = np.array([reference_generalized_weat(regroup(units, sizes, labels), attributes) for labels in labelings])
     expected = float(np.mean(values >= observed - 1e-12 * max(1, abs(observed))))
     r = generalized_weat(targets, attributes, permutations="exact", n_bootstrap=0)
-    assert len(labelings) == 34_650 == r.permutations and r.exact
+    assert len(labelings) == 34_650 == r.permutations and r.p_value_exact
     assert r.p_value == pytest.approx(expected, abs=1e-15)
     sampled = generalized_weat(targets, attributes, n_bootstrap=0, rng=0)  # the default 10,000 draws: sampled
-    assert not sampled.exact and sampled.permutations == 10_000
+    assert not sampled.p_value_exact and sampled.permutations == 10_000
 
 
 @pytest.mark.parametrize("sizes", [(1, 1), (2, 1), (3, 2, 2), (2, 2, 2, 1)])

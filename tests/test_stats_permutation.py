@@ -39,7 +39,7 @@ def test_exact_equals_brute_force_on_all_small_sizes(k: int, m: int) -> None:
     x, y = _values(k, m, seed=100 * k + m, shift=0.3)
     p_ref, counts_ref, partitions = brute_force_p_values(x, y)
     out = group_permutation_test(x, y, permutations="exact")
-    assert out.exact is True
+    assert out.p_value_exact is True
     assert out.n_partitions == out.n_permutations == partitions == math.comb(k + m, k)
     assert out.counts == counts_ref
     assert out.p_values == p_ref
@@ -53,7 +53,7 @@ def test_exact_equals_brute_force_with_a_small_group(k: int, m: int) -> None:
     x, y = _values(k, m, seed=k + 1000 * m, shift=0.5)
     p_ref, counts_ref, _ = brute_force_p_values(x, y)
     out = group_permutation_test(x, y)  # "auto" must choose the exact count here
-    assert out.exact is True
+    assert out.p_value_exact is True
     assert out.counts == counts_ref
     assert out.p_values == p_ref
 
@@ -62,7 +62,7 @@ def test_exact_equals_brute_force_with_a_small_group(k: int, m: int) -> None:
 def test_auto_is_exact_for_small_sizes(k: int, m: int) -> None:
     x, y = _values(k, m, seed=7)
     auto = group_permutation_test(x, y)
-    assert auto.exact is True
+    assert auto.p_value_exact is True
     assert auto.p_values == brute_force_p_values(x, y)[0]
 
 
@@ -136,7 +136,7 @@ def test_monte_carlo_within_4_standard_errors_of_exact(k: int, m: int, seed: int
     exact = group_permutation_test(x, y, permutations="exact").p_values
     draws = min(20_000, math.comb(k + m, k) - 1)  # (as many draws as partitions are counted exactly)
     out = group_permutation_test(x, y, permutations=draws, rng=seed)
-    assert (out.exact, out.n_permutations, out.n_partitions, out.seed) == (
+    assert (out.p_value_exact, out.n_permutations, out.n_partitions, out.seed) == (
         False,
         draws,
         math.comb(k + m, k),
@@ -166,7 +166,7 @@ def test_monte_carlo_draws_every_subset_uniformly() -> None:
 def test_exact_22_plus_22_agrees_with_a_million_draws() -> None:
     x, y = _values(22, 22, seed=22, shift=0.2)
     exact = group_permutation_test(x, y, permutations="exact")
-    assert exact.exact and exact.n_partitions == math.comb(44, 22)
+    assert exact.p_value_exact and exact.n_partitions == math.comb(44, 22)
     assert 0.01 < exact.p_values["greater"] < 0.99  # a p-value with a non-trivial standard error
     sampled = group_permutation_test(x, y, permutations=10**6, rng=2022)
     _assert_within_4se(sampled.p_values, exact.p_values, 10**6)
@@ -176,7 +176,7 @@ def test_exact_22_plus_22_agrees_with_a_million_draws() -> None:
 def test_exact_25_plus_25_agrees_with_a_million_draws() -> None:
     x, y = _values(25, 25, seed=25, shift=0.2)
     exact = group_permutation_test(x, y, permutations="exact")
-    assert exact.exact and exact.n_partitions == math.comb(50, 25)
+    assert exact.p_value_exact and exact.n_partitions == math.comb(50, 25)
     sampled = group_permutation_test(x, y, permutations=10**6, rng=2025)
     _assert_within_4se(sampled.p_values, exact.p_values, 10**6)
 
@@ -186,7 +186,7 @@ def test_auto_switches_to_monte_carlo_above_about_a_second_of_counting() -> None
     largest = 25
     x, y = _values(largest + 1, largest + 1, seed=23)
     out = group_permutation_test(x, y, rng=5)
-    assert (out.exact, out.n_permutations, out.seed) == (False, DEFAULT_MONTE_CARLO, 5)
+    assert (out.p_value_exact, out.n_permutations, out.seed) == (False, DEFAULT_MONTE_CARLO, 5)
     assert permutation.exact_cost(2 * largest, largest) <= permutation.AUTO_EXACT_MAX_SUMS < permutation.exact_cost(
         2 * largest + 2, largest + 1)
 

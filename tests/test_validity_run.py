@@ -40,7 +40,7 @@ def _panel_checks(record: dict, arrays: np.lib.npyio.NpzFile) -> None:
 def test_run_with_validity_offline(tmp_path, capsys):
     out = tmp_path / "run"
     code = main(["run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat7,weat9", "--validity",
-                 "--seed", "3", "--bootstrap", "100", "-o", str(out), "--report"])
+                 "--seed", "3", "--n-bootstrap", "100", "-o", str(out), "--report"])
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "how far to trust (--validity)" in printed.out
@@ -57,7 +57,7 @@ def test_run_with_validity_offline(tmp_path, capsys):
         assert top in html and f"  {record['test']}: {top} (" in printed.out
     # without --validity: no panel, validity null
     code = main(["run", "weat", "--model", "glove-6b-50d", "--oov", "drop", "--tests", "weat7", "--seed", "3",
-                 "--bootstrap", "0", "-q", "-o", str(tmp_path / "plain"), "--report"])
+                 "--n-bootstrap", "0", "-q", "-o", str(tmp_path / "plain"), "--report"])
     assert code == 0
     assert json.loads((tmp_path / "plain" / "results.json").read_text())[0]["validity"] is None
     assert "How far to trust" not in (tmp_path / "plain" / "report.html").read_text()
@@ -121,7 +121,7 @@ def test_docs_command_on_weat_1_to_10(tmp_path, monkeypatch, capsys):
     assert round(weat7["effect_size"], 2) == 1.06 and round(weat7["p_value"], 3) == 0.016
     named = {m["stimulus"]: round(m["effect_size"], 2) for m in v["influence"]["most_influential"]}
     assert (named["woman"], named["symphony"], named["son"]) == (0.82, 1.29, 0.87)
-    assert v["influence"]["flips"][0]["p_value"] == 660 / 12870 and v["influence"]["loo_exact"]
+    assert v["influence"]["flips"][0]["p_value"] == 660 / 12870 and v["influence"]["loo_p_value_exact"]
     st = v["stability"]
     assert [round(x, 2) for x in st["bootstrap_interval"]] == [-0.40, 1.64]
     assert [round(x, 2) for x in st["subsample_interval"]] == [0.62, 1.37]

@@ -94,7 +94,7 @@ def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, c
         "id": "t", "title": "T", **{r: {"name": r, "modality": "word", "items": list(ws)}
                                     for r, ws in zip("XYAB", ("ab", "cd", "ef", "gh"))}}]}))
     out = tmp_path / "run"
-    assert main(["run", str(suite), "--vectors", str(vectors), "-q", "--bootstrap", "0", "-o", str(out)]) == 0
+    assert main(["run", str(suite), "--vectors", str(vectors), "-q", "--n-bootstrap", "0", "-o", str(out)]) == 0
     capsys.readouterr()  # the run's results table (-q silences progress only)
     assert main(["verify", str(out)]) == 0
     assert capsys.readouterr().out.strip() == (f"{out}: 13 checksums checked (4 set fingerprints, 8 stimulus strings, "
@@ -142,7 +142,7 @@ def test_a_run_on_published_embeddings_checks_their_files_and_recorded_names(tmp
                                  "tests": [{"id": "t", "title": "T", **sets}]}))
     out = tmp_path / "run"
     assert main(["run", str(suite), "--embeddings", str(folder), "--embeddings-model", "m", "-q",
-                 "--bootstrap", "0", "-o", str(out)]) == 0
+                 "--n-bootstrap", "0", "-o", str(out)]) == 0
     capsys.readouterr()
     assert main(["verify", str(out)]) == 0
     assert capsys.readouterr().out.strip() == (f"{out}: 24 checksums checked (4 set fingerprints, 16 image names "

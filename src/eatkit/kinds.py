@@ -133,8 +133,7 @@ class Presentation:
 class Plot:
     """A figure of a kind's records (the report draws it from the records, computing nothing): a point per
     record at its ``value`` field (a field holding ``{key: value}`` gives a point per key), with its
-    interval (``interval``: two fields, low and high, or one holding ``[low, high]``, or ``{key: [low,
-    high]}``), labelled by the ``label`` fields, a dashed line at ``reference`` (no effect), the y axis
+    interval (``interval``: the one field holding ``[low, high]``, or ``{key: [low, high]}``), labelled by the ``label`` fields, a dashed line at ``reference`` (no effect), the y axis
     titled ``axis``; ``panels``: a field whose values each get a panel of their own (values of different
     scales, as the metrics)."""
 

@@ -1,8 +1,8 @@
 """The declaration primitive of every typed quantity (:class:`Param`), and the quantities that a kind's
 declaration and a statistics function share (:data:`CONFIDENCE_LEVEL`, :data:`N_FITS`, ...): each
 range lives here once, and every layer checks a value through it (one validator, one message per
-quantity). A base module: it imports only :mod:`eatkit.errors`, so :mod:`eatkit.stats` may import it and
-nothing about commands or kinds.
+quantity). A base module: it imports only :mod:`eatkit.errors` and the flag-name rule (:mod:`eatkit.flags`),
+so :mod:`eatkit.stats` may import it and nothing about commands or kinds.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eatkit.errors import EatkitError
+from eatkit.flags import option_flag
 
 _JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", dict: "object"}
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -33,8 +34,10 @@ class Param:
     command line comma-separated when ``sep`` is set, else by repeating the flag) or a mapping of strings
     (``"pairs"``: ``KEY=VALUE`` on the command line, repeatable). ``choices`` or ``low``/``high`` (inclusive;
     ``low_open`` excludes ``low``) bound each value; ``length`` fixes a list's length. ``default`` ``None``
-    means "not given" (the analysis decides). ``flag`` overrides the flag name (default ``--name`` with
-    dashes) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
+    means "not given" (the analysis decides). ``flag`` overrides the flag name (default: the flag-name rule,
+    :func:`eatkit.flags.option_flag`, ``--name`` with dashes; tests/test_names.py lists the overrides and why),
+    ``old_flags`` are the names an earlier eatkit gave it (still taken, each use printing one deprecation
+    line, hidden from ``--help``: :func:`eatkit.cli.add_flag`) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
     never a flag; ``empty``: a list may be empty.
 
     >>> Param("iterations", int, 1000, low=1).convert("0")
@@ -73,6 +76,7 @@ class Param:
     words: tuple[str, ...] = ()
     high_open: bool = False
     useful: tuple[float | None, float | None] | None = None
+    old_flags: tuple[str, ...] = ()
 
     def warning(self, value: Any) -> str | None:
         """A legal value outside the declared ``useful`` range (``(low, high)``, ``None`` for no bound) is
@@ -93,7 +97,7 @@ class Param:
     @property
     def option(self) -> str:
         """The command-line flag."""
-        return self.flag or "--" + self.name.replace("_", "-")
+        return self.flag or option_flag(self.name)
 
     def convert(self, value: Any) -> Any:
         """``value`` (a Python value, or the text of a command-line flag) checked and converted, or a

@@ -53,8 +53,9 @@ class Record:
 
     kind: ClassVar[str] = ""
     #: old field names of this kind's records (results.json of earlier eatkit versions) -> today's: one name
-    #: per quantity (docs/architecture.md, "One name per quantity"), and existing run folders still read
-    renamed: ClassVar[Mapping[str, str]] = {}
+    #: per quantity (docs/architecture.md, "One name per quantity"), and existing run folders still read; an
+    #: interval's old ends map to ``(field, 0)`` and ``(field, 1)`` of today's ``[low, high]`` (:func:`interval_ends`)
+    renamed: ClassVar[Mapping[str, str | tuple[str, int]]] = {}
 
     suite: str
     test: str
@@ -100,8 +101,24 @@ class Record:
 
     @classmethod
     def today(cls, data: Mapping[str, Any]) -> dict[str, Any]:
-        """A record's JSON with an earlier eatkit's field names mapped to today's (:attr:`renamed`)."""
-        return {cls.renamed.get(k, k): v for k, v in data.items()}
+        """A record's JSON with an earlier eatkit's field names mapped to today's (:attr:`renamed`), an
+        interval's two old ends joined into one ``[low, high]`` (``null`` when neither is a number).
+
+        >>> class Old(Record):
+        ...     renamed = {"n_resamples": "n_bootstrap", **interval_ends("ci")}
+        >>> Old.today({"n_resamples": 20, "ci_low": 0.1, "ci_high": 0.4})
+        {'n_bootstrap': 20, 'ci': [0.1, 0.4]}
+        """
+        out: dict[str, Any] = {}
+        joined = set()
+        for key, value in data.items():
+            new = cls.renamed.get(key, key)
+            if isinstance(new, tuple):  # one end of an interval
+                out.setdefault(new[0], [None, None])[new[1]] = value
+                joined.add(new[0])
+            else:
+                out[new] = value
+        return out | {name: interval(*out[name]) for name in joined}
 
     @classmethod
     def from_json(cls: type[R], data: Mapping[str, Any], where: str = "record") -> R:
@@ -127,6 +144,37 @@ class Record:
         record = cls(**values)
         record.check(who)
         return record
+
+
+def interval(low: float | None, high: float | None) -> list[float | None] | None:
+    """An interval as a record holds it: ``[low, high]`` (written as ``ci_low``, ``ci_high`` in results.csv),
+    or None when neither end is a finite number (no interval was computed).
+
+    >>> interval(0.25, 0.5), interval(float("nan"), None)
+    ([0.25, 0.5], None)
+    """
+    if all(v is None or (isinstance(v, float) and not math.isfinite(v)) for v in (low, high)):
+        return None
+    return [low, high]
+
+
+def is_interval(name: str) -> bool:
+    """Whether a record field ``name`` holds an interval ``[low, high]`` (``ci``, ``ss_ci``, ``bootstrap_interval``):
+    results.csv writes it as ``<name>_low``, ``<name>_high`` (:func:`flatten_record`), the report as "[low, high]".
+
+    >>> is_interval("ci"), is_interval("accuracy_ci"), is_interval("cities")
+    (True, True, False)
+    """
+    return name.rsplit("_", 1)[-1] in ("ci", "interval")
+
+
+def interval_ends(name: str = "ci") -> dict[str, tuple[str, int]]:
+    """The :attr:`Record.renamed` entries of an interval ``name`` an earlier eatkit wrote as two fields.
+
+    >>> interval_ends("ss_ci")
+    {'ss_ci_low': ('ss_ci', 0), 'ss_ci_high': ('ss_ci', 1)}
+    """
+    return {f"{name}_low": (name, 0), f"{name}_high": (name, 1)}
 
 
 def _check_version(data: Mapping[str, Any], who: str) -> None:
@@ -300,7 +348,7 @@ def _flatten_value(flat: dict[str, Any], key: str, value: Any, tables: dict[str,
     if isinstance(value, dict):
         for sub, v in value.items():
             _flatten_value(flat, f"{key}_{sub}", v, tables, ident, table_prefix)
-    elif key.rsplit("_", 1)[-1] in ("ci", "interval"):  # [low, high]
+    elif is_interval(key):  # [low, high]
         low, high = value if isinstance(value, (list, tuple)) and len(value) == 2 else (None, None)
         flat[f"{key}_low"], flat[f"{key}_high"] = low, high
     elif isinstance(value, list):

@@ -197,7 +197,7 @@ RETRIEVAL = KindSpec(
               "and NDKL use it"),
         Param("permutations", int, 1000, low=1, high=10**8, useful=(100, None), metavar="N",
               help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
-        Param("n_bootstrap", int, 1000, low=0, high=10**7, useful=(None, None), metavar="N", flag="--bootstrap",
+        Param("n_bootstrap", int, 1000, low=0, high=10**7, useful=(None, None), metavar="N", old_flags=("--bootstrap",),
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
     ))
 T2IAT = KindSpec(
@@ -207,10 +207,10 @@ T2IAT = KindSpec(
     title="Text-to-image association test (T2IAT, Wang et al. 2023): generated images of neutral vs "
           "attribute-specific prompts",
     presentation=Presentation(
-        columns=("template", "effect_size", "p_value", "q_value", "ci_low", "ci_high", "n_partitions"),
-        headline="effect_size", formats={"effect_size": ".2f", "ci_low": ".2f", "ci_high": ".2f"},
+        columns=("template", "effect_size", "p_value", "q_value", "ci", "n_partitions"),
+        headline="effect_size", formats={"effect_size": ".2f", "ci": ".2f"},
         heading="T2IAT (text-to-image association tests)",
-        plots=(Plot("effect_size", ("ci_low", "ci_high"), axis="d over concepts"),
+        plots=(Plot("effect_size", ("ci",), axis="d over concepts"),
                Plot("s_x", label=("test", "x_name"), axis="s(c) of each concept of X"),
                Plot("s_y", label=("test", "y_name"), axis="s(c) of each concept of Y")),
         legend="d over concepts: s(c) = mean cos(neutral, A-specific images) - mean cos(neutral, B-specific images) "
@@ -245,10 +245,10 @@ DEPICTION = KindSpec(
 CROWS_PAIRS = KindSpec(
     "crows-pairs", (), "eatkit.analyses.language_models:CrowsPairsAnalysis",
     title="CrowS-Pairs: how often a language model prefers the more stereotyping sentence (Nangia et al. 2020)",
-    presentation=Presentation(columns=("bias_type", "pairs", "share", "ci_low", "ci_high", "p_value", "ties"),
-                              headline="bias", formats={"share": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+    presentation=Presentation(columns=("bias_type", "pairs", "share", "ci", "p_value", "ties"),
+                              headline="bias", formats={"share": ".3f", "ci": ".3f"},
                               heading="CrowS-Pairs",
-                              plots=(Plot("share", ("ci_low", "ci_high"), label=("test", "bias_type"),
+                              plots=(Plot("share", ("ci",), label=("test", "bias_type"),
                                           reference=0.5, axis="share preferring the more stereotyping sentence"),),
                               legend="share: pairs whose more stereotyping sentence scores higher (0.5: no preference; "
                               "ties counted as not higher, as metric.py); p: exact binomial test of the untied pairs "
@@ -268,7 +268,7 @@ STEREOSET = KindSpec(
     title="StereoSet intrasentence: stereotype score, language-model score, ICAT (Nadeem et al. 2021)",
     presentation=Presentation(columns=("bias_type", "examples", "ss", "lms", "icat", "p_value"), headline="bias",
                               formats={"ss": ".2f", "lms": ".2f", "icat": ".2f"}, heading="StereoSet (intrasentence)",
-                              plots=(Plot("ss", ("ss_ci_low", "ss_ci_high"), label=("test", "bias_type"), reference=50,
+                              plots=(Plot("ss", ("ss_ci",), label=("test", "bias_type"), reference=50,
                                           axis="SS (%): stereotype more likely"),),
                               legend="SS: percent of examples whose stereotype is more likely than its anti-stereotype "
                               "(50: none); LMS: percent of meaningful options more likely than the unrelated one; "
@@ -285,10 +285,10 @@ ANSWERS = KindSpec(
     "answers", (), "eatkit.analyses.answers:AnswersAnalysis",
     title="Answers of a language or vision-language model scored per group: rates, differences, paired "
     "counterfactual tests, decision effects",
-    presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci_low", "ci_high",
+    presentation=Presentation(columns=("row", "split", "group", "compared", "n", "estimate", "ci",
                                        "p_value", "q_value"), headline="estimate",
-                              formats={"estimate": ".3f", "ci_low": ".3f", "ci_high": ".3f"}, heading="Answers",
-                              plots=(Plot("estimate", ("ci_low", "ci_high"), label=("test", "split", "group", "compared"),
+                              formats={"estimate": ".3f", "ci": ".3f"}, heading="Answers",
+                              plots=(Plot("estimate", ("ci",), label=("test", "split", "group", "compared"),
                                           reference=None, axis="estimate", panels="row"),),
                               legend="rate: share of a group's answers with the counted outcome (Wilson CI, or "
                               "cluster-robust with clusters); difference: the group minus the others (Newcombe CI, "
@@ -327,12 +327,11 @@ LLM_IAT = KindSpec(
     "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
     title="Prompted word-association test of a language model (LLM-IAT, Bai et al. 2025)",
     presentation=Presentation(columns=("domain", "responses", "parsed", "unparseable", "refused", "bias_score",
-                                       "association", "ci_low", "ci_high", "p_value"),
+                                       "association", "ci", "p_value"),
                               headline="bias_score",
-                              formats={"bias_score": ".3f", "association": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+                              formats={"bias_score": ".3f", "association": ".3f", "ci": ".3f"},
                               heading="LLM-IAT",
-                              plots=(Plot("bias_score", ("bias_score_ci_low", "bias_score_ci_high"), axis="bias score"),
-                                     Plot("association", ("ci_low", "ci_high"), axis="word-level association")),
+                              plots=(Plot("bias_score", axis="bias score"), Plot("association", ("ci",), axis="word-level association")),
                               legend="bias_score: the authors' mean over responses of N(B words, Y)/N(Y) + "
                               "N(A words, X)/N(X) - 1 (1: every pairing stereotypical); association: mean share of X "
                               "pairings of the A words minus that of the B words; its p: permutation test over "
@@ -364,8 +363,8 @@ BBQ = KindSpec(
     title="BBQ: accuracy and bias scores of a model's answers in ambiguous and disambiguated contexts "
           "(Parrish et al. 2022)",
     presentation=Presentation(
-        columns=("category", "context", "n", "accuracy", "bias_score", "ci_low", "ci_high", "p_value", "q_value"),
-        headline="bias_score", formats={"accuracy": ".3f", "bias_score": ".3f", "ci_low": ".3f", "ci_high": ".3f"},
+        columns=("category", "context", "n", "accuracy", "bias_score", "ci", "p_value", "q_value"),
+        headline="bias_score", formats={"accuracy": ".3f", "bias_score": ".3f", "ci": ".3f"},
         heading="BBQ (bias benchmark for QA)",
         legend="bias_score: the authors' s_DIS = 2 n_target/n_non_unknown - 1 (disambig) and s_AMB = (1 - accuracy) "
                "s (ambig), -1..1 (the paper prints x100); CI: Wilson interval of n_target/n_non_unknown mapped by "

@@ -33,7 +33,7 @@ import numpy as np
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
-from eatkit.records import Record
+from eatkit.records import Record, interval, interval_ends
 from eatkit.sources.answers import Answer, answers_request
 from eatkit.sources.base import Embedded
 from eatkit.stimuli.types import AssociationTest, StimulusSet
@@ -162,6 +162,7 @@ class AnswersRecord(Record):
     value's random-effects effect over decision questions (``"effect"``)."""
 
     kind = "answers"
+    renamed = interval_ends("ci")
 
     row: str
     split: str
@@ -170,8 +171,7 @@ class AnswersRecord(Record):
     n: int
     successes: int | None
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: list[float] | None  # [low, high] of estimate (results.csv: ci_low, ci_high)
     se: float | None
     clusters: int | None
     confidence_level: float
@@ -202,19 +202,19 @@ def _rates(test: AssociationTest, s: Scored, options: RunOptions, suite: str, se
             if options.params["cluster"] and len(set(s.clusters[m].tolist())) >= 2:
                 c = clustered_proportion(s.outcomes[m], s.clusters[m], confidence_level=level)
                 out.append(_record(test, suite, seed, row="rate", split=split, group=group, n=n, successes=k,
-                                   estimate=c.estimate, ci_low=c.ci_low, ci_high=c.ci_high, se=c.se,
+                                   estimate=c.estimate, ci=interval(c.ci_low, c.ci_high), se=c.se,
                                    clusters=c.clusters, confidence_level=level, method=c.method))
                 continue
             p = proportion(k, n, confidence_level=level)
             out.append(_record(test, suite, seed, row="rate", split=split, group=group, n=n, successes=k,
-                               estimate=p.estimate, ci_low=p.ci_low, ci_high=p.ci_high, confidence_level=level,
+                               estimate=p.estimate, ci=interval(p.ci_low, p.ci_high), confidence_level=level,
                                method=p.method))
             rest = in_split & (s.groups != group)
             if rest.any() and not options.params["cluster"]:
                 d = proportion_difference(k, n, int(s.outcomes[rest].sum()), int(rest.sum()), confidence_level=level,
                                           alternative=options.alternative)
                 out.append(_record(test, suite, seed, row="difference", split=split, group=group, compared="others",
-                                   n=n + int(rest.sum()), estimate=d.estimate, ci_low=d.ci_low, ci_high=d.ci_high,
+                                   n=n + int(rest.sum()), estimate=d.estimate, ci=interval(d.ci_low, d.ci_high),
                                    p_value=d.p_value, confidence_level=level, method=d.method, test_method=d.test))
     return out
 
@@ -252,11 +252,11 @@ def _paired(test: AssociationTest, s: Scored, options: RunOptions, suite: str, s
                                   confidence_level=level, n_bootstrap=options.n_bootstrap,
                                   rng=np.random.default_rng([seed, zlib.crc32(f"{split}/{family}".encode())]))
                 test_method = ("paired sign-flip permutation test of the pairs' mean outcomes "
-                               f"({'exact' if r.exact else f'{r.permutations} random sign vectors'})")
+                               f"({'exact' if r.p_value_exact else f'{r.permutations} random sign vectors'})")
                 method = "percentile bootstrap over pairs"
             out.append(_record(test, suite, seed, row="paired", split=split, group=family,
                                compared=f"{levels[0]} - {levels[1]}", n=int(first.size), estimate=r.estimate,
-                               ci_low=r.ci_low, ci_high=r.ci_high, p_value=r.p_value, confidence_level=level,
+                               ci=interval(r.ci_low, r.ci_high), p_value=r.p_value, confidence_level=level,
                                method=method, test_method=test_method))
     return out
 
@@ -308,7 +308,7 @@ def _decisions(test: AssociationTest, answers: Sequence[Answer], options: RunOpt
                                   "questions with 2 or more varying answers on each side")
             r = random_effects(effects, variances, confidence_level=options.confidence_level)
             out.append(_record(test, suite, seed, row="effect", split=attribute, group=value, compared=reference,
-                               n=len(effects), estimate=r.estimate, ci_low=r.ci[0], ci_high=r.ci[1], se=r.se,
+                               n=len(effects), estimate=r.estimate, ci=interval(*r.ci), se=r.se,
                                clusters=len(effects), p_value=r.p_value, confidence_level=options.confidence_level,
                                method="random effects (DerSimonian-Laird) over decision questions of the "
                                "difference of mean logit p(yes)", test_method="Wald z test of the combined effect"))

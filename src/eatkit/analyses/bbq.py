@@ -22,7 +22,7 @@ import numpy as np
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
-from eatkit.records import Record
+from eatkit.records import Record, interval, interval_ends
 from eatkit.sources.base import Embedded
 from eatkit.sources.answers import Answer, answers_request
 from eatkit.stats.bbq import CONTEXTS, bbq_score
@@ -37,16 +37,15 @@ class BBQRecord(Record):
     and exact p, and the counts behind them."""
 
     kind = "bbq"
+    renamed = {**interval_ends("accuracy_ci"), **interval_ends("ci")}
 
     category: str
     context: str
     accuracy: float
-    accuracy_ci_low: float
-    accuracy_ci_high: float
+    accuracy_ci: list[float] | None  # [low, high] (results.csv: accuracy_ci_low, accuracy_ci_high)
     bias_score: float  # s_DIS (disambig) or s_AMB = (1 - accuracy) s (ambig), in -1..1 (the authors print x100)
     bias_non_unknown: float  # s = 2 n_target / n_non_unknown - 1
-    ci_low: float
-    ci_high: float
+    ci: list[float] | None  # [low, high] of bias_score (results.csv: ci_low, ci_high)
     n: int
     n_correct: int
     n_unknown: int
@@ -196,9 +195,9 @@ class BBQAnalysis(Analysis):
         record = BBQRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, p_value=result.p_value if kept else None,
             warnings=warnings,
-            category=category, context=context, accuracy=result.accuracy, accuracy_ci_low=result.accuracy_ci_low,
-            accuracy_ci_high=result.accuracy_ci_high, bias_score=result.bias_score,
-            bias_non_unknown=result.bias_non_unknown, ci_low=result.ci_low, ci_high=result.ci_high, n=result.n,
+            category=category, context=context, accuracy=result.accuracy,
+            accuracy_ci=interval(result.accuracy_ci_low, result.accuracy_ci_high), bias_score=result.bias_score,
+            bias_non_unknown=result.bias_non_unknown, ci=interval(result.ci_low, result.ci_high), n=result.n,
             n_correct=result.n_correct, n_unknown=result.n_unknown, n_target=result.n_target,
             n_non_target=result.n_non_target, **counts, confidence_level=result.confidence_level,
             target_source=source, method=result.method)

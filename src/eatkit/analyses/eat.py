@@ -184,7 +184,7 @@ class EATAnalysis(Analysis):
         level2: dict[str, Any] = {}
         for target, r in (("x", result.level2_x), ("y", result.level2_y)):
             level2 |= {f"level2_{target}_effect_size": r.effect_size, f"level2_{target}_p_value": r.p_value,
-                       f"level2_{target}_p_value_exact": r.exact, f"level2_{target}_n_permutations": r.n_permutations,
+                       f"level2_{target}_p_value_exact": r.p_value_exact, f"level2_{target}_n_permutations": r.n_permutations,
                        f"level2_{target}_alternative": r.alternative}
         diagnostic = cosine_diagnostic({pair: result.level3[pair].similarities for pair in PAIRS},
                                        anisotropy(np.vstack(vectors), rng=seed))
@@ -195,7 +195,7 @@ class EATAnalysis(Analysis):
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
             effect_size=l1.effect_size, ci=[ci.low, ci.high] if ci is not None else None,
             statistic=l1.statistic, p_value=l1.p_value, p_values=dict(l1.p_values),
-            alternative_observed=options.alternative == OBSERVED, p_value_exact=l1.exact,
+            alternative_observed=options.alternative == OBSERVED, p_value_exact=l1.p_value_exact,
             p_value_mc_se=l1.mc_standard_error, p_method=l1.p_method, n_permutations=l1.n_permutations,
             n_partitions=l1.n_partitions, alternative=l1.alternative, sd=l1.sd, ddof=l1.ddof, **level2,
             level2_x_association=result.association_x, level2_y_association=result.association_y,

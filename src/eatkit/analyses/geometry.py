@@ -64,6 +64,20 @@ class GeometryRecord(Record):
     spearman: list[dict[str, Any]] = field(default_factory=list)
     compare_sources: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def today(cls, data: Any) -> dict[str, Any]:
+        """As :meth:`Record.today`, and each comparison's ``exact`` (eatkit before issue 44) as ``p_value_exact``.
+
+        >>> GeometryRecord.today({"comparisons": [{"p_permutation": 0.5, "exact": True}]})["comparisons"]
+        [{'p_permutation': 0.5, 'p_value_exact': True}]
+        """
+        data = super().today(data)
+        comparisons = data.get("comparisons")
+        if isinstance(comparisons, list):
+            data["comparisons"] = [{("p_value_exact" if k == "exact" else k): v for k, v in c.items()}
+                                   if isinstance(c, dict) else c for c in comparisons]
+        return data
+
 
 class GeometryAnalysis(Analysis):
     """Intra-class variation, inter-class distance, reference comparisons and model x model Spearman."""

@@ -131,7 +131,7 @@ class GroundedAnalysis(Analysis):
                     n={role: len(e.ids) for role, e in sets.items()},
                     dropped={role: list(e.dropped) for role, e in sets.items() if e.dropped},
                     effect_size=r.effect_size, d_x=r.d_X, d_y=r.d_Y, statistic=r.statistic, p_value=r.p_value,
-                    p_value_exact=r.exact, p_value_mc_se=r.mc_standard_error, n_permutations=r.n_permutations,
+                    p_value_exact=r.p_value_exact, p_value_mc_se=r.mc_standard_error, n_permutations=r.n_permutations,
                     n_partitions=r.n_partitions, alternative=r.alternative,
                 )
                 arrays = {f"{kind}-e{experiment}-{name}": values for name, values in r.associations.items()}

@@ -20,7 +20,7 @@ import numpy as np
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
-from eatkit.records import Record
+from eatkit.records import Record, interval, interval_ends
 from eatkit.sources.base import Embedded
 from eatkit.stats.language_models import (direction_scores, pair_preference, stereoset_scores,
                                           summarise_bias_scores, tally_pairings, word_pairing_test)
@@ -62,7 +62,7 @@ class CrowsPairsRecord(Record):
     """CrowS-Pairs' metric for one bias type (or ``all``): the share of pairs whose more stereotyping
     sentence the model scores higher, its exact binomial p and bootstrap CI (:func:`pair_preference`)."""
 
-    renamed = {"n_resamples": "n_bootstrap"}
+    renamed = {"n_resamples": "n_bootstrap", **interval_ends("ci")}
 
     kind = "crows-pairs"
 
@@ -78,8 +78,7 @@ class CrowsPairsRecord(Record):
     #: metric.py's "Anti-stereotype score" / 100, the same among the untied antistereo pairs
     share_antistereo: float | None
     alternative: str
-    ci_low: float
-    ci_high: float
+    ci: list[float] | None  # [low, high]: percentile bootstrap CI of share (results.csv: ci_low, ci_high)
     confidence_level: float
     n_bootstrap: int
     decimals: int | None
@@ -130,7 +129,7 @@ class CrowsPairsAnalysis(_RequestAnalysis):
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=out.p_value, bias_type=bias,
                 bias=2 * out.share - 1, pairs=out.n, higher=out.k, ties=out.ties, share=out.share,
                 share_stereo=share_stereo, share_antistereo=share_antistereo,
-                alternative=out.alternative, ci_low=out.ci_low, ci_high=out.ci_high,
+                alternative=out.alternative, ci=interval(out.ci_low, out.ci_high),
                 confidence_level=out.confidence_level, n_bootstrap=out.n_bootstrap, decimals=decimals,
                 method=out.method)
             rows = [(p.index, p.bias_type, p.direction, f"{a!r}", f"{b!r}")
@@ -155,6 +154,7 @@ class StereoSetRecord(Record):
     of SS's count against 1/2 and its bootstrap CI (in percent)."""
 
     kind = "stereoset"
+    renamed = interval_ends("ss_ci")
 
     bias_type: str
     bias: float  # (SS - 50) / 50: 0 no preference, 1 always the stereotype, -1 always the anti-stereotype
@@ -164,8 +164,7 @@ class StereoSetRecord(Record):
     lms: float
     icat: float
     alternative: str
-    ss_ci_low: float
-    ss_ci_high: float
+    ss_ci: list[float] | None  # [low, high] of ss, in percent (results.csv: ss_ci_low, ss_ci_high)
     confidence_level: float
 
     def key(self) -> tuple[Any, ...]:
@@ -211,7 +210,7 @@ class StereoSetAnalysis(_RequestAnalysis):
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=pref.p_value, bias_type=bias,
                 bias=(s.ss - 50) / 50, examples=s.n, targets=s.targets, ss=s.ss, lms=s.lms, icat=s.icat,
                 alternative=pref.alternative,
-                ss_ci_low=100 * pref.ci_low, ss_ci_high=100 * pref.ci_high, confidence_level=pref.confidence_level)
+                ss_ci=interval(100 * pref.ci_low, 100 * pref.ci_high), confidence_level=pref.confidence_level)
             outcomes.append(Outcome(record, {"scores": scores[m]} if bias == ALL else {}, s))
         return outcomes
 
@@ -225,7 +224,7 @@ class LLMIATRecord(Record):
     word-level association with its permutation p (over attribute words) and bootstrap CI (over prompt
     variants and words)."""
 
-    renamed = {"exact": "p_value_exact"}
+    renamed = {"exact": "p_value_exact", **interval_ends("ci")}
 
     kind = "llm-iat"
 
@@ -249,8 +248,7 @@ class LLMIATRecord(Record):
     alternative: str
     p_value_exact: bool | None = None
     permutations: int | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    ci: list[float] | None = None  # [low, high] of association (results.csv: ci_low, ci_high)
     confidence_level: float
     templates: dict[str, str] = field(default_factory=dict)
     samples: int | None = None
@@ -350,10 +348,10 @@ class LLMIATAnalysis(_RequestAnalysis):
         """The record's fields of the word-level test (None where it could not run)."""
         if result is None:
             return {"p_value": None, "association": None, "rates": {}, "p_value_exact": None, "permutations": None,
-                    "ci_low": None, "ci_high": None}
+                    "ci": None}
         return {"p_value": result.p_value, "association": result.statistic, "rates": result.rates,
-                "p_value_exact": result.exact, "permutations": result.permutations, "ci_low": result.ci_low,
-                "ci_high": result.ci_high}
+                "p_value_exact": result.p_value_exact, "permutations": result.permutations,
+                "ci": interval(result.ci_low, result.ci_high)}
 
     @staticmethod
     def _rows(test: AssociationTest, answers: Embedded, parsed: list[Any], variations: list[str], tally: Any,

@@ -101,7 +101,7 @@ class MetricAnalysis(Analysis):
             **{f"n_{r.lower()}": len(embedded[r].ids) for r in "XYAB"},
             dropped={r: list(embedded[r].dropped) for r in "XYAB" if embedded[r].dropped},
             value=result.value, options=result.options, null=member.null, p_value=result.p_value,
-            p_value_exact=result.exact, p_value_mc_se=result.mc_standard_error,
+            p_value_exact=result.p_value_exact, p_value_mc_se=result.mc_standard_error,
             n_permutations=result.n_permutations, n_partitions=result.n_partitions, alternative=result.alternative,
             ci=list(result.ci) if result.ci is not None else None, confidence_level=result.confidence_level,
             n_bootstrap=result.n_bootstrap, spread=result.spread,

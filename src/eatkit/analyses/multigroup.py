@@ -97,7 +97,7 @@ class MultiGroupAnalysis(Analysis):
             set_sizes={r: len(embedded[r].ids) for r in sets},
             dropped={r: list(embedded[r].dropped) for r in sets if embedded[r].dropped},
             value=result.value, skew=result.skew if two else None, stereotype=result.stereotype if two else None,
-            alternative=result.alternative, p_value=result.p_value, p_value_exact=result.exact,
+            alternative=result.alternative, p_value=result.p_value, p_value_exact=result.p_value_exact,
             n_permutations=result.permutations, ci=list(result.ci) if options.n_bootstrap else None,
             confidence_level=result.confidence_level, n_bootstrap=options.n_bootstrap)
         return [Outcome(record, {"per_target": np.asarray(result.per_target)}, result)]

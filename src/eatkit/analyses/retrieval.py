@@ -11,7 +11,7 @@ value's share of all images, ``--desired uniform`` or a JSON table ``{value: sha
 share of the top k; over the prompts, their means. One run per attribute (e.g. ``--images fairface/race``,
 then ``fairface/gender``). Per prompt also a permutation p of each measure (group labels shuffled over the
 images: a group-blind model; ``--permutations`` draws) and a percentile bootstrap CI over images
-(``--bootstrap`` resamples), :func:`eatkit.stats.ranking.skew_uncertainty`.
+(``--n-bootstrap`` resamples), :func:`eatkit.stats.ranking.skew_uncertainty`.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ class SCEATAnalysis(Analysis):
             dropped={r: list(embedded[r].dropped) for r in ("T", "A", "B") if embedded[r].dropped},
             effect_size=result.effect_size, statistic=result.statistic, mean_a=float(ua.mean()),
             mean_b=float(ub.mean()), p_value=result.p_value, p_values=dict(result.p_values),
-            alternative_observed=observed, p_value_exact=result.exact,
+            alternative_observed=observed, p_value_exact=result.p_value_exact,
             p_value_mc_se=result.mc_standard_error, p_method=result.p_method,
             n_permutations=result.n_permutations, n_partitions=result.n_partitions,
             alternative=result.alternative, sd=result.sd, ddof=result.ddof,

@@ -20,7 +20,7 @@ from typing import Any
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
-from eatkit.records import Record
+from eatkit.records import Record, interval, interval_ends
 from eatkit.sources.base import Embedded
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
@@ -33,6 +33,7 @@ class T2IATRecord(Record):
     """One T2IAT: d over concepts, the permutation p, the bootstrap CI, each concept's association."""
 
     kind = "t2iat"
+    renamed = interval_ends("ci")
 
     template: str
     x_name: str
@@ -49,8 +50,7 @@ class T2IATRecord(Record):
     n_partitions: int
     alternative: str
     ddof: int
-    ci_low: float | None = None
-    ci_high: float | None = None
+    ci: list[float] | None = None  # [low, high]: bootstrap CI of d (results.csv: ci_low, ci_high)
     confidence_level: float = 0.95
     n_bootstrap: int = 0
     s_x: dict[str, float] = field(default_factory=dict)  # s(c) of every concept of X
@@ -127,9 +127,9 @@ class T2IATAnalysis(Analysis):
             suite=suite, test=test.id, title=test.title, seed=seed, template=options.params["template"],
             x_name=sets["X"].name, y_name=sets["Y"].name, a_name=sets["A"].name, b_name=sets["B"].name,
             effect_size=r.effect_size, statistic=r.statistic, p_value=r.p_value, p_values=dict(r.p_values),
-            p_value_exact=r.exact, p_value_mc_se=r.mc_standard_error, n_permutations=r.n_permutations,
+            p_value_exact=r.p_value_exact, p_value_mc_se=r.mc_standard_error, n_permutations=r.n_permutations,
             n_partitions=r.n_partitions, alternative=r.alternative, ddof=r.ddof,
-            ci_low=result.ci[0] if result.ci else None, ci_high=result.ci[1] if result.ci else None,
+            ci=interval(*result.ci) if result.ci else None,
             confidence_level=options.confidence_level, n_bootstrap=result.n_bootstrap,
             s_x=dict(zip(sets["X"].items, map(float, result.s_x))),
             s_y=dict(zip(sets["Y"].items, map(float, result.s_y))),

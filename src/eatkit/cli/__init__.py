@@ -150,8 +150,38 @@ def add_declared(parser: Any, command: str, name: str) -> None:
     from eatkit.command_options import COMMAND_OPTIONS
 
     param = COMMAND_OPTIONS[command][name]
-    parser.add_argument(param.option, dest=param.name, type=declared(name, command), default=param.default,
-                        metavar=param.metavar, help=param.describe())
+    add_flag(parser, param, dest=param.name, type=declared(name, command), default=param.default,
+             metavar=param.metavar, help=param.describe())
+
+
+def add_flag(parser: Any, param: Any, **kwargs: Any) -> None:
+    """Add the flag of the declared ``param`` (:class:`eatkit.params.Param`) with the ``add_argument``
+    ``kwargs`` to ``parser``, and each of its :attr:`~eatkit.params.Param.old_flags` hidden from ``--help``:
+    an old flag sets the same option, printing one line that names the new flag.
+
+    >>> from eatkit.params import Param
+    >>> parser = argparse.ArgumentParser()
+    >>> add_flag(parser, Param("n_bootstrap", int, old_flags=("--bootstrap",)), dest="n_bootstrap", type=int)
+    >>> parser.parse_args(["--bootstrap", "3"]).n_bootstrap      # doctest: +NORMALIZE_WHITESPACE
+    3
+    """
+    parser.add_argument(param.option, **kwargs)
+    for old in param.old_flags:
+        parser.add_argument(old, **{**kwargs, "action": OldFlag, "new": param.option, "help": argparse.SUPPRESS,
+                                    "default": argparse.SUPPRESS})
+
+
+class OldFlag(argparse.Action):
+    """An old name of a flag (:attr:`eatkit.params.Param.old_flags`): sets the option as the new flag does and
+    says on stderr, once each time it is given, that the name is deprecated."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        print(f"eatkit: {option_string} is deprecated; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def declared_warnings(command: str, args: argparse.Namespace) -> list[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.analyses.base import RunOptions
-from eatkit.cli import add_declared, declared, declared_warnings, print_warnings
+from eatkit.cli import add_declared, add_flag, declared, declared_warnings, print_warnings
 from eatkit.flags import option_flag
-from eatkit.stats.options import CHOICES, OBSERVED
+from eatkit.stats.options import CHOICES, OBSERVED, OPTIONS
 
 
 #: the run options whose flag is not :func:`eatkit.flags.option_flag`'s
@@ -75,7 +75,7 @@ def add_kind_flags(parser: argparse.ArgumentParser, specs: Any) -> None:
         if params:
             group = parser.add_argument_group(f"{spec.name} tests: {spec.title}")
             for param in params:
-                group.add_argument(param.option, **param.argparse_kwargs())
+                add_flag(group, param, **param.argparse_kwargs())
             added |= {p.name for p in params}
 
 
@@ -132,8 +132,8 @@ def register(sub: Any) -> None:
     run.add_argument("--sd", default=defaults.sd, choices=CHOICES["sd"],
                      help="SD of all target associations (Caliskan et al.) or pooled SD for unequal groups")
     run.add_argument("--p-method", default=defaults.p_method, choices=CHOICES["p_method"])
-    run.add_argument("--bootstrap", dest="n_bootstrap", type=declared("n_bootstrap"), default=defaults.n_bootstrap,
-                     help="bootstrap resamples for the CI of d (0: none)")
+    add_flag(run, OPTIONS["n_bootstrap"], dest="n_bootstrap", type=declared("n_bootstrap"),
+             default=defaults.n_bootstrap, metavar="N", help="bootstrap resamples for the CI of d (0: none)")
     run.add_argument("--validity", action="store_true",
                      help="per EAT: stimulus influence, stability over the sets, power and set diagnostics "
                      "(docs/validity.md)")

@@ -8,16 +8,12 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from eatkit.report.formatting import fmt_number, fmt_p
+from eatkit.report.formatting import fmt_ci, fmt_number, fmt_p
 from eatkit.report.kinds import Table
 from eatkit.specs import BBQ
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-
-def _interval(record: Any) -> str:
-    return f"[{fmt_number(record.ci_low, 3)}, {fmt_number(record.ci_high, 3)}]"
 
 
 class BBQRenderer(Table):
@@ -27,8 +23,8 @@ class BBQRenderer(Table):
     columns = (
         ("category", lambda r: r.category), ("context", lambda r: r.context), ("n", lambda r: str(r.n)),
         ("accuracy", lambda r: fmt_number(r.accuracy, 3)),
-        ("accuracy CI", lambda r: f"[{fmt_number(r.accuracy_ci_low, 3)}, {fmt_number(r.accuracy_ci_high, 3)}]"),
-        ("bias score", lambda r: fmt_number(r.bias_score, 3)), ("CI", _interval),
+        ("accuracy CI", lambda r: fmt_ci(r.accuracy_ci, ".3f")),
+        ("bias score", lambda r: fmt_number(r.bias_score, 3)), ("CI", lambda r: fmt_ci(r.ci, ".3f")),
         ("p", lambda r: fmt_p(r.p_value)), ("q", lambda r: fmt_p(r.q_value)),
         ("dropped", lambda r: str(r.unanswered + r.unmatched + r.no_target)),
     )
@@ -45,7 +41,8 @@ class BBQRenderer(Table):
 
 def _draw(ax: Any, record: Any, y: int, ink: str) -> None:
     """One bias score and its interval (filled when q < 0.05)."""
-    ax.plot([record.ci_low, record.ci_high], [y, y], color=ink, linewidth=1)
+    if record.ci is not None:
+        ax.plot(record.ci, [y, y], color=ink, linewidth=1)
     filled = record.q_value is not None and record.q_value < 0.05
     ax.plot([record.bias_score], [y], "o", color=ink, markerfacecolor=ink if filled else "white", markersize=5)
 

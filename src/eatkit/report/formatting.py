@@ -215,3 +215,13 @@ def fmt_interval(low: Any, high: Any, spec: str = ".2f", brackets: bool = True) 
         ends.append(format(number, spec))
     text = ", ".join(ends)
     return f"[{text}]" if brackets else text
+
+
+def fmt_ci(value: Any, spec: str = ".2f") -> str:
+    """A record's interval ``[low, high]`` (None: none computed) as :func:`fmt_interval` writes it.
+
+    >>> fmt_ci([0.1, 0.25]), fmt_ci(None), fmt_ci([0.5, None], ".1f")
+    ('[0.10, 0.25]', '-', '-')
+    """
+    low, high = value if isinstance(value, (list, tuple)) and len(value) == 2 else (None, None)
+    return fmt_interval(low, high, spec)

@@ -4,8 +4,8 @@ the LLM-IAT's stereotypes, a dashed line where there is no effect. Every number 
 
 >>> from types import SimpleNamespace as R
 >>> from eatkit.kinds import Plot
->>> plot_rows(Plot("share", ("ci_low", "ci_high"), label=("test", "bias_type")),
-...           [R(test="crows", bias_type="age", share=0.6, ci_low=0.5, ci_high=0.7)])
+>>> plot_rows(Plot("share", ("ci",), label=("test", "bias_type")),
+...           [R(test="crows", bias_type="age", share=0.6, ci=[0.5, 0.7])])
 [Row(panel='', label='crows / age', value=0.6, low=0.5, high=0.7)]
 """
 
@@ -42,9 +42,7 @@ def _bounds(value: Any) -> tuple[float | None, float | None]:
 
 
 def _interval(record: Any, fields: tuple[str, ...], key: str | None = None) -> tuple[float | None, float | None]:
-    """The record's interval by the plot's ``interval`` fields (of ``key`` in a field of dicts)."""
-    if len(fields) == 2:
-        return _number(getattr(record, fields[0], None)), _number(getattr(record, fields[1], None))
+    """The record's interval by the plot's ``interval`` field (of ``key`` in a field of dicts)."""
     value = getattr(record, fields[0], None) if fields else None
     if key is not None:
         value = value.get(key) if isinstance(value, Mapping) else None

@@ -15,8 +15,8 @@ from typing import Any
 
 from eatkit.io import load_object
 from eatkit.kinds import Plot, get_kind
-from eatkit.records import Record
-from eatkit.report.formatting import fmt_d, fmt_p, fmt_sizes, fmt_value
+from eatkit.records import Record, is_interval
+from eatkit.report.formatting import fmt_ci, fmt_d, fmt_p, fmt_sizes, fmt_value
 
 
 def renderer(kind: str) -> Any:
@@ -165,4 +165,6 @@ def _fields(spec: Any) -> tuple[str, ...]:
 
 
 def _formatter(name: str, spec: str | None) -> Callable[[Any], str]:
+    if is_interval(name):  # [low, high]
+        return lambda record: fmt_ci(getattr(record, name), spec or ".3g")
     return lambda record: fmt_value(getattr(record, name), spec)

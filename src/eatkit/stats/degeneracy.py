@@ -232,15 +232,15 @@ def _same_rows(first: np.ndarray, second: np.ndarray) -> bool:
     return bool(np.array_equal(first[np.lexsort(first.T[::-1])], second[np.lexsort(second.T[::-1])]))
 
 
-def p_floor(*, exact: bool, n_partitions: int) -> float | None:
+def p_floor(*, p_value_exact: bool, n_partitions: int) -> float | None:
     """The smallest p-value an exact permutation test can report: 1 / (number of partitions), the observed
     partition being one of them; None when unknown (sampled draws: their floor 1/(N + 1) is a warning of
     the run's options, ``RunOptions.warnings``).
 
-    >>> p_floor(exact=True, n_partitions=6)   # two against two stimuli: C(4, 2) = 6
+    >>> p_floor(p_value_exact=True, n_partitions=6)   # two against two stimuli: C(4, 2) = 6
     0.16666666666666666
     """
-    return 1.0 / n_partitions if exact and n_partitions > 0 else None
+    return 1.0 / n_partitions if p_value_exact and n_partitions > 0 else None
 
 
 def p_floor_warning(record: Any, alpha: float) -> str | None:
@@ -255,8 +255,8 @@ def p_floor_warning(record: Any, alpha: float) -> str | None:
     counted = getattr(record, "n_partitions", getattr(record, "n_permutations", None))  # multi-group: assignments
     if getattr(record, "p_value", None) is None or counted is None:
         return None
-    exact = bool(getattr(record, "p_value_exact", getattr(record, "exact", False)))
-    floor = p_floor(exact=exact, n_partitions=int(counted or 0))
+    exact = bool(getattr(record, "p_value_exact", False))
+    floor = p_floor(p_value_exact=exact, n_partitions=int(counted or 0))
     if floor is None or not floor > alpha:
         return None
     return finding("p-floor", floor=floor, how=f"1 of {counted} partitions", alpha=alpha)

@@ -49,7 +49,7 @@ class EATResult:
         "greater" (first group more associated with A), "less" or "two-sided".
     p_method : str
         "permutation" or "welch".
-    exact : bool
+    p_value_exact : bool
         True when every partition was counted (always False for Welch's test).
     n_permutations : int
         Partitions evaluated (all of them when exact; random draws otherwise; 0 for Welch).
@@ -76,7 +76,7 @@ class EATResult:
     p_values: dict[str, float]
     alternative: str
     p_method: str
-    exact: bool
+    p_value_exact: bool
     n_permutations: int
     n_partitions: int
     standard_errors: dict[str, float]
@@ -255,7 +255,7 @@ def difference_tests(
                 raise EatkitError(f"Welch's t-test is undefined here: the associations of {groups[0]} and "
                                   f"{groups[1]} have no variance; use the permutation test") from None
             results.append(EATResult(
-                p_value=p_values[options.alternative], p_values=p_values, p_method="welch", exact=False,
+                p_value=p_values[options.alternative], p_values=p_values, p_method="welch", p_value_exact=False,
                 n_permutations=0, n_partitions=0, standard_errors={}, seed=None, tie_tolerance=0.0, **common,
             ))
             continue
@@ -263,7 +263,7 @@ def difference_tests(
             p_value=out.p_values[options.alternative],
             p_values=dict(out.p_values),
             p_method="permutation",
-            exact=out.exact,
+            p_value_exact=out.p_value_exact,
             n_permutations=out.n_permutations,
             n_partitions=out.n_partitions,
             standard_errors=dict(out.standard_errors),

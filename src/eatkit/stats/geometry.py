@@ -416,7 +416,7 @@ class ClassComparison:
     ``reference_scores`` are the per-image scores (each image's mean similarity to the rest of its class);
     ``effect_size`` is Cohen's d of those (pooled SD); ``t``, ``df``, ``p_welch`` are Welch's t-test of
     them (approximate: per-image scores of one class share images, so they are not independent);
-    ``p_permutation`` re-labels the pooled images (exact when ``exact``).
+    ``p_permutation`` re-labels the pooled images (exact when ``p_value_exact``).
     """
 
     classes: tuple[str, str]
@@ -426,7 +426,7 @@ class ClassComparison:
     df: float
     p_welch: float
     p_permutation: float
-    exact: bool
+    p_value_exact: bool
     n_permutations: int
     alternative: str
     similarity: str
@@ -440,7 +440,7 @@ class ClassComparison:
         return {
             "classes": list(self.classes), "difference": self.difference, "effect_size": self.effect_size,
             "t": self.t, "df": self.df, "p_welch": self.p_welch, "p_permutation": self.p_permutation,
-            "exact": self.exact, "n_permutations": self.n_permutations, "alternative": self.alternative,
+            "p_value_exact": self.p_value_exact, "n_permutations": self.n_permutations, "alternative": self.alternative,
             "similarity": self.similarity, "sizes": list(self.sizes), "seed": self.seed,
         }
 
@@ -459,7 +459,7 @@ def compare_classes(
 
     >>> F = np.array([[1.0, 0.1], [1.0, 0.0], [1.0, -0.1]]); R = np.array([[0.0, 1.0], [-1.0, 0.2], [0.3, -1.0]])
     >>> c = compare_classes(F, R, alternative="greater")
-    >>> c.exact, c.n_permutations, round(c.p_permutation, 2)   # only the observed split of 20 is as tight
+    >>> c.p_value_exact, c.n_permutations, round(c.p_permutation, 2)   # only the observed split of 20 is as tight
     (True, 20, 0.05)
     """
     if similarity not in SIMILARITIES:
@@ -500,7 +500,7 @@ def compare_classes(
     return ClassComparison(
         classes=(names[0], names[1]), difference=observed,
         effect_size=float(cohens_d(scores, ref_scores, sd="pooled")), t=float(welch.statistic),
-        df=float(welch.df), p_welch=float(welch.pvalue), p_permutation=float(p_perm), exact=exact,
+        df=float(welch.df), p_welch=float(welch.pvalue), p_permutation=float(p_perm), p_value_exact=exact,
         n_permutations=len(chosen), alternative=alternative, similarity=similarity, sizes=(k, m),
         seed=None if exact else seed, scores=scores, reference_scores=ref_scores,
     )

@@ -66,7 +66,7 @@ class GroundedResult:
         p-values (and Monte Carlo standard errors, 0.0 when exact) by alternative: all three for
         experiments 1 and 2, only "greater" for experiment 3.
     alternative : str
-    exact : bool
+    p_value_exact : bool
         True when every partition was counted.
     n_permutations, n_partitions : int
         Partitions evaluated, and the number of distinct partitions.
@@ -87,7 +87,7 @@ class GroundedResult:
     p_value: float
     p_values: dict[str, float]
     alternative: str
-    exact: bool
+    p_value_exact: bool
     n_permutations: int
     n_partitions: int
     standard_errors: dict[str, float]
@@ -111,7 +111,7 @@ class GroundedResult:
             "p_value": self.p_value,
             "p_values": dict(self.p_values),
             "alternative": self.alternative,
-            "exact": self.exact,
+            "p_value_exact": self.p_value_exact,
             "n_permutations": self.n_permutations,
             "n_partitions": self.n_partitions,
             "mc_standard_error": self.mc_standard_error,
@@ -186,7 +186,7 @@ def grounded_eat(
 def _from_eat(experiment: int, r: EATResult) -> GroundedResult:
     return GroundedResult(
         experiment=experiment, effect_size=r.effect_size, statistic=r.statistic, p_value=r.p_value,
-        p_values=dict(r.p_values), alternative=r.alternative, exact=r.exact, n_permutations=r.n_permutations,
+        p_values=dict(r.p_values), alternative=r.alternative, p_value_exact=r.p_value_exact, n_permutations=r.n_permutations,
         n_partitions=r.n_partitions, standard_errors=dict(r.standard_errors), seed=r.seed,
         tie_tolerance=r.tie_tolerance, d_X=None, d_Y=None,
         associations={"x": r.associations[0], "y": r.associations[1]},
@@ -269,7 +269,7 @@ def _experiment3(sets: dict[str, np.ndarray], permutations: str | int, rng: Any)
         exact, n_permutations, error = False, draws, math.sqrt(p * (1 - p) / draws)
     return GroundedResult(
         experiment=3, effect_size=0.5 * (abs(d_X) + abs(d_Y)), statistic=statistic, p_value=min(1.0, p),
-        p_values={"greater": min(1.0, p)}, alternative="greater", exact=exact, n_permutations=n_permutations,
+        p_values={"greater": min(1.0, p)}, alternative="greater", p_value_exact=exact, n_permutations=n_permutations,
         n_partitions=n_partitions, standard_errors={"greater": error}, seed=seed, tie_tolerance=tolerance,
         d_X=d_X, d_Y=d_Y,
         associations={"x_congruent": congruent_x, "x_incongruent": incongruent_x,

@@ -63,7 +63,7 @@ class StimulusInfluence:
         The p-values of the same tests (``p_method`` "permutation": exact when the partitions number at
         most ``loo_permutations`` or the exact count is cheap (``LOO_EXACT_MAX_SUMS``), else that many Monte
         Carlo partitions, Phipson & Smyth's (c + 1) / (N + 1)).
-    loo_exact : bool
+    loo_p_value_exact : bool
         True when every leave-one-out p-value was counted exactly.
     alpha : float
         Significance level of "flips": a removal whose p is on the other side of ``alpha`` than the full p.
@@ -77,7 +77,7 @@ class StimulusInfluence:
     ddof: int
     p_method: str
     loo_permutations: int
-    loo_exact: bool
+    loo_p_value_exact: bool
     seed: int | None
     leave_one_out: dict[str, np.ndarray] = field(repr=False)
     leave_one_out_p: dict[str, np.ndarray] = field(repr=False)
@@ -138,7 +138,7 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     >>> X = [[1.0, 0.1], [0.9, 0.2], [1.0, 0.3]]; Y = [[0.1, 1.0], [0.2, 0.9], [0.4, 1.0]]
     >>> A = [[1.0, 0.0], [0.8, 0.1]]; B = [[0.0, 1.0], [0.1, 0.8]]
     >>> r = stimulus_influence(X, Y, A, B, rng=0)
-    >>> [len(r.leave_one_out[role]) for role in "XYAB"], r.loo_exact
+    >>> [len(r.leave_one_out[role]) for role in "XYAB"], r.loo_p_value_exact
     ([3, 3, 2, 2], True)
     >>> round(float(r.leave_one_out["X"][0]), 3) == round(eat(X[1:], Y, A, B).effect_size, 3)
     True
@@ -184,7 +184,7 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     return StimulusInfluence(
         effect_size=full.effect_size, p_value=full.p_value, alternative=alternative, alpha=alpha, sd=sd,
         ddof=options.ddof, p_method=options.p_method, loo_permutations=loo_permutations,
-        loo_exact=exact and options.p_method == "permutation", seed=seed, leave_one_out=loo, leave_one_out_p=loo_p,
+        loo_p_value_exact=exact and options.p_method == "permutation", seed=seed, leave_one_out=loo, leave_one_out_p=loo_p,
     )
 
 

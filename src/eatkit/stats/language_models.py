@@ -260,7 +260,7 @@ class WordPairingResult:
     rates: dict[str, float]
     p_value: float
     alternative: str
-    exact: bool
+    p_value_exact: bool
     permutations: int
     ci_low: float
     ci_high: float
@@ -312,7 +312,7 @@ def word_pairing_test(default: Any, total: Any, first: Any, *, words: Any = None
     return WordPairingResult(
         statistic=float(rates[s].mean() - rates[~s].mean()),
         rates={n: float(r) for n, r in zip(np.asarray(names)[rated].tolist(), rates)},
-        p_value=float(perm.p_values[alternative]), alternative=alternative, exact=bool(perm.exact),
+        p_value=float(perm.p_values[alternative]), alternative=alternative, p_value_exact=bool(perm.p_value_exact),
         permutations=int(perm.n_partitions), ci_low=low, ci_high=high, confidence_level=level,
         n_bootstrap=int(n_bootstrap), seed=seed, unrated=tuple(np.asarray(names)[~rated].tolist()))
 

@@ -88,7 +88,7 @@ class MetricResult:
     null : str
         What the null re-arranges: the member's declaration says it (``eatkit.kinds.Family.member``), and
         the API and the records take it from there ("" from the function itself).
-    exact : bool
+    p_value_exact : bool
         True when every re-arrangement was enumerated.
     n_permutations, n_partitions : int
         Re-arrangements evaluated (all, or the draws) and their number in all.
@@ -115,7 +115,7 @@ class MetricResult:
     p_values: dict[str, float] = field(default_factory=dict)
     alternative: str | None = None
     null: str = ""
-    exact: bool = False
+    p_value_exact: bool = False
     n_permutations: int = 0
     n_partitions: int = 0
     mc_standard_error: float = 0.0
@@ -360,7 +360,7 @@ def _permutation_p(null: _Null, statistic: Callable[[np.ndarray], np.ndarray], o
     else:
         p_values = {alt: (c + 1) / (draws + 1) for alt, c in counts.items()}
     p = p_values[alternative]
-    return dict(p_value=p, p_values=p_values, alternative=alternative, exact=exact, n_permutations=draws,
+    return dict(p_value=p, p_values=p_values, alternative=alternative, p_value_exact=exact, n_permutations=draws,
                 n_partitions=null.size, mc_standard_error=0.0 if exact else math.sqrt(p * (1 - p) / draws),
                 tolerance=tolerance)
 
@@ -654,7 +654,7 @@ def _clustering_p(labels: np.ndarray, k: int, observed: float) -> dict[str, Any]
     a = 2 * j + (n - k) - c
     hits = np.maximum(a, n - a) >= round(observed * n)
     p = float(min(1.0, hypergeom.pmf(j[hits], n, k, c).sum()))
-    return dict(p_value=p, p_values={"greater": p}, alternative="greater", exact=True,
+    return dict(p_value=p, p_values={"greater": p}, alternative="greater", p_value_exact=True,
                 n_permutations=math.comb(n, k), n_partitions=math.comb(n, k))
 
 
@@ -693,7 +693,7 @@ def _named_sets(prefix: str, sets: Sequence[Any]) -> dict[str, Any]:
 
 def _seed(seed: int | None, p: dict[str, Any], n_bootstrap: int) -> int | None:
     """The seed to record: only when something was drawn (Monte Carlo permutations or resamples)."""
-    return seed if (not p["exact"] or n_bootstrap) else None
+    return seed if (not p["p_value_exact"] or n_bootstrap) else None
 
 
 # --- rankings of models ---------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ class MultiGroupResult:
     p_value : float
     alternative : str
         ``"greater"`` (score at least the observed) or ``"two-sided"`` (|score| at least |observed|).
-    exact : bool
+    p_value_exact : bool
         Whether every distinct assignment was counted (``permutations="exact"``, or a number at least their
         number).
     permutations : int
@@ -86,7 +86,7 @@ class MultiGroupResult:
     stereotype: float
     p_value: float
     alternative: str
-    exact: bool
+    p_value_exact: bool
     permutations: int
     ci: tuple[float, float]
     n_bootstrap: int
@@ -259,7 +259,7 @@ def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "gre
 
     >>> A = [[1.0, 0.0], [1.0, 0.1]]; B = [[0.0, 1.0], [0.1, 1.0]]
     >>> r = same([[1.0, 0.2], [0.9, 0.0]], [A, B], permutations=100, n_bootstrap=0, rng=0)
-    >>> round(r.value, 4), round(r.skew, 4), r.exact, r.permutations, round(r.p_value, 4)
+    >>> round(r.value, 4), round(r.skew, 4), r.p_value_exact, r.permutations, round(r.p_value, 4)
     (0.6309, 0.6309, True, 6, 1.0)
     """
     level = _check_options(alternative, permutations, n_bootstrap, confidence_level)
@@ -295,7 +295,7 @@ def same(targets: Any, attribute_sets: Sequence[Any], *, alternative: str = "gre
     return MultiGroupResult(
         statistic="same", value=value, per_target=tuple(float(b) for b in bias),
         skew=float(signed.mean()) if two else math.nan, stereotype=float(signed.std()) if two else math.nan,
-        p_value=p, alternative=alternative, exact=exact, permutations=count,
+        p_value=p, alternative=alternative, p_value_exact=exact, permutations=count,
         ci=_bootstrap_ci(resampled, [unit_t], n_bootstrap, level, generator), n_bootstrap=n_bootstrap,
         confidence_level=level, seed=seed, group_sizes=sizes)
 
@@ -309,7 +309,7 @@ def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], 
     >>> X = [[[1.0, 0.1], [0.9, 0.0]], [[0.0, 1.0], [0.2, 1.0]]]
     >>> A = [[[1.0, 0.0], [1.0, 0.2]], [[0.1, 1.0], [0.0, 1.0]]]
     >>> r = generalized_weat(X, A, n_bootstrap=0, rng=0)
-    >>> round(r.value, 4), r.exact, r.permutations, round(r.p_value, 4)
+    >>> round(r.value, 4), r.p_value_exact, r.permutations, round(r.p_value, 4)
     (0.846, True, 6, 0.1667)
     """
     level = _check_options(alternative, permutations, n_bootstrap, confidence_level)
@@ -345,6 +345,6 @@ def generalized_weat(target_sets: Sequence[Any], attribute_sets: Sequence[Any], 
     p, exact, count = _permutation_p(null, sizes, value, alternative, plan, generator)
     return MultiGroupResult(
         statistic="generalized-weat", value=value, per_target=tuple(float(v) for s in own for v in s),
-        skew=math.nan, stereotype=math.nan, p_value=p, alternative=alternative, exact=exact, permutations=count,
+        skew=math.nan, stereotype=math.nan, p_value=p, alternative=alternative, p_value_exact=exact, permutations=count,
         ci=_bootstrap_ci(value_of, targets, n_bootstrap, level, generator), n_bootstrap=n_bootstrap,
         confidence_level=level, seed=seed, group_sizes=sizes)

@@ -46,7 +46,7 @@ OPTIONS: dict[str, Param] = {p.name: p for p in (
     Param("sd", choices=SD_METHODS, default="caliskan", help="the SD of the effect size"),
     Param("p_method", choices=P_METHODS, default="permutation", help="how the p-value is computed"),
     Param("ddof", int, 1, low=0, useful=(0, 1), help="delta degrees of freedom of the SD"),
-    Param("n_bootstrap", int, 2000, low=0, useful=(None, None),
+    Param("n_bootstrap", int, 2000, low=0, useful=(None, None), old_flags=("--bootstrap",),
           help="bootstrap resamples (0: none; too few for the CI's tails: RunOptions.warnings)"),
     CONFIDENCE_LEVEL,
     Param("alpha", float, 0.05, low=0, high=1, low_open=True, high_open=True, useful=(None, 0.2),

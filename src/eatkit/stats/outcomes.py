@@ -109,7 +109,7 @@ class Proportion(_Result):
     """A share ``successes / n`` with its interval and, given ``p0``, the exact binomial test against it.
 
     ``method``: the interval (``"wilson"`` or ``"clopper-pearson"``); ``test``: how ``p_value`` was
-    computed (None without ``p0``); ``exact``: the p-value is exact (not an approximation).
+    computed (None without ``p0``); ``p_value_exact``: the p-value is exact (not an approximation).
     """
 
     estimate: float
@@ -123,7 +123,7 @@ class Proportion(_Result):
     confidence_level: float
     method: str
     test: str | None
-    exact: bool = True
+    p_value_exact: bool = True
 
 
 def wilson_bounds(successes: int, n: int, z: float) -> tuple[float, float]:
@@ -210,7 +210,7 @@ class ProportionDifference(_Result):
     confidence_level: float
     method: str = "Newcombe hybrid score interval (Newcombe 1998, method 10; Wilson intervals of each share)"
     test: str = "Fisher's exact test (conditional on the margins; scipy.stats.fisher_exact)"
-    exact: bool = True
+    p_value_exact: bool = True
 
 
 def _newcombe(d: float, p: tuple[float, float], w1: tuple[float, float], w2: tuple[float, float],
@@ -274,7 +274,7 @@ class PairedChoices(_Result):
     confidence_level: float
     method: str = "Newcombe's paired square-and-add interval (Newcombe 1998b, method 10: Wilson limits, phi corrected)"
     test: str = "exact McNemar test (binomial on the discordant pairs, p0 = 1/2)"
-    exact: bool = True
+    p_value_exact: bool = True
 
 
 def _phi(a: int, b: int, c: int, d: int) -> float:
@@ -331,7 +331,7 @@ class SignTest(_Result):
     confidence_level: float
     method: str = "Clopper-Pearson interval of the share of positive signs"
     test: str = "exact sign test (scipy.stats.binomtest on the signs, p0 = 1/2; zero differences left out)"
-    exact: bool = True
+    p_value_exact: bool = True
 
 
 def sign_test(differences: Any, *, confidence_level: float = 0.95, alternative: str = "two-sided") -> SignTest:
@@ -368,7 +368,7 @@ class PairedScores(_Result):
     """The mean of ``first - second`` over pairs, the paired sign-flip permutation test of H0: the
     differences are symmetric about 0, and a percentile bootstrap interval of the mean.
 
-    ``exact``: every one of the 2^n sign vectors was evaluated (``permutations`` = 2^n); else ``permutations``
+    ``p_value_exact``: every one of the 2^n sign vectors was evaluated (``permutations`` = 2^n); else ``permutations``
     random sign vectors were drawn and ``p = (1 + hits) / (1 + permutations)`` (Phipson & Smyth 2010).
     ``tolerance``: sums within it of the observed one count as reaching it (rounding of summation orders).
     """
@@ -380,7 +380,7 @@ class PairedScores(_Result):
     p_value: float
     alternative: str
     confidence_level: float
-    exact: bool
+    p_value_exact: bool
     permutations: int
     n_bootstrap: int
     seed: int | None
@@ -449,7 +449,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     ``"auto"`` (exact up to 20 pairs, else 100,000 random sign vectors) or a number of random sign vectors.
 
     >>> r = paired_scores([3.0, 2.5, 4.0, 1.0], [1.0, 1.5, 2.0, 2.0], permutations="exact", n_bootstrap=0)
-    >>> r.estimate, r.p_value, r.permutations, r.exact
+    >>> r.estimate, r.p_value, r.permutations, r.p_value_exact
     (1.0, 0.375, 16, True)
     """
     a, b = _paired(first, second)
@@ -466,7 +466,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     p = counts[alternative] / evaluated if exact else (counts[alternative] + 1) / (evaluated + 1)
     low, high = bootstrap_mean(diff, b_count, confidence_level=level, alternative=alternative, rng=generator)
     return PairedScores(estimate=float(diff.mean()), ci_low=low, ci_high=high, n=int(diff.size), p_value=float(p),
-                        alternative=alternative, confidence_level=level, exact=exact, permutations=evaluated,
+                        alternative=alternative, confidence_level=level, p_value_exact=exact, permutations=evaluated,
                         n_bootstrap=b_count, seed=seed, tolerance=tol)
 
 

@@ -74,7 +74,7 @@ class PermutationOutcome:
     ----------
     p_values : dict
         ``{"greater": p, "less": p, "two-sided": p}``.
-    exact : bool
+    p_value_exact : bool
         True when every partition was counted.
     n_permutations : int
         Partitions evaluated: all of them (exact) or the number of random draws (Monte Carlo).
@@ -91,7 +91,7 @@ class PermutationOutcome:
     """
 
     p_values: dict[str, float]
-    exact: bool
+    p_value_exact: bool
     n_permutations: int
     n_partitions: int
     standard_errors: dict[str, float]
@@ -118,7 +118,7 @@ def group_permutation_test(
         :func:`check_exact_feasible`); an int draws that many random partitions; "auto" is exact when it
         takes about a second or less (see ``AUTO_EXACT_MAX_SUMS``) and otherwise draws
         ``DEFAULT_MONTE_CARLO``. A number at least ``C(k + m, k)`` counts every partition instead
-        (``exact`` True); a number whose estimated time exceeds ``MC_MAX_SECONDS`` is an error (see
+        (``p_value_exact`` True); a number whose estimated time exceeds ``MC_MAX_SECONDS`` is an error (see
         :func:`check_monte_carlo_feasible`).
     rng : None, int or numpy.random.Generator
         Randomness for Monte Carlo draws.

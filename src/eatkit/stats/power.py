@@ -58,7 +58,7 @@ class MinimumDetectableEffect:
         The same effect as the Caliskan-SD d that eatkit reports (``effect_size`` in results.json).
     t_test_cohens_d : float
         The pooled-SD d by the two-sample t-test approximation (non-central t).
-    exact : bool
+    p_value_exact : bool
         True when every simulated test counted all partitions; else ``permutations`` random ones.
     """
 
@@ -71,7 +71,7 @@ class MinimumDetectableEffect:
     power: float
     alternative: str
     permutations: int
-    exact: bool
+    p_value_exact: bool
     n_simulations: int
     seed: int | None
 
@@ -155,7 +155,7 @@ def minimum_detectable_effect(n_x: int, n_y: int, alpha: float = 0.05, power: fl
     Examples
     --------
     >>> m = minimum_detectable_effect(16, 16)
-    >>> round(m.cohens_d, 1), round(m.t_test_cohens_d, 2), m.exact
+    >>> round(m.cohens_d, 1), round(m.t_test_cohens_d, 2), m.p_value_exact
     (0.9, 0.9, False)
     """
     n_x, n_y = _check(n_x, n_y, alpha, power, alternative)
@@ -180,7 +180,7 @@ def minimum_detectable_effect(n_x: int, n_y: int, alpha: float = 0.05, power: fl
     return MinimumDetectableEffect(
         cohens_d=delta, effect_size=caliskan_effect_size(delta, n_x, n_y),
         t_test_cohens_d=t_test, n_x=n_x, n_y=n_y, alpha=alpha,
-        power=power, alternative=alternative, permutations=permutations, exact=exact,
+        power=power, alternative=alternative, permutations=permutations, p_value_exact=exact,
         n_simulations=n_simulations, seed=seed,
     )
 
