@@ -228,7 +228,7 @@ def test_bias_scores_closed_forms():
     r = bbq_score(np.array([0, 0, 0, 0, 1, 1], bool), np.array([0, 0, 0, 0, 1, 1], bool),
                   np.array([1, 1, 1, 0, 0, 0], bool), context="ambig")
     assert r.bias_score == pytest.approx(2 / 6, abs=1e-15)
-    assert r.ci_low < r.bias_score < r.ci_high
+    assert r.ci[0] < r.bias_score < r.ci[1]
     r = bbq_score(np.array([1, 1], bool), np.array([1, 1], bool), np.array([0, 0], bool), context="ambig")
     assert math.isnan(r.bias_score) and r.p_value == 1.0
 
@@ -242,7 +242,7 @@ def test_ambig_interval_covers_by_simulation():
     for counts in rng.multinomial(n, probs, size=2000):
         answers = np.repeat([0, 1, 2], counts)
         r = bbq_score(answers == 2, answers == 2, answers == 0, context="ambig")
-        hits += r.ci_low <= truth <= r.ci_high
+        hits += r.ci[0] <= truth <= r.ci[1]
     assert abs(hits / 2000 - 0.95) < 0.015
 
 

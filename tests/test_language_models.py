@@ -251,7 +251,7 @@ def test_pair_preference_bootstrap_ci_brackets_and_repeats():
     more, less = rng.normal(size=200) + 0.2, rng.normal(size=200)
     a = pair_preference(more, less, n_bootstrap=500, rng=5)
     b = pair_preference(more, less, n_bootstrap=500, rng=5)
-    assert a == b and a.ci_low <= a.share <= a.ci_high and a.seed == 5
+    assert a == b and a.ci[0] <= a.share <= a.ci[1] and a.seed == 5
 
 
 def test_stereoset_scores_match_the_published_definitions():
@@ -278,7 +278,7 @@ def test_word_pairing_test_counts_words_not_responses():
     out = word_pairing_test(hits, totals, [True, True, False, False], permutations="exact", n_bootstrap=300, rng=1)
     assert out.statistic == pytest.approx((0.5 + 0.5) / 2 - (0.05 + 0.2) / 2)
     assert out.permutations == 6 and out.p_value_exact and out.p_value == pytest.approx(1 / 6)
-    assert out.ci_low <= out.statistic <= out.ci_high
+    assert out.ci[0] <= out.statistic <= out.ci[1]
     # doubling every count (more responses, same words) changes neither the statistic nor the p-value
     twice = word_pairing_test(2 * hits, 2 * totals, [True, True, False, False], permutations="exact", n_bootstrap=0)
     assert (twice.statistic, twice.p_value) == (pytest.approx(out.statistic), out.p_value)

@@ -16,7 +16,7 @@ from eatkit.kinds import KINDS
 
 #: each quantity's one name, and the names it had before (read back from existing run folders)
 NAMES = {"bootstrap resamples": ("n_bootstrap", {"n_resamples", "bootstrap"}),
-         "interval": ("ci", {"effect_size_ci", "ci_low", "ci_high"}),
+         "interval": ("ci", {"effect_size_ci", "ci_low", "ci_high", "ci_max_skew", "ci_ndkl"}),
          "exactness of a p-value": ("p_value_exact", {"exact", "p_exact"})}
 OLD = set().union(*(old for _, old in NAMES.values()))
 #: the ends of an interval: results.csv's columns of a record's ``ci`` (and ``<name>_ci``), never a record field
@@ -53,7 +53,8 @@ def _record_types():
 
 def test_no_record_field_uses_an_old_name():
     found = {f"{kind}.{f.name}" for kind, record in _record_types().items() for f in dataclasses.fields(record)
-             if f.name in OLD or f.name.endswith(("_p_exact", "_effect_size_ci", "_ci_low", "_ci_high"))}
+             if f.name in OLD or f.name.endswith(("_p_exact", "_effect_size_ci", "_ci_low", "_ci_high"))
+             or f.name.startswith("ci_")}  # an interval of a named quantity is <name>_ci
     assert found == set()
 
 
@@ -75,19 +76,29 @@ def test_no_statistics_function_takes_an_old_name():
 
 def test_no_statistics_result_calls_exactness_exact():
     """The statistics layer's results say ``p_value_exact`` (``loo_p_value_exact``), as records and CSV do."""
+    found = {f"{where}.{name}" for where, name in _statistics_result_fields()
+             if name == "exact" or (name.endswith("_exact") and not name.endswith("p_value_exact"))}
+    assert found == NOT_A_P_VALUE
+
+
+def test_no_statistics_result_holds_an_interval_as_two_ends():
+    """An interval is one field, ``ci`` (``accuracy_ci``), ``(low, high)``, from the statistics to the record."""
+    assert {f"{where}.{name}" for where, name in _statistics_result_fields()
+            if name.endswith(("ci_low", "ci_high"))} == set()
+
+
+def _statistics_result_fields():
+    """(module.Class, field) of every dataclass of eatkit.stats."""
     import importlib
     import pkgutil
 
     import eatkit.stats
 
-    found = set()
     for info in pkgutil.iter_modules(eatkit.stats.__path__):
         module = importlib.import_module(f"eatkit.stats.{info.name}")
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and dataclasses.is_dataclass(cls):
-                found |= {f"{info.name}.{name}.{f.name}" for f in dataclasses.fields(cls)
-                          if f.name == "exact" or (f.name.endswith("_exact") and not f.name.endswith("p_value_exact"))}
-    assert found == NOT_A_P_VALUE
+                yield from ((f"{info.name}.{name}", f.name) for f in dataclasses.fields(cls))
 
 
 def _parsers(parser=None, path=()):
@@ -252,3 +263,12 @@ def test_an_old_results_json_row_with_interval_ends_reads_back(kind, names):
     assert record_from_json(old).to_json() == record.to_json()  # (JSON: a NaN field and None both null)
     never = _as_before(example_record(kind, **{name: None for name in names}).to_json(), names)  # null ends
     assert [getattr(record_from_json(never), name) for name in names] == [None] * len(names)
+
+
+def test_an_old_retrieval_record_reads_with_its_ci_first_names():
+    from eatkit.analyses import record_from_json
+    from test_report_figures import example_record
+
+    record = example_record("retrieval", max_skew_ci={"doctor": [0.1, 0.5]}, ndkl_ci={"doctor": [0.0, 0.2]})
+    old = {{"max_skew_ci": "ci_max_skew", "ndkl_ci": "ci_ndkl"}.get(k, k): v for k, v in record.to_json().items()}
+    assert {"ci_max_skew", "ci_ndkl"} <= set(old) and record_from_json(old).to_json() == record.to_json()

@@ -28,7 +28,7 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 def test_two_sided_intervals_equal_statsmodels(k, n, level):
     for ours, theirs in (("wilson", "wilson"), ("clopper-pearson", "beta")):
         r = proportion(k, n, method=ours, confidence_level=level)
-        assert (r.ci_low, r.ci_high) == pytest.approx(
+        assert r.ci == pytest.approx(
             statsmodels("stats.proportion").proportion_confint(k, n, alpha=1 - level, method=theirs), abs=1e-12)
         assert r.estimate == k / n and r.p_value is None and r.method == ours
 
@@ -41,7 +41,7 @@ def test_p_value_and_one_sided_intervals_equal_scipy_binomtest(k, n, alternative
         r = proportion(k, n, method=ours, p0=0.3, alternative=alternative)
         assert abs(r.p_value - reference.pvalue) <= 1e-12
         ci = reference.proportion_ci(confidence_level=0.95, method=theirs)
-        assert (r.ci_low, r.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+        assert r.ci == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 def test_clopper_pearson_is_the_inversion_of_the_exact_test():
@@ -50,7 +50,7 @@ def test_clopper_pearson_is_the_inversion_of_the_exact_test():
     r = proportion(k, n, method="clopper-pearson")
     grid = np.linspace(0.001, 0.999, 999)
     kept = [p for p in grid if sps.binom.cdf(k, n, p) > 0.025 and sps.binom.sf(k - 1, n, p) > 0.025]
-    assert r.ci_low == pytest.approx(min(kept), abs=1e-3) and r.ci_high == pytest.approx(max(kept), abs=1e-3)
+    assert r.ci[0] == pytest.approx(min(kept), abs=1e-3) and r.ci[1] == pytest.approx(max(kept), abs=1e-3)
 
 
 @pytest.mark.parametrize("counts", [(9, 10, 3, 10), (0, 12, 0, 15), (5, 20, 15, 20), (30, 31, 1, 40),
@@ -59,13 +59,13 @@ def test_difference_interval_equals_statsmodels_newcombe_and_fisher(counts):
     k1, n1, k2, n2 = counts
     r = proportion_difference(k1, n1, k2, n2)
     low, high = statsmodels("stats.proportion").confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
-    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert r.ci == pytest.approx((low, high), abs=1e-12)
     for alternative in ALTERNATIVES:
         one = proportion_difference(k1, n1, k2, n2, alternative=alternative)
         assert one.p_value == sps.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative=alternative).pvalue
     swapped = proportion_difference(k2, n2, k1, n1)
-    assert (swapped.estimate, swapped.ci_low, swapped.ci_high) == pytest.approx((-r.estimate, -r.ci_high,
-                                                                                   -r.ci_low), abs=1e-15)
+    assert (swapped.estimate, swapped.ci[0], swapped.ci[1]) == pytest.approx((-r.estimate, -r.ci[1],
+                                                                                   -r.ci[0]), abs=1e-15)
 
 
 def _pairs(a: int, b: int, c: int, d: int) -> tuple[list[int], list[int]]:
@@ -85,7 +85,7 @@ def test_paired_choices_exact_mcnemar_equals_statsmodels(table):
     assert r.estimate == (b - c) / sum(table)
     swapped = paired_choices(second, first)
     assert (swapped.estimate, swapped.p_value) == (-r.estimate, r.p_value)
-    assert (swapped.ci_low, swapped.ci_high) == pytest.approx((-r.ci_high, -r.ci_low), abs=1e-15)
+    assert swapped.ci == pytest.approx((-r.ci[1], -r.ci[0]), abs=1e-15)
 
 
 def reference_square_and_add(n11: int, n12: int, n21: int, n22: int) -> tuple[float, float]:
@@ -118,7 +118,7 @@ def test_paired_interval_equals_fagerlands_square_and_add(table):
     n11, n12, n21, n22 = table
     first, second = _pairs(n11, n12, n21, n22)
     r = paired_choices(first, second)
-    assert (r.ci_low, r.ci_high) == pytest.approx(reference_square_and_add(*table), abs=1e-12)
+    assert r.ci == pytest.approx(reference_square_and_add(*table), abs=1e-12)
 
 
 def test_paired_interval_is_newcombes_with_zero_correlation_equal_to_the_independent_one():
@@ -126,13 +126,13 @@ def test_paired_interval_is_newcombes_with_zero_correlation_equal_to_the_indepen
     first, second = _pairs(4, 2, 2, 1)
     r = paired_choices(first, second)
     low, high = statsmodels("stats.proportion").confint_proportions_2indep(6, 9, 6, 9, method="newcomb", compare="diff")
-    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert r.ci == pytest.approx((low, high), abs=1e-12)
     # positive correlation narrows the interval against the independent one
     first, second = _pairs(30, 5, 3, 30)
     paired = paired_choices(first, second)
     independent = proportion_difference(35, 68, 33, 68)
-    assert paired.ci_high - paired.ci_low < independent.ci_high - independent.ci_low
-    assert paired.ci_low <= paired.estimate <= paired.ci_high
+    assert paired.ci[1] - paired.ci[0] < independent.ci[1] - independent.ci[0]
+    assert paired.ci[0] <= paired.estimate <= paired.ci[1]
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES)
@@ -177,7 +177,7 @@ def test_paired_scores_sampled_is_recorded_and_close_to_exact():
     sampled = paired_scores(first, second, permutations=20000, n_bootstrap=500, rng=3)
     assert not sampled.p_value_exact and sampled.permutations == 20000 and sampled.seed == 3
     assert sampled.p_value == pytest.approx(exact.p_value, abs=4 * math.sqrt(exact.p_value / 20000) + 1e-4)
-    assert sampled.ci_low <= sampled.estimate <= sampled.ci_high
+    assert sampled.ci[0] <= sampled.estimate <= sampled.ci[1]
     assert sampled == paired_scores(first, second, permutations=20000, n_bootstrap=500, rng=3)
 
 
@@ -197,7 +197,7 @@ def test_clustered_proportion_se_equals_statsmodels_cluster_robust_ols():
     fit = sm_api.OLS(y, np.ones((84, 1))).fit(cov_type="cluster", cov_kwds={"groups": clusters}, use_t=True)
     assert r.se == pytest.approx(float(fit.bse[0]), abs=1e-12)
     low, high = fit.conf_int(alpha=0.05)[0]
-    assert (r.ci_low, r.ci_high) == pytest.approx((max(low, 0), min(high, 1)), abs=1e-12)
+    assert r.ci == pytest.approx((max(low, 0), min(high, 1)), abs=1e-12)
     assert r.clusters == 12 and r.design_effect > 1  # items of a template agree: wider than binomial
 
 

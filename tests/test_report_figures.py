@@ -101,7 +101,7 @@ def _built(kind: str, root: Path) -> list:
         "answers": lambda: [example_record(kind, row=row, group=g, estimate=e, ci=[e - 0.1, e + 0.1])
                             for row, g, e in (("rate", "women", 0.6), ("rate", "men", 0.4), ("difference", "women", 0.2))],
         "retrieval": lambda: [example_record(kind, attribute="gender", max_skew={"doctor": 0.3},
-                                             ci_max_skew={"doctor": [0.1, 0.5]})],
+                                             max_skew_ci={"doctor": [0.1, 0.5]})],
         "t2iat": lambda: [example_record(kind, effect_size=0.8, **ci, s_x={"math": 0.1}, s_y={"art": -0.1},
                                          images={"math/N": images[:1], "math/A": images[1:2], "math/B": images[2:3]})],
         "depiction": lambda: [example_record(kind, group="Doctor", attribute=a, mad=0.2, mad_ci=[0.1, 0.3],

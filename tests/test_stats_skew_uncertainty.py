@@ -65,7 +65,7 @@ def test_bootstrap_ci_covers_the_true_skew():
         groups = rng.integers(0, 3, n)
         r = skew_uncertainty(rng.normal(mu[groups], 1), GROUPS[groups], int(q * n), desired, permutations=1,
                              n_bootstrap=200, rng=i)
-        covered += r.ci_max_skew[0] <= true <= r.ci_max_skew[1]
+        covered += r.max_skew_ci[0] <= true <= r.max_skew_ci[1]
     assert 0.93 <= covered / 200 <= 0.97
 
 

@@ -177,9 +177,9 @@ RETRIEVAL = KindSpec(
     "retrieval", None, "eatkit.analyses.retrieval:RetrievalAnalysis", probe="retrieval",
     title="Retrieval bias of prompts over a labelled image set (MaxSkew@k, NDKL)",
     presentation=Presentation(columns=("attribute", "k", "mean_max_skew", "mean_ndkl", "max_skew", "p_max_skew",
-                                       "ci_max_skew", "ndkl", "p_ndkl"),
+                                       "max_skew_ci", "ndkl", "p_ndkl"),
                               formats={"mean_max_skew": ".3f", "mean_ndkl": ".3f"}, heading="Retrieval bias",
-                              plots=(Plot("max_skew", ("ci_max_skew",), label=("test", "attribute"),
+                              plots=(Plot("max_skew", ("max_skew_ci",), label=("test", "attribute"),
                                           axis="MaxSkew@k of each prompt"),),
                               legend="MaxSkew@k and NDKL of each prompt's ranking of the images (Geyik et al. "
                               "2019; 0: each value in its desired proportion, by default its share of the images); "

@@ -202,19 +202,19 @@ def _rates(test: AssociationTest, s: Scored, options: RunOptions, suite: str, se
             if options.params["cluster"] and len(set(s.clusters[m].tolist())) >= 2:
                 c = clustered_proportion(s.outcomes[m], s.clusters[m], confidence_level=level)
                 out.append(_record(test, suite, seed, row="rate", split=split, group=group, n=n, successes=k,
-                                   estimate=c.estimate, ci=interval(c.ci_low, c.ci_high), se=c.se,
+                                   estimate=c.estimate, ci=interval(*c.ci), se=c.se,
                                    clusters=c.clusters, confidence_level=level, method=c.method))
                 continue
             p = proportion(k, n, confidence_level=level)
             out.append(_record(test, suite, seed, row="rate", split=split, group=group, n=n, successes=k,
-                               estimate=p.estimate, ci=interval(p.ci_low, p.ci_high), confidence_level=level,
+                               estimate=p.estimate, ci=interval(*p.ci), confidence_level=level,
                                method=p.method))
             rest = in_split & (s.groups != group)
             if rest.any() and not options.params["cluster"]:
                 d = proportion_difference(k, n, int(s.outcomes[rest].sum()), int(rest.sum()), confidence_level=level,
                                           alternative=options.alternative)
                 out.append(_record(test, suite, seed, row="difference", split=split, group=group, compared="others",
-                                   n=n + int(rest.sum()), estimate=d.estimate, ci=interval(d.ci_low, d.ci_high),
+                                   n=n + int(rest.sum()), estimate=d.estimate, ci=interval(*d.ci),
                                    p_value=d.p_value, confidence_level=level, method=d.method, test_method=d.test))
     return out
 
@@ -256,7 +256,7 @@ def _paired(test: AssociationTest, s: Scored, options: RunOptions, suite: str, s
                 method = "percentile bootstrap over pairs"
             out.append(_record(test, suite, seed, row="paired", split=split, group=family,
                                compared=f"{levels[0]} - {levels[1]}", n=int(first.size), estimate=r.estimate,
-                               ci=interval(r.ci_low, r.ci_high), p_value=r.p_value, confidence_level=level,
+                               ci=interval(*r.ci), p_value=r.p_value, confidence_level=level,
                                method=method, test_method=test_method))
     return out
 

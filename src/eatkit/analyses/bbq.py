@@ -196,8 +196,8 @@ class BBQAnalysis(Analysis):
             suite=suite, test=test.id, title=test.title, seed=seed, p_value=result.p_value if kept else None,
             warnings=warnings,
             category=category, context=context, accuracy=result.accuracy,
-            accuracy_ci=interval(result.accuracy_ci_low, result.accuracy_ci_high), bias_score=result.bias_score,
-            bias_non_unknown=result.bias_non_unknown, ci=interval(result.ci_low, result.ci_high), n=result.n,
+            accuracy_ci=interval(*result.accuracy_ci), bias_score=result.bias_score,
+            bias_non_unknown=result.bias_non_unknown, ci=interval(*result.ci), n=result.n,
             n_correct=result.n_correct, n_unknown=result.n_unknown, n_target=result.n_target,
             n_non_target=result.n_non_target, **counts, confidence_level=result.confidence_level,
             target_source=source, method=result.method)

@@ -129,7 +129,7 @@ class CrowsPairsAnalysis(_RequestAnalysis):
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=out.p_value, bias_type=bias,
                 bias=2 * out.share - 1, pairs=out.n, higher=out.k, ties=out.ties, share=out.share,
                 share_stereo=share_stereo, share_antistereo=share_antistereo,
-                alternative=out.alternative, ci=interval(out.ci_low, out.ci_high),
+                alternative=out.alternative, ci=interval(*out.ci),
                 confidence_level=out.confidence_level, n_bootstrap=out.n_bootstrap, decimals=decimals,
                 method=out.method)
             rows = [(p.index, p.bias_type, p.direction, f"{a!r}", f"{b!r}")
@@ -210,7 +210,7 @@ class StereoSetAnalysis(_RequestAnalysis):
                 suite=suite, test=test.id, title=test.title, seed=seed, p_value=pref.p_value, bias_type=bias,
                 bias=(s.ss - 50) / 50, examples=s.n, targets=s.targets, ss=s.ss, lms=s.lms, icat=s.icat,
                 alternative=pref.alternative,
-                ss_ci=interval(100 * pref.ci_low, 100 * pref.ci_high), confidence_level=pref.confidence_level)
+                ss_ci=interval(*(100 * end for end in pref.ci)), confidence_level=pref.confidence_level)
             outcomes.append(Outcome(record, {"scores": scores[m]} if bias == ALL else {}, s))
         return outcomes
 
@@ -351,7 +351,7 @@ class LLMIATAnalysis(_RequestAnalysis):
                     "ci": None}
         return {"p_value": result.p_value, "association": result.statistic, "rates": result.rates,
                 "p_value_exact": result.p_value_exact, "permutations": result.permutations,
-                "ci": interval(result.ci_low, result.ci_high)}
+                "ci": interval(*result.ci)}
 
     @staticmethod
     def _rows(test: AssociationTest, answers: Embedded, parsed: list[Any], variations: list[str], tally: Any,

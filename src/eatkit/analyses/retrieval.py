@@ -37,6 +37,7 @@ class RetrievalRecord(Record):
     """MaxSkew@k and NDKL of each prompt's ranking of a labelled image set, and each value's top-k share."""
 
     kind = "retrieval"
+    renamed = {"ci_max_skew": "max_skew_ci", "ci_ndkl": "ndkl_ci"}
 
     attribute: str
     groups: list[str]
@@ -52,8 +53,8 @@ class RetrievalRecord(Record):
     desired: dict[str, float] = field(default_factory=dict)  # value -> desired proportion
     p_max_skew: dict[str, float] = field(default_factory=dict)  # concept -> permutation p
     p_ndkl: dict[str, float] = field(default_factory=dict)
-    ci_max_skew: dict[str, list[float]] = field(default_factory=dict)  # concept -> bootstrap CI
-    ci_ndkl: dict[str, list[float]] = field(default_factory=dict)
+    max_skew_ci: dict[str, list[float]] = field(default_factory=dict)  # concept -> bootstrap CI
+    ndkl_ci: dict[str, list[float]] = field(default_factory=dict)
     n_permutations: int = 0
     n_bootstrap: int = 0
     confidence_level: float = 0.95
@@ -113,8 +114,8 @@ class RetrievalAnalysis(ProbeAnalysis):
             top_shares=top, mean_max_skew=float(np.mean(skews)), mean_ndkl=float(np.mean(divergences)),
             desired=uncertainty[0].desired, p_max_skew={c: u.p_max_skew for c, u in zip(concepts, uncertainty)},
             p_ndkl={c: u.p_ndkl for c, u in zip(concepts, uncertainty)},
-            ci_max_skew={c: list(u.ci_max_skew) for c, u in zip(concepts, uncertainty)} if ci else {},
-            ci_ndkl={c: list(u.ci_ndkl) for c, u in zip(concepts, uncertainty)} if ci else {},
+            max_skew_ci={c: list(u.max_skew_ci) for c, u in zip(concepts, uncertainty)} if ci else {},
+            ndkl_ci={c: list(u.ndkl_ci) for c, u in zip(concepts, uncertainty)} if ci else {},
             n_permutations=draws, n_bootstrap=resamples, confidence_level=options.confidence_level,
         )
         return [Outcome(record, {"similarities": sims}, {"ranked": ranked})]

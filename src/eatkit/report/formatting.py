@@ -218,10 +218,13 @@ def fmt_interval(low: Any, high: Any, spec: str = ".2f", brackets: bool = True) 
 
 
 def fmt_ci(value: Any, spec: str = ".2f") -> str:
-    """A record's interval ``[low, high]`` (None: none computed) as :func:`fmt_interval` writes it.
+    """A record's interval ``[low, high]`` (None: none computed) as :func:`fmt_interval` writes it, or each
+    key's of ``{key: [low, high]}``.
 
-    >>> fmt_ci([0.1, 0.25]), fmt_ci(None), fmt_ci([0.5, None], ".1f")
-    ('[0.10, 0.25]', '-', '-')
+    >>> fmt_ci([0.1, 0.25]), fmt_ci(None), fmt_ci([0.5, None], ".1f"), fmt_ci({"doctor": [0.1, 0.5]})
+    ('[0.10, 0.25]', '-', '-', 'doctor [0.10, 0.50]')
     """
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key} {fmt_ci(v, spec)}" for key, v in value.items())
     low, high = value if isinstance(value, (list, tuple)) and len(value) == 2 else (None, None)
     return fmt_interval(low, high, spec)

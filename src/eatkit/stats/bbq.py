@@ -50,12 +50,16 @@ class BBQScore:
     n_correct, n_unknown, n_target, n_non_target : int
         Correct answers; answers of the unknown option; non-unknown answers equal to / other than the
         bias-consistent answer.
-    accuracy, accuracy_ci_low, accuracy_ci_high : float
-        n_correct / n and its Wilson interval.
+    accuracy : float
+        n_correct / n.
+    accuracy_ci : (float, float)
+        Its Wilson interval (low, high).
     bias_non_unknown : float
         s = 2 n_target / (n_target + n_non_target) - 1 (NaN without a non-unknown answer).
-    bias_score, ci_low, ci_high : float
-        s_DIS (disambig) or s_AMB = (1 - accuracy) s (ambig), and its interval (see the module).
+    bias_score : float
+        s_DIS (disambig) or s_AMB = (1 - accuracy) s (ambig).
+    ci : (float, float)
+        Its interval (low, high) (see the module).
     p_value : float
         Exact two-sided binomial test of n_target against n_non_target (1 without a non-unknown answer; with
         no answer at all every value is NaN).
@@ -72,12 +76,10 @@ class BBQScore:
     n_target: int
     n_non_target: int
     accuracy: float
-    accuracy_ci_low: float
-    accuracy_ci_high: float
+    accuracy_ci: tuple[float, float]  # (low, high)
     bias_non_unknown: float
     bias_score: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     p_value: float
     confidence_level: float
     method: str
@@ -111,7 +113,7 @@ def _disambig_interval(n_target: int, n_non_unknown: int, level: float) -> tuple
     if n_non_unknown == 0:
         return float("nan"), float("nan")
     share = proportion(n_target, n_non_unknown, confidence_level=level)  # Wilson 1927, mapped by s = 2p - 1
-    return 2 * share.ci_low - 1, 2 * share.ci_high - 1
+    return 2 * share.ci[0] - 1, 2 * share.ci[1] - 1
 
 
 def _ambig_interval(n_target: int, n_non_target: int, n: int, level: float) -> tuple[float, float]:
@@ -165,8 +167,8 @@ def bbq_score(correct: Any, unknown: Any, target: Any, *, context: str,
     estimate, (low, high), method = _bias(context, s, accuracy, n_target, n_non_target, n, level)
     nan = float("nan")
     accuracy_share = proportion(n_correct, n, confidence_level=level) if n else None
-    acc_low, acc_high = (accuracy_share.ci_low, accuracy_share.ci_high) if accuracy_share else (nan, nan)
     return BBQScore(context=context, n=n, n_correct=n_correct, n_unknown=n_unknown, n_target=n_target,
-                    n_non_target=n_non_target, accuracy=accuracy, accuracy_ci_low=acc_low,
-                    accuracy_ci_high=acc_high, bias_non_unknown=float(s), bias_score=float(estimate), ci_low=low,
-                    ci_high=high, p_value=_exact_p(n_target, n_non_target) if n else nan, confidence_level=level, method=method)
+                    n_non_target=n_non_target, accuracy=accuracy,
+                    accuracy_ci=accuracy_share.ci if accuracy_share else (nan, nan), bias_non_unknown=float(s),
+                    bias_score=float(estimate), ci=(low, high),
+                    p_value=_exact_p(n_target, n_non_target) if n else nan, confidence_level=level, method=method)

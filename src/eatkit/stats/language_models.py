@@ -37,7 +37,7 @@ class PairPreference:
     ``share`` is CrowS-Pairs' metric (Nangia et al. 2020, ``metric.py``): ``k / n`` with the tied pairs in
     ``n`` but not in ``k``. ``p_value`` is the exact binomial test (:func:`scipy.stats.binomtest`) of ``k``
     successes among the ``n - ties`` untied pairs against 1/2 (a sign test: a tie favours neither side);
-    ``ci_low``/``ci_high`` the percentile bootstrap interval of ``share``, resampling pairs.
+    ``ci`` the percentile bootstrap interval (low, high) of ``share``, resampling pairs.
     """
 
     share: float
@@ -46,8 +46,7 @@ class PairPreference:
     ties: int
     p_value: float
     alternative: str
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     confidence_level: float
     n_bootstrap: int
     seed: int | None
@@ -80,7 +79,7 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
     p = float(proportion(k, n - t, p0=0.5, alternative=alternative).p_value) if n > t else 1.0
     generator, seed = resolve_rng(rng)
     low, high = bootstrap_mean(wins.astype(float), int(n_bootstrap), confidence_level=level, rng=generator)
-    return PairPreference(share=k / n, k=k, n=n, ties=t, p_value=p, alternative=alternative, ci_low=low, ci_high=high,
+    return PairPreference(share=k / n, k=k, n=n, ties=t, p_value=p, alternative=alternative, ci=(low, high),
                           confidence_level=level, n_bootstrap=int(n_bootstrap), seed=seed, decimals=decimals)
 
 
@@ -262,8 +261,7 @@ class WordPairingResult:
     alternative: str
     p_value_exact: bool
     permutations: int
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     confidence_level: float
     n_bootstrap: int
     seed: int | None
@@ -313,7 +311,7 @@ def word_pairing_test(default: Any, total: Any, first: Any, *, words: Any = None
         statistic=float(rates[s].mean() - rates[~s].mean()),
         rates={n: float(r) for n, r in zip(np.asarray(names)[rated].tolist(), rates)},
         p_value=float(perm.p_values[alternative]), alternative=alternative, p_value_exact=bool(perm.p_value_exact),
-        permutations=int(perm.n_partitions), ci_low=low, ci_high=high, confidence_level=level,
+        permutations=int(perm.n_partitions), ci=(low, high), confidence_level=level,
         n_bootstrap=int(n_bootstrap), seed=seed, unrated=tuple(np.asarray(names)[~rated].tolist()))
 
 

@@ -113,8 +113,7 @@ class Proportion(_Result):
     """
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     successes: int
     n: int
     p_value: float | None
@@ -170,7 +169,7 @@ def proportion(successes: Any, n: Any, *, method: str = "wilson", confidence_lev
     binomial test of H0: p = p0 (:func:`scipy.stats.binomtest`).
 
     >>> r = proportion(7, 10, p0=0.5)
-    >>> r.estimate, round(r.ci_low, 4), round(r.ci_high, 4), round(r.p_value, 4)
+    >>> r.estimate, round(r.ci[0], 4), round(r.ci[1], 4), round(r.p_value, 4)
     (0.7, 0.3968, 0.8922, 0.3438)
     >>> proportion(11, 10)
     Traceback (most recent call last):
@@ -187,7 +186,7 @@ def proportion(successes: Any, n: Any, *, method: str = "wilson", confidence_lev
     if p0 is not None:
         p0 = check_share("p0", p0)
         p = float(sps.binomtest(k, m, p0, alternative=alternative).pvalue)
-    return Proportion(estimate=k / m, ci_low=low, ci_high=high, successes=k, n=m, p_value=p, p0=p0,
+    return Proportion(estimate=k / m, ci=(low, high), successes=k, n=m, p_value=p, p0=p0,
                       alternative=alternative, confidence_level=level, method=method,
                       test=None if p0 is None else "exact binomial test (scipy.stats.binomtest)")
 
@@ -201,8 +200,7 @@ class ProportionDifference(_Result):
     two Wilson intervals, and Fisher's exact (conditional) test of H0: p1 = p2 (``"greater"``: p1 > p2)."""
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     successes: tuple[int, int]
     n: tuple[int, int]
     p_value: float
@@ -231,7 +229,7 @@ def proportion_difference(successes1: Any, n1: Any, successes2: Any, n2: Any, *,
     """``p1 - p2`` with Newcombe's hybrid score interval and Fisher's exact p.
 
     >>> r = proportion_difference(9, 10, 3, 10)
-    >>> round(r.estimate, 2), round(r.ci_low, 4), round(r.ci_high, 4), round(r.p_value, 4)
+    >>> round(r.estimate, 2), round(r.ci[0], 4), round(r.ci[1], 4), round(r.p_value, 4)
     (0.6, 0.1705, 0.809, 0.0198)
     """
     from scipy import stats as sps
@@ -245,7 +243,7 @@ def proportion_difference(successes1: Any, n1: Any, successes2: Any, n2: Any, *,
     low, high = _sided(*_newcombe(d, p, wilson_bounds(k1, m1, z), wilson_bounds(k2, m2, z)), alternative, (-1.0, 1.0))
     table = [[k1, m1 - k1], [k2, m2 - k2]]
     pv = float(sps.fisher_exact(table, alternative=alternative).pvalue)
-    return ProportionDifference(estimate=d, ci_low=low, ci_high=high, successes=(k1, k2), n=(m1, m2), p_value=pv,
+    return ProportionDifference(estimate=d, ci=(low, high), successes=(k1, k2), n=(m1, m2), p_value=pv,
                                 alternative=alternative, confidence_level=level)
 
 
@@ -262,8 +260,7 @@ class PairedChoices(_Result):
     """
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     n: int
     first_only: int
     second_only: int
@@ -310,7 +307,7 @@ def paired_choices(first: Any, second: Any, *, confidence_level: float = 0.95,
     p = ((a + b) / n, (a + c) / n)
     limits = _newcombe((b - c) / n, p, wilson_bounds(a + b, n, z), wilson_bounds(a + c, n, z), _phi(a, b, c, d))
     low, high = _sided(*limits, alternative, (-1.0, 1.0))
-    return PairedChoices(estimate=(b - c) / n, ci_low=low, ci_high=high, n=n, first_only=b, second_only=c, both=a,
+    return PairedChoices(estimate=(b - c) / n, ci=(low, high), n=n, first_only=b, second_only=c, both=a,
                          neither=d, p_value=pv, alternative=alternative, confidence_level=level)
 
 
@@ -321,8 +318,7 @@ class SignTest(_Result):
     positive signs with its Clopper-Pearson interval."""
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     positive: int
     negative: int
     zero: int
@@ -348,7 +344,7 @@ def sign_test(differences: Any, *, confidence_level: float = 0.95, alternative: 
         raise EatkitError("every difference is zero: the sign test needs at least one non-zero difference")
     share = proportion(pos, pos + neg, method="clopper-pearson", confidence_level=level, p0=0.5,
                        alternative=alternative)
-    return SignTest(estimate=share.estimate, ci_low=share.ci_low, ci_high=share.ci_high, positive=pos, negative=neg,
+    return SignTest(estimate=share.estimate, ci=share.ci, positive=pos, negative=neg,
                     zero=int(diff.size - pos - neg), p_value=float(share.p_value), alternative=alternative,
                     confidence_level=level)
 
@@ -374,8 +370,7 @@ class PairedScores(_Result):
     """
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     n: int
     p_value: float
     alternative: str
@@ -465,7 +460,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     counts, evaluated, exact = _sign_flip_counts(diff, permutations, generator, tol)
     p = counts[alternative] / evaluated if exact else (counts[alternative] + 1) / (evaluated + 1)
     low, high = bootstrap_mean(diff, b_count, confidence_level=level, alternative=alternative, rng=generator)
-    return PairedScores(estimate=float(diff.mean()), ci_low=low, ci_high=high, n=int(diff.size), p_value=float(p),
+    return PairedScores(estimate=float(diff.mean()), ci=(low, high), n=int(diff.size), p_value=float(p),
                         alternative=alternative, confidence_level=level, p_value_exact=exact, permutations=evaluated,
                         n_bootstrap=b_count, seed=seed, tolerance=tol)
 
@@ -481,8 +476,7 @@ class ClusteredProportion(_Result):
     variance p̂(1 - p̂)/n (1: items as independent as coin flips)."""
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci: tuple[float, float]  # (low, high)
     se: float
     n: int
     clusters: int
@@ -518,7 +512,7 @@ def clustered_proportion(outcomes: Any, clusters: Any, *, confidence_level: floa
     t = float(sps.t.ppf(0.5 + level / 2 if alternative == "two-sided" else level, g - 1))
     low, high = _sided(max(p - t * se, 0.0), min(p + t * se, 1.0), alternative, (0.0, 1.0))
     binomial = p * (1 - p) / n
-    return ClusteredProportion(estimate=p, ci_low=low, ci_high=high, se=se, n=n, clusters=g,
+    return ClusteredProportion(estimate=p, ci=(low, high), se=se, n=n, clusters=g,
                                design_effect=se * se / binomial if binomial > 0 else float("nan"),
                                alternative=alternative, confidence_level=level)
 

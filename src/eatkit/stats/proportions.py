@@ -60,7 +60,7 @@ def group_rates(counts: Mapping[str, int], totals: Mapping[str, int],
         raise EatkitError("counts and totals must name the same groups")
     groups = sorted(counts)
     shares = {g: proportion(int(counts[g]), int(totals[g]), confidence_level=confidence_level) for g in groups}
-    intervals = {g: (r.ci_low, r.ci_high) for g, r in shares.items()}
+    intervals = {g: r.ci for g, r in shares.items()}
     table = np.array([[counts[g], totals[g] - counts[g]] for g in groups], dtype=np.float64)
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
     if len(groups) < 2 or (expected == 0).any():

@@ -529,7 +529,7 @@ class SkewUncertainty:
         One-sided permutation p: the share of label shuffles (group labels re-assigned at random over the
         ranked items, sizes kept: a group-blind ranking) with a measure at least the observed,
         (count + 1) / (permutations + 1).
-    ci_max_skew, ci_ndkl : tuple of float
+    max_skew_ci, ndkl_ci : tuple of float
         Percentile bootstrap CIs: items (score and label together) resampled with replacement and
         re-ranked; with ``desired=None`` the desired proportions are each resample's group shares;
         (NaN, NaN) with ``n_bootstrap=0``.
@@ -545,8 +545,8 @@ class SkewUncertainty:
     ndkl: float
     p_max_skew: float
     p_ndkl: float
-    ci_max_skew: tuple[float, float]
-    ci_ndkl: tuple[float, float]
+    max_skew_ci: tuple[float, float]
+    ndkl_ci: tuple[float, float]
     desired: dict[str, float]
     permutations: int
     n_bootstrap: int
@@ -616,7 +616,7 @@ def skew_uncertainty(scores: Any, groups: Sequence[Any], k: int, desired: Mappin
         k=int(k), max_skew=skew, ndkl=divergence,
         p_max_skew=float((np.sum(null_skew >= skew - tol) + 1) / (permutations + 1)),
         p_ndkl=float((np.sum(null_ndkl >= divergence - tol) + 1) / (permutations + 1)),
-        ci_max_skew=tuple(float(v) for v in np.quantile(boot_skew, quantiles)),  # type: ignore[arg-type]
-        ci_ndkl=tuple(float(v) for v in np.quantile(boot_ndkl, quantiles)),  # type: ignore[arg-type]
+        max_skew_ci=tuple(float(v) for v in np.quantile(boot_skew, quantiles)),  # type: ignore[arg-type]
+        ndkl_ci=tuple(float(v) for v in np.quantile(boot_ndkl, quantiles)),  # type: ignore[arg-type]
         desired=dict(zip(names, map(float, target))), permutations=permutations, n_bootstrap=n_bootstrap,
         confidence_level=level, seed=seed)
