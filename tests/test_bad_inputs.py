@@ -153,6 +153,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "run-nokey": lambda r: r[0].pop("test"),
         "run-notlist": lambda r: r.clear() or r.append("not a record"),
         "run-duplicate": lambda r: r.append(dict(r[0])),
+        "run-two-names": lambda r: r[0].update(effect_size_ci=r[0]["ci"]),  # an old name beside its new one
     }.items():
         copy = root / name
         shutil.copytree(good, copy)
@@ -301,6 +302,7 @@ CLI: list[tuple[list[str], str]] = [
     (["report", "{d}/run-nokey", "--html", "{d}/r.html"], "test"),
     (["report", "{d}/run-notlist", "--html", "{d}/r.html"], "results.json"),
     (["report", "{d}/run-duplicate", "--html", "{d}/r.html"], "more than once"),
+    (["report", "{d}/run-two-names", "--html", "{d}/r.html"], "has both 'effect_size_ci'"),
     (["report", "{d}/run", "--html", "/proc/r.html"], "/proc/r.html"),
     (["report", "{d}/run", "--html", "{d}/folder"], "is a folder"),
     (["report", "{d}/a-file", "--html", "{d}/r.html"], "a-file"),

@@ -272,3 +272,15 @@ def test_an_old_retrieval_record_reads_with_its_ci_first_names():
     record = example_record("retrieval", max_skew_ci={"doctor": [0.1, 0.5]}, ndkl_ci={"doctor": [0.0, 0.2]})
     old = {{"max_skew_ci": "ci_max_skew", "ndkl_ci": "ci_ndkl"}.get(k, k): v for k, v in record.to_json().items()}
     assert {"ci_max_skew", "ci_ndkl"} <= set(old) and record_from_json(old).to_json() == record.to_json()
+
+
+def test_an_old_name_beside_its_new_one_or_half_an_interval_is_refused_by_name():
+    from eatkit.analyses import record_from_json
+    from eatkit.errors import EatkitError
+    from test_report_figures import example_record
+
+    row = example_record("crows-pairs", ci=[0.1, 0.2]).to_json()
+    with pytest.raises(EatkitError, match="has both 'ci_low' .* and 'ci'"):
+        record_from_json({**row, "ci_low": 0.1})
+    with pytest.raises(EatkitError, match="one end of the interval 'ci' without 'ci_high'"):
+        record_from_json({**{k: v for k, v in row.items() if k != "ci"}, "ci_low": 0.1})

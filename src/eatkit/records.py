@@ -132,6 +132,7 @@ class Record:
         if not isinstance(data, Mapping):
             raise EatkitError(f"{where}: every result must be a JSON object, got {type(data).__name__}")
         who = f"{where}: test {data['test']!r}" if isinstance(data.get("test"), str) else f"{where}: a result"
+        _check_renamed(cls.renamed, data, who)
         data = cls.today(data)
         _check_version(data, who)
         unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)} - {"kind", "schema_version"})
@@ -175,6 +176,21 @@ def interval_ends(name: str = "ci") -> dict[str, tuple[str, int]]:
     {'ss_ci_low': ('ss_ci', 0), 'ss_ci_high': ('ss_ci', 1)}
     """
     return {f"{name}_low": (name, 0), f"{name}_high": (name, 1)}
+
+
+def _check_renamed(renamed: Mapping[str, str | tuple[str, int]], data: Mapping[str, Any], who: str) -> None:
+    """Refuse a record holding a quantity under an earlier eatkit's name and today's, or one end of an interval
+    without the other (no eatkit wrote either: the file was edited or mixed)."""
+    for old, new in renamed.items():
+        name = new if isinstance(new, str) else new[0]
+        if old in data and name in data:
+            raise EatkitError(f"{who} has both {old!r} (an earlier eatkit's name) and {name!r}")
+    ends = {old: new for old, new in renamed.items() if isinstance(new, tuple)}
+    given = {ends[key] for key in data if key in ends}
+    for name, end in sorted(given):
+        if (name, 1 - end) not in given:
+            missing = next(old for old, new in ends.items() if new == (name, 1 - end))
+            raise EatkitError(f"{who} has one end of the interval {name!r} without {missing!r}")
 
 
 def _check_version(data: Mapping[str, Any], who: str) -> None:
