@@ -9,12 +9,8 @@ from html import escape
 from typing import Any
 
 from eatkit.kinds import Plot
-from eatkit.report.formatting import fmt_number
+from eatkit.report.formatting import fmt_ci, fmt_number
 from eatkit.report.kinds import FieldTable, Table
-
-
-def _ci(values: Sequence[float]) -> str:
-    return f"[{fmt_number(values[0], 3)}, {fmt_number(values[1], 3)}]" if values else "–"
 
 
 class DepictionRenderer(Table):
@@ -23,8 +19,8 @@ class DepictionRenderer(Table):
         ("test", lambda r: r.test), ("group", lambda r: r.group), ("attribute", lambda r: r.attribute),
         ("images", lambda r: str(r.n_images)),
         ("shares", lambda r: ", ".join(f"{c} {fmt_number(s, 2)}" for c, s in r.shares.items())),
-        ("MAD", lambda r: fmt_number(r.mad, 3)), ("MAD CI", lambda r: _ci(r.mad_ci)),
-        ("KL", lambda r: fmt_number(r.kl, 3)), ("KL CI", lambda r: _ci(r.kl_ci)),
+        ("MAD", lambda r: fmt_number(r.mad, 3)), ("MAD CI", lambda r: fmt_ci(r.mad_ci, ".3f")),
+        ("KL", lambda r: fmt_number(r.kl, 3)), ("KL CI", lambda r: fmt_ci(r.kl_ci, ".3f")),
         ("reference", lambda r: r.reference_source),
     )
     legend = ("shares: perceived classes of the group's generated images by the zero-shot classifier (its prompts "
