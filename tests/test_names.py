@@ -70,7 +70,7 @@ def test_no_statistics_function_takes_an_old_name():
         for name, function in inspect.getmembers(module, inspect.isfunction):
             if function.__module__ == module.__name__ and not name.startswith("_"):
                 found |= {f"{info.name}.{name}({p})" for p in inspect.signature(function).parameters
-                          if p in {"n_resamples", "bootstrap"}}
+                          if p in OLD - CSV_ONLY}
     assert found == set()
 
 

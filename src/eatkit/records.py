@@ -185,7 +185,11 @@ def _check_renamed(renamed: Mapping[str, str | tuple[str, int]], data: Mapping[s
         name = new if isinstance(new, str) else new[0]
         if old in data and name in data:
             raise EatkitError(f"{who} has both {old!r} (an earlier eatkit's name) and {name!r}")
-    ends = {old: new for old, new in renamed.items() if isinstance(new, tuple)}
+    _check_interval_ends({old: new for old, new in renamed.items() if isinstance(new, tuple)}, data, who)
+
+
+def _check_interval_ends(ends: Mapping[str, tuple[str, int]], data: Mapping[str, Any], who: str) -> None:
+    """Refuse one old end of an interval (``ends``: :func:`interval_ends`) without the other."""
     given = {ends[key] for key in data if key in ends}
     for name, end in sorted(given):
         if (name, 1 - end) not in given:
