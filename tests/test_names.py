@@ -45,6 +45,7 @@ DEPRECATED_FLAGS = {"--bootstrap": "n_bootstrap"}
 #: tests/test_suite_results.py pins)
 NOT_A_P_VALUE = {"isotropy.AnisotropyResult.exact"}
 
+
 def _record_types():
     from eatkit.analyses import get_analysis
 
