@@ -259,6 +259,13 @@ def test_docs_metrics_commands_run(tmp_path, capsys):
         assert main(argv) == 0, capsys.readouterr().err
     printed = capsys.readouterr().out
     assert "weat6:rnd" in printed and "asian:mac" in printed and "weat8  rnd" in printed and "mean_ndkl" in printed
+    # the worked example's table is what the first command prints, row by row, and its prose rounds those rows
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    rows = [line.split() for line in doc.split("Worked example: GloVe 840B")[1].split("```")[1].splitlines()
+            if line.startswith("weat6:")]
+    assert len(rows) == 7 and all(row in [line.split() for line in printed.splitlines()] for row in rows), rows
+    values = {row[0]: float(row[8]) for row in rows}  # test, metric, X (2 words), Y (2), A, B, value
+    assert f"RND {values['weat6:rnd']:.3f}" in doc and f"ECT {values['weat6:ect']:.2f}" in doc
 
 
 def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, capsys):
