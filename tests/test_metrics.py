@@ -266,6 +266,11 @@ def test_docs_metrics_commands_run(tmp_path, capsys):
     assert len(rows) == 7 and all(row in [line.split() for line in printed.splitlines()] for row in rows), rows
     values = {row[0]: float(row[8]) for row in rows}  # test, metric, X (2 words), Y (2), A, B, value
     assert f"RND {values['weat6:rnd']:.3f}" in doc and f"ECT {values['weat6:ect']:.2f}" in doc
+    # the debias example's before/after table (the last command) likewise
+    table = [line.split() for line in doc.split("On the WEAT words of GloVe 840B it prints")[1].split("```")[1]
+             .splitlines() if line.startswith("weat")]
+    assert len(table) == 9 and all(row in [line.split() for line in printed.splitlines()] for row in table), table
+    assert f"WEAT 6's d stays at {float(table[0][3]):.2f}" in doc
 
 
 def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, capsys):
