@@ -125,8 +125,10 @@ def test_a_sweep_over_the_five_models_correlates_inside_and_outside(tmp_path):
         assert row in doc, row
     rho = (f"Spearman's rho between the two rankings: {float(corr['spearman']):.3f}, 95% CI "
            f"[{float(corr['ci_low']):.3f}, {float(corr['ci_high']):.3f}] (`ranking-correlations.csv`); exact "
-           f"permutation p over all 120 orderings of the five models: {_exact_p(ranks, models):.3f} (two-sided)")
+           f"permutation p over all 120 orderings of the five models: {_exact_p(ranks, models):.3f} (two-sided; "
+           "the file's `p_value`)")
     assert rho in " ".join(doc.split()), rho
+    assert float(corr["p_value"]) == pytest.approx(_exact_p(ranks, models), abs=1e-12)  # exact, not t-approximated
     # the prose: 1 to 2 answers of 288 unread per model; the models of b <= 0.5 answer at chance
     assert all(1 <= int(float(results[m, "occupation-answers"]["unmatched"])) <= 2 for m in models)
     assert all(float(results[m, "occupation-answers"]["ci_low"]) < 0 < float(results[m, "occupation-answers"]["ci_high"])

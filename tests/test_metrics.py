@@ -413,3 +413,24 @@ def test_clustering_at_chance_and_its_bootstrap_interval():
 
     api = eatkit.metrics.clustering([same[:10], same[10:]], rng=1)
     assert api.value == r.value and api.null == "X ∪ Y re-partitioned, the clusters fixed"
+
+
+def test_rank_correlation_p_is_exact_over_all_orderings_of_a_few_models():
+    """rank_models' Spearman p: brute-force enumeration of every ordering of up to 8 models (5 models in the
+    same order: 2 of 120 orderings as extreme), scipy's t approximation beyond."""
+    from itertools import permutations
+
+    from scipy.stats import spearmanr
+
+    from eatkit.stats.metrics import rank_models
+
+    same = rank_models([[0.1, 1.0], [0.2, 2.0], [0.3, 3.0], [0.4, 4.0], [0.5, 5.0]])
+    assert same.spearman[0, 1] == pytest.approx(1.0) and same.spearman_p[0, 1] == pytest.approx(2 / 120, abs=1e-12)
+    table = np.random.default_rng(3).random((6, 3))
+    r = rank_models(table)
+    for j, k in ((0, 1), (0, 2), (1, 2)):
+        observed = abs(spearmanr(table[:, j], table[:, k]).statistic)
+        null = [abs(spearmanr(table[:, j], o).statistic) for o in permutations(table[:, k])]
+        assert r.spearman_p[j, k] == pytest.approx(np.mean(np.array(null) >= observed - 1e-12), abs=1e-12)
+    wide = np.random.default_rng(4).random((12, 2))
+    assert rank_models(wide).spearman_p[0, 1] == pytest.approx(spearmanr(wide[:, 0], wide[:, 1]).pvalue, abs=1e-12)
