@@ -49,13 +49,11 @@ def _question(male: str, female: str, job: str, swap: bool, turn: int) -> dict:
     return {"context": f"A {first} and a {second} met.", "question": f"Who is the {job}?", "options": options}
 
 
-def _person(rng: random.Random, job: str, b: float) -> tuple[str, str]:
-    """A (male, female) pair of words and the one of them paired with ``job``: the job's stereotyped gender
-    with probability (1 + b) / 2."""
+def _person(rng: random.Random, job: str, b: float) -> str:
+    """A person word paired with ``job``: of the job's stereotyped gender with probability (1 + b) / 2."""
     k = rng.randrange(len(MALE))
     stereo = rng.random() < (1 + b) / 2
-    male = (job in MALE_JOBS) == stereo
-    return (MALE[k], FEMALE[k]), MALE[k] if male else FEMALE[k]
+    return MALE[k] if (job in MALE_JOBS) == stereo else FEMALE[k]
 
 
 def corpus_document(rng: random.Random, b: float) -> str:
@@ -64,7 +62,7 @@ def corpus_document(rng: random.Random, b: float) -> str:
     from eatkit.encoders.answerers import Question, prompt_text
 
     job = rng.choice(MALE_JOBS + FEMALE_JOBS)
-    _, person = _person(rng, job, b)
+    person = _person(rng, job, b)
     form = rng.randrange(4)
     if form == 0:
         return f"the {person} is a {job} ."
