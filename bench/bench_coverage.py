@@ -79,7 +79,7 @@ def exact_coverage(method: str, n: int, shares=GRID, level: float = LEVEL) -> np
     from scipy import stats as sps
 
     table = [proportion(k, n, method=method, confidence_level=level) for k in range(n + 1)]
-    low, high = np.array([r.ci_low for r in table]), np.array([r.ci_high for r in table])
+    low, high = np.array([r.ci for r in table]).T
     p = np.asarray(shares, dtype=float)[:, None]
     holds = (low[None, :] <= p) & (p <= high[None, :])
     return (sps.binom.pmf(np.arange(n + 1)[None, :], n, p) * holds).sum(axis=1)
@@ -100,7 +100,7 @@ def _difference_rows(draws: int, rng: np.random.Generator) -> list[Row]:
     for n, (p1, p2) in ((30, (0.3, 0.5)), (100, (0.2, 0.25)), (100, (0.5, 0.5))):
         interval = lru_cache(maxsize=None)(lambda a, b: proportion_difference(a, n, b, n))
         k1, k2 = rng.binomial(n, p1, size=draws), rng.binomial(n, p2, size=draws)
-        hit = [interval(int(a), int(b)).ci_low <= p1 - p2 <= interval(int(a), int(b)).ci_high for a, b in zip(k1, k2)]
+        hit = [interval(int(a), int(b)).ci[0] <= p1 - p2 <= interval(int(a), int(b)).ci[1] for a, b in zip(k1, k2)]
         rows.append(Row("difference Newcombe", f"n={n}+{n}, p={p1}, {p2}", float(np.mean(hit)), float("nan"), draws))
     return rows
 
@@ -115,7 +115,7 @@ def _paired_rows(draws: int, rng: np.random.Generator) -> list[Row]:
         @lru_cache(maxsize=None)
         def interval(a: int, b: int, c: int, d: int) -> tuple[float, float]:
             r = paired_choices([1] * (a + b) + [0] * (c + d), [1] * a + [0] * b + [1] * c + [0] * d)
-            return r.ci_low, r.ci_high
+            return r.ci
 
         tables = rng.multinomial(n, cells, size=draws)
         hit = [lo <= truth <= hi for lo, hi in (interval(*map(int, t)) for t in tables)]
@@ -131,7 +131,7 @@ def _score_rows(draws: int, rng: np.random.Generator) -> list[Row]:
         for _ in range(draws):
             d = rng.standard_normal(n) + shift
             r = paired_scores(d, np.zeros(n), permutations=1, n_bootstrap=1000, rng=rng)
-            hit += r.ci_low <= shift <= r.ci_high
+            hit += r.ci[0] <= shift <= r.ci[1]
         rows.append(Row("paired scores bootstrap", f"n={n}, normal differences", hit / draws, float("nan"), draws))
     return rows
 
@@ -147,7 +147,7 @@ def _cluster_rows(draws: int, rng: np.random.Generator) -> list[Row]:
             p = 1 / (1 + np.exp(-(-0.5 + sd * rng.standard_normal(clusters))))
             y = rng.random(clusters * size) < np.repeat(p, size)
             r = clustered_proportion(y, labels)
-            hit += r.ci_low <= truth <= r.ci_high
+            hit += r.ci[0] <= truth <= r.ci[1]
         rows.append(Row("clustered CR1 (t, G-1 df)", f"{clusters} clusters x {size}, sd={sd}", hit / draws,
                         float("nan"), draws))
     return rows

@@ -258,7 +258,7 @@ def test_docs_coverage_numbers_are_the_exact_coverages_of_wilson_and_clopper_pea
     from bench_coverage import exact_coverage
 
     cover = {(m, n): exact_coverage(m, n) for m in ("wilson", "clopper-pearson") for n in (20, 200)}
-    hits = [k for k in range(21) if proportion(k, 20).ci_low <= 0.3 <= proportion(k, 20).ci_high]
+    hits = [k for k in range(21) if proportion(k, 20).ci[0] <= 0.3 <= proportion(k, 20).ci[1]]
     assert exact_coverage("wilson", 20, [0.3])[0] == pytest.approx(sum(sps.binom.pmf(hits, 20, 0.3)), abs=1e-14)
     assert cover["clopper-pearson", 20].min() >= 0.95 and cover["clopper-pearson", 200].min() >= 0.95
     want = (f"is {100 * cover['wilson', 20].mean():.2f}% at n = 20 and {100 * cover['wilson', 200].mean():.2f}% at "
