@@ -322,6 +322,16 @@ ANSWERS = KindSpec(
         Param("scorer", default="", cli=False,
               help="a declared scorer of text answers (lexicon:<name>, words); its value is the outcome 'score'"),
         Param("task", default="", cli=False, help="the benchmark's task name (asked of a local answerer)"),
+        Param("items", default="", cli=False,
+              help="the benchmark's items, a JSON Lines file (id, question, options, context, image, group, pair, "
+              "...; relative to the suite file): a local model (--model) answers them, and recorded answers get "
+              "their facts by item id"),
+        Param("items_sha256", default="", cli=False,
+              help="the items file's SHA-256 (set when the suite loads; given in a suite file, a different file "
+              "is refused)"),
+        Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
+              help="how a local model answers a multiple-choice item: the option of highest log-likelihood, or a "
+              "generated answer parsed (an open-ended item is always answered by generation)"),
     ))
 LLM_IAT = KindSpec(
     "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
@@ -384,6 +394,9 @@ BBQ = KindSpec(
               flag="--bbq-categories", help="comma-separated BBQ categories to score (default: all found)"),
         Param("max_items", int, low=1, high=10**7, useful=(100, None), flag="--bbq-max-items",
               help="score only the first N items of each category (a quick look; default: all)"),
+        Param("items_sha256", default="", cli=False,
+              help="the items file's SHA-256 (set when the suite loads; given in a suite file, a different file "
+              "is refused)"),
         Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
               help="how a local model answers: the option of highest log-likelihood, or a generated answer "
               "parsed as the authors parse a prediction"),

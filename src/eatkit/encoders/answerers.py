@@ -5,15 +5,18 @@ questions of a request for answers (:func:`eatkit.sources.answers.answers_reques
 :class:`~eatkit.sources.answers.Answer` records that recorded answer files give.
 
 A request's items are questions as JSON objects (``id``, ``context``, ``question``, ``options``, ``image``: an
-image file, or none; BBQ's :meth:`eatkit.stimuli.bbq.BBQItem.request`), its ``mode`` how to answer:
+image file, or none; BBQ's :meth:`eatkit.stimuli.bbq.BBQItem.request`, an answer benchmark's
+:meth:`eatkit.stimuli.answer_items.AnswerItem.request`), its ``mode`` how to answer a multiple-choice question
+(one with options; ``loglik`` when not given), an open-ended one (no options) always by generation
+(:func:`answer_questions`):
 
 - ``loglik`` (multiple choice by log-likelihood): the prompt (:func:`prompt_text`, in the model's chat
   template) followed by each option, ``" " + option``; the option's log-likelihood is the sum of
   log p(token | everything before it) over the option's tokens. ``logprobs`` holds one per option, ``choice``
   the letter of the largest, ``score`` its value. All options of all questions go through the model in
   batches of ``batch_size`` sequences (right-padded, the padding masked).
-- ``generate``: the model writes an answer (greedy, or sampled: answer ``i`` from its own generator seeded
-  ``seed + i``, :class:`RowSampler`); ``text`` holds it and ``choice`` the option it names (:func:`parse_choice`:
+- ``generate``: the model writes an answer (greedy, or sampled: the ``i``-th question it writes for from its own
+  generator seeded ``seed + i``, :class:`RowSampler`); ``text`` holds it and ``choice`` the option it names (:func:`parse_choice`:
   a leading option letter, else the one option text it contains), or nothing. ``batch_size`` prompts a
   ``generate`` call, left-padded.
 
@@ -25,8 +28,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -181,6 +184,34 @@ def answer_records(model: str, asked: Sequence[Question], *, logprobs: Sequence[
     return out
 
 
+def answer_questions(model: str, asked: Sequence[Question], mode: str,
+                     score: Callable[[list[Question]], list[list[float]]],
+                     write: Callable[[list[Question]], list[str]]) -> list[Answer]:
+    """The :class:`Answer` of each question, in order: a multiple-choice question by ``mode`` (``loglik``: its
+    options' log-likelihoods from ``score``; ``generate``: the answer ``write`` gives, parsed), an open-ended
+    one (no options) always by ``write``; ``line`` is the question's position (1-based).
+
+    >>> q = [Question("1", "", "Who?", ("Ann", "Bob")), Question("2", "", "Describe her.", ())]
+    >>> got = answer_questions("m", q, "loglik", lambda a: [[-2.0, -1.0]] * len(a), lambda a: ["Tall."] * len(a))
+    >>> [(a.item, a.choice, a.text, a.line) for a in got]
+    [('1', 'b', None, 1), ('2', None, 'Tall.', 2)]
+    """
+    if mode not in MODES:
+        raise EatkitError(f"'{model}' answers in mode {' or '.join(MODES)}, not {mode!r}")
+    by_loglik = [i for i, q in enumerate(asked) if q.options and mode == "loglik"]
+    written = sorted(set(range(len(asked))) - set(by_loglik))
+    out: list[Answer | None] = [None] * len(asked)
+    for chosen, how in ((by_loglik, "loglik"), (written, "generate")):
+        if not chosen:
+            continue
+        subset = [asked[i] for i in chosen]
+        records = (answer_records(model, subset, logprobs=score(subset)) if how == "loglik"
+                   else answer_records(model, subset, texts=write(subset)))
+        for i, record in zip(chosen, records):
+            out[i] = replace(record, line=i + 1)
+    return [a for a in out if a is not None]
+
+
 def option_requests(asked: Sequence[Question]) -> list[tuple[int, str]]:
     """Every (question index, continuation) to score by log-likelihood: ``" " + option``."""
     return [(i, " " + option) for i, q in enumerate(asked) for option in q.options]
@@ -328,13 +359,10 @@ class VisionLanguageModel(EmbeddingSource):
             raise EatkitError(f"'{self.id}' is an image-text-to-text model: it answers questions (bbq and other "
                               f"answer tests); it does not embed set '{stimuli.name}'")
         asked = questions(stimuli)
-        mode = settings.get("mode") or "generate"
-        if mode not in MODES:
-            raise EatkitError(f"'{self.id}' answers in mode {' or '.join(MODES)}, not {mode!r}")
-        self._load()
-        if mode == "loglik":
-            return embedded_answers(answer_records(self.id, asked, logprobs=self.option_logprobs(asked)))
-        return embedded_answers(answer_records(self.id, asked, texts=self.generate(asked)))
+        if asked:
+            self._load()
+        return embedded_answers(answer_questions(self.id, asked, settings.get("mode") or "loglik",
+                                                 self.option_logprobs, self.generate))
 
     def manifest(self) -> dict[str, Any]:
         return {"id": self.id, "model": self.name, "weights": self.weights, "revision": self.revision,
