@@ -50,6 +50,8 @@ DECODING: tuple[Param, ...] = (
     Param("temperature", float, 0.0, low=0, useful=(None, 2), help="0: greedy; above 0: sampled at this temperature"),
     Param("seed", int, 0, low=0, high=2**53 - 1, useful=(None, None), help="answer i is sampled from seed + i"),
 )
+#: image-text-to-text models without a chat template that take the question as a prefix (``model_type``)
+PREFIX_MODELS = frozenset({"paligemma"})
 #: the ways to answer a multiple-choice question (a request's ``mode``)
 MODES = ("loglik", "generate")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -336,6 +338,7 @@ class VisionLanguageModel(EmbeddingSource):
         self.weights = hf_weights_identity(name, revision)
         self._model: Any = None
         self._processor: Any = None
+        self._prefix = False
 
     def _load(self) -> None:
         if self._model is not None:
@@ -349,7 +352,8 @@ class VisionLanguageModel(EmbeddingSource):
             model = model.to(device=torch.device(self.device), dtype=getattr(torch, PRECISIONS[self.precision]))
         except (RuntimeError, ValueError) as exc:
             raise EatkitError(f"cannot place '{self.id}' on device {self.device!r}: {exc}") from None
-        if not getattr(processor, "chat_template", None):
+        self._prefix = getattr(model.config, "model_type", "") in PREFIX_MODELS
+        if not self._prefix and not getattr(processor, "chat_template", None):
             raise EatkitError(f"'{self.id}' has no chat template: its processor cannot place the image in a prompt")
         self._model, self._processor = model.eval(), processor
 
@@ -374,13 +378,18 @@ class VisionLanguageModel(EmbeddingSource):
 
     # -- inputs ------------------------------------------------------------------------------------------
     def _chat(self, question: Question, continuation: str = "") -> str:
+        """The prompt: in the processor's chat template, the image first (LLaVA, Qwen2-VL, Idefics); for a
+        prefix model (PaliGemma) the image token then the question, to which the processor adds BOS and "\n"."""
+        if self._prefix:
+            return (self._processor.image_token if question.image else "") + prompt_text(question) + continuation
         content: list[dict[str, str]] = [{"type": "image"}] if question.image else []
         content.append({"type": "text", "text": prompt_text(question)})
         text = self._processor.apply_chat_template([{"role": "user", "content": content}],
                                                    add_generation_prompt=True)
         return text + continuation
 
-    def _inputs(self, texts: Sequence[str], images: Sequence[str | None], *, left: bool) -> Any:
+    def _inputs(self, texts: Sequence[str], images: Sequence[str | None], *, left: bool,
+                suffixes: Sequence[str] | None = None) -> Any:
         from eatkit.encoders.images import load_image
 
         tokenizer = self._processor.tokenizer
@@ -389,13 +398,15 @@ class VisionLanguageModel(EmbeddingSource):
         pictures = [load_image(path, decoder="pil-open", alpha="drop") for path in images if path]
         if pictures and len(pictures) != len(texts):
             raise EatkitError(f"'{self.id}' answers a batch of questions all with images or all without")
+        extra = {"suffix": list(suffixes)} if suffixes is not None else {}
         try:
-            inputs = self._processor(text=list(texts), images=pictures or None, padding=True, return_tensors="pt")
+            inputs = self._processor(text=list(texts), images=pictures or None, padding=True, return_tensors="pt",
+                                     **extra)
         except (ValueError, TypeError) as exc:
             raise EatkitError(f"'{self.id}': its processor refused the questions: {exc}") from None
         dtype = self._model.dtype
         return {k: (v.to(self._model.device, dtype=dtype) if v.is_floating_point() else v.to(self._model.device))
-                for k, v in inputs.items()}
+                for k, v in inputs.items() if k != "labels"}  # PaliGemma's processor adds training labels
 
     # -- answering -----------------------------------------------------------------------------------------
     def _groups(self, asked: Sequence[Question]) -> list[list[int]]:
@@ -426,6 +437,21 @@ class VisionLanguageModel(EmbeddingSource):
                 out[i] = self._processor.tokenizer.decode(row[width:], skip_special_tokens=True)
         return out
 
+    def _option_inputs(self, asked: Sequence[Question], options: Sequence[str]) -> tuple[Any, list[int], list[int]]:
+        """The inputs of each question's prompt followed by an option (right-padded), and the option's tokens'
+        span in each row: after the chat prompt, ``" " + option``; after a prefix model's prompt, the option as
+        its suffix (its tokens causal, the prefix attended bidirectionally, as the model was trained; the EOS the
+        processor appends left out)."""
+        images = [q.image for q in asked]
+        if self._prefix:
+            full = self._inputs([self._chat(q) for q in asked], images, left=False,
+                                suffixes=[option.strip() for option in options])
+            mask = full["attention_mask"]
+            return full, (mask * (full["token_type_ids"] == 0)).sum(1).tolist(), (mask.sum(1) - 1).tolist()
+        full = self._inputs([self._chat(q, option) for q, option in zip(asked, options)], images, left=False)
+        prompt = self._inputs([self._chat(q) for q in asked], images, left=False)
+        return full, prompt["attention_mask"].sum(1).tolist(), full["attention_mask"].sum(1).tolist()
+
     def option_logprobs(self, asked: Sequence[Question]) -> list[list[float]]:
         """Each option's log-likelihood after its question's prompt (module docstring), in batches."""
         import torch
@@ -434,11 +460,7 @@ class VisionLanguageModel(EmbeddingSource):
         flat = [asked[i] for i, _ in requests]
         values = [0.0] * len(requests)
         for batch in progress(self._groups(flat), desc="scoring: batches of options"):
-            full = self._inputs([self._chat(flat[r], requests[r][1]) for r in batch],
-                                [flat[r].image for r in batch], left=False)
-            prompt = self._inputs([self._chat(flat[r]) for r in batch], [flat[r].image for r in batch], left=False)
-            ends = full["attention_mask"].sum(1).tolist()
-            starts = prompt["attention_mask"].sum(1).tolist()
+            full, starts, ends = self._option_inputs([flat[r] for r in batch], [requests[r][1] for r in batch])
             with torch.inference_mode():
                 logits = self._model(**full).logits
             for r, value in zip(batch, continuation_sums(logits, full["input_ids"], list(zip(starts, ends)))):
