@@ -188,6 +188,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "answers-ok.csv").write_text("item,choice\n1,yes\n")
     (root / "answers-noscore.csv").write_text("item,choice,score\n1,yes,very\n")
     (root / "samples_t_2026-01-01T00-00-00.0.jsonl").write_text('{"doc_id": 0, "doc": {}}\n')
+    _items_suites(root)
     (root / "run-badjson").mkdir()
     (root / "run-badjson" / "results.json").write_text("[{")
     (root / "run-empty").mkdir()
@@ -195,6 +196,34 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "user-folder" / "report.html").write_text("<p>my own report</p>")
     (root / "user-folder" / "table.md").write_text("| my | table |")
     return root
+
+
+ITEMS = {  # an answers test's items file (docs/answers.md): name -> its lines ("" for a file not written)
+    "nosuch": None,
+    "notjson": '{"id": "1", "question": "Who?"}\n{"id": "2", "quest',
+    "noquestion": '{"id": "1", "options": ["a", "b"]}\n',
+    "badoptions": '{"id": "1", "question": "Who?", "options": "a, b"}\n',
+    "twice": '{"id": "1", "question": "Who?"}\n{"id": "1", "question": "Whom?"}\n',
+    "badgroup": '{"id": "1", "question": "Who?", "group": ["a"]}\n',
+    "noimage": '{"id": "1", "question": "Who?", "image": "nosuch.png"}\n',
+    "other": '{"id": "q9", "question": "Who?"}\n',
+}
+
+
+def _items_suites(root: Path) -> None:
+    """One answers suite per bad items file of :data:`ITEMS` (``answers-items-<name>.json``), one whose items
+    file lies outside its folder, one whose items_sha256 is not its file's."""
+    def suite(name: str, **params: Any) -> None:
+        tests = [{"id": "t", "title": "T", "kind": "answers", "params": {"values": ["yes"], **params}}]
+        (root / f"answers-items-{name}.json").write_text(json.dumps(
+            {"schema": "eatkit.suite/1", "id": "a", "title": "A", "tests": tests}))
+
+    for name, text in ITEMS.items():
+        if text is not None:
+            (root / f"items-{name}.jsonl").write_text(text)
+        suite(name, items=f"items-{name}.jsonl")
+    suite("outside", items="../items-other.jsonl")
+    suite("sha", items="items-other.jsonl", items_sha256="0" * 64)
 
 
 def _run(*extra: str) -> list[str]:
@@ -535,6 +564,18 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
      "--answer-field applies to --answers only"),
     (["run", "weat", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], "holds recorded answers"),
 ]
+CLI += [  # an answers test's items file (docs/answers.md): one line naming the file, the line and the field
+    (["run", f"{{d}}/answers-items-{name}.json", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], message)
+    for name, message in (
+        ("nosuch", "items-nosuch.jsonl does not exist"), ("notjson", "items-notjson.jsonl, line 2: not JSON"),
+        ("noquestion", "items-noquestion.jsonl, line 1: field question missing or not a string"),
+        ("badoptions", "line 1: field options is not a list of at most 26 non-empty strings"),
+        ("twice", "items-twice.jsonl, line 2: item id '1' given twice"),
+        ("badgroup", "line 1: field group is not a string or number"),
+        ("noimage", "line 1: image nosuch.png does not exist"),
+        ("other", "answers-ok.csv: line 2: item '1' is not in"),
+        ("outside", "items file '../items-other.jsonl' must stay inside"),
+        ("sha", "not the expected 0000000000"))]
 
 
 _BBQ = ["run", "bbq", "--answers", "{d}/bbq-preds.jsonl", "--answer-field", "pred", "-q", "-o", "{o}"]

@@ -180,11 +180,15 @@ def with_item_facts(answers: Sequence[Answer], items: Sequence[AnswerItem], wher
         item = by_id.get(answer.item)
         if item is None:
             raise EatkitError(f"{answer.file}: line {answer.line}: item {answer.item!r} is not in {where}")
-        lacking = {k: str(v) for k, v in item.facts.items()
-                   if k in RECORD_FIELDS and v is not None and getattr(answer, k) is None}
-        others = {k: v for k, v in item.facts.items() if k not in RECORD_FIELDS}
-        out.append(replace(answer, **lacking, fields={**others, **answer.fields}))
+        out.append(_with_facts(answer, item.facts))
     return out
+
+
+def _with_facts(answer: Answer, facts: Mapping[str, Any]) -> Answer:
+    """``answer`` with the record fields of ``facts`` it lacks, and the other facts beside its own fields."""
+    lacking = {k: str(v) for k, v in facts.items() if k in RECORD_FIELDS and v is not None and getattr(answer, k) is None}
+    others = {k: v for k, v in facts.items() if k not in RECORD_FIELDS}
+    return replace(answer, **lacking, fields={**others, **answer.fields})
 
 
 def asked_items(items: Sequence[AnswerItem], select: Sequence[str]) -> list[AnswerItem]:

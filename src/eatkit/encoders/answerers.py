@@ -202,16 +202,20 @@ def answer_questions(model: str, asked: Sequence[Question], mode: str,
         raise EatkitError(f"'{model}' answers in mode {' or '.join(MODES)}, not {mode!r}")
     by_loglik = [i for i, q in enumerate(asked) if q.options and mode == "loglik"]
     written = sorted(set(range(len(asked))) - set(by_loglik))
-    out: list[Answer | None] = [None] * len(asked)
+    found: dict[int, Answer] = {}
     for chosen, how in ((by_loglik, "loglik"), (written, "generate")):
-        if not chosen:
-            continue
-        subset = [asked[i] for i in chosen]
-        records = (answer_records(model, subset, logprobs=score(subset)) if how == "loglik"
-                   else answer_records(model, subset, texts=write(subset)))
-        for i, record in zip(chosen, records):
-            out[i] = replace(record, line=i + 1)
-    return [a for a in out if a is not None]
+        found |= dict(zip(chosen, _answered(model, [asked[i] for i in chosen], how, score, write)))
+    return [replace(found[i], line=i + 1) for i in range(len(asked))]
+
+
+def _answered(model: str, asked: list[Question], how: str, score: Callable[[list[Question]], list[list[float]]],
+              write: Callable[[list[Question]], list[str]]) -> list[Answer]:
+    """The answers of ``asked`` (a request's questions of one way of answering, :func:`answer_questions`)."""
+    if not asked:
+        return []
+    if how == "loglik":
+        return answer_records(model, asked, logprobs=score(asked))
+    return answer_records(model, asked, texts=write(asked))
 
 
 def option_requests(asked: Sequence[Question]) -> list[tuple[int, str]]:
@@ -392,21 +396,25 @@ class VisionLanguageModel(EmbeddingSource):
                 suffixes: Sequence[str] | None = None) -> Any:
         from eatkit.encoders.images import load_image
 
-        tokenizer = self._processor.tokenizer
-        tokenizer.padding_side = "left" if left else "right"
+        self._processor.tokenizer.padding_side = "left" if left else "right"
         # Image.open(path).convert("RGB"), through the one image decoder (an unreadable file: one line)
         pictures = [load_image(path, decoder="pil-open", alpha="drop") for path in images if path]
         if pictures and len(pictures) != len(texts):
             raise EatkitError(f"'{self.id}' answers a batch of questions all with images or all without")
-        extra = {"suffix": list(suffixes)} if suffixes is not None else {}
+        extra = {} if suffixes is None else {"suffix": list(suffixes)}
         try:
             inputs = self._processor(text=list(texts), images=pictures or None, padding=True, return_tensors="pt",
                                      **extra)
         except (ValueError, TypeError) as exc:
             raise EatkitError(f"'{self.id}': its processor refused the questions: {exc}") from None
+        inputs.pop("labels", None)  # PaliGemma's processor adds training labels
+        return self._on_device(inputs)
+
+    def _on_device(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The processor's tensors on the model's device, floating ones in its precision."""
         dtype = self._model.dtype
         return {k: (v.to(self._model.device, dtype=dtype) if v.is_floating_point() else v.to(self._model.device))
-                for k, v in inputs.items() if k != "labels"}  # PaliGemma's processor adds training labels
+                for k, v in inputs.items()}
 
     # -- answering -----------------------------------------------------------------------------------------
     def _groups(self, asked: Sequence[Question]) -> list[list[int]]:

@@ -525,16 +525,22 @@ def _helm_reference_logprob(state: Mapping[str, Any], where: str) -> tuple[float
     if not isinstance(index, int) or not 0 <= index < len(references):
         raise EatkitError(f"{where}: field reference_index is not an index of instance.references")
     wanted = " " + str((references[index].get("output") or {}).get("text", ""))
-    tokens = _helm_completion(state.get("result"), where).get("tokens")
-    if not isinstance(tokens, list) or not all(isinstance(t, dict) for t in tokens):
-        raise EatkitError(f"{where}: field result.completions[0].tokens missing")
     spelled, total = "", 0.0
+    tokens = _helm_tokens(state, where)
     for count, token in enumerate(reversed(tokens), 1):
         spelled = str(token.get("text", "")) + spelled
         total += _number(token.get("logprob"), f"{where}: field tokens.logprob") or 0.0
         if len(spelled) >= len(wanted):
             return total, count
     raise EatkitError(f"{where}: the completion's tokens do not end in the reference {wanted.strip()!r}")
+
+
+def _helm_tokens(state: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """The tokens (text, logprob) of a request state's completion."""
+    tokens = _helm_completion(state.get("result"), where).get("tokens")
+    if not isinstance(tokens, list) or not all(isinstance(t, dict) for t in tokens):
+        raise EatkitError(f"{where}: field result.completions[0].tokens missing")
+    return tokens
 
 
 def _helm_separate(states: list[tuple[int, Mapping[str, Any]]], file: str) -> Answer:
@@ -840,15 +846,20 @@ def detect_format(path: Path) -> str:
 _HELM_OTHERS = re.compile(r"(run_spec|scenario|stats|per_instance_stats|instances)\.json(\.gz)?$")
 
 
+def _is_answer_file(path: Path, root: Path) -> bool:
+    """Whether ``path`` under the answers folder ``root`` may hold answers: not hidden, a README, a harness's
+    results file, HELM's side files, nor in a ``dataset``, ``items`` or ``prompts`` folder (the items answered)."""
+    name, folders = path.name, path.parts[len(root.parts):-1]
+    return (not name.startswith((".", "README")) and not re.match(r"(.*_)?results.*\.json$", name)
+            and not _HELM_OTHERS.match(name) and not {"dataset", "items", "prompts"} & set(folders))
+
+
 def answer_files(path: Path) -> list[Path]:
     """``path`` itself, or every file under the folder ``path`` (sorted; hidden files, READMEs, harness
     results files and the files HELM writes beside its ``scenario_state.json`` skipped)."""
     if not path.is_dir():
         return [path]
-    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "README"))
-                   and not re.match(r"(.*_)?results.*\.json$", p.name) and not _HELM_OTHERS.match(p.name)
-                   and "dataset" not in p.parts[len(path.parts):]
-                   and "items" not in p.parts[len(path.parts):] and "prompts" not in p.parts[len(path.parts):])
+    files = sorted(p for p in path.rglob("*") if p.is_file() and _is_answer_file(p, path))
     if not files:
         raise EatkitError(f"the answers folder {path} holds no file")
     return files
