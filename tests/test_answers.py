@@ -5,6 +5,7 @@ the CLI on the harness logs in ../shared, the manifest and `eatkit verify`."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import gzip
 import json
@@ -123,6 +124,27 @@ def test_helm_scenario_states_written_by_helm_are_read(run: str, answers: int) -
         assert {e for e in exact.values()} == {0.0, 1.0}  # right and wrong answers: the check can fail
     else:
         assert {a.condition for a in got.records} == {None, "lowercase"}  # HELM's perturbation, read as condition
+
+
+def test_vlmevalkit_tables_written_by_vlmevalkit_are_read(tmp_path: Path, capsys) -> None:
+    """VLMEvalKit (commit e8e78f05, its own infer_data_job and exact-matching evaluation; README.md) on a custom
+    multiple-choice dataset: the prediction and evaluated tables are read (the score file and folder skipped), the
+    model and dataset named from the file name without the judge; each prediction letter is right exactly where
+    VLMEvalKit's hit says so, and the rate of hits from the CLI equals the Overall accuracy VLMEvalKit wrote."""
+    folder = DATA / "vlmevalkit-run"
+    got = read_answers(folder)
+    assert [(f.tool, f.model, f.task, f.answers) for f in got.files] == [("VLMEvalKit", "TinyIdefics3", "MadeUpBiasVQA", 8)] * 2
+    judged = [a for a in got.records if "exact_matching_result" in a.file]
+    assert [a.choice == a.target for a in judged] == [a.fields["hit"] == "1" for a in judged]
+    assert {a.fields["hit"] for a in judged} == {"0", "1"}  # right and wrong answers: the check can fail
+    assert [a.text for a in judged] == [a.text for a in got.records if a not in judged]  # the same predictions
+    overall = float(next(csv.DictReader(open(folder / "TinyIdefics3_MadeUpBiasVQA_acc.csv")))["Overall"])
+    suite = _suite(tmp_path, outcome="hit", values=["1"], group="category")
+    code, _, err = _run(["run", str(suite), "--answers", str(folder / "TinyIdefics3_MadeUpBiasVQA_exact_matching_result.xlsx"),
+                         "-q", "-o", str(tmp_path / "o")], capsys)
+    assert code == 0, err
+    (rate,) = [r for r in _records(tmp_path / "o") if r["row"] == "rate"]
+    assert (rate["n"], rate["estimate"]) == (8, pytest.approx(overall, abs=1e-15))
 
 
 def test_helm_scenario_state_from_its_documented_layout(tmp_path: Path) -> None:

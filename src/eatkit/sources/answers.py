@@ -443,9 +443,31 @@ def _read_vlmevalkit(path: Path, names: Mapping[str, str]) -> Read:
         if missing:
             raise EatkitError(f"{path.name}: line 1: field {missing[0]} missing (not a VLMEvalKit result table)")
         records.append(replace(plain_answer(row, defaults, path.name, number), choice=_letter(row, defaults)))
-    stem = re.sub(r"(_result|_openai_result|_gpt-4o-mini_result)?\.(xlsx|tsv|csv)$", "", name)
+    model, task = _vlmevalkit_names(path)
+    return Read(records, "VLMEvalKit", model=model, task=task)
+
+
+#: the suffix of VLMEvalKit's evaluated tables, ``<model>_<dataset>_<judge>[_vanilla[_circN]]_result.xlsx`` (a
+#: judge: exact_matching, openai, or a judge model's name such as gpt-4o-mini)
+_VLMEVAL_RESULT = re.compile(r"(_(exact_matching|openai|[A-Za-z0-9.]+-[A-Za-z0-9.-]+))?(_vanilla(_circ\d+)?)?_result$")
+#: the run folder of VLMEvalKit's run.py, ``<work_dir>/<model>/T<date>_G<commit>/``
+_VLMEVAL_RUN = re.compile(r"T\d{8}_G")
+
+
+def _vlmevalkit_names(path: Path) -> tuple[str | None, str | None]:
+    """The model and dataset of a VLMEvalKit table: ``<model>_<dataset>`` with the judge's suffix dropped, the
+    model being the folder run.py names after it (``<model>/T<date>_G<commit>/``) where the name starts so,
+    else the part before the first underscore.
+
+    >>> _vlmevalkit_names(Path("outputs/llava_v1.5_7b/T20250101_Gabc/llava_v1.5_7b_MMBench_DEV_EN_gpt-4o-mini_result.xlsx"))
+    ('llava_v1.5_7b', 'MMBench_DEV_EN')
+    """
+    stem = _VLMEVAL_RESULT.sub("", re.sub(r"\.(xlsx|tsv|csv)$", "", path.name.removesuffix(".gz")))
+    folder = path.parent.parent.name if _VLMEVAL_RUN.match(path.parent.name) else path.parent.name
+    if folder and stem.startswith(folder + "_"):
+        return folder, stem[len(folder) + 1:]
     model, _, task = stem.partition("_")
-    return Read(records, "VLMEvalKit", model=model or None, task=task or None)
+    return model or None, task or None
 
 
 def _letter(row: Mapping[str, str], names: Mapping[str, str]) -> str | None:
@@ -842,21 +864,24 @@ def detect_format(path: Path) -> str:
     raise EatkitError(f"answer file {path}: format not recognised (give --answer-format: {', '.join(FORMATS)})")
 
 
-#: what HELM writes beside a run's scenario_state.json (its run spec, scenario, statistics)
-_HELM_OTHERS = re.compile(r"(run_spec|scenario|stats|per_instance_stats|instances)\.json(\.gz)?$")
+#: what HELM writes beside a run's scenario_state.json (its run spec, scenario, statistics) and VLMEvalKit
+#: beside its tables (scores, pickled intermediates)
+_SIDE_FILES = re.compile(r"(run_spec|scenario|stats|per_instance_stats|instances)\.json(\.gz)?$"
+                         r"|.*_(acc|score|fine|metrics)\.(csv|xlsx|json)$|.*\.pkl$")
 
 
 def _is_answer_file(path: Path, root: Path) -> bool:
     """Whether ``path`` under the answers folder ``root`` may hold answers: not hidden, a README, a harness's
-    results file, HELM's side files, nor in a ``dataset``, ``items`` or ``prompts`` folder (the items answered)."""
+    results file, HELM's or VLMEvalKit's side files, nor in a ``dataset``, ``items`` or ``prompts`` folder (the
+    items answered)."""
     name, folders = path.name, path.parts[len(root.parts):-1]
     return (not name.startswith((".", "README")) and not re.match(r"(.*_)?results.*\.json$", name)
-            and not _HELM_OTHERS.match(name) and not {"dataset", "items", "prompts"} & set(folders))
+            and not _SIDE_FILES.match(name) and not {"dataset", "items", "prompts"} & set(folders))
 
 
 def answer_files(path: Path) -> list[Path]:
     """``path`` itself, or every file under the folder ``path`` (sorted; hidden files, READMEs, harness
-    results files and the files HELM writes beside its ``scenario_state.json`` skipped)."""
+    results files and the side files of HELM and VLMEvalKit skipped: :func:`_is_answer_file`)."""
     if not path.is_dir():
         return [path]
     files = sorted(p for p in path.rglob("*") if p.is_file() and _is_answer_file(p, path))
