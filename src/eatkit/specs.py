@@ -280,6 +280,11 @@ STEREOSET = KindSpec(
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
         Param("max_examples", int, low=1, high=10**7, useful=(100, None), help="score only the first N examples (default: all)"),
     ))
+#: how a local model answers a multiple-choice question (the bbq and answers kinds: one --answer-mode flag)
+ANSWER_MODE = Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
+                    help="how a local model answers a multiple-choice question: the option of highest "
+                    "log-likelihood, or a generated answer parsed as the authors parse a prediction (an answers "
+                    "test's open-ended item is always answered by generation)")
 # answer benchmarks (eatkit.analyses.answers, docs/answers.md): recorded answers (--answers) or a local answerer
 ANSWERS = KindSpec(
     "answers", (), "eatkit.analyses.answers:AnswersAnalysis",
@@ -329,9 +334,7 @@ ANSWERS = KindSpec(
         Param("items_sha256", default="", cli=False,
               help="the items file's SHA-256 (set when the suite loads; given in a suite file, a different file "
               "is refused)"),
-        Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
-              help="how a local model answers a multiple-choice item: the option of highest log-likelihood, or a "
-              "generated answer parsed (an open-ended item is always answered by generation)"),
+        ANSWER_MODE,
     ))
 LLM_IAT = KindSpec(
     "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
@@ -394,12 +397,7 @@ BBQ = KindSpec(
               flag="--bbq-categories", help="comma-separated BBQ categories to score (default: all found)"),
         Param("max_items", int, low=1, high=10**7, useful=(100, None), flag="--bbq-max-items",
               help="score only the first N items of each category (a quick look; default: all)"),
-        Param("items_sha256", default="", cli=False,
-              help="the items file's SHA-256 (set when the suite loads; given in a suite file, a different file "
-              "is refused)"),
-        Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
-              help="how a local model answers: the option of highest log-likelihood, or a generated answer "
-              "parsed as the authors parse a prediction"),
+        ANSWER_MODE,
     ))
 
 _MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "
