@@ -174,6 +174,23 @@ def test_recorded_answers_get_their_items_facts_by_id(tmp_path: Path) -> None:
         g: (sum(r["group"] == g for r in rows), sum(r["group"] == g for r in rows)) for g in ("female", "male")}
 
 
+def test_verify_reports_a_changed_items_file(tmp_path: Path, capsys) -> None:
+    """The items file's SHA-256 is in the manifest; eatkit verify finds it changed (recorded answers stand in for
+    the model: the items file is read by either)."""
+    suite = write_benchmark(tmp_path)
+    (tmp_path / "a.csv").write_text("item,choice\n" + "".join(f"hire-{p}-{g},{c}\n" for p in range(5)
+                                                              for g, c in (("female", "a"), ("male", "b"))))
+    assert main(["run", str(suite), "--answers", str(tmp_path / "a.csv"), "--tests", "hired,hired-swap", "-q",
+                 "-o", str(tmp_path / "o")]) == 0
+    assert main(["verify", str(tmp_path / "o")]) == 0
+    capsys.readouterr()
+    items_file = tmp_path / "hiring-items.jsonl"
+    items_file.write_text(items_file.read_text().replace("nurse", "doctor"))
+    code = main(["verify", str(tmp_path / "o")])
+    out = capsys.readouterr()
+    assert code != 0 and "test 'hired' items file hiring-items.jsonl" in out.out + out.err and "changed" in out.out + out.err
+
+
 def test_a_changed_items_file_is_refused(tmp_path: Path, capsys) -> None:
     suite = write_benchmark(tmp_path)
     spec = json.loads(suite.read_text())

@@ -62,6 +62,9 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     for entry in _answer_files(source):
         check.count("answer files")
         check.changes += _check_answer_file(entry)
+    for test_id, path, recorded in _items_files(manifest):
+        check.count("items files")
+        check.changes += _check_items_file(test_id, path, recorded)
     notes: list[str] = []
     if isinstance(source.get("hub"), dict):
         check.count("model revision")
@@ -259,6 +262,24 @@ def _check_answer_file(entry: dict[str, Any]) -> list[str]:
         return [f"answer file {path.name}: {path} is missing ({made})"]
     if file_sha256(path) != entry["sha256"]:
         return [f"answer file {path.name}: {path} changed (sha256 {entry['sha256'][:12]}... recorded; {made})"]
+    return []
+
+
+def _items_files(manifest: dict[str, Any]) -> list[tuple[str, Path, str]]:
+    """(test, path, SHA-256) of each answers test's items file (the manifest's ``test_params``: ``items``,
+    ``items_sha256``; :mod:`eatkit.stimuli.answer_items`)."""
+    params = manifest.get("test_params")
+    return [(test, Path(p["items"]), p["items_sha256"]) for test, p in params.items()
+            if isinstance(p, dict) and isinstance(p.get("items"), str) and isinstance(p.get("items_sha256"), str)
+            and p["items"]] if isinstance(params, dict) else []
+
+
+def _check_items_file(test_id: str, path: Path, recorded: str) -> list[str]:
+    """The change of a test's items file: missing, or its bytes changed."""
+    if not path.is_file():
+        return [f"test '{test_id}' items file {path.name}: {path} is missing"]
+    if file_sha256(path) != recorded:
+        return [f"test '{test_id}' items file {path.name}: {path} changed (sha256 {recorded[:12]}... recorded)"]
     return []
 
 
