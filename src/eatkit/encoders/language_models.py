@@ -300,7 +300,7 @@ class LanguageModel(EmbeddingSource):
         return per_question(asked, self._causal_sums(seqs, [len(prompts[i]) for i, _ in requests]))
 
     def written(self, asked: Sequence[Question]) -> list[str]:
-        """Each question's written answer, decoded as :attr:`decoding` says; answer ``i`` of the request sampled
+        """Each question's written answer, decoded as :attr:`decoding` says; the ``i``-th of ``asked`` sampled
         from seed + ``i`` (:meth:`generate`)."""
         s = self.decoding
         return self.generate([prompt_text(q) for q in asked], max_new_tokens=s["max_new_tokens"],
