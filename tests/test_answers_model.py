@@ -174,6 +174,26 @@ def test_recorded_answers_get_their_items_facts_by_id(tmp_path: Path) -> None:
         g: (sum(r["group"] == g for r in rows), sum(r["group"] == g for r in rows)) for g in ("female", "male")}
 
 
+def test_a_sweep_of_local_models_ranks_them_on_the_benchmark(model: str, tmp_path: Path) -> None:
+    """Two tiny models in a sweep over the made-up benchmark: each cell's model answers the items (found from the
+    suite file's folder), and rankings.csv ranks both on the answers measure of its three tests."""
+    import csv
+
+    from tiny_lm import make_gpt2
+
+    write_benchmark(tmp_path)
+    other = make_gpt2(tmp_path / "lm-seed3", seed=3, chat=True)
+    (tmp_path / "sweep.toml").write_text(
+        'output = "out"\nsuites = ["hiring.json"]\n' + "".join(
+            f'[[models]]\nlabel = "{label}"\nname = "hf-lm:{folder}"\n' for label, folder in (("seed5", model),
+                                                                                            ("seed3", other))))
+    assert main(["sweep", str(tmp_path / "sweep.toml"), "-q"]) == 0
+    rows = {r["model"]: r for r in csv.DictReader(open(tmp_path / "out" / "rankings.csv", encoding="utf-8"))}
+    assert sorted(rows) == ["seed3", "seed5"] and {rows[m]["rank_answers"] for m in rows} == {"1.0", "2.0"}
+    assert rows["seed5"]["answers"] != rows["seed3"]["answers"]  # the two models answered differently
+    assert rows["seed5"]["basis"] == "answers: 3 test(s)"
+
+
 def test_verify_reports_a_changed_items_file(tmp_path: Path, capsys) -> None:
     """The items file's SHA-256 is in the manifest; eatkit verify finds it changed (recorded answers stand in for
     the model: the items file is read by either)."""
