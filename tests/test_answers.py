@@ -82,8 +82,7 @@ def _helm_reference_scores(state: dict) -> dict[str, list[float]]:
     """HELM 0.5.16's score of each reference (metrics/basic_metrics.py, compute_logprob_and_length): the last
     len(tokenize(" " + reference)) tokens' log-probabilities summed; separate_original divides by that count,
     separate_calibrated subtracts the calibration request's sum. The tokenizer is the model's own, re-read."""
-    from tokenizers import Tokenizer
-
+    Tokenizer = pytest.importorskip("tokenizers").Tokenizer
     tokenizer = Tokenizer.from_file(str(DATA / "helm" / "tiny-gpt2-tokenizer" / "tokenizer.json"))
     sums: dict[str, dict[tuple[int, str], tuple[float, int]]] = {}
     for r in state["request_states"]:

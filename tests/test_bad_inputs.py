@@ -647,6 +647,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.sources.vectors import WordVectors, load_word_vectors
     from eatkit.stimuli.datasets import download_dataset
     from eatkit.run.runner import run_suite
+    from eatkit.stimuli.answer_items import read_answer_items
     from eatkit.stimuli.loader import load_suite
     from eatkit.run.verify import verify_run
     from eatkit.analyses import record_from_json
@@ -723,6 +724,11 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: build_model("hf-vlm:x", generation=["seed"]), EatkitError, "--generation takes KEY=VALUE"),
         (lambda d: build_model("hf-mlm:x", chat_template=False), EatkitError,
          "model 'hf-mlm:x' does not take the option 'chat_template'"),
+        # an answers test's items file (eatkit.stimuli.answer_items), read and through the suite loader
+        (lambda d: read_answer_items(d / "items-twice.jsonl"), EatkitError, "line 2: item id '1' given twice"),
+        (lambda d: read_answer_items(d / "items-nosuch.jsonl"), EatkitError, "does not exist"),
+        (lambda d: load_suite(d / "answers-items-outside.json"), EatkitError, "must stay inside"),
+        (lambda d: load_suite(d / "answers-items-sha.json"), EatkitError, "not the expected 0000"),
     ]
 
 
