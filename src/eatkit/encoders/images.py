@@ -73,6 +73,34 @@ def load_image(path: str | Path, *, draft: tuple[int, int] | None = None, decode
         raise EatkitError(f"cannot read image {path}: {one_line(exc)}") from None
 
 
+def image_sizes(paths: list[str]) -> list[tuple[str, int, int]]:
+    """``(path, width, height)`` of each image file, from its header only (nothing decoded; EXIF orientation
+    ignored: the shorter side is the same); a file Pillow cannot open is left out (:func:`load_image` names it).
+
+    >>> import tempfile, pathlib; from PIL import Image
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.png"; Image.new("RGB", (3, 2)).save(p)
+    >>> image_sizes([str(p)])[0][1:]
+    (3, 2)
+    """
+    pil = require("PIL.Image", "image loading", "image")
+    out = []
+    for path in paths:
+        try:
+            with pil.open(path) as image:
+                out.append((path, *image.size))
+        except (OSError, SyntaxError, ValueError, pil.DecompressionBombError):
+            continue
+    return out
+
+
+def check_small_images(name: str, paths: list[str], side: int) -> None:
+    """The ``small-image`` degeneracy rule on an image set about to be embedded at ``side`` x ``side``: one
+    warning naming the images far smaller than that (:func:`eatkit.stats.degeneracy.check_image_sizes`)."""
+    from eatkit.stats.degeneracy import check_image_sizes
+
+    check_image_sizes(name, image_sizes(paths), side)
+
+
 def check_choice_of(name: str, value: Any, known: tuple[str, ...]) -> None:
     """A one-line error for a preprocessing field ``name`` whose ``value`` is not one of ``known``."""
     if value not in known:

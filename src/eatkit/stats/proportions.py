@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats.degeneracy import check_group
 from eatkit.stats.outcomes import proportion
 
 
@@ -59,6 +60,8 @@ def group_rates(counts: Mapping[str, int], totals: Mapping[str, int],
     if set(counts) != set(totals) or len(counts) < 1:
         raise EatkitError("counts and totals must name the same groups")
     groups = sorted(counts)
+    for g in groups:
+        check_group("group", str(g), int(totals[g]))
     shares = {g: proportion(int(counts[g]), int(totals[g]), confidence_level=confidence_level) for g in groups}
     intervals = {g: (r.ci_low, r.ci_high) for g, r in shares.items()}
     table = np.array([[counts[g], totals[g] - counts[g]] for g in groups], dtype=np.float64)
