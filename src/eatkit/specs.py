@@ -21,7 +21,7 @@ EAT = KindSpec(
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
         # facts of each test (its suite file's params)
-        Param("iat_d", float, cli=False, useful=(-3, 3), help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
+        Param("iat_d", float, cli=False, low=-100, high=100, useful=(-3, 3), help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
               "beside the embedding's d for comparison only"),
     ),
     degeneracy=VECTOR_SETS)
@@ -137,7 +137,7 @@ GENERATION = KindSpec(
         Param("starts", int, 3, low=1, high=1000, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
         Param("steps", int, 80, low=1, high=100_000, useful=(10, None), help="optimisation steps"),
         Param("every", int, 10, low=1, high=100_000, useful=(None, None), help="keep a frame every N steps"),
-        Param("lr", float, 0.05, low=0, low_open=True, useful=(None, 1), help="Adam learning rate"),
+        Param("lr", float, 0.05, low=0, low_open=True, high=1e3, useful=(None, 1), help="Adam learning rate"),
         Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
         Param("size", int, low=1, high=4096, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
         Param("cutouts", int, 4, low=0, high=1024, useful=(None, 64), help="random crops per step (0: the whole image)"),
@@ -364,7 +364,7 @@ LLM_IAT = KindSpec(
               help="prompt templates: the authors' instruction1, instruction2, replication, or a text with {a}, {b} "
               "(the group names) and {words}"),
         Param("answer_tokens", int, 200, low=1, high=32_768, useful=(64, None), help="longest answer in tokens"),
-        Param("temperature", float, 1.0, low=0, useful=(0, 2),
+        Param("temperature", float, 1.0, low=0, high=100, useful=(0, 2),
               help="sampling temperature (0: greedy; the authors' API default 1)"),
         # facts of each test (the suite file's params)
         Param("category", cli=False, help="the dataset's name in the authors' response files"),
