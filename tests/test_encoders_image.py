@@ -706,3 +706,10 @@ def test_an_image_far_smaller_than_the_input_is_a_warning_naming_file_and_size(t
     warned = [w for w in result.manifest["statistics"]["warnings"] if "tiny.png 1 x 1" in w]
     assert len(warned) == 1 and warned[0].startswith("image set 'X': 1 image(s)")
     assert all(warned[0] in r.warnings for r in result.records)
+    # eatkit run prints the run's input warnings once with the settings' (each run's manifest holds them)
+    from types import SimpleNamespace
+
+    from eatkit.cli.run import _input_warnings
+
+    done = SimpleNamespace(runs=[result, result])  # a series: two runs with the same warning
+    assert _input_warnings(done, ["a setting's warning"]) == warned

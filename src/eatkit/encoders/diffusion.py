@@ -91,8 +91,12 @@ def generation_settings(given: Mapping[str, Any] | Sequence[str] | None) -> dict
     for name in given:
         if name not in names:
             raise EatkitError(f"unknown generation setting {name!r} (known: {', '.join(names)})")
-    settings = {p.name: p.convert(given[p.name]) if given.get(p.name) is not None else p.default
-                for p in GENERATION_SETTINGS}
+    return _checked_size({p.name: p.convert(given[p.name]) if given.get(p.name) is not None else p.default
+                          for p in GENERATION_SETTINGS})
+
+
+def _checked_size(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` whose image size, when given, is a multiple of :data:`SIZE_STEP`, or a one-line error."""
     if settings["size"] is not None and settings["size"] % SIZE_STEP:
         raise EatkitError(f"size must be a multiple of {SIZE_STEP} (a latent diffusion pipeline's VAE downsamples "
                           f"{SIZE_STEP}x), got {settings['size']}")

@@ -297,20 +297,22 @@ def _generator_folders(manifest: dict[str, Any], records: list[Any], run_dir: Pa
 def _catalogues(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
     """Each seed-sets test's catalogue (``test_params.<test>.catalogue``, ``catalogue_sha256``), found as the
     run found it: a registered one in the data folder, a file relative to the suite file's folder."""
-    from eatkit.stimuli.seed_catalogue import catalogue_path
-
     params = manifest.get("test_params") if isinstance(manifest.get("test_params"), dict) else {}
     suite = (manifest.get("suite") or {}).get("file")
     base = Path(suite).parent if isinstance(suite, str) else None
-    out = []
-    for given in params.values():
-        name, digest = (given or {}).get("catalogue"), (given or {}).get("catalogue_sha256")
-        if isinstance(name, str) and name and isinstance(digest, str):
-            try:
-                out.append((name, catalogue_path(name, base), digest))
-            except EatkitError:  # a registered catalogue no longer in the data folder
-                out.append((name, Path(name), digest))
-    return out
+    given = [(g.get("catalogue"), g.get("catalogue_sha256")) for g in params.values() if isinstance(g, dict)]
+    return [_catalogue(name, digest, base) for name, digest in given
+            if isinstance(name, str) and name and isinstance(digest, str)]
+
+
+def _catalogue(name: str, digest: str, base: Path | None) -> tuple[str, Path, str]:
+    """A catalogue's (name, file, recorded sha256); a registered one no longer in the data folder: its name."""
+    from eatkit.stimuli.seed_catalogue import catalogue_path
+
+    try:
+        return name, catalogue_path(name, base), digest
+    except EatkitError:
+        return name, Path(name), digest
 
 
 def _annotation_files(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:

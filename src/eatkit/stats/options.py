@@ -40,13 +40,13 @@ CHOICES: dict[str, tuple[str, ...]] = {"alternative": ALTERNATIVES, "sd": SD_MET
 #: range and its useful range (:class:`eatkit.params.Param`): the one place each is range-checked
 #: (:func:`check_option`; the runner's ``RunOptions``, the command line and the statistics call it)
 OPTIONS: dict[str, Param] = {p.name: p for p in (
-    Param("permutations", int, "auto", words=("auto", "exact"), low=1, high=10**10, useful=(None, None),
+    Param("permutations", int, "auto", words=("auto", "exact"), low=1, useful=(None, None),
           help="auto, exact, or a number of random draws (its usefulness against alpha: RunOptions.warnings)"),
     Param("alternative", choices=ALTERNATIVES, default="greater", help="alternative hypothesis of the p-values"),
     Param("sd", choices=SD_METHODS, default="caliskan", help="the SD of the effect size"),
     Param("p_method", choices=P_METHODS, default="permutation", help="how the p-value is computed"),
     Param("ddof", int, 1, low=0, high=10**6, useful=(0, 1), help="delta degrees of freedom of the SD"),
-    Param("n_bootstrap", int, 2000, low=0, high=10**8, useful=(None, None),
+    Param("n_bootstrap", int, 2000, low=0, useful=(None, None),
           help="bootstrap resamples (0: none; too few for the CI's tails: RunOptions.warnings)"),
     CONFIDENCE_LEVEL,
     Param("alpha", float, 0.05, low=0, high=1, low_open=True, high_open=True, useful=(None, 0.2),
