@@ -407,8 +407,9 @@ BBQ = KindSpec(
               help="how a local model answers: the option of highest log-likelihood, or a generated answer "
               "parsed as the authors parse a prediction"),
     ),
-    degeneracy=Rules(note="a category and context whose answers name no option is recorded, not refused, with the "
-                     "warning 'no answer maps to an option ...: nothing scored' (the test's other categories count)"))
+    degeneracy=Rules(note="a category and context whose answers name no option, or only the unknown one, is "
+                     "recorded, not refused, with a warning (analyses.bbq: nothing scored; UNDEFINED_BIAS): the "
+                     "test's other categories count"))
 
 _MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "
                       "distinct assignment counted); CI: percentile bootstrap over target words")
