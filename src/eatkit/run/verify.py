@@ -364,8 +364,6 @@ CHECKED_OTHERWISE: dict[str, str] = {
     "stimuli.*.*.items.*.*": "each stimulus' SHA-256 (_check_item)",
     "suite.content_sha256": "the suite's content: its stimuli are checked one by one",
     "source.postprocess.reference_sha256": "the post-processing's reference vectors, embedded from the stimuli",
-    "records.*.images.*": "generated images, named by their SHA-256 in the run folder (_check_generated)",
-    "records.*.images.*.*": "generated images, named by their SHA-256 in the run folder (_check_generated)",
 }
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
