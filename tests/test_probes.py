@@ -487,3 +487,24 @@ def test_verify_reproduces_a_fresh_retrieval_probe_run(capsys, clip_model, tmp_p
     (next((images / "a").iterdir())).write_bytes(b"changed")
     code, stdout, err = run_cli(capsys, "verify", str(out))
     assert code == 1 and "changed" in stdout, (stdout, err)
+
+
+def test_an_image_far_smaller_than_the_models_input_is_printed_once_and_recorded(capsys, clip_model, tmp_path) -> None:
+    # issue 45: an image far smaller than the model's input (1 x 1) was upscaled silently
+    import json
+
+    from PIL import Image
+
+    images = group_images(tmp_path / "faces", {"a": 3, "b": 3})
+    Image.new("RGB", (1, 1), (200, 10, 10)).save(images / "a" / "tiny.png")
+    out = tmp_path / "retrieval"
+    code, _, err = run_cli(capsys, "probe", "retrieval", "--model", f"hf-clip:{clip_model}", "--images", str(images),
+                           "--concepts", "doctor,nurse", "--permutations", "200", "--bootstrap", "0", "-q", "-o",
+                           str(out), "--no-cache")
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "tiny.png 1 x 1" in line]
+    assert len(warned) == 1 and warned[0].startswith("eatkit: warning: image set 'a': 1 image(s) far smaller"), err
+    manifest = json.loads((out / "manifest.json").read_text())
+    (record,) = _records(out)
+    assert [w for w in manifest["statistics"]["warnings"] if "tiny.png" in w] == [warned[0][len("eatkit: warning: "):]]
+    assert warned[0][len("eatkit: warning: "):] in record["warnings"]
