@@ -208,7 +208,7 @@ def test_verify_reports_a_changed_items_file(tmp_path: Path, capsys) -> None:
     items_file.write_text(items_file.read_text().replace("nurse", "doctor"))
     code = main(["verify", str(tmp_path / "o")])
     out = capsys.readouterr()
-    assert code != 0 and "test 'hired' items file hiring-items.jsonl" in out.out + out.err and "changed" in out.out + out.err
+    assert code != 0 and "items file hiring-items.jsonl (test 'hired')" in out.out + out.err and "changed" in out.out + out.err
 
 
 def test_a_changed_items_file_is_refused(tmp_path: Path, capsys) -> None:

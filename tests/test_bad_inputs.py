@@ -254,7 +254,7 @@ CLI: list[tuple[list[str], str]] = [
     (["list", "seeds"], "seed catalogue 'bad-seeds' is not in the data folder"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
-    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number in [-100, 100], got 'large'"),
     (["run", "{d}/unknownparam.json", "--vectors", "{d}/v.txt"],
      "test 't1': params: eat tests take no parameter 'no_such_param' (known: specificity, iat_d)"),
     (["run", "{d}/nanparam.json", "--vectors", "{d}/v.txt"], "test 't1': iat_d must be a finite number, got nan"),
@@ -423,7 +423,13 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "steps", "-q", "-o", "{o}"],
      "--generation takes KEY=VALUE, got 'steps'"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "steps=0", "-q", "-o", "{o}"],
-     "steps must be an integer >= 1, got 0"),
+     "steps must be an integer in [1, 10000], got 0"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "size=100", "-q", "-o", "{o}"],
+     "size must be a multiple of 8 (a latent diffusion pipeline's VAE downsamples 8x), got 100"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "images_per_prompt=1000000000",
+      "-q", "-o", "{o}"], "images_per_prompt must be an integer in [1, 10000], got 1000000000"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "seed=18446744073709551615",
+      "-q", "-o", "{o}"], "seed must be an integer in [0, 9.0072e+15], got 18446744073709551615"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "scheduler=fast", "-q", "-o",
       "{o}"], "scheduler must be one of ddim"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--embedder", "glove-6b-50d", "-q", "-o", "{o}"],
@@ -489,16 +495,16 @@ CLI: list[tuple[list[str], str]] = [
       "--val-fraction", "1"], "val_fraction must be a number in (0, 1), got 1.0"),
     (["probe", "vqa", "--model", "m", "--images", "{d}/folder", "--num-beams", "0"], "num_beams must be an integer in [1, 100], got 0"),
     (["probe", "caption", "--model", "m", "--images", "{d}/folder", "--repetition-penalty", "0"],
-     "repetition_penalty must be a number > 0, got 0.0"),
+     "repetition_penalty must be a number in (0, 100], got 0.0"),
     (_run("--batch-size", "0"), "batch_size must be an integer in [1, 65536], got 0"),
-    (_run("--workers", "-1"), "workers must be an integer >= 0, got -1"),
-    (_run("--layer", "x"), "layer must be an integer, got 'x'"),
-    (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer >= 0, got -2"),
-    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--n-words", "0"], "n_words must be an integer >= 1, got 0"),
+    (_run("--workers", "-1"), "workers must be an integer in [0, 1024], got -1"),
+    (_run("--layer", "x"), "layer must be an integer in [-10000, 10000], got 'x'"),
+    (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer in [0, 1024], got -2"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--n-words", "0"], "n_words must be an integer in [1, 1e+07], got 0"),
     (["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0"],
-     "n_components must be an integer >= 1, got 0"),  # was the corpus's row, refused by the API before
+     "n_components must be an integer in [1, 10000], got 0"),  # was the corpus's row, refused by the API before
     (["analysis-set", "coco", "--images", "{d}/folder", "-o", "{o}", "--per-class", "1"],
-     "per_class must be an integer >= 2, got 1"),
+     "per_class must be an integer in [2, 1e+07], got 1"),
 ]
 
 
@@ -527,7 +533,7 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--samples", "0", "-q", "-o", "{o}"],
      "samples must be an integer in [1, 100000], got 0"),
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--temperature", "-1", "-q", "-o", "{o}"],
-     "temperature must be a number >= 0, got -1"),
+     "temperature must be a number in [0, 100], got -1"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
       "--samples", "3", "-q", "-o", "{o}"], "--samples applies to llm-iat tests only"),
     (["run", "weat", "--model", "responses:{d}/resp", "-q", "-o", "{o}"], "cannot embed (it embeds sentence)"),
@@ -595,11 +601,11 @@ CLI += [  # BBQ (docs/bbq.md): recorded answers, the BBQ folder, the metadata
      "cannot embed set"),
     # local answerers (encoders/answerers.py): decoding settings and precision checked before a model loads
     (["run", "bbq", "--model", "hf-vlm:{d}/no-vlm", "--bbq-data", "{d}/bbq", "--generation", "temperature=-1", "-q",
-      "-o", "{o}"], "temperature must be a number >= 0, got -1"),
+      "-o", "{o}"], "temperature must be a number in [0, 100], got -1"),
     (["run", "bbq", "--model", "hf-vlm:{d}/no-vlm", "--bbq-data", "{d}/bbq", "--generation", "beams=2", "-q",
       "-o", "{o}"], "unknown decoding setting 'beams' (known: max_new_tokens, temperature, seed)"),
     (["run", "bbq", "--model", "hf-lm:{d}/no-lm", "--bbq-data", "{d}/bbq", "--generation", "max_new_tokens=0", "-q",
-      "-o", "{o}"], "max_new_tokens must be an integer >= 1, got 0"),
+      "-o", "{o}"], "max_new_tokens must be an integer in [1, 32768], got 0"),
 ]
 
 

@@ -45,9 +45,9 @@ from eatkit.stimuli.types import StimulusSet
 
 #: the decoding settings of a model's answers (``--generation KEY=VALUE``), with their legal and useful ranges
 DECODING: tuple[Param, ...] = (
-    Param("max_new_tokens", int, 16, low=1, useful=(None, 512), help="longest answer, in new tokens"),
+    Param("max_new_tokens", int, 16, low=1, high=32_768, useful=(None, 512), help="longest answer, in new tokens"),
     # above 2 the distribution is close to uniform over the vocabulary: text without meaning
-    Param("temperature", float, 0.0, low=0, useful=(None, 2), help="0: greedy; above 0: sampled at this temperature"),
+    Param("temperature", float, 0.0, low=0, high=100, useful=(None, 2), help="0: greedy; above 0: sampled at this temperature"),
     Param("seed", int, 0, low=0, high=2**53 - 1, useful=(None, None), help="answer i is sampled from seed + i"),
 )
 #: image-text-to-text models without a chat template that take the question as a prefix (``model_type``)
