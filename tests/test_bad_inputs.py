@@ -569,6 +569,8 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "--answer-field", "pred", "-q", "-o", "{o}"],
      "--answer-field applies to --answers only"),
     (["run", "weat", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], "holds recorded answers"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-ok.csv", "--answer-mode", "generate", "-q", "-o", "{o}"],
+     "--answer-mode applies to a local model (--model), not to recorded answers (--answers)"),
 ]
 CLI += [  # an answers test's items file (docs/answers.md): one line naming the file, the line and the field
     (["run", f"{{d}}/answers-items-{name}.json", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], message)

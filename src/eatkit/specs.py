@@ -298,7 +298,7 @@ STEREOSET = KindSpec(
     ),
     degeneracy=Rules(values=("value-range",)))
 #: how a local model answers a multiple-choice question (the bbq and answers kinds: one --answer-mode flag)
-ANSWER_MODE = Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
+ANSWER_MODE = Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode", answerer=True,
                     help="how a local model answers a multiple-choice question: the option of highest "
                     "log-likelihood, or a generated answer parsed as the authors parse a prediction (an answers "
                     "test's open-ended item is always answered by generation)")
