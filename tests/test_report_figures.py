@@ -93,7 +93,8 @@ def _built(kind: str, root: Path) -> list:
     rates = {"groups": ["a", "b"], "n": {"a": 10, "b": 10}, "rates": {"a": 0.3, "b": 0.6},
              "intervals": {"a": [0.1, 0.6], "b": [0.3, 0.8]}}
     made = {
-        "crows-pairs": lambda: [example_record(kind, bias_type=b, share=s, bias=2 * s - 1, ci=[s - 0.1, s + 0.1]) for b, s in (("age", 0.6), ("race-color", 0.55))],
+        "crows-pairs": lambda: [example_record(kind, bias_type=b, share=s, bias=2 * s - 1, ci=[s - 0.1, s + 0.1])
+                                for b, s in (("age", 0.6), ("race-color", 0.55))],
         "stereoset": lambda: [example_record(kind, bias_type="gender", ss=60.0, ss_ci=[55.0, 65.0])],
         "llm-iat": lambda: [example_record(kind, test=t, bias_score=0.3, association=0.2, **ci)
                             for t in ("racism", "guilt")],

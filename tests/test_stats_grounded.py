@@ -131,7 +131,8 @@ def test_experiment_1_is_the_eat_on_pooled_attributes() -> None:
     X, Y, A_x, A_y, B_x, B_y = _sets((4, 5, 2, 3, 3, 2), 5, seed=11)
     r = grounded_eat(X, Y, A_x=A_x, A_y=A_y, B_x=B_x, B_y=B_y, experiment=1, alternative="two-sided")
     ref = eat(X, Y, np.vstack([A_x, A_y]), np.vstack([B_x, B_y]), alternative="two-sided")
-    assert (r.effect_size, r.statistic, r.p_value, r.p_value_exact) == (ref.effect_size, ref.statistic, ref.p_value, True)
+    assert (r.effect_size, r.statistic, r.p_value, r.p_value_exact) == (ref.effect_size, ref.statistic, ref.p_value,
+                                                                         True)
 
 
 @pytest.mark.parametrize(("nx", "ny", "seed"), [(3, 4, 0), (5, 5, 1), (6, 2, 2)])

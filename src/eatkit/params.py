@@ -37,8 +37,8 @@ class Param:
     means "not given" (the analysis decides). ``flag`` overrides the flag name (default: the flag-name rule,
     :func:`eatkit.flags.option_flag`, ``--name`` with dashes; tests/test_names.py lists the overrides and why),
     ``old_flags`` are the names an earlier eatkit gave it (still taken, each use printing one deprecation
-    line, hidden from ``--help``: :func:`eatkit.cli.add_flag`) and ``metavar`` its value's name in the help; ``cli=False``: set by the program or a suite file,
-    never a flag; ``empty``: a list may be empty.
+    line, hidden from ``--help``: :func:`eatkit.cli.add_flag`) and ``metavar`` its value's name in the help;
+    ``cli=False``: set by the program or a suite file, never a flag; ``empty``: a list may be empty.
 
     >>> Param("iterations", int, 1000, low=1).convert("0")
     Traceback (most recent call last):
@@ -76,6 +76,7 @@ class Param:
     words: tuple[str, ...] = ()
     high_open: bool = False
     useful: tuple[float | None, float | None] | None = None
+    answerer: bool = False  # applies only where a local model answers: refused with recorded answers
     old_flags: tuple[str, ...] = ()
 
     def warning(self, value: Any) -> str | None:

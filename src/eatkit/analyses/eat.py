@@ -184,8 +184,8 @@ class EATAnalysis(Analysis):
         level2: dict[str, Any] = {}
         for target, r in (("x", result.level2_x), ("y", result.level2_y)):
             level2 |= {f"level2_{target}_effect_size": r.effect_size, f"level2_{target}_p_value": r.p_value,
-                       f"level2_{target}_p_value_exact": r.p_value_exact, f"level2_{target}_n_permutations": r.n_permutations,
-                       f"level2_{target}_alternative": r.alternative}
+                       f"level2_{target}_p_value_exact": r.p_value_exact,
+                       f"level2_{target}_n_permutations": r.n_permutations, f"level2_{target}_alternative": r.alternative}
         diagnostic = cosine_diagnostic({pair: result.level3[pair].similarities for pair in PAIRS},
                                        anisotropy(np.vstack(vectors), rng=seed))
         record = EATRecord(

@@ -63,7 +63,8 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
         "influence": {
             "most_influential": [stimulus(r) for r in influence.ranked()[:TOP]],
             "flips": [stimulus(r) for r in influence.flips()],
-            "alpha": alpha, "loo_permutations": influence.loo_permutations, "loo_p_value_exact": influence.loo_p_value_exact,
+            "alpha": alpha, "loo_permutations": influence.loo_permutations,
+            "loo_p_value_exact": influence.loo_p_value_exact,
         },
         "stability": {
             "significant": stability.significant,
@@ -77,7 +78,8 @@ def validity_panel(embedded: dict[str, Embedded], full: EATResult, *, alpha: flo
         },
         "power": {
             "power": power.power, "alpha": alpha, "cohens_d": power.cohens_d, "effect_size": power.effect_size,
-            "t_test_cohens_d": power.t_test_cohens_d, "permutations": power.permutations, "p_value_exact": power.p_value_exact,
+            "t_test_cohens_d": power.t_test_cohens_d, "permutations": power.permutations,
+            "p_value_exact": power.p_value_exact,
             "n_simulations": power.n_simulations,
         },
         "sets": {

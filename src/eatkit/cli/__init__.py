@@ -179,7 +179,8 @@ class OldFlag(argparse.Action):
         super().__init__(option_strings, dest, **kwargs)
         self.new = new
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         print(f"eatkit: {option_string} is deprecated; use {self.new}", file=sys.stderr)
         setattr(namespace, self.dest, values)
 

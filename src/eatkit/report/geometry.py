@@ -83,7 +83,8 @@ class GeometryRenderer:
                 t_test = ["p_t"] if "p_t" in r.comparisons[0] else []
                 rows = [["model", "class", f"vs {r.reference}", "diff", "d", "p", "p_W", "q", *t_test]]
                 rows += [[c["model"], c["classes"][0], c["classes"][1], fmt_number(c["difference"], 4),
-                          fmt_number(c["effect_size"], 2), fmt_p(c["p_permutation"]) + ("" if c["p_value_exact"] else "†"),
+                          fmt_number(c["effect_size"], 2),
+                          fmt_p(c["p_permutation"]) + ("" if c["p_value_exact"] else "†"),
                           fmt_p(c["p_welch"]), fmt_p(c.get("q_value")), *[fmt_p(c["p_t"]) for _ in t_test]]
                          for c in r.comparisons]
                 parts.append(aligned(rows, numeric=range(3, 8 + len(t_test))))

@@ -186,7 +186,8 @@ def grounded_eat(
 def _from_eat(experiment: int, r: EATResult) -> GroundedResult:
     return GroundedResult(
         experiment=experiment, effect_size=r.effect_size, statistic=r.statistic, p_value=r.p_value,
-        p_values=dict(r.p_values), alternative=r.alternative, p_value_exact=r.p_value_exact, n_permutations=r.n_permutations,
+        p_values=dict(r.p_values), alternative=r.alternative, p_value_exact=r.p_value_exact,
+        n_permutations=r.n_permutations,
         n_partitions=r.n_partitions, standard_errors=dict(r.standard_errors), seed=r.seed,
         tie_tolerance=r.tie_tolerance, d_X=None, d_Y=None,
         associations={"x": r.associations[0], "y": r.associations[1]},

@@ -184,7 +184,8 @@ def stimulus_influence(X: Any, Y: Any, A: Any, B: Any, *, alternative: str = "gr
     return StimulusInfluence(
         effect_size=full.effect_size, p_value=full.p_value, alternative=alternative, alpha=alpha, sd=sd,
         ddof=options.ddof, p_method=options.p_method, loo_permutations=loo_permutations,
-        loo_p_value_exact=exact and options.p_method == "permutation", seed=seed, leave_one_out=loo, leave_one_out_p=loo_p,
+        loo_p_value_exact=exact and options.p_method == "permutation", seed=seed, leave_one_out=loo,
+        leave_one_out_p=loo_p,
     )
 
 
