@@ -38,10 +38,6 @@ BYPASSING: dict[str, int] = {
     "eatkit.run.sweep": 3,
     "eatkit.run.sweep_file": 1,  # (moved from run.sweep: the YAML sweep file, parsed after io.read_text)
     "eatkit.run.sweep_tables": 3,
-    "eatkit.sources.answers": 1,  # (csv.reader of TSV/CSV answer tables: to move to eatkit.io.read_csv)
-    "eatkit.sources.histwords": 2,
-    "eatkit.sources.precomputed": 4,
-    "eatkit.sources.vectors": 6,
     "eatkit.stats.exact_counts": 1,  # (moved from stats.permutation: the count store)
     "eatkit.stimuli.analysis_sets": 1,
     "eatkit.stimuli.datasets": 3,
