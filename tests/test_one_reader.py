@@ -19,16 +19,7 @@ FUNCTIONS = {("json", "load"), ("np", "load"), ("numpy", "load"), ("torch", "loa
 #: through eatkit.io (issue 45 moved the CEAT corpus, --reference, the effects file of eatkit meta and
 #: retrieval's desired proportions). A count may only go down: lower it here when a reader moves
 BYPASSING: dict[str, int] = {
-    "eatkit.analyses.t2iat": 1,
     "eatkit.cli.sweep": 1,
-    "eatkit.encoders.cache": 3,
-    "eatkit.encoders.diffusion": 1,
-    "eatkit.encoders.hf": 1,
-    "eatkit.encoders.images": 1,
-    "eatkit.encoders.pixels": 1,
-    "eatkit.encoders.regions": 1,
-    "eatkit.encoders.volta": 1,
-    "eatkit.registry": 1,
     "eatkit.report.audit": 2,
     "eatkit.report.meta_analysis": 3,
     "eatkit.report.series": 1,
@@ -38,14 +29,6 @@ BYPASSING: dict[str, int] = {
     "eatkit.run.sweep": 3,
     "eatkit.run.sweep_file": 1,  # (moved from run.sweep: the YAML sweep file, parsed after io.read_text)
     "eatkit.run.sweep_tables": 3,
-    "eatkit.stats.exact_counts": 1,  # (moved from stats.permutation: the count store)
-    "eatkit.stimuli.analysis_sets": 1,
-    "eatkit.stimuli.datasets": 3,
-    "eatkit.stimuli.image_diagnostics": 1,
-    "eatkit.stimuli.language": 3,
-    "eatkit.stimuli.lexicon": 1,
-    "eatkit.stimuli.loader": 1,
-    "eatkit.stimuli.regions": 2,
 }
 
 

@@ -23,6 +23,7 @@ import importlib
 import io
 import json
 import importlib.util
+import math
 import os
 import pickle
 import stat
@@ -119,12 +120,13 @@ def checked_path(path: str | os.PathLike[str], what: str = "path") -> Path:
     shown = text if len(text) <= 60 else text[:40] + "..."
     if "\x00" in text:
         raise EatkitError(f"{what} {shown!r} contains a NUL byte, which no file name can hold")
-    for part in Path(text).parts:
+    length = len(os.fsencode(text))
+    for part in Path(text).parts if length > _NAME_MAX else ():  # (a shorter path has no longer name)
         size = len(os.fsencode(part))
         if size > _NAME_MAX:
             raise EatkitError(f"{what} {shown} has a name of {size} bytes, longer than the file system allows "
                               f"({_NAME_MAX})")
-    if len(os.fsencode(text)) >= _PATH_MAX:
+    if length >= _PATH_MAX:
         raise EatkitError(f"{what} {shown} is longer than the file system allows ({_PATH_MAX} bytes)")
     return Path(text)
 
@@ -677,10 +679,16 @@ def load_npy(path: str | os.PathLike[str], what: str, *, data: bytes | None = No
 
     if mmap and data is None:
         with open_input(path, what) as handle:
-            _parse_numpy(path, what, lambda: _check_npy(handle))
-        return _parse_numpy(path, what, lambda: np.load(path, mmap_mode="r", allow_pickle=False))
-    buffer = io.BytesIO(read_input(path, what, max_bytes=max_bytes) if data is None else data)
-    return _parse_numpy(path, what, lambda: (_check_npy(buffer), np.load(buffer, allow_pickle=False))[1])
+            shape, order, dtype, offset = _parse_numpy(path, what, lambda: _npy_header(handle))
+        return _parse_numpy(path, what, lambda: np.memmap(path, dtype, "r", offset, shape, order))
+    raw = read_input(path, what, max_bytes=max_bytes) if data is None else data
+
+    def parse() -> Any:  # the header parsed once (numpy's literal_eval of it costs more than a small array)
+        shape, order, dtype, offset = _npy_header(io.BytesIO(raw))
+        flat = np.frombuffer(raw, dtype, count=math.prod(shape), offset=offset)
+        return flat.reshape(shape, order=order).copy(order="A")  # (a writable array, as numpy's load gives)
+
+    return _parse_numpy(path, what, parse)
 
 
 def load_npz(path: str | os.PathLike[str], what: str, *, data: bytes | None = None,
@@ -718,9 +726,11 @@ def _parse_numpy(path: str | os.PathLike[str], what: str, parse: Callable[[], An
         raise EatkitError(f"{what} {path} is not a readable {kind} ({_numpy_reason(exc)})") from None
 
 
-def _check_npy(data: Any) -> None:
-    """A ValueError unless the .npy bytes of the binary file ``data`` hold exactly what their header declares
-    (shape x item size), read before numpy allocates the array; ``data`` is left at its start."""
+def _npy_header(data: Any) -> tuple[tuple[int, ...], str, Any, int]:
+    """The shape, order (``"C"`` or ``"F"``), dtype and data offset of the .npy file ``data`` (a binary handle at
+    its start), read before numpy allocates the array; a ValueError unless the file holds exactly the data its
+    header declares (shape x item size: a truncated file, or a header declaring terabytes) of a dtype without
+    Python objects (numpy would unpickle them)."""
     import numpy as np
     from numpy.lib import format as npy
 
@@ -729,17 +739,18 @@ def _check_npy(data: Any) -> None:
     data.seek(0)
     version = npy.read_magic(data)
     readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
-    if version in readers:
-        shape, _, dtype = readers[version](data)  # a header over numpy's max_header_size: its ValueError
-        if dtype.hasobject:
-            raise ValueError(_PICKLED)
-        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
-        start = data.tell()
-        held = data.seek(0, io.SEEK_END) - start
-        if declared != held:
-            raise ValueError(f"its header declares a {dtype} array of shape {tuple(shape)}, {declared} bytes of "
-                             f"data, but the file holds {held}")
-    data.seek(0)
+    if version not in readers:
+        raise ValueError(f"it is a .npy file of format version {version[0]}.{version[1]}; eatkit reads 1.0 and 2.0")
+    shape, fortran, dtype = readers[version](data)  # a header over numpy's max_header_size: its ValueError
+    if dtype.hasobject:
+        raise ValueError(_PICKLED)
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    offset = data.tell()
+    held = data.seek(0, io.SEEK_END) - offset
+    if declared != held:
+        raise ValueError(f"its header declares a {dtype} array of shape {tuple(shape)}, {declared} bytes of data, "
+                         f"but the file holds {held}")
+    return tuple(shape), "F" if fortran else "C", dtype, offset
 
 
 def _numpy_reason(exc: Exception) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import require
+from eatkit.io import open_image, require
 
 from eatkit.encoders.presets import ALPHAS, CROPS, DECODERS, INTERPOLATIONS, PRESETS, ROUNDINGS  # noqa: F401
 
@@ -62,13 +62,15 @@ def load_image(path: str | Path, *, draft: tuple[int, int] | None = None, decode
     pil = require("PIL.Image", "image loading", "image")
     ops = require("PIL.ImageOps", "image loading", "image")
     try:
-        with pil.open(path) as image:
+        with open_image(path) as image:  # the one reader: a regular file, opened by Pillow itself
             if draft is not None and image.format == "JPEG":
                 image.draft(None, draft)
             image.load()
             if decoder != "pil-open":
                 ops.exif_transpose(image, in_place=True)
             return _to_rgb(image, pil, decoder, alpha)
+    except EatkitError:  # (the one reader's: not a regular file)
+        raise
     except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as exc:
         raise EatkitError(f"cannot read image {path}: {one_line(exc)}") from None
 
