@@ -1,5 +1,5 @@
 """The one reader's general functions (eatkit.io: open_input, open_image, load_npy, load_npz, read_frame,
-parse_csv): a FIFO, /dev/zero, a folder and a missing file are each one line naming the path, before anything
+read_parquet_columns, safetensors_metadata, parse_csv): a FIFO, /dev/zero, a folder and a missing file are each one line naming the path, before anything
 opens them (a FIFO would block, /dev/zero never ends); the bytes that parse give what the libraries give."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 from PIL import Image
 
 from eatkit.errors import EatkitError
-from eatkit.io import load_npy, load_npz, open_image, open_input, parse_csv, read_frame
+from eatkit.io import (load_npy, load_npz, load_torch_weights, open_image, open_input, parse_csv, read_frame,
+                       read_parquet_columns, safetensors_metadata)
 
 
 def _open_input(path: Path) -> Any:
@@ -37,6 +38,9 @@ READERS: dict[str, tuple[str, Callable[[Path], Any]]] = {
     "load_npy-mmap": ("matrix file", lambda p: load_npy(p, "matrix file", mmap=True)),
     "load_npz": ("region file", lambda p: load_npz(p, "region file")),
     "read_frame": ("region table", lambda p: read_frame(p, "region table")),
+    "read_parquet_columns": ("glove-6b-50d index", lambda p: read_parquet_columns(p, "glove-6b-50d index", ["index"])),
+    "safetensors_metadata": ("checkpoint", lambda p: safetensors_metadata(p, "checkpoint")),
+    "load_torch_weights": ("checkpoint", lambda p: load_torch_weights(p, what="checkpoint", safetensors=True)),
 }
 NOT_REGULAR = {
     "fifo": "is a FIFO (named pipe), not a regular file",
@@ -170,3 +174,27 @@ def test_open_image_opens_a_regular_image_lazily(tmp_path: Path) -> None:
     (tmp_path / "dir.jpg").mkdir()
     with pytest.raises(EatkitError, match=r"^image .*dir\.jpg is a folder, not a regular file$"):
         open_image(tmp_path / "dir.jpg")
+
+
+def test_safetensors_are_read_by_content_not_by_name(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    path = tmp_path / "model.bin"  # a safetensors file under another name: read as safetensors when asked
+    save_file({"w": np.arange(3, dtype=np.float32)}, str(path), metadata={"format": "x"})
+    assert safetensors_metadata(path) == {"format": "x"}
+    assert load_torch_weights(path, what="checkpoint", safetensors=True)["w"].tolist() == [0.0, 1.0, 2.0]
+    (tmp_path / "bad.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00not json")
+    with pytest.raises(EatkitError, match=r"^checkpoint .*bad\.safetensors is not a safetensors file: .+$"):
+        safetensors_metadata(tmp_path / "bad.safetensors")
+
+
+def test_read_parquet_columns_reads_columns_without_pandas(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"index": ["the", ",", "of"], "n": [1, 2, 3]}), tmp_path / "i.parquet")
+    assert read_parquet_columns(tmp_path / "i.parquet", "index", ["index", "n"]) == {"index": ["the", ",", "of"],
+                                                                                     "n": [1, 2, 3]}
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 but no parquet")
+    with pytest.raises(EatkitError, match=r"^index .*bad\.parquet is not a readable parquet file \(.+\)$"):
+        read_parquet_columns(tmp_path / "bad.parquet", "index", ["index"])

