@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.encoders.cache import EmbeddingCache
-from eatkit.io import read_input
 from eatkit.encoders.images import Preprocessing
+from eatkit.io import read_input
 
 PIXELS = "pixels-v1"
 #: the default bound of the pixel cache (about 10,000 images at 224 x 224; ``$EATKIT_PIXEL_CACHE_MB``)
