@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import pickle
 import re
 import shutil
@@ -110,6 +111,10 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "badslurm.toml": 'slurm = { mem = "lots" }\nmodels = ["glove-6b-50d"]\nsuites = ["weat"]\n',
         # language models: CrowS-Pairs pairs, recorded LLM-IAT answers
         "crows-direction.csv": ",sent_more,sent_less,stereo_antistereo,bias_type\n0,A b.,C b.,both,gender\n",
+        "crows-bom.csv": "\ufeffsent_more,sent_less,stereo_antistereo,bias_type\nA b.,C b.,both,gender\n",
+        "crows-semicolon.csv": ";sent_more;sent_less;stereo_antistereo;bias_type\n0;A b.;C b.;stereo;gender\n",
+        "crows-twice.csv": ",sent_more,sent_less,sent_less,stereo_antistereo,bias_type\n0,A b.,C b.,D b.,stereo,gender\n",
+        "crows-long.csv": ",sent_more,sent_less,stereo_antistereo,bias_type\n0,A b.,C b.,stereo,gender,extra\n",
         "resp/r.csv": ',0,llm,domain,category,variation\n0,"joy - white",gpt4o,race,racism,instruction1\n',
         "noresp/r.csv": ",text,category,variation\n0,joy - white,racism,instruction1\n",
         # BBQ: a two-item category, its predictions, and broken variants
@@ -138,6 +143,8 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     np.savez(root / "nokeys.npz", words=np.array(["rose"]), values=np.ones((1, 2)))
     np.save(root / "e.npy", np.ones((2, 2)))
     (root / "folder").mkdir()
+    os.mkfifo(root / "fifo.csv")  # the language-model data files through the one reader: a FIFO would block
+    os.mkfifo(root / "fifo.json")
     from tiny_vl import group_images
 
     group_images(root / "groups", {"a": 1, "b": 1})
@@ -514,17 +521,31 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/nosuch.csv", "-q", "-o", "{o}"],
      "the crows-pairs file {d}/nosuch.csv does not exist"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/noid.csv", "-q", "-o", "{o}"],
-     "is not a CrowS-Pairs file: no column 'sent_more'"),
+     "CrowS-Pairs file {d}/noid.csv needs the columns sent_more, sent_less, stereo_antistereo, bias_type"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv", "-q", "-o",
       "{o}"], "line 2: stereo_antistereo must be stereo or antistereo, got 'both'"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/latin1.json", "-q", "-o", "{o}"],
-     "is not a UTF-8 text file"),
+     "CrowS-Pairs file {d}/latin1.json is not UTF-8 text"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
       "--max-pairs", "0", "-q", "-o", "{o}"], "max_pairs must be an integer in [1, 1e+07], got 0"),
     (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/results-text.json", "-q", "-o", "{o}"],
-     "is not a StereoSet JSON file"),
+     "StereoSet file {d}/results-text.json: invalid JSON at line 1"),
     (["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", "{d}/suite.json", "-q", "-o", "{o}"],
      "is not a StereoSet file: no data.intrasentence examples"),
+    # the one reader (eatkit.io.read_csv, read_json): a BOM stripped, semicolons, a column named twice, a long row,
+    # a FIFO and /dev/zero refused by name
+    *[(["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", path, "-q", "-o", "{o}"], message)
+      for path, message in [
+          ("{d}/crows-bom.csv", "line 2: stereo_antistereo must be stereo or antistereo, got 'both'"),
+          ("{d}/crows-semicolon.csv", "CrowS-Pairs file {d}/crows-semicolon.csv is separated by ';', not commas"),
+          ("{d}/crows-twice.csv", "CrowS-Pairs file {d}/crows-twice.csv names the column 'sent_less' twice"),
+          ("{d}/crows-long.csv", "CrowS-Pairs file {d}/crows-long.csv, line 2: 6 fields, the header has 5"),
+          ("{d}/fifo.csv", "CrowS-Pairs file {d}/fifo.csv is a FIFO (named pipe), not a regular file"),
+          ("/dev/zero", "CrowS-Pairs file /dev/zero is a character device, not a regular file")]],
+    *[(["run", "stereoset", "--model", "responses:{d}/resp", "--stereoset", path, "-q", "-o", "{o}"], message)
+      for path, message in [
+          ("{d}/fifo.json", "StereoSet file {d}/fifo.json is a FIFO (named pipe), not a regular file"),
+          ("/dev/zero", "StereoSet file /dev/zero is a character device, not a regular file")]],
     (["run", "llm-iat", "--model", "responses:{d}/nosuch", "-q", "-o", "{o}"], "the responses {d}/nosuch do not exist"),
     (["run", "llm-iat", "--model", "responses:{d}/folder", "-q", "-o", "{o}"], "holds no .csv response file"),
     (["run", "llm-iat", "--model", "responses:{d}/noresp", "-q", "-o", "{o}"], "has no response column"),

@@ -198,8 +198,11 @@ def test_unreadable_images_name_the_file(tmp_path):
     cut.write_bytes(whole.read_bytes()[:400])
     with pytest.raises(EatkitError, match=rf"^cannot read image {re.escape(str(cut))}: Truncated File Read"):
         load_image(cut)
-    with pytest.raises(EatkitError, match=r"^cannot read image .*missing\.png: .*No such file"):
+    with pytest.raises(EatkitError, match=r"^image .*missing\.png does not exist$"):
         load_image(tmp_path / "missing.png")
+    (tmp_path / "folder.jpg").mkdir()  # a folder named like an image: named as what it is (issue 45)
+    with pytest.raises(EatkitError, match=r"^image .*folder\.jpg is a folder, not a regular file$"):
+        load_image(tmp_path / "folder.jpg")
 
 
 def test_corrupt_image_during_embed_is_one_line_error(image_root):

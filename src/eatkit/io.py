@@ -23,6 +23,7 @@ import importlib
 import io
 import json
 import importlib.util
+import math
 import os
 import pickle
 import stat
@@ -119,12 +120,13 @@ def checked_path(path: str | os.PathLike[str], what: str = "path") -> Path:
     shown = text if len(text) <= 60 else text[:40] + "..."
     if "\x00" in text:
         raise EatkitError(f"{what} {shown!r} contains a NUL byte, which no file name can hold")
-    for part in Path(text).parts:
+    length = len(os.fsencode(text))
+    for part in Path(text).parts if length > _NAME_MAX else ():  # (a shorter path has no longer name)
         size = len(os.fsencode(part))
         if size > _NAME_MAX:
             raise EatkitError(f"{what} {shown} has a name of {size} bytes, longer than the file system allows "
                               f"({_NAME_MAX})")
-    if len(os.fsencode(text)) >= _PATH_MAX:
+    if length >= _PATH_MAX:
         raise EatkitError(f"{what} {shown} is longer than the file system allows ({_PATH_MAX} bytes)")
     return Path(text)
 
@@ -303,8 +305,10 @@ def load_pickle(path: str | os.PathLike[str], *, encoding: str = "ASCII", what: 
         raise EatkitError(f"refusing {what} {path}: {one_line(err)}") from None
 
 
-def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = (), what: str = "weights file") -> Any:
-    """A PyTorch checkpoint's tensors without running code: a ``.safetensors`` file through safetensors,
+def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = (), what: str = "weights file", *,
+                       safetensors: bool | None = None) -> Any:
+    """A PyTorch checkpoint's tensors without running code: a safetensors file (``safetensors=True``, or by
+    default a name ending in ``.safetensors``) through safetensors,
     any other file through ``torch.load(weights_only=True)`` (tensors, plain containers, numbers, and the
     plain attribute containers named in ``allow``, e.g. the ``argparse.Namespace`` SLIP saves its options in,
     or ``(object, "module.name")`` pairs, as ``torch.serialization.safe_globals`` takes them). ``what``
@@ -318,7 +322,7 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
     """
     path = check_regular(path, what)  # the one reader's rule: no folder, FIFO or device
     try:
-        if path.suffix == ".safetensors":
+        if safetensors or (safetensors is None and path.suffix == ".safetensors"):
             try:
                 from safetensors.torch import load_file
             except ImportError:
@@ -338,6 +342,24 @@ def load_torch_weights(path: str | os.PathLike[str], allow: tuple[Any, ...] = ()
             reason = reason.split("WeightsUnpickler error:", 1)[1].split(" Please use", 1)[0]
         raise EatkitError(f"refusing {what} {path} (only tensors and plain containers are loaded): "
                           f"{one_line(reason)}") from None
+
+
+def safetensors_metadata(path: str | os.PathLike[str], what: str = "checkpoint") -> dict[str, str]:
+    """The metadata of a safetensors file (its header only: no tensor is read), after :func:`check_regular`;
+    a file that is not one is a one-line error naming it.
+
+    >>> import tempfile, pathlib, numpy as np; from safetensors.numpy import save_file
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "c.safetensors"; save_file({"w": np.ones(2)}, p, metadata={"a": "1"})
+    >>> safetensors_metadata(p)
+    {'a': '1'}
+    """
+    target = check_regular(path, what)
+    safe_open = require("safetensors", f"reading {what}s", "image").safe_open
+    try:
+        with safe_open(str(target), framework="numpy") as handle:
+            return dict(handle.metadata() or {})
+    except Exception as exc:  # noqa: BLE001 -- safetensors raises its own error types
+        raise EatkitError(f"{what} {target} is not a safetensors file: {one_line(exc)}") from None
 
 
 def _quiet_unless_loaded(load: Callable[[], Any], context: Any) -> Any:
@@ -414,9 +436,7 @@ def shipped_json(package: str, resource: str) -> Any:
     >>> shipped_json("eatkit.run", "sweep.schema.json")["title"]
     'eatkit sweep file'
     """
-    import importlib.resources  # (imported on use, as importlib.metadata)
-
-    return json.loads(importlib.resources.files(package).joinpath(resource).read_text("utf-8"))
+    return json.loads(shipped_text(package, resource))
 
 
 # ---------------------------------------------------------------- the one reader of input files
@@ -565,14 +585,8 @@ def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
     Traceback (most recent call last):
     eatkit.errors.EatkitError: effects file .../e.csv is separated by ';', not commas: ...
     """
-    import csv
-
-    text = read_text(path, what, max_bytes=max_bytes).removeprefix("\ufeff")
-    try:
-        rows = list(csv.reader(text.splitlines()))
-    except csv.Error as err:
-        raise EatkitError(f"{what} {path} is not a CSV file: {one_line(err)}") from None
-    header = [name.strip() for name in rows[0]] if rows else []
+    numbered = parse_csv(read_text(path, what, max_bytes=max_bytes).removeprefix("\ufeff"), f"{what} {path}")
+    header = [name.strip() for name in numbered[0][1]] if numbered else []
     for separator in (";", "\t"):
         if len(header) == 1 and separator in header[0]:
             raise EatkitError(f"{what} {path} is separated by {separator!r}, not commas: save it as comma-separated "
@@ -584,10 +598,10 @@ def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
     if missing:
         raise EatkitError(f"{what} {path} needs the columns {', '.join(columns)}; its header has "
                           f"{', '.join(header) or 'nothing'}")
-    long = next((i for i, row in enumerate(rows[1:], start=2) if len(row) > len(header)), None)
+    long = next(((line, row) for line, row in numbered[1:] if len(row) > len(header)), None)
     if long is not None:
-        raise EatkitError(f"{what} {path}, line {long}: {len(rows[long - 1])} fields, the header has {len(header)}")
-    return [dict(zip(header, row)) for row in rows[1:] if row]
+        raise EatkitError(f"{what} {path}, line {long[0]}: {len(long[1])} fields, the header has {len(header)}")
+    return [dict(zip(header, row)) for _, row in numbered[1:]]
 
 
 def read_lines(handle: Any, where: str, *, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
@@ -609,3 +623,223 @@ def read_lines(handle: Any, where: str, *, max_line: int = MAX_LINE_BYTES) -> It
         if len(line) > max_line:
             raise EatkitError(f"{where}: line {number} is longer than {max_line} bytes")
         yield line
+
+
+def open_input(path: str | os.PathLike[str], what: str) -> io.BufferedReader:
+    """An input file opened for binary reading, after :func:`check_regular` (a folder, FIFO or device is refused
+    by name before anything opens it): for readers that stream a large file (word vectors, line by line with
+    :func:`read_lines`, or memory-mapped) instead of reading it whole. The caller closes it (``with``).
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "v.txt"; _ = p.write_bytes(b"a 1\\n")
+    >>> with open_input(p, "vectors file") as handle: list(read_lines(handle, "v.txt"))
+    [b'a 1\\n']
+    >>> open_input(p.parent, "vectors file")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: vectors file ... is a folder, not a regular file
+    """
+    target = check_regular(path, what)
+    try:
+        return open(target, "rb")
+    except OSError as err:
+        raise os_error(err, f"read the {what}") from None
+
+
+def shipped_text(package: str, resource: str) -> str:
+    """A text file shipped in ``package`` (a bundled suite, table or checksum manifest; ``resource`` may name a
+    sub-folder, ``"suites/ieat.json"``), as UTF-8 text.
+
+    >>> shipped_text("eatkit", "models.json")[:1]
+    '{'
+    """
+    import importlib.resources  # (imported on use, as importlib.metadata)
+
+    return importlib.resources.files(package).joinpath(resource).read_text("utf-8")
+
+
+def open_image(path: str | os.PathLike[str], what: str = "image") -> Any:
+    """A :class:`PIL.Image.Image` opened lazily (Pillow's own ``Image.open`` of the checked path: no extra read
+    or copy of the file) after :func:`check_regular`: a missing file, a folder named like an image or a FIFO is
+    a one-line error naming it. Pillow's own errors (not an image, truncated) are the caller's to word; use it
+    as a context manager.
+
+    >>> import pathlib, tempfile; from PIL import Image; p = pathlib.Path(tempfile.mkdtemp()) / "a.png"
+    >>> Image.new("RGB", (3, 2)).save(p)
+    >>> with open_image(p) as image: image.size
+    (3, 2)
+    >>> (p.parent / "b.jpg").mkdir(); open_image(p.parent / "b.jpg")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: image .../b.jpg is a folder, not a regular file
+    """
+    target = check_regular(path, what)
+    return require("PIL.Image", "image loading", "image").open(target)
+
+
+# ---------------------------------------------------------------- numpy and pandas files: parsed here only
+
+_NPY_MAGIC, _NPZ_MAGIC = b"\x93NUMPY", b"PK"
+_PICKLED = "it holds pickled Python objects, which eatkit never loads; save plain numeric arrays"
+
+
+def load_npy(path: str | os.PathLike[str], what: str, *, data: bytes | None = None, mmap: bool = False,
+             max_bytes: int = MAX_ARRAY_BYTES) -> Any:
+    """The numeric array of a ``.npy`` file: never pickled objects (``allow_pickle=False``); the size its header
+    declares checked against the data the file holds before numpy allocates it (a truncated file, or a header
+    declaring terabytes, says so); ``mmap=True`` maps the file read-only instead of reading it. ``data``: the
+    file's bytes when the caller has read them already (through :func:`read_input`, e.g. to hash them);
+    ``path`` then only names the file. Any problem is one line naming ``what`` and ``path``.
+
+    >>> import pathlib, tempfile, numpy as np; p = pathlib.Path(tempfile.mkdtemp()) / "m.npy"; np.save(p, np.eye(2))
+    >>> load_npy(p, "matrix file").tolist(), load_npy(p, "matrix file", mmap=True).shape
+    ([[1.0, 0.0], [0.0, 1.0]], (2, 2))
+    >>> load_npy(p, "matrix file", data=p.read_bytes()[:-8])   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: matrix file .../m.npy is not a readable .npy array (its header declares a float64 array of shape (2, 2), 32 bytes of data, but the file holds 24)
+    """
+    import numpy as np
+
+    if mmap and data is None:
+        with open_input(path, what) as handle:
+            shape, order, dtype, offset = _parse_numpy(path, what, lambda: _npy_header(handle))
+        return _parse_numpy(path, what, lambda: np.memmap(path, dtype, "r", offset, shape, order))
+    raw = read_input(path, what, max_bytes=max_bytes) if data is None else data
+
+    def parse() -> Any:  # the header parsed once (numpy's literal_eval of it costs more than a small array)
+        shape, order, dtype, offset = _npy_header(io.BytesIO(raw))
+        flat = np.frombuffer(raw, dtype, count=math.prod(shape), offset=offset)
+        return flat.reshape(shape, order=order).copy(order="A")  # (a writable array, as numpy's load gives)
+
+    return _parse_numpy(path, what, parse)
+
+
+def load_npz(path: str | os.PathLike[str], what: str, *, data: bytes | None = None,
+             max_bytes: int = MAX_ARRAY_BYTES) -> dict[str, Any]:
+    """The arrays of an ``.npz`` archive by name, read whole (:func:`read_input`, at most ``max_bytes``), never
+    pickled objects; ``data`` and the one-line errors as :func:`load_npy`.
+
+    >>> import pathlib, tempfile, numpy as np; p = pathlib.Path(tempfile.mkdtemp()) / "e.npz"
+    >>> np.savez(p, ids=np.array(["rose"]), vectors=np.ones((1, 2))); sorted(load_npz(p, "embeddings file"))
+    ['ids', 'vectors']
+    >>> load_npz(p, "embeddings file", data=b"garbage")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: embeddings file .../e.npz is not a readable .npz archive (it does not start as an .npz (zip) file does)
+    """
+    import numpy as np
+
+    def parse(buffer: io.BytesIO) -> dict[str, Any]:
+        if not buffer.getvalue().startswith(_NPZ_MAGIC):
+            raise ValueError("it does not start as an .npz (zip) file does")
+        with np.load(buffer, allow_pickle=False) as archive:
+            return {key: archive[key] for key in archive.files}
+
+    buffer = io.BytesIO(read_input(path, what, max_bytes=max_bytes) if data is None else data)
+    return _parse_numpy(path, what, lambda: parse(buffer), kind=".npz archive")
+
+
+def _parse_numpy(path: str | os.PathLike[str], what: str, parse: Callable[[], Any], kind: str = ".npy array") -> Any:
+    """``parse()``, its errors (garbage, truncation, pickles, a bad zip) as one line naming the file."""
+    import zipfile
+    import zlib
+
+    try:
+        return parse()
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise EatkitError(f"{what} {path} is not a readable {kind} ({_numpy_reason(exc)})") from None
+
+
+def _npy_header(data: Any) -> tuple[tuple[int, ...], str, Any, int]:
+    """The shape, order (``"C"`` or ``"F"``), dtype and data offset of the .npy file ``data`` (a binary handle at
+    its start), read before numpy allocates the array; a ValueError unless the file holds exactly the data its
+    header declares (shape x item size: a truncated file, or a header declaring terabytes) of a dtype without
+    Python objects (numpy would unpickle them)."""
+    import numpy as np
+    from numpy.lib import format as npy
+
+    if data.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+        raise ValueError("it does not start as a .npy file does")
+    data.seek(0)
+    version = npy.read_magic(data)
+    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    if version not in readers:
+        raise ValueError(f"it is a .npy file of format version {version[0]}.{version[1]}; eatkit reads 1.0 and 2.0")
+    shape, fortran, dtype = readers[version](data)  # a header over numpy's max_header_size: its ValueError
+    if dtype.hasobject:
+        raise ValueError(_PICKLED)
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    offset = data.tell()
+    held = data.seek(0, io.SEEK_END) - offset
+    if declared != held:
+        raise ValueError(f"its header declares a {dtype} array of shape {tuple(shape)}, {declared} bytes of data, "
+                         f"but the file holds {held}")
+    return tuple(shape), "F" if fortran else "C", dtype, offset
+
+
+def _numpy_reason(exc: Exception) -> str:
+    """numpy's reason for refusing a file, without its advice to load pickled objects."""
+    import re
+
+    header = re.match(r"Header info length \((\d+)\) is large", str(exc))
+    if header:
+        return f"its header has {header[1]} bytes, more than numpy reads safely"
+    if "allow_pickle" in str(exc):
+        return _PICKLED
+    return one_line(exc)
+
+
+def read_frame(path: str | os.PathLike[str], what: str, *, data: bytes | None = None, kind: str = "csv",
+               max_bytes: int = MAX_ARRAY_BYTES, **options: Any) -> Any:
+    """A :class:`pandas.DataFrame` of a ``kind`` ``"csv"`` (pandas' C parser, with ``options`` as
+    :func:`pandas.read_csv` takes them) or ``"parquet"`` file, read whole through :func:`read_input` (or its
+    ``data``, as :func:`load_npy`); whatever pandas or pyarrow refuse is one line naming ``what`` and ``path``.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"; _ = p.write_text("r,x\\na,1\\n")
+    >>> read_frame(p, "region table", index_col=0).loc["a", "x"]
+    np.int64(1)
+    >>> read_frame(p, "vectors file", data=b"1 2\\n3", sep=" ", header=None).shape
+    (2, 2)
+    """
+    import pandas as pd
+
+    buffer = io.BytesIO(read_input(path, what, max_bytes=max_bytes) if data is None else data)
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(buffer, **options)
+        return pd.read_csv(buffer, **options)
+    except ImportError:
+        raise MissingExtraError(f"reading {kind} files", kind, "pyarrow") from None
+    except Exception as exc:  # noqa: BLE001 -- pandas and pyarrow raise many types for a bad file
+        raise EatkitError(f"{what} {path} is not a readable {kind} file ({one_line(exc)})") from None
+
+
+def read_parquet_columns(path: str | os.PathLike[str], what: str, columns: Sequence[str]) -> dict[str, list[Any]]:
+    """The ``columns`` of a parquet file as lists, read by pyarrow alone (without pandas: a second less before a
+    first result), after :func:`check_regular`; one line naming the file for what pyarrow refuses.
+
+    >>> import pathlib, tempfile, pyarrow as pa, pyarrow.parquet as pq; p = pathlib.Path(tempfile.mkdtemp()) / "i.parquet"
+    >>> pq.write_table(pa.table({"index": ["the", "of"], "n": [1, 2]}), p); read_parquet_columns(p, "index", ["index"])
+    {'index': ['the', 'of']}
+    """
+    target = check_regular(path, what)
+    parquet = require("pyarrow.parquet", f"reading the {what}", "parquet")
+    try:
+        table = parquet.ParquetFile(target).read(columns=list(columns))  # (no pyarrow.dataset: faster)
+    except Exception as exc:  # noqa: BLE001 -- pyarrow raises its own error types for a bad file
+        raise EatkitError(f"{what} {target} is not a readable parquet file ({one_line(exc)})") from None
+    return {name: table.column(name).to_pylist() for name in columns}
+
+
+def parse_csv(text: str, where: str, *, delimiter: str = ",") -> list[tuple[int, list[str]]]:
+    """The non-blank rows of CSV ``text`` (read through :func:`read_text`), each with the number of the line it
+    ends on; a malformed file (an unclosed quote at its end, a NUL byte) is one line prefixed ``where``.
+
+    >>> parse_csv('a,b\\n\\n1,"x\\ny"\\n', "t.csv")
+    [(1, ['a', 'b']), (4, ['1', 'x\\ny'])]
+    >>> parse_csv("a\\tb\\n", "t.tsv", delimiter="\\t")
+    [(1, ['a', 'b'])]
+    """
+    import csv
+
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        return [(reader.line_num, row) for row in reader if row]
+    except csv.Error as err:
+        raise EatkitError(f"{where} is not a readable CSV file: {one_line(err)}") from None

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import typing
 from collections.abc import Callable, Iterable
-from importlib import resources
 from dataclasses import dataclass
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.io import load_object
+from eatkit.io import load_object, shipped_json
 from eatkit.sources.base import EmbeddingSource
 
 
@@ -156,7 +154,7 @@ def build_model(name: str, **options: Any) -> EmbeddingSource:
 
 def _builtin() -> None:
     """Register the built-in models, listed as data in ``eatkit/models.json``."""
-    data = json.loads(resources.files("eatkit").joinpath("models.json").read_text(encoding="utf-8"))
+    data = shipped_json("eatkit", "models.json")
     for entry in data["models"]:
         register(ModelSpec(name=entry["name"], factory=entry["factory"], modalities=tuple(entry["modalities"]),
                            extra=entry["extra"], description=entry["description"],

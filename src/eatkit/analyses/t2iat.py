@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from eatkit.analyses.base import Analysis, Embed, Outcome, RunOptions
 from eatkit.errors import EatkitError
+from eatkit.io import read_input
 from eatkit.records import Record, interval, interval_ends
 from eatkit.sources.base import Embedded
 from eatkit.stimuli.types import AssociationTest, StimulusSet
@@ -161,4 +161,4 @@ def copied_images(outcomes: Sequence[Outcome]) -> dict[str, bytes]:
     files: dict[str, str] = {}
     for o in outcomes:
         files.update(o.result["files"])
-    return {name: Path(path).read_bytes() for name, path in sorted(files.items())}
+    return {name: read_input(path, "generated image") for name, path in sorted(files.items())}

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write_bytes, file_sha256_many
+from eatkit.io import atomic_write_bytes, file_sha256_many, load_npy, open_input, read_json
 from eatkit.paths import user_dir
 from eatkit.progress import warn
 
@@ -115,15 +115,15 @@ class EmbeddingCache:
         """The stored vector, or ``None`` if absent or corrupt (a corrupt entry is deleted)."""
         path = self._path(key)
         try:
-            with open(path, "rb") as handle:
+            with open_input(path, "cache entry") as handle:  # (a missing entry: one stat, no open)
                 data, inode = handle.read(), os.fstat(handle.fileno()).st_ino
-        except OSError:
+        except (EatkitError, OSError):
             return None
         payload, digest = data[:-_DIGEST], data[-_DIGEST:]
         if len(data) > _DIGEST and hashlib.sha256(key.encode("ascii") + payload).digest() == digest:
             try:
-                return np.load(io.BytesIO(payload), allow_pickle=False)
-            except ValueError:  # a valid checksum over a non-.npy payload: treat as corrupt
+                return load_npy(path, "cache entry", data=payload)
+            except EatkitError:  # a valid checksum over a non-.npy payload: treat as corrupt
                 pass
         try:  # delete the corrupt file read, not an entry another process has just written in its place
             if os.stat(path).st_ino == inode:
@@ -201,8 +201,8 @@ def clear_cache() -> dict[str, int]:
 def _remembered_hashes(path: Path) -> dict[str, Any]:
     """The remembered file hashes (:meth:`EmbeddingCache.file_hashes`); none when the file is unreadable."""
     try:
-        memo = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        memo = read_json(path, "file-hash memo")
+    except EatkitError:
         return {}
     return memo if isinstance(memo, dict) else {}
 

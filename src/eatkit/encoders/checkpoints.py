@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import atomic_write_bytes, file_sha256, require
-from eatkit.errors import EatkitError, one_line
+from eatkit.io import atomic_write_bytes, file_sha256, load_torch_weights, require, safetensors_metadata
+from eatkit.errors import EatkitError
 
 CHECKPOINT_FORMAT = "eatkit.finetune/1"
 
@@ -30,15 +30,10 @@ def save_checkpoint(path: str | Path, net: Any, metadata: dict[str, Any]) -> Pat
 
 def checkpoint_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata of an eatkit checkpoint (``{}`` for a plain safetensors state dict)."""
-    safetensors = require("safetensors", "fine-tuning checkpoints", "image")
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise EatkitError(f"checkpoint {path} not found")
-    try:
-        with safetensors.safe_open(str(path), framework="pt") as f:
-            meta = f.metadata() or {}
-    except Exception as exc:  # noqa: BLE001 -- safetensors raises its own error types
-        raise EatkitError(f"checkpoint {path} is not a safetensors file: {one_line(exc)}") from None
+    meta = safetensors_metadata(path, "checkpoint")  # the one reader: a regular safetensors file
     return json.loads(meta["eatkit"]) if meta.get("format") == CHECKPOINT_FORMAT else {}
 
 
@@ -77,9 +72,8 @@ def checkpoint_identity(path: str | Path) -> str:
 def load_checkpoint_into(net: Any, path: str | Path, model: str) -> None:
     """Load a checkpoint's tensors into ``net`` (strictly: every key and shape must match), or raise one
     line saying why the checkpoint does not fit ``model``."""
-    st = require("safetensors.torch", "fine-tuning checkpoints", "image")
     checkpoint_metadata(path)   # a readable safetensors file
-    load_state_strict(net, st.load_file(str(path)), f"checkpoint {path}", model)
+    load_state_strict(net, load_torch_weights(path, what="checkpoint", safetensors=True), f"checkpoint {path}", model)
 
 
 def load_state_strict(net: Any, state: dict[str, Any], source: str, model: str) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.io import atomic_write_bytes, installed_version
+from eatkit.io import atomic_write_bytes, installed_version, read_input
 from eatkit.kinds import Param
 from eatkit.progress import tracker
 from eatkit.sources.base import Embedded, EmbeddingSource
@@ -199,7 +199,7 @@ class DiffusionGenerator:
         for seed in self.seeds():
             path = self.cache / f"{self.key(prompt, seed)}.png" if self.cache is not None else None
             if path is not None and path.is_file():
-                out.append((seed, path.read_bytes()))
+                out.append((seed, read_input(path, "cached generated image")))
                 self.stats["cached"] += 1
                 if tick is not None:
                     tick.advance()

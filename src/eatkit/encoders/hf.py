@@ -10,7 +10,6 @@ transformers would otherwise initialise at random with a warning.
 
 from __future__ import annotations
 
-import json
 import socket
 import urllib.parse
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from eatkit.io import file_sha256, require
+from eatkit.io import file_sha256, read_json, require
 from eatkit.errors import EatkitError, one_line
 
 #: files of a local model folder that determine its output (weights, configuration, vocabulary)
@@ -109,10 +108,7 @@ def hf_json(model_id: str, filename: str, revision: str | None = None) -> dict[s
     path = hf_file(model_id, filename, revision)
     if path is None:
         return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EatkitError(f"cannot read {filename} of model '{model_id}': {one_line(exc)}") from None
+    return read_json(path, f"{filename} of model '{model_id}'")  # the one reader: regular, bounded, depth checked
 
 
 def hub_commit(model_id: str, revision: str | None = None, filename: str = "config.json") -> str:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import require
+from eatkit.io import open_image, require
 
 from eatkit.encoders.presets import ALPHAS, CROPS, DECODERS, INTERPOLATIONS, PRESETS, ROUNDINGS  # noqa: F401
 
@@ -78,8 +78,10 @@ def _opened(path: str | Path, use: Callable[[Any, Any], Any]) -> Any:
     image file); an unreadable file is an :class:`EatkitError` naming it."""
     pil = require("PIL.Image", "image loading", "image")
     try:
-        with pil.open(path) as image:
+        with open_image(path) as image:  # the one reader: a regular file, opened by Pillow itself
             return use(image, pil)
+    except EatkitError:  # (the one reader's: not a regular file)
+        raise
     except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as exc:
         raise EatkitError(f"cannot read image {path}: {one_line(exc)}") from None
 

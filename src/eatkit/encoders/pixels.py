@@ -22,13 +22,13 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eatkit.encoders.cache import EmbeddingCache
 from eatkit.encoders.images import Preprocessing
+from eatkit.io import read_input
 
 PIXELS = "pixels-v1"
 #: the default bound of the pixel cache (about 10,000 images at 224 x 224; ``$EATKIT_PIXEL_CACHE_MB``)
@@ -61,7 +61,7 @@ class CachedPixels:
     normalize: bool
 
     def __call__(self, path: str) -> np.ndarray:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        digest = hashlib.sha256(read_input(path, "image")).hexdigest()  # the one reader: a regular file
         pixels = pixel_cache(self.root).get(pixel_key(digest, self.preprocessing))
         if pixels is None:
             pixels = self.preprocessing.pixels(path)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import load_torch_weights
+from eatkit.io import load_npz, load_torch_weights
 
 PERSON = "person"
 #: the suffixes of a one-file region table (``torch.save`` of a dict; the authors' files end in ``.th``)
@@ -74,11 +74,7 @@ def load_regions(path: str | Path) -> Regions:
     >>> load_regions(f).persons()
     array([ True])
     """
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except Exception as exc:  # noqa: BLE001 -- zip, pickle and value errors come in many types
-        raise EatkitError(f"cannot read region file {path}: {one_line(exc)}") from None
+    arrays = load_npz(path, "region file")  # the one reader: regular files only, bounded, never pickles
     for key in ("features", "boxes", "labels", "image_size"):
         if key not in arrays:
             raise EatkitError(f"region file {path} has no '{key}' array (it needs features, boxes, labels, image_size)")

@@ -26,7 +26,6 @@ naming them is refused.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from typing import Any
 from eatkit.encoders.checkpoints import checkpoint_identity, load_state_strict, required_checkpoint
 from eatkit.encoders.joint import GroundedEncoder, Prepared
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import load_torch_weights, require
+from eatkit.io import load_torch_weights, read_json, require
 
 #: the config keys the gated encoder reads
 VOLTA_KEYS: tuple[str, ...] = (
@@ -48,10 +47,7 @@ VOLTA_IMAGE_EMBEDDINGS: tuple[str, ...] = ("vilbert", "vl-bert")
 
 def read_volta_config(path: Path) -> dict[str, Any]:
     """A volta config JSON, checked for the keys the gated encoder reads and for supported embeddings."""
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EatkitError(f"cannot read volta config {path}: {one_line(exc)}") from None
+    config = read_json(path, "volta config")  # the one reader: regular files only, bounded, depth checked
     if not isinstance(config, dict):
         raise EatkitError(f"volta config {path} is not a JSON object")
     missing = [k for k in VOLTA_KEYS if k not in config]

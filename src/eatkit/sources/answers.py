@@ -34,7 +34,6 @@ is a one-line :class:`~eatkit.errors.EatkitError` naming the file, the line and 
 from __future__ import annotations
 
 import ast
-import csv
 import io
 import json
 import math
@@ -49,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.io import MAX_INPUT_BYTES, check_regular, file_sha256, parse_json, read_input
+from eatkit.io import MAX_INPUT_BYTES, check_regular, file_sha256, parse_csv, parse_json, read_input
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.types import StimulusSet
 
@@ -192,17 +191,12 @@ def _json_lines(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _table_rows(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, dict[str, str]]]:
     """Each row of a CSV/TSV table with a header as (line number, row); a short or long row names itself."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        header = next(reader)
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise EatkitError(f"{path}: line {reader.line_num} has {len(row)} fields, the header {len(header)}")
-            yield reader.line_num, dict(zip(header, row))
-    except csv.Error as err:
-        raise EatkitError(f"{path}: line {reader.line_num}: {err}") from None
+    rows = parse_csv(text, str(path), delimiter=delimiter)  # the one reader's CSV parser
+    header = rows[0][1] if rows else []
+    for number, row in rows[1:]:
+        if len(row) != len(header):
+            raise EatkitError(f"{path}: line {number} has {len(row)} fields, the header {len(header)}")
+        yield number, dict(zip(header, row))
 
 
 # -- plain CSV / JSONL (docs/answers.md) --------------------------------------------------------------------

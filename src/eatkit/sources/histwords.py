@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.io import file_sha256, load_pickle
-from eatkit.errors import EatkitError, one_line
+from eatkit.io import file_sha256, load_npy, load_pickle
+from eatkit.errors import EatkitError
 from eatkit.sources.base import Embedded
 from eatkit.sources.vectors import OovPolicy, WordVectors
 from eatkit.stimuli.types import StimulusSet
@@ -111,7 +111,7 @@ def histwords_series(folder: str | os.PathLike[str]) -> list[tuple[int, Path, Pa
         matrix, vocab = folder / f"{year}-w.npy", folder / f"{year}-vocab.pkl"
         if not vocab.is_file():
             raise EatkitError(f"series folder {folder}: decade {year} has {matrix.name} but no vocabulary file {vocab.name}")
-        dims[year] = _matrix_shape(matrix)[1]
+        dims[year] = _matrix(matrix).shape[1]
         series.append((year, matrix, vocab))
     if len(set(dims.values())) > 1:
         shown = ", ".join(f"{y}: {d}" for y, d in dims.items())
@@ -119,14 +119,12 @@ def histwords_series(folder: str | os.PathLike[str]) -> list[tuple[int, Path, Pa
     return series
 
 
-def _matrix_shape(path: Path) -> tuple[int, int]:
-    try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise EatkitError(f"cannot read matrix file {path}: {one_line(err)}") from None
+def _matrix(path: Path) -> np.ndarray:
+    """A decade's matrix, memory-mapped (the one reader's :func:`~eatkit.io.load_npy`), checked to be 2-D."""
+    matrix = load_npy(path, "matrix file", mmap=True)
     if matrix.ndim != 2:
         raise EatkitError(f"matrix file {path} has shape {matrix.shape}, expected (words, dimension)")
-    return matrix.shape
+    return matrix
 
 
 def load_histwords_decade(matrix: str | os.PathLike[str], vocabulary: str | os.PathLike[str], *,
@@ -137,13 +135,14 @@ def load_histwords_decade(matrix: str | os.PathLike[str], vocabulary: str | os.P
     """
     matrix, vocabulary = Path(matrix), Path(vocabulary)
     words = read_vocabulary(vocabulary)
-    n, _ = _matrix_shape(matrix)
+    vectors = _matrix(matrix)
+    n = vectors.shape[0]
     if n != len(words):
         raise EatkitError(f"matrix file {matrix} has {n} rows but {vocabulary.name} lists {len(words)} words")
     label = year if year is not None else matrix.name.split("-")[0]
     return HistWordsDecade(
         words,
-        np.load(matrix, mmap_mode="r", allow_pickle=False),
+        vectors,
         cased=cased,
         oov=oov,
         id=f"histwords-{label}",

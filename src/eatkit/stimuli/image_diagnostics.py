@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.io import open_image
 from eatkit.stats import cohens_d
 
 HASH_SIZE = 16
@@ -58,7 +59,7 @@ def _read(path: Path) -> tuple[np.ndarray, dict[str, float]]:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(path) as image:
+        with open_image(path) as image:  # the one reader: a regular file (a folder named like an image refused)
             width, height = image.size
             image.draft("RGB", (4 * HASH_SIZE, 4 * HASH_SIZE))  # JPEG: decode at a reduced scale (faster)
             rgb = (image.convert("RGBA") if image.mode == "P" else image).convert("RGB")

@@ -7,7 +7,6 @@ its default folder, :func:`eatkit.stimuli.datasets.default_data_dir`).
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import read_csv, read_json
 from eatkit.stimuli.types import StimulusSet
 
 CROWS_COLUMNS = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
@@ -137,22 +137,10 @@ def load_crows_pairs(path: str | os.PathLike[str]) -> list[CrowsPair]:
 
 
 def _csv_rows(path: str | os.PathLike[str], columns: tuple[str, ...], what: str) -> list[dict[str, str]]:
-    from eatkit.io import os_error
-
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in columns if c not in (reader.fieldnames or ())]
-            if missing:
-                raise EatkitError(f"{path} is not a {what} file: no column {missing[0]!r} "
-                                  f"(columns: {', '.join(reader.fieldnames or ()) or 'none'})")
-            return [{k: (v or "") for k, v in row.items() if k is not None} for row in reader]
-    except UnicodeDecodeError:
-        raise EatkitError(f"{path} is not a UTF-8 text file") from None
-    except csv.Error as err:
-        raise EatkitError(f"{path} is not a readable CSV file: {err}") from None
-    except OSError as err:
-        raise os_error(err, f"reading {path}") from None
+    """The rows of a CSV file of ``what`` (the one reader's :func:`~eatkit.io.read_csv`: a byte-order mark
+    stripped; semicolons, a column named twice, a row longer than its header refused), by column name; a short
+    row's missing fields are empty."""
+    return [dict.fromkeys(columns, "") | row for row in read_csv(path, f"{what} file", columns)]
 
 
 @dataclass(frozen=True)
@@ -170,14 +158,7 @@ class StereoSetExample:
 def load_stereoset(path: str | os.PathLike[str]) -> list[StereoSetExample]:
     """The intrasentence examples of a StereoSet file (``dev.json``'s layout: ``data.intrasentence``, each
     with ``sentences`` of ``gold_label`` stereotype, anti-stereotype and unrelated)."""
-    from eatkit.io import os_error
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise EatkitError(f"{path} is not a StereoSet JSON file: {str(err).splitlines()[0]}") from None
-    except OSError as err:
-        raise os_error(err, f"reading {path}") from None
+    data = read_json(path, "StereoSet file")  # the one reader: regular files only, bounded, depth checked
     examples = data.get("data", {}).get("intrasentence") if isinstance(data, dict) else None
     if not isinstance(examples, list) or not examples:
         raise EatkitError(f"{path} is not a StereoSet file: no data.intrasentence examples")

@@ -17,13 +17,11 @@ misses; copy and edit one, and pass the copy's path, to change the rule.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
-from eatkit.io import parse_json, read_text
+from eatkit.io import parse_json, read_text, shipped_text
 from eatkit.errors import EatkitError
 
 BUNDLED = ("race-ethnicity", "race-ethnicity-extended")
@@ -70,7 +68,7 @@ def load_lexicon(name_or_path: str | Path = "race-ethnicity") -> Lexicon:
     """A bundled lexicon by id or a lexicon JSON file; a file that does not parse is a one-line error."""
     name = str(name_or_path)
     if name in BUNDLED:
-        text, where = (resources.files("eatkit.stimuli") / "lexicons" / f"{name}.json").read_text("utf-8"), name
+        text, where = shipped_text("eatkit.stimuli", f"lexicons/{name}.json"), name
     else:
         path = Path(name).expanduser()
         if not path.exists():

@@ -9,7 +9,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from eatkit.errors import EatkitError
-from eatkit.io import read_text
+from eatkit.io import read_text, shipped_text
 from eatkit.stimuli.answer_items import with_items
 from eatkit.stimuli.schema import parse_suite
 from eatkit.stimuli.seed_catalogue import with_catalogue_variants
@@ -58,8 +58,8 @@ def _bundled_files() -> dict[str, Traversable]:
 @cache
 def _load_bundled(suite_id: str) -> Suite:
     file = _bundled_files()[suite_id]
-    return _with_catalogues(parse_suite(file.read_text(encoding="utf-8"), file.name, source=f"bundled:{file.name}"),
-                            None)
+    text = shipped_text("eatkit.stimuli", f"suites/{file.name}")
+    return _with_catalogues(parse_suite(text, file.name, source=f"bundled:{file.name}"), None)
 
 
 def _load_file(path: Path) -> Suite:

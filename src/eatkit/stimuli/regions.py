@@ -13,7 +13,6 @@ A user's table is a CSV file: the first column names the regions, the others are
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -22,7 +21,8 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from eatkit.errors import EatkitError, one_line
+from eatkit.errors import EatkitError
+from eatkit.io import read_frame, shipped_json
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class RegionTable:
 
 
 def _bundled(name: str) -> Any:
-    return json.loads((resources.files("eatkit.stimuli") / "tables" / name).read_text(encoding="utf-8"))
+    return shipped_json("eatkit.stimuli", f"tables/{name}")
 
 
 @cache
@@ -84,10 +84,7 @@ def load_region_table(name_or_path: str | Path) -> RegionTable:
     if not path.is_file():
         raise EatkitError(f"region table '{name}' is neither a bundled table ({', '.join(sorted(_bundled_tables()))}) "
                           "nor a CSV file")
-    try:
-        frame = pd.read_csv(path, index_col=0)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise EatkitError(f"cannot read region table {path}: {one_line(exc)}") from None
+    frame = read_frame(path, "region table", index_col=0)  # the one reader: regular files only, bounded
     _check_frame(frame, path)
     frame.index = frame.index.astype(str).str.strip()
     frame.index.name = "region"
