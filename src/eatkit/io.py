@@ -568,8 +568,8 @@ def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
     import csv
 
     text = read_text(path, what, max_bytes=max_bytes).removeprefix("\ufeff")
-    try:
-        rows = list(csv.reader(text.splitlines()))
+    try:  # (a StringIO, not splitlines: a quoted field keeps its line breaks)
+        rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as err:
         raise EatkitError(f"{what} {path} is not a CSV file: {one_line(err)}") from None
     header = [name.strip() for name in rows[0]] if rows else []
@@ -609,3 +609,64 @@ def read_lines(handle: Any, where: str, *, max_line: int = MAX_LINE_BYTES) -> It
         if len(line) > max_line:
             raise EatkitError(f"{where}: line {number} is longer than {max_line} bytes")
         yield line
+
+
+def read_npz(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_ARRAY_BYTES) -> dict[str, Any]:
+    """The arrays of an input ``.npz`` archive by name, read whole (:func:`read_input`, at most ``max_bytes``)
+    and never unpickled (``allow_pickle=False``): garbage, a truncated archive, pickled objects, or arrays that
+    would unpack to more than ``max_bytes`` are a one-line error naming the file.
+
+    >>> import pathlib, tempfile, numpy as np; p = pathlib.Path(tempfile.mkdtemp()) / "a.npz"
+    >>> np.savez(p, x=np.arange(3)); read_npz(p, "arrays file")["x"].tolist()
+    [0, 1, 2]
+    >>> _ = p.write_bytes(b"not a zip"); read_npz(p, "arrays file")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: arrays file .../a.npz is not a readable .npz archive (it does not start as a zip file does)
+    """
+    import zipfile
+    import zlib
+
+    import numpy as np
+
+    data = read_input(path, what, max_bytes=max_bytes)
+    try:
+        if not data.startswith(b"PK"):  # (numpy would take other bytes for a pickle)
+            raise ValueError("it does not start as a zip file does")
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            unpacked = sum(info.file_size for info in archive.zip.infolist())
+            if unpacked > max_bytes:
+                raise ValueError(f"its arrays unpack to {unpacked} bytes, more than eatkit reads ({max_bytes})")
+            arrays = {key: archive[key] for key in archive.files}
+        other = next((key for key, value in arrays.items() if not isinstance(value, np.ndarray)), None)
+        if other is not None:  # (numpy returns the bytes of a member that is no .npy file)
+            raise ValueError(f"its member {other!r} is not a .npy array")
+        return arrays
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        reason = ("it holds pickled Python objects, which eatkit never loads" if "allow_pickle" in str(err)
+                  else one_line(err))
+        raise EatkitError(f"{what} {path} is not a readable .npz archive ({reason})") from None
+
+
+def read_image(path: str | os.PathLike[str], what: str = "image", *, draft: tuple[int, int] | None = None) -> Any:
+    """An input image file decoded as a :class:`PIL.Image.Image` in the mode it was stored in (its first frame):
+    a regular file (:func:`check_regular`) that Pillow reads; anything else (a folder, a FIFO, no image, a
+    truncated file, a decompression bomb) is a one-line error naming it. ``draft`` lets a JPEG decode at 1/2,
+    1/4 or 1/8 scale, keeping both sides at least ``draft`` (Pillow's ``draft``: much faster for thumbnails).
+
+    >>> import pathlib, tempfile; from PIL import Image; p = pathlib.Path(tempfile.mkdtemp()) / "a.png"
+    >>> Image.new("RGB", (3, 2)).save(p); read_image(p).size
+    (3, 2)
+    >>> _ = p.write_bytes(b"no image"); read_image(p)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: cannot read image .../a.png: cannot identify image file '.../a.png'
+    """
+    target = check_regular(path, what)
+    pil = require("PIL.Image", f"reading the {what}", "image")
+    try:
+        with pil.open(target) as image:
+            if draft is not None and image.format == "JPEG":
+                image.draft(None, draft)
+            image.load()
+            return image
+    except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as err:
+        raise EatkitError(f"cannot read {what} {path}: {one_line(err)}") from None
