@@ -20,7 +20,6 @@ FUNCTIONS = {("json", "load"), ("np", "load"), ("numpy", "load"), ("torch", "loa
 #: retrieval's desired proportions). A count may only go down: lower it here when a reader moves
 BYPASSING: dict[str, int] = {
     "eatkit.analyses.t2iat": 1,
-    "eatkit.cli.sweep": 1,
     "eatkit.encoders.cache": 3,
     "eatkit.encoders.diffusion": 1,
     "eatkit.encoders.hf": 1,
@@ -29,15 +28,6 @@ BYPASSING: dict[str, int] = {
     "eatkit.encoders.regions": 1,
     "eatkit.encoders.volta": 1,
     "eatkit.registry": 1,
-    "eatkit.report.audit": 2,
-    "eatkit.report.meta_analysis": 3,
-    "eatkit.report.series": 1,
-    "eatkit.report.thumbnails": 1,
-    "eatkit.run.folder": 5,
-    "eatkit.run.slurm": 4,
-    "eatkit.run.sweep": 3,
-    "eatkit.run.sweep_file": 1,  # (moved from run.sweep: the YAML sweep file, parsed after io.read_text)
-    "eatkit.run.sweep_tables": 3,
     "eatkit.sources.answers": 1,  # (csv.reader of TSV/CSV answer tables: to move to eatkit.io.read_csv)
     "eatkit.sources.histwords": 2,
     "eatkit.sources.precomputed": 4,

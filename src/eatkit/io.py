@@ -550,6 +550,36 @@ def read_json(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_I
     return parse_json(read_text(path, what, max_bytes=max_bytes), f"{what} {path}", object_pairs_hook=object_pairs_hook)
 
 
+def read_config(path: str | os.PathLike[str], what: str) -> Any:
+    """An input configuration file parsed within the limits (:func:`read_text`, nesting :func:`check_depth`):
+    YAML for a ``.yaml`` / ``.yml`` name (PyYAML's ``safe_load``: plain data only, the ``yaml`` extra), TOML for
+    any other; a file that does not parse is one line naming it.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "s.toml"; _ = p.write_text("a = [1, 2]")
+    >>> read_config(p, "sweep file")
+    {'a': [1, 2]}
+    >>> _ = p.write_text("a = ["); read_config(p, "sweep file")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: sweep file .../s.toml: not valid TOML: ...
+    """
+    text = read_text(path, what)
+    if Path(path).suffix.lower() in (".yaml", ".yml"):
+        yaml = require("yaml", f"a YAML {what}", "yaml")
+        try:
+            data = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError) as err:
+            raise EatkitError(f"{what} {path}: not valid YAML: {one_line(err)}") from None
+    else:
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError) as err:
+            raise EatkitError(f"{what} {path}: not valid TOML: {one_line(err)}") from None
+    check_depth(data, f"{what} {path}")
+    return data
+
+
 def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
              max_bytes: int = MAX_INPUT_BYTES) -> list[dict[str, str]]:
     """The rows of an input CSV file (comma-separated, UTF-8 with or without a byte-order mark), each a dict

@@ -6,14 +6,13 @@ result; nothing is recomputed here.
 
 from __future__ import annotations
 
-import csv
 import html
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
+from eatkit.io import read_csv, read_json
 from eatkit.report.formatting import fmt_interval
 from eatkit.report.style import INK, figure_html, new_figure, wrap
 
@@ -107,6 +106,11 @@ def random_effects_forest(result: Any, labels: Sequence[str], title: str | None 
     return ax.figure
 
 
+#: the columns of a sweep's ``meta-analysis.csv`` the audit page shows
+_SHOWN = ("suite", "test", "setting", "k", "estimate", "ci_low", "ci_high", "tau2", "i2", "q", "q_df", "q_p_value",
+          "prediction_low", "prediction_high")
+
+
 def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
     """The audit page's section: per test, the random-effects combination of the models' d (``path``: a
     sweep's ``meta-analysis.csv``); "" when there is none.
@@ -114,16 +118,15 @@ def meta_analysis_html(path: Path | None, alpha: float = 0.05) -> str:
     >>> meta_analysis_html(None)
     ''
     """
-    if path is None or not path.is_file():
+    if path is None or not path.exists():
         return ""
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_csv(path, "meta-analysis table", _SHOWN)  # (eatkit's one reader)
     if not rows:
         return ""
     forests = ""
     details = path.with_suffix(".json")
-    if details.is_file():  # a forest plot per test: every model's d and interval, the combined diamond
-        for t in json.loads(details.read_text(encoding="utf-8")):
+    if details.exists():  # a forest plot per test: every model's d and interval, the combined diamond
+        for t in read_json(details, "meta-analysis details"):
             figure = figure_html(random_effects_forest(t["result"], t["models"]), f"forest plot of {t['test']}",
                                  html.escape(summary_line(t["result"])))
             forests += (f'<details><summary>forest plot: {html.escape(t["suite"])} / {html.escape(t["test"])} '
