@@ -60,8 +60,9 @@ class Series:
 
 
 def is_series(folder: str | Path) -> bool:
-    """Whether ``folder`` holds a series (``series.json``) rather than one run."""
-    return (Path(folder) / "series.json").is_file()
+    """Whether ``folder`` holds a series (``series.json``: a FIFO or folder of that name too, which its reader
+    then names) rather than one run."""
+    return (Path(folder) / "series.json").exists()
 
 
 def load_series(folder: str | Path) -> Series:
