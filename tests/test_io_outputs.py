@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from eatkit.errors import EatkitError
-from eatkit.io import read_csv, read_image, read_npz
+from eatkit.io import read_config, read_csv, read_image, read_npz
 
 
 def _bad_paths(tmp_path: Path) -> list[tuple[Path, str]]:
@@ -27,7 +27,8 @@ def _bad_paths(tmp_path: Path) -> list[tuple[Path, str]]:
 
 
 @pytest.mark.parametrize("read", [lambda p: read_npz(p, "arrays file"), lambda p: read_image(p, "arrays file"),
-                                  lambda p: read_csv(p, "arrays file", ["a"])], ids=["npz", "image", "csv"])
+                                  lambda p: read_csv(p, "arrays file", ["a"]), lambda p: read_config(p, "arrays file")],
+                         ids=["npz", "image", "csv", "config"])
 def test_what_is_no_regular_file_is_one_line_naming_it(tmp_path: Path, read) -> None:
     for path, reason in _bad_paths(tmp_path):
         with pytest.raises(EatkitError) as info:
@@ -86,3 +87,20 @@ def test_read_csv_keeps_line_breaks_inside_quoted_fields(tmp_path: Path) -> None
     csv.writer(buffer, lineterminator="\n").writerows([["a", "b"], ["x\ny", "2"], ["p\u2028q", "3"]])
     path.write_text(buffer.getvalue(), encoding="utf-8")
     assert read_csv(path, "table", ["a"]) == [{"a": "x\ny", "b": "2"}, {"a": "p\u2028q", "b": "3"}]
+
+
+def test_read_config_parses_toml_and_yaml_within_the_limits(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text('models = ["m"]\n[x]\ny = 1.5\n')
+    (tmp_path / "s.yml").write_text("models: [m]\nx: {y: 1.5}\n")
+    assert read_config(tmp_path / "s.toml", "sweep file") == read_config(tmp_path / "s.yml", "sweep file") == {
+        "models": ["m"], "x": {"y": 1.5}}
+    (tmp_path / "deep.yaml").write_text("a: " + "[" * 80 + "]" * 80 + "\n")
+    with pytest.raises(EatkitError, match=r"^sweep file .*deep.yaml: JSON nested deeper than 64 levels$"):
+        read_config(tmp_path / "deep.yaml", "sweep file")
+    (tmp_path / "bad.yaml").write_text("a: [\n")
+    with pytest.raises(EatkitError, match=r"^sweep file .*bad.yaml: not valid YAML: ") as info:
+        read_config(tmp_path / "bad.yaml", "sweep file")
+    assert "\n" not in str(info.value)
+    (tmp_path / "code.yaml").write_text("a: !!python/object/apply:os.system ['true']\n")
+    with pytest.raises(EatkitError, match="not valid YAML"):  # safe_load: plain data only, never code
+        read_config(tmp_path / "code.yaml", "sweep file")
