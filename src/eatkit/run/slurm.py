@@ -207,7 +207,8 @@ def _task_process(pid: str) -> bool:
     proc = Path("/proc") / pid
     if proc.is_dir():
         try:  # (eatkit's one reader: /proc's files are regular ones; a process gone is an EatkitError)
-            state = read_text(proc / "stat", "process status").rsplit(")", 1)[1].split()[0]
+            stat = read_input(proc / "stat", "process status").decode("utf-8", "replace")  # (any process name)
+            state = stat.rsplit(")", 1)[1].split()[0]
             command = read_input(proc / "cmdline", "process command line")
         except (OSError, IndexError, EatkitError):
             return False
