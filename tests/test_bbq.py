@@ -340,6 +340,19 @@ def test_a_folder_of_answer_files_is_one_family_of_eight(known, tmp_path):
     for row, q in zip(rows, multipletests(p, method="fdr_bh")[1]):
         assert float(row["q_value"]) == pytest.approx(q, abs=1e-12)
         assert float(row["estimate"]) == pytest.approx(ref[(row["category"], row["context"])]["estimate"], abs=1e-12)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "bbq.md").read_text(encoding="utf-8")
+    for row in rows:  # docs/bbq.md's table of this command ("Checked against the authors' analysis")
+        assert _doc_row(row) in doc, _doc_row(row)
+
+
+def _doc_row(row: dict[str, str]) -> str:
+    """A row of docs/bbq.md's UnifiedQA table: bias score and CI x100, p and q to two significant digits."""
+    def p(value: str) -> str:
+        return f"{float(value):.1e}" if float(value) < 1e-3 else f"{float(value):.2g}"
+
+    x100 = [100 * float(row[name]) for name in ("estimate", "ci_low", "ci_high")]
+    return (f"| {row['category']} | {row['context']} | {row['n']} | {float(row['accuracy']):.3f} | {x100[0]:.1f} | "
+            f"[{x100[1]:.1f}, {x100[2]:.1f}] | {p(row['p_value'])} | {p(row['q_value'])} |")
 
 
 def test_image_grounded_items_carry_their_image_into_the_request(tmp_path):

@@ -352,6 +352,8 @@ CASES: dict[str, Case] = {
     "eatkit sweep inside-outside.toml": Case(subs={"inside-outside.toml": "{inside_outside_sweep}"},
                                              after=("eatkit data get bbq",),
                                              files=("results/inside-outside/ranking-correlations.csv",)),
+    # docs/bbq.md's demonstration on trained models: tests/test_inside_outside.py runs both of its lines
+    "eatkit sweep demo/inside-outside-gender.toml": Case(covered_by="tests/test_inside_outside.py"),
     "eatkit sweep bbq-sweep.toml": Case(subs={"bbq-sweep.toml": "{bbq_sweep}"}, after=("eatkit data get bbq",),
                                         files=("results/bbq-sweep/rankings.csv",)),
     "eatkit data get stereoset --allow-unverified": Case(stdout="dev.json: sha256"),

@@ -426,6 +426,19 @@ def test_llm_iat_gpt4o_scores_against_the_papers_figure():
         assert [float(row[2]), float(row[3]), float(row[4].split()[0]), float(row[5])] == pytest.approx(
             [ours[c], by_test[c].bias_score, FIGURE_GPT4[c], FIGURE_EIGHT_MODELS[c]], abs=5e-4), c
         assert (row[6] == "same") == (c not in differ), c
+    # and its table per domain: the mean over each domain's stereotypes of the same four columns, and the difference
+    domains = {**{name: PAPER_DOMAINS[name] for name in ("race", "gender", "religion")},
+               "health, with age (the paper's)": PAPER_DOMAINS["health"],
+               "health, without age": tuple(c for c in PAPER_DOMAINS["health"] if c != "age"), "age": ("age",)}
+    scores = {c: by_test[c].bias_score for c in FIGURE_GPT4}
+    per_domain = {row[0]: row for row in rows if row[0] in domains}
+    assert len(per_domain) == 6
+    for name, members in domains.items():
+        want = [float(np.mean([values[c] for c in members])) for values in (ours, scores, FIGURE_GPT4,
+                                                                             FIGURE_EIGHT_MODELS)]
+        row = per_domain[name]
+        assert int(row[1]) == len(members)
+        assert [float(cell) for cell in row[2:7]] == pytest.approx([*want, want[0] - want[2]], abs=5e-4), name
 
 
 def test_llm_iat_stimuli_split_in_halves_as_the_authors():

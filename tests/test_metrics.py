@@ -259,6 +259,18 @@ def test_docs_metrics_commands_run(tmp_path, capsys):
         assert main(argv) == 0, capsys.readouterr().err
     printed = capsys.readouterr().out
     assert "weat6:rnd" in printed and "asian:mac" in printed and "weat8  rnd" in printed and "mean_ndkl" in printed
+    # the worked example's table is what the first command prints, row by row, and its prose rounds those rows
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    rows = [line.split() for line in doc.split("Worked example: GloVe 840B")[1].split("```")[1].splitlines()
+            if line.startswith("weat6:")]
+    assert len(rows) == 7 and all(row in [line.split() for line in printed.splitlines()] for row in rows), rows
+    values = {row[0]: float(row[8]) for row in rows}  # test, metric, X (2 words), Y (2), A, B, value
+    assert f"RND {values['weat6:rnd']:.3f}" in doc and f"ECT {values['weat6:ect']:.2f}" in doc
+    # the debias example's before/after table (the last command) likewise
+    table = [line.split() for line in doc.split("On the WEAT words of GloVe 840B it prints")[1].split("```")[1]
+             .splitlines() if line.startswith("weat")]
+    assert len(table) == 9 and all(row in [line.split() for line in printed.splitlines()] for row in table), table
+    assert f"WEAT 6's d stays at {float(table[0][3]):.2f}" in doc
 
 
 def test_sweep_ranks_models_by_each_measure_with_rank_correlations(tmp_path, capsys):
@@ -401,3 +413,24 @@ def test_clustering_at_chance_and_its_bootstrap_interval():
 
     api = eatkit.metrics.clustering([same[:10], same[10:]], rng=1)
     assert api.value == r.value and api.null == "X ∪ Y re-partitioned, the clusters fixed"
+
+
+def test_rank_correlation_p_is_exact_over_all_orderings_of_a_few_models():
+    """rank_models' Spearman p: brute-force enumeration of every ordering of up to 8 models (5 models in the
+    same order: 2 of 120 orderings as extreme), scipy's t approximation beyond."""
+    from itertools import permutations
+
+    from scipy.stats import spearmanr
+
+    from eatkit.stats.metrics import rank_models
+
+    same = rank_models([[0.1, 1.0], [0.2, 2.0], [0.3, 3.0], [0.4, 4.0], [0.5, 5.0]])
+    assert same.spearman[0, 1] == pytest.approx(1.0) and same.spearman_p[0, 1] == pytest.approx(2 / 120, abs=1e-12)
+    table = np.random.default_rng(3).random((6, 3))
+    r = rank_models(table)
+    for j, k in ((0, 1), (0, 2), (1, 2)):
+        observed = abs(spearmanr(table[:, j], table[:, k]).statistic)
+        null = [abs(spearmanr(table[:, j], o).statistic) for o in permutations(table[:, k])]
+        assert r.spearman_p[j, k] == pytest.approx(np.mean(np.array(null) >= observed - 1e-12), abs=1e-12)
+    wide = np.random.default_rng(4).random((12, 2))
+    assert rank_models(wide).spearman_p[0, 1] == pytest.approx(spearmanr(wide[:, 0], wide[:, 1]).pvalue, abs=1e-12)

@@ -244,3 +244,28 @@ def test_degenerate_inputs_give_one_line_errors(call, message):
     with pytest.raises(EatkitError, match=message) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+def test_docs_coverage_numbers_are_the_exact_coverages_of_wilson_and_clopper_pearson():
+    """docs/answers.md's coverages of a share's intervals, computed exactly by bench/bench_coverage.py's
+    exact_coverage (checked here against a brute-force sum for one share); Clopper-Pearson never below 95%."""
+    import re
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "bench"))
+    from bench_coverage import exact_coverage
+
+    cover = {(m, n): exact_coverage(m, n) for m in ("wilson", "clopper-pearson") for n in (20, 200)}
+    hits = [k for k in range(21) if proportion(k, 20).ci_low <= 0.3 <= proportion(k, 20).ci_high]
+    assert exact_coverage("wilson", 20, [0.3])[0] == pytest.approx(sum(sps.binom.pmf(hits, 20, 0.3)), abs=1e-14)
+    assert cover["clopper-pearson", 20].min() >= 0.95 and cover["clopper-pearson", 200].min() >= 0.95
+    want = (f"is {100 * cover['wilson', 20].mean():.2f}% at n = 20 and {100 * cover['wilson', 200].mean():.2f}% at "
+            f"n = 200, dipping to {100 * cover['wilson', 20].min():.2f}% and {100 * cover['wilson', 200].min():.2f}%",
+            f"{100 * cover['clopper-pearson', 20].mean():.2f}% on average at n = 20 "
+            f"({100 * cover['clopper-pearson', 20].min():.2f}% at the worst share) and "
+            f"{100 * cover['clopper-pearson', 200].mean():.2f}% at n = 200")
+    doc = re.sub(r"\s+", " ", (root / "docs" / "answers.md").read_text(encoding="utf-8"))
+    for text in want:
+        assert text in doc, text

@@ -717,7 +717,10 @@ class ModelRanking:
     ``ranks[i, j]``: the rank of model i by measure j (1: least biased; ties share their average rank);
     ``mean_rank``: each model's mean rank over the measures; ``overall``: the rank of that mean;
     ``spearman[j, k]`` and ``spearman_p[j, k]``: the rank correlation of measures j and k over the models
-    and its p-value (scipy's t approximation; NaN with fewer than 3 models)."""
+    and its two-sided p-value (exact over all orderings of the models up to
+    :data:`eatkit.stats.geometry.SPEARMAN_EXACT_MAX` models, the t approximation beyond:
+    :func:`eatkit.stats.geometry.spearman_by_group`; NaN with fewer than 3 models or a measure that ties every
+    model)."""
 
     ranks: np.ndarray
     mean_rank: np.ndarray
@@ -733,7 +736,9 @@ def rank_models(magnitudes: Any) -> ModelRanking:
     >>> r.ranks[:, 0].tolist(), r.overall.tolist(), round(float(r.spearman[0, 1]), 2)
     ([1.0, 3.0, 2.0], [1.0, 2.0, 3.0], -0.5)
     """
-    from scipy.stats import rankdata, spearmanr  # (here: scipy.stats costs about 0.3 s of CPU to import)
+    from scipy.stats import rankdata  # (here: scipy.stats costs about 0.3 s of CPU to import)
+
+    from eatkit.stats.geometry import spearman_by_group
 
     table = np.asarray(magnitudes, dtype=np.float64)
     if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
@@ -745,10 +750,11 @@ def rank_models(magnitudes: Any) -> ModelRanking:
     q = table.shape[1]
     rho, p = np.eye(q), np.zeros((q, q))
     if table.shape[0] >= 3:
-        for j, k in combinations(range(q), 2):
-            result = spearmanr(ranks[:, j], ranks[:, k])
-            rho[j, k] = rho[k, j] = result.statistic
-            p[j, k] = p[k, j] = result.pvalue
+        models = [str(i) for i in range(table.shape[0])]
+        for j, k in combinations(range(q), 2):  # p exact over all orderings of a few models, else t-approximation
+            (result,) = spearman_by_group(dict(zip(models, ranks[:, j])), dict(zip(models, ranks[:, k])))
+            rho[j, k] = rho[k, j] = result.rho
+            p[j, k] = p[k, j] = result.p_value
     else:
         rho[~np.eye(q, dtype=bool)], p[:] = np.nan, np.nan
     return ModelRanking(ranks=ranks, mean_rank=mean_rank, overall=rankdata(mean_rank), spearman=rho, spearman_p=p)
