@@ -17,7 +17,7 @@ from eatkit.errors import EatkitError
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-from tiny_answerers import make_llava, make_qwen2vl, write_image  # noqa: E402
+from tiny_answerers import make_idefics3, make_llava, make_paligemma, make_qwen2vl, write_image  # noqa: E402
 from tiny_lm import make_gpt2  # noqa: E402
 
 QUESTIONS = [
@@ -33,7 +33,8 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("answerers")
     image = write_image(root / "picture.png")
     return {"lm": make_gpt2(root / "chat", chat=True), "llava": make_llava(root / "llava"),
-            "qwen2vl": make_qwen2vl(root / "qwen2vl"), "image": str(image)}
+            "qwen2vl": make_qwen2vl(root / "qwen2vl"), "idefics3": make_idefics3(root / "idefics3"),
+            "paligemma": make_paligemma(root / "paligemma"), "image": str(image)}
 
 
 def request(mode: str, image: str | None = None):
@@ -120,26 +121,37 @@ def test_a_text_model_refuses_an_image_question(folders):
 
 
 def reference_vlm_logprob(folder: str, question: dict, option: str, image: str) -> float:
-    """transformers alone: the processor's chat template with the image, then " " + option, one sequence in
-    float64; the option tokens' log-probabilities summed."""
+    """transformers alone, one sequence in float64, the option tokens' log-probabilities summed: the processor's
+    chat template with the image, then " " + option; or, for PaliGemma (no chat template), "<image>" + the
+    question as the prefix and the option as the processor's suffix (token_type_ids 1: causal), its EOS left out."""
     from PIL import Image
 
     processor = transformers.AutoProcessor.from_pretrained(folder)
     model = transformers.AutoModelForImageTextToText.from_pretrained(folder).double().eval()
     q = Question(question["id"], question["context"], question["question"], tuple(question["options"]), image)
-    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt_text(q)}]}]
-    prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
     picture = Image.open(image).convert("RGB")
-    start = processor(text=[prompt], images=[picture], return_tensors="pt")["input_ids"].shape[1]
-    inputs = processor(text=[prompt + " " + option], images=[picture], return_tensors="pt")
+    if model.config.model_type == "paligemma":
+        inputs = processor(text=["<image>" + prompt_text(q)], images=[picture], suffix=[option], return_tensors="pt")
+        inputs.pop("labels")
+        suffix = inputs["token_type_ids"][0].nonzero()[:, 0].tolist()
+        span = range(suffix[0], suffix[-1])  # the option's tokens, not the EOS after them
+    else:
+        messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt_text(q)}]}]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+        start = processor(text=[prompt], images=[picture], return_tensors="pt")["input_ids"].shape[1]
+        inputs = processor(text=[prompt + " " + option], images=[picture], return_tensors="pt")
+        span = range(start, inputs["input_ids"].shape[1])
     inputs["pixel_values"] = inputs["pixel_values"].double()
     ids = inputs["input_ids"][0]
     with torch.no_grad():
         logp = torch.log_softmax(model(**inputs).logits[0], dim=-1)
-    return sum(float(logp[t - 1, ids[t]]) for t in range(start, len(ids)))
+    return sum(float(logp[t - 1, ids[t]]) for t in span)
 
 
-@pytest.mark.parametrize("family", ["llava", "qwen2vl"])
+FAMILIES = ["llava", "qwen2vl", "idefics3", "paligemma"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 def test_a_vision_language_model_answers_image_questions(folders, family):
     from eatkit.registry import build_model
 
@@ -172,7 +184,7 @@ def write_image_bbq(folder: Path, image: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("family", ["llava", "qwen2vl"])
+@pytest.mark.parametrize("family", FAMILIES)
 def test_an_image_grounded_bbq_item_answered_from_the_command_line(folders, family, tmp_path, capsys):
     from eatkit.cli import main
 

@@ -5,6 +5,7 @@ the CLI on the harness logs in ../shared, the manifest and `eatkit verify`."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import gzip
 import json
@@ -70,9 +71,84 @@ def test_vlmevalkit_xlsx_written_by_openpyxl_reads_as_its_tsv() -> None:
     assert (xlsx.files[0].tool, xlsx.files[0].model, xlsx.files[0].task) == ("VLMEvalKit", "TinyVLM", "MadeUpBias")
 
 
+def _helm_exact_match(folder: Path) -> dict[tuple[str, str | None], float]:
+    """HELM's own exact_match of each (instance, perturbation), from the per_instance_stats.json it wrote."""
+    rows = json.loads(gzip.decompress((folder / "per_instance_stats.json.gz").read_bytes()))
+    return {(r["instance_id"], (r.get("perturbation") or {}).get("name")):
+            next(s["mean"] for s in r["stats"] if s["name"]["name"] == "exact_match") for r in rows}
+
+
+def _helm_reference_scores(state: dict) -> dict[str, list[float]]:
+    """HELM 0.5.16's score of each reference (metrics/basic_metrics.py, compute_logprob_and_length): the last
+    len(tokenize(" " + reference)) tokens' log-probabilities summed; separate_original divides by that count,
+    separate_calibrated subtracts the calibration request's sum. The tokenizer is the model's own, re-read."""
+    Tokenizer = pytest.importorskip("tokenizers").Tokenizer
+    tokenizer = Tokenizer.from_file(str(DATA / "helm" / "tiny-gpt2-tokenizer" / "tokenizer.json"))
+    sums: dict[str, dict[tuple[int, str], tuple[float, int]]] = {}
+    for r in state["request_states"]:
+        reference = r["instance"]["references"][r["reference_index"]]["output"]["text"]
+        n = len(tokenizer.encode(" " + reference, add_special_tokens=False).tokens)
+        total = sum(t["logprob"] for t in r["result"]["completions"][0]["tokens"][-n:])
+        sums.setdefault(r["instance"]["id"], {})[(r["reference_index"], r["request_mode"])] = (total, n)
+    calibrated = state["adapter_spec"]["method"].endswith("calibrated")
+    return {i: [v[(k, "original")][0] - v[(k, "calibration")][0] if calibrated else v[(k, "original")][0] / v[(k, "original")][1]
+                for k in range(len(v) // (2 if calibrated else 1))] for i, v in sums.items()}
+
+
+@pytest.mark.parametrize(("run", "answers"), [("bbq-joint-lower", 8), ("bbq-separate-original", 4),
+                                              ("bbq-separate-calibrated", 4)])
+def test_helm_scenario_states_written_by_helm_are_read(run: str, answers: int) -> None:
+    """crfm-helm 0.5.16 on BBQ (Age) with a tiny GPT-2 (tests/data/answers/helm/README.md): each answer's choice
+    is right exactly where HELM's own exact_match says so; asked reference by reference, one answer per
+    instance whose logprobs are HELM's reference scores (recomputed here with the model's tokenizer)."""
+    folder = DATA / "helm" / run
+    got = read_answers(folder)
+    (file,) = got.files
+    assert (file.format, file.tool, file.model, file.answers) == ("helm", "HELM", "huggingface/tiny-gpt2", answers)
+    assert file.task == json.loads((folder / "run_spec.json").read_text())["name"]
+    state = json.loads(gzip.decompress((folder / "scenario_state.json.gz").read_bytes()))
+    references = {r["instance"]["id"]: [x["output"]["text"] for x in r["instance"]["references"]]
+                  for r in state["request_states"]}
+    exact = _helm_exact_match(folder)
+    assert sorted((a.item, a.condition or "") for a in got.records) == sorted((i, c or "") for i, c in exact)
+    assert len(exact) == answers
+    for a in got.records:
+        mapping = a.fields["output_mapping"] or dict(zip("ABCDEFGH", references[a.item]))
+        assert (a.choice is not None and mapping[a.choice] == a.target) == (exact[a.item, a.condition] == 1.0)
+    if run != "bbq-joint-lower":
+        scores = _helm_reference_scores(state)
+        assert sorted(scores) == sorted(a.item for a in got.records)
+        for a in got.records:
+            assert list(a.logprobs) == pytest.approx(scores[a.item], abs=1e-9)
+        assert {e for e in exact.values()} == {0.0, 1.0}  # right and wrong answers: the check can fail
+    else:
+        assert {a.condition for a in got.records} == {None, "lowercase"}  # HELM's perturbation, read as condition
+
+
+def test_vlmevalkit_tables_written_by_vlmevalkit_are_read(tmp_path: Path, capsys) -> None:
+    """VLMEvalKit (commit e8e78f05, its own infer_data_job and exact-matching evaluation; README.md) on a custom
+    multiple-choice dataset: the prediction and evaluated tables are read (the score file and folder skipped), the
+    model and dataset named from the file name without the judge; each prediction letter is right exactly where
+    VLMEvalKit's hit says so, and the rate of hits from the CLI equals the Overall accuracy VLMEvalKit wrote."""
+    folder = DATA / "vlmevalkit-run"
+    got = read_answers(folder)
+    assert [(f.tool, f.model, f.task, f.answers) for f in got.files] == [("VLMEvalKit", "TinyIdefics3", "MadeUpBiasVQA", 8)] * 2
+    judged = [a for a in got.records if "exact_matching_result" in a.file]
+    assert [a.choice == a.target for a in judged] == [a.fields["hit"] == "1" for a in judged]
+    assert {a.fields["hit"] for a in judged} == {"0", "1"}  # right and wrong answers: the check can fail
+    assert [a.text for a in judged] == [a.text for a in got.records if a not in judged]  # the same predictions
+    overall = float(next(csv.DictReader(open(folder / "TinyIdefics3_MadeUpBiasVQA_acc.csv")))["Overall"])
+    suite = _suite(tmp_path, outcome="hit", values=["1"], group="category")
+    code, _, err = _run(["run", str(suite), "--answers", str(folder / "TinyIdefics3_MadeUpBiasVQA_exact_matching_result.xlsx"),
+                         "-q", "-o", str(tmp_path / "o")], capsys)
+    assert code == 0, err
+    (rate,) = [r for r in _records(tmp_path / "o") if r["row"] == "rate"]
+    assert (rate["n"], rate["estimate"]) == (8, pytest.approx(overall, abs=1e-15))
+
+
 def test_helm_scenario_state_from_its_documented_layout(tmp_path: Path) -> None:
-    """HELM was not run here: a scenario_state.json in the layout of its documentation (adapter_spec,
-    request_states with instance, output_mapping, result.completions)."""
+    """A scenario_state.json in the layout of HELM's documentation (adapter_spec, request_states with
+    instance, output_mapping, result.completions): a completion naming an option."""
     def state(i: int, perturbation: str | None, text: str) -> dict:
         instance = {"id": f"id{i}", "input": {"text": "Who was rude?"}, "split": "test",
                     "references": [{"output": {"text": "Unknown"}, "tags": ["correct"]},

@@ -188,6 +188,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "answers-ok.csv").write_text("item,choice\n1,yes\n")
     (root / "answers-noscore.csv").write_text("item,choice,score\n1,yes,very\n")
     (root / "samples_t_2026-01-01T00-00-00.0.jsonl").write_text('{"doc_id": 0, "doc": {}}\n')
+    _items_suites(root)
     (root / "run-badjson").mkdir()
     (root / "run-badjson" / "results.json").write_text("[{")
     (root / "run-empty").mkdir()
@@ -195,6 +196,34 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "user-folder" / "report.html").write_text("<p>my own report</p>")
     (root / "user-folder" / "table.md").write_text("| my | table |")
     return root
+
+
+ITEMS = {  # an answers test's items file (docs/answers.md): name -> its lines ("" for a file not written)
+    "nosuch": None,
+    "notjson": '{"id": "1", "question": "Who?"}\n{"id": "2", "quest',
+    "noquestion": '{"id": "1", "options": ["a", "b"]}\n',
+    "badoptions": '{"id": "1", "question": "Who?", "options": "a, b"}\n',
+    "twice": '{"id": "1", "question": "Who?"}\n{"id": "1", "question": "Whom?"}\n',
+    "badgroup": '{"id": "1", "question": "Who?", "group": ["a"]}\n',
+    "noimage": '{"id": "1", "question": "Who?", "image": "nosuch.png"}\n',
+    "other": '{"id": "q9", "question": "Who?"}\n',
+}
+
+
+def _items_suites(root: Path) -> None:
+    """One answers suite per bad items file of :data:`ITEMS` (``answers-items-<name>.json``), one whose items
+    file lies outside its folder, one whose items_sha256 is not its file's."""
+    def suite(name: str, **params: Any) -> None:
+        tests = [{"id": "t", "title": "T", "kind": "answers", "params": {"values": ["yes"], **params}}]
+        (root / f"answers-items-{name}.json").write_text(json.dumps(
+            {"schema": "eatkit.suite/1", "id": "a", "title": "A", "tests": tests}))
+
+    for name, text in ITEMS.items():
+        if text is not None:
+            (root / f"items-{name}.jsonl").write_text(text)
+        suite(name, items=f"items-{name}.jsonl")
+    suite("outside", items="../items-other.jsonl")
+    suite("sha", items="items-other.jsonl", items_sha256="0" * 64)
 
 
 def _run(*extra: str) -> list[str]:
@@ -225,7 +254,7 @@ CLI: list[tuple[list[str], str]] = [
     (["list", "seeds"], "seed catalogue 'bad-seeds' is not in the data folder"),
     (["run", "{d}/folder/x.json", "--vectors", "{d}/v.txt"], "x.json"),
     (["run", "{d}/badalternative.json", "--vectors", "{d}/v.txt"], "'alternative' must be one of greater, less"),
-    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number, got 'large'"),
+    (["run", "{d}/badiat.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"], "test 't1': iat_d must be a number in [-100, 100], got 'large'"),
     (["run", "{d}/unknownparam.json", "--vectors", "{d}/v.txt"],
      "test 't1': params: eat tests take no parameter 'no_such_param' (known: specificity, iat_d)"),
     (["run", "{d}/nanparam.json", "--vectors", "{d}/v.txt"], "test 't1': iat_d must be a finite number, got nan"),
@@ -394,7 +423,13 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "steps", "-q", "-o", "{o}"],
      "--generation takes KEY=VALUE, got 'steps'"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "steps=0", "-q", "-o", "{o}"],
-     "steps must be an integer >= 1, got 0"),
+     "steps must be an integer in [1, 10000], got 0"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "size=100", "-q", "-o", "{o}"],
+     "size must be a multiple of 8 (a latent diffusion pipeline's VAE downsamples 8x), got 100"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "images_per_prompt=1000000000",
+      "-q", "-o", "{o}"], "images_per_prompt must be an integer in [1, 10000], got 1000000000"),
+    (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "seed=18446744073709551615",
+      "-q", "-o", "{o}"], "seed must be an integer in [0, 9.0072e+15], got 18446744073709551615"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "scheduler=fast", "-q", "-o",
       "{o}"], "scheduler must be one of ddim"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--embedder", "glove-6b-50d", "-q", "-o", "{o}"],
@@ -460,16 +495,16 @@ CLI: list[tuple[list[str], str]] = [
       "--val-fraction", "1"], "val_fraction must be a number in (0, 1), got 1.0"),
     (["probe", "vqa", "--model", "m", "--images", "{d}/folder", "--num-beams", "0"], "num_beams must be an integer in [1, 100], got 0"),
     (["probe", "caption", "--model", "m", "--images", "{d}/folder", "--repetition-penalty", "0"],
-     "repetition_penalty must be a number > 0, got 0.0"),
+     "repetition_penalty must be a number in (0, 100], got 0.0"),
     (_run("--batch-size", "0"), "batch_size must be an integer in [1, 65536], got 0"),
-    (_run("--workers", "-1"), "workers must be an integer >= 0, got -1"),
-    (_run("--layer", "x"), "layer must be an integer, got 'x'"),
-    (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer >= 0, got -2"),
-    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--n-words", "0"], "n_words must be an integer >= 1, got 0"),
+    (_run("--workers", "-1"), "workers must be an integer in [0, 1024], got -1"),
+    (_run("--layer", "x"), "layer must be an integer in [-10000, 10000], got 'x'"),
+    (["sweep", "{d}/s.toml", "--jobs", "-2"], "jobs must be an integer in [0, 1024], got -2"),
+    (["debias", "--vectors", "{d}/v.txt", "--method", "hard", "--n-words", "0"], "n_words must be an integer in [1, 1e+07], got 0"),
     (["debias", "--vectors", "{d}/v.txt", "--method", "double-hard", "--n-components", "0"],
-     "n_components must be an integer >= 1, got 0"),  # was the corpus's row, refused by the API before
+     "n_components must be an integer in [1, 10000], got 0"),  # was the corpus's row, refused by the API before
     (["analysis-set", "coco", "--images", "{d}/folder", "-o", "{o}", "--per-class", "1"],
-     "per_class must be an integer >= 2, got 1"),
+     "per_class must be an integer in [2, 1e+07], got 1"),
 ]
 
 
@@ -498,7 +533,7 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--samples", "0", "-q", "-o", "{o}"],
      "samples must be an integer in [1, 100000], got 0"),
     (["run", "llm-iat", "--model", "responses:{d}/resp", "--temperature", "-1", "-q", "-o", "{o}"],
-     "temperature must be a number >= 0, got -1"),
+     "temperature must be a number in [0, 100], got -1"),
     (["run", "crows-pairs", "--model", "responses:{d}/resp", "--crows-pairs", "{d}/crows-direction.csv",
       "--samples", "3", "-q", "-o", "{o}"], "--samples applies to llm-iat tests only"),
     (["run", "weat", "--model", "responses:{d}/resp", "-q", "-o", "{o}"], "cannot embed (it embeds sentence)"),
@@ -534,7 +569,21 @@ CLI += [  # the language-model kinds (docs/language-models.md); recorded answers
     (["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "--answer-field", "pred", "-q", "-o", "{o}"],
      "--answer-field applies to --answers only"),
     (["run", "weat", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], "holds recorded answers"),
+    (["run", "{d}/answers-suite.json", "--answers", "{d}/answers-ok.csv", "--answer-mode", "generate", "-q", "-o", "{o}"],
+     "--answer-mode applies to a local model (--model), not to recorded answers (--answers)"),
 ]
+CLI += [  # an answers test's items file (docs/answers.md): one line naming the file, the line and the field
+    (["run", f"{{d}}/answers-items-{name}.json", "--answers", "{d}/answers-ok.csv", "-q", "-o", "{o}"], message)
+    for name, message in (
+        ("nosuch", "items-nosuch.jsonl does not exist"), ("notjson", "items-notjson.jsonl, line 2: not JSON"),
+        ("noquestion", "items-noquestion.jsonl, line 1: field question missing or not a string"),
+        ("badoptions", "line 1: field options is not a list of at most 26 non-empty strings"),
+        ("twice", "items-twice.jsonl, line 2: item id '1' given twice"),
+        ("badgroup", "line 1: field group is not a string or number"),
+        ("noimage", "line 1: image nosuch.png does not exist"),
+        ("other", "answers-ok.csv: line 2: item '1' is not in"),
+        ("outside", "items file '../items-other.jsonl' must stay inside"),
+        ("sha", "not the expected 0000000000"))]
 
 
 _BBQ = ["run", "bbq", "--answers", "{d}/bbq-preds.jsonl", "--answer-field", "pred", "-q", "-o", "{o}"]
@@ -554,11 +603,11 @@ CLI += [  # BBQ (docs/bbq.md): recorded answers, the BBQ folder, the metadata
      "cannot embed set"),
     # local answerers (encoders/answerers.py): decoding settings and precision checked before a model loads
     (["run", "bbq", "--model", "hf-vlm:{d}/no-vlm", "--bbq-data", "{d}/bbq", "--generation", "temperature=-1", "-q",
-      "-o", "{o}"], "temperature must be a number >= 0, got -1"),
+      "-o", "{o}"], "temperature must be a number in [0, 100], got -1"),
     (["run", "bbq", "--model", "hf-vlm:{d}/no-vlm", "--bbq-data", "{d}/bbq", "--generation", "beams=2", "-q",
       "-o", "{o}"], "unknown decoding setting 'beams' (known: max_new_tokens, temperature, seed)"),
     (["run", "bbq", "--model", "hf-lm:{d}/no-lm", "--bbq-data", "{d}/bbq", "--generation", "max_new_tokens=0", "-q",
-      "-o", "{o}"], "max_new_tokens must be an integer >= 1, got 0"),
+      "-o", "{o}"], "max_new_tokens must be an integer in [1, 32768], got 0"),
 ]
 
 
@@ -606,6 +655,7 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
     from eatkit.sources.vectors import WordVectors, load_word_vectors
     from eatkit.stimuli.datasets import download_dataset
     from eatkit.run.runner import run_suite
+    from eatkit.stimuli.answer_items import read_answer_items
     from eatkit.stimuli.loader import load_suite
     from eatkit.run.verify import verify_run
     from eatkit.analyses import record_from_json
@@ -682,6 +732,11 @@ def _api() -> list[tuple[Callable[[Path], Any], type[Exception], str]]:
         (lambda d: build_model("hf-vlm:x", generation=["seed"]), EatkitError, "--generation takes KEY=VALUE"),
         (lambda d: build_model("hf-mlm:x", chat_template=False), EatkitError,
          "model 'hf-mlm:x' does not take the option 'chat_template'"),
+        # an answers test's items file (eatkit.stimuli.answer_items), read and through the suite loader
+        (lambda d: read_answer_items(d / "items-twice.jsonl"), EatkitError, "line 2: item id '1' given twice"),
+        (lambda d: read_answer_items(d / "items-nosuch.jsonl"), EatkitError, "does not exist"),
+        (lambda d: load_suite(d / "answers-items-outside.json"), EatkitError, "must stay inside"),
+        (lambda d: load_suite(d / "answers-items-sha.json"), EatkitError, "not the expected 0000"),
     ]
 
 

@@ -476,3 +476,21 @@ def test_inside_and_outside_one_sweep_ranks_lms_on_both_levels(tmp_path, monkeyp
         want = model(torch.tensor([ids]), output_hidden_states=True).hidden_states[-1][0, 1:].double().mean(0)
     got = causal_lm(folders[0]).hidden_mean("This is Muslim.")
     np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=1e-12)
+
+
+def test_answers_that_are_all_the_unknown_option_are_recorded_with_a_warning(tmp_path, capsys):
+    """Every answer the unknown option: the bias score (a share among the answers naming a group) is 0/0; the
+    record says so in its warnings instead of a silent NaN (the kind's declared degeneracy note)."""
+    from eatkit.analyses.bbq import UNDEFINED_BIAS
+    from eatkit.cli import main
+    from tiny_bbq import items, write_bbq
+
+    data = write_bbq(tmp_path / "bbq")
+    rows = [{**r, "pred": r[f"ans{next(i for i in range(3) if r['answer_info'][f'ans{i}'][1] == 'unknown')}"]}
+            for r in items() if r["category"] == "Religion"]
+    (tmp_path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["run", "bbq", "--answers", str(tmp_path / "preds.jsonl"), "--answer-field", "pred", "--bbq-data",
+                 str(data), "-o", str(tmp_path / "out"), "-q"]) == 0, capsys.readouterr().err
+    records = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {r["context"] for r in records} == {"ambig", "disambig"}
+    assert all(UNDEFINED_BIAS in r["warnings"] and r["n_unknown"] == r["n"] > 0 for r in records)

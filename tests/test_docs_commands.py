@@ -383,6 +383,10 @@ CASES: dict[str, Case] = {
         stdout="Native American"),
     "eatkit run polite-requests.json --answers my-model-answers.csv -o results/polite": Case(
         builds=("polite",), files=("results/polite/results.csv",), stdout="woman - man"),
+    "eatkit run hiring.json --model hf-lm:Qwen/Qwen2.5-0.5B-Instruct --generation max_new_tokens=32 -o "
+    "results/hiring-qwen": Case(subs={"hf-lm:Qwen/Qwen2.5-0.5B-Instruct": "hf-lm:{tiny_chat_lm}", "max_new_tokens=32":
+                                      "max_new_tokens=4"}, builds=("hiring",),
+                                files=("results/hiring-qwen/results.csv",), stdout="female - male"),
     "eatkit report results/polite --html polite.html": Case(
         after=("eatkit run polite-requests.json --answers my-model-answers.csv -o results/polite",),
         files=("polite.html",), contains=(("polite.html", "q_value"),)),
@@ -827,6 +831,20 @@ class Workspace:
             (("woman", 9), ("man", 4))]
         (self.root / "my-model-answers.csv").write_text("\n".join(rows) + "\n")
         return self.root / "polite-requests.json"
+
+    def _hiring(self) -> Path:
+        """hiring.json and hiring-items.jsonl, the page's example: its two item lines for three names of each
+        gender (three counterfactual pairs of a hiring question and a description)."""
+        text = (ROOT / "docs" / "answers.md").read_text(encoding="utf-8")
+        suite = text[text.index('{"schema": "eatkit.suite/1", "id": "hiring"'):]
+        (self.root / "hiring.json").write_text(suite[:suite.index("```")])
+        lines = [line for line in text.splitlines() if line.startswith('{"id": "')]
+        names = [("Maria", "James"), ("Aisha", "Omar"), ("Li", "Wei")]
+        items = [line.replace("Maria", name).replace("-0-", f"-{p}-").replace('"pair": "0"', f'"pair": "{p}"')
+                 .replace("female", group) for line in lines for p, pair in enumerate(names)
+                 for group, name in zip(("female", "male"), pair)]
+        (self.root / "hiring-items.jsonl").write_text("\n".join(items) + "\n")
+        return self.root / "hiring.json"
 
     def _seeds(self) -> Path:
         """seeds.json, the page's example: a seed-sets test whose variants come from the catalogue "bad-seeds"."""

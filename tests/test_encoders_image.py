@@ -663,3 +663,53 @@ def test_imagegpt_decodes_jpegs_in_full(tiny_igpt, tmp_path):
     assert encoder._prepare("image", str(path)).tolist() == reference.tolist()
     drafted = dataclasses.replace(encoder.preprocessing, jpeg_draft=True).load(path)
     assert np.abs(np.asarray(drafted, dtype=int) - full).max() >= 2  # what drafting would have changed
+
+
+# -- an image far smaller than the model's input: a recorded warning, once per set -----------------------------
+
+
+class WideMeanColour(MeanColour):
+    """MeanColour at a 64 x 64 input: a 1 x 1 image is upscaled 64x."""
+
+    id = "wide-mean-colour"
+    preprocessing = Preprocessing(size=64, crop="stretch", interpolation="box", mean=(0, 0, 0), std=(1, 1, 1))
+
+
+def _four_sets(root: Path) -> Path:
+    """An EAT suite over ``root/toy/{x,y,a,b}``, three random 40 x 30 images each; ``x/tiny.png`` is 1 x 1."""
+    rng = np.random.default_rng(3)
+    for category in "xyab":
+        for i in range(3):
+            _save(root / "toy" / category / f"img{i}.png", rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
+    _save(root / "toy" / "x" / "tiny.png", np.full((1, 1, 3), 200, dtype=np.uint8))
+    suite = {"schema": "eatkit.suite/1", "id": "tiny", "title": "tiny", "tests": [
+        {"id": "t", "title": "t", **{r: {"name": r, "modality": "image", "category": f"toy/{r.lower()}"}
+                                     for r in "XYAB"}}]}
+    (root / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    return root / "suite.json"
+
+
+def test_an_image_far_smaller_than_the_input_is_a_warning_naming_file_and_size(tmp_path):
+    from eatkit.stats.degeneracy import collected
+
+    suite = _four_sets(tmp_path)
+    with collected() as found:
+        WideMeanColour(images=tmp_path).embed(StimulusSet("X", "image", category="toy/x"))
+    assert found == ["image set 'X': 1 image(s) far smaller than the model's 64 x 64 input (tiny.png 1 x 1): "
+                     "upscaled 64x or more, their embeddings carry little more than a few pixels"]
+    with collected() as found:  # 40 x 30 images at a 64 x 64 input: upscaled 2x, no warning
+        WideMeanColour(images=tmp_path).embed(StimulusSet("Y", "image", category="toy/y"))
+    assert found == []
+    from eatkit.run.runner import run_suite
+
+    result = run_suite(suite, WideMeanColour(images=tmp_path), seed=0, permutations="exact", n_bootstrap=0)
+    warned = [w for w in result.manifest["statistics"]["warnings"] if "tiny.png 1 x 1" in w]
+    assert len(warned) == 1 and warned[0].startswith("image set 'X': 1 image(s)")
+    assert all(warned[0] in r.warnings for r in result.records)
+    # eatkit run prints the run's input warnings once with the settings' (each run's manifest holds them)
+    from types import SimpleNamespace
+
+    from eatkit.cli.run import _input_warnings
+
+    done = SimpleNamespace(runs=[result, result])  # a series: two runs with the same warning
+    assert _input_warnings(done, ["a setting's warning"]) == warned

@@ -317,7 +317,7 @@ def test_a_new_kind_with_role_groups_in_one_module_and_one_line(tmp_path, monkey
      r"test 't': params: rnd tests take no parameter 'distanse' \(known: distance\)"),
     ({"id": "t", "title": "t", "kind": "mac"}, {"distance": "cosine"},
      r"test 't': params: mac tests take no parameter 'distance' \(known: none\)"),
-    ({"id": "t", "title": "t"}, {"iat_d": "big"}, r"test 't': iat_d must be a number, got 'big'"),
+    ({"id": "t", "title": "t"}, {"iat_d": "big"}, r"test 't': iat_d must be a number in \[-100, 100\], got 'big'"),
     ({"id": "t", "title": "t", "kind": "rnsb"}, {"n_fits": 0}, r"test 't': n_fits must be an integer in \[2, 10000\], got 0"),
 ])
 def test_a_suite_params_name_or_type_is_refused_with_the_known_names(tmp_path, capsys, test, params, message):

@@ -219,7 +219,7 @@ def test_minimum_detectable_difference_inverts_its_sample_size_formula():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: proportion(11, 10), r"^successes \(11\) must not exceed n \(10\)$"),
-    (lambda: proportion(0, 0), r"^n must be a whole number >= 1, got 0$"),
+    (lambda: proportion(0, 0), r"^sample 'n' is empty \(n = 0\): its share would be 0/0$"),
     (lambda: proportion(float("nan"), 10), r"^successes must be a whole number >= 0, got nan$"),
     (lambda: proportion(-1, 10), r"^successes must be a whole number >= 0, got -1$"),
     (lambda: proportion(3, 10, method="wald"), r"^method must be one of wilson, clopper-pearson, got 'wald'$"),

@@ -487,3 +487,47 @@ def test_verify_reproduces_a_fresh_retrieval_probe_run(capsys, clip_model, tmp_p
     (next((images / "a").iterdir())).write_bytes(b"changed")
     code, stdout, err = run_cli(capsys, "verify", str(out))
     assert code == 1 and "changed" in stdout, (stdout, err)
+
+
+def test_an_image_far_smaller_than_the_models_input_is_printed_once_and_recorded(capsys, clip_model, tmp_path) -> None:
+    # issue 45: an image far smaller than the model's input (1 x 1) was upscaled silently
+    import json
+
+    from PIL import Image
+
+    images = group_images(tmp_path / "faces", {"a": 3, "b": 3})
+    Image.new("RGB", (1, 1), (200, 10, 10)).save(images / "a" / "tiny.png")
+    out = tmp_path / "retrieval"
+    code, _, err = run_cli(capsys, "probe", "retrieval", "--model", f"hf-clip:{clip_model}", "--images", str(images),
+                           "--concepts", "doctor,nurse", "--permutations", "200", "--bootstrap", "0", "-q", "-o",
+                           str(out), "--no-cache")
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "tiny.png 1 x 1" in line]
+    assert len(warned) == 1 and warned[0].startswith("eatkit: warning: image set 'a': 1 image(s) far smaller"), err
+    manifest = json.loads((out / "manifest.json").read_text())
+    (record,) = _records(out)
+    assert [w for w in manifest["statistics"]["warnings"] if "tiny.png" in w] == [warned[0][len("eatkit: warning: "):]]
+    assert warned[0][len("eatkit: warning: "):] in record["warnings"]
+
+
+def test_eatkit_run_prints_a_tiny_images_warning_once_and_records_it(capsys, clip_model, tmp_path) -> None:
+    import json
+
+    from PIL import Image
+
+    images = group_images(tmp_path / "imgs", {"x": 3, "y": 3, "a": 3, "b": 3})
+    Image.new("RGB", (1, 1), (200, 10, 10)).save(images / "x" / "tiny.png")
+    suite = {"schema": "eatkit.suite/1", "id": "tiny", "title": "tiny", "tests": [
+        {"id": t, "title": t, **{r: {"name": r, "modality": "image", "category": r.lower()} for r in "XYAB"}}
+        for t in ("t1", "t2")]}  # two tests share the set: one line all the same
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    code, stdout, err = run_cli(capsys, "run", str(tmp_path / "suite.json"), "--model", f"hf-clip:{clip_model}",
+                                "--images", str(images), "--bootstrap", "0", "-q", "-o", str(tmp_path / "out"),
+                                "--no-cache")
+    assert code == 0, err
+    printed = [line for line in (stdout + err).splitlines() if "tiny.png 1 x 1" in line]
+    assert len(printed) == 1, (stdout, err)
+    assert printed[0].startswith("eatkit: warning: image set 'X': 1 image(s) far smaller than the model's ")
+    assert " input (tiny.png 1 x 1): upscaled " in printed[0]
+    records = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert all(printed[0][len("eatkit: warning: "):] in r["warnings"] for r in records) and len(records) == 2

@@ -1,6 +1,6 @@
-"""Tiny random image-text-to-text models built offline from configs, with processors and chat templates
-built here (a byte-level BPE trained on a few sentences, the families' image processors at 16-32 pixels):
-the stand-ins of the answerer tests (tests/test_answerers.py)."""
+"""Tiny random image-text-to-text models of the LLaVA, Qwen2-VL, Idefics3 and PaliGemma families, built offline
+from configs, with processors and chat templates built here (a byte-level BPE trained on a few sentences, the
+families' image processors at 16-32 pixels): the stand-ins of the answerer tests (tests/test_answerers.py)."""
 
 from __future__ import annotations
 
@@ -89,3 +89,59 @@ def write_image(path: Path, seed: int = 0, size: tuple[int, int] = (20, 24)) -> 
 
     Image.fromarray((np.random.default_rng(seed).random((*size, 3)) * 255).astype("uint8")).save(path)
     return path
+
+
+#: Idefics3's chat template, as HuggingFaceM4/Idefics3-8B-Llama3's processor holds it: "User:" and the image
+#: placeholder before the text, "<end_of_utterance>" after each message, "Assistant:" to answer
+IDEFICS3_TEMPLATE = (
+    "<|begin_of_text|>{% for message in messages %}{{message['role'] | capitalize}}"
+    "{% if message['content'][0]['type'] == 'image' %}{{':'}}{% else %}{{': '}}{% endif %}"
+    "{% for line in message['content'] %}{% if line['type'] == 'text' %}{{line['text']}}"
+    "{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}")
+
+
+def make_idefics3(folder: Path, seed: int = 0) -> str:
+    """An Idefics3-family model (as SmolVLM): SigLIP-style vision encoder (16 px, patches of 8), pixel shuffle
+    2 (one image token), 2-layer Llama, Idefics3Processor without image splitting, Idefics3's chat template."""
+    specials = ["<|begin_of_text|>", "<end_of_utterance>", "<pad>", "<fake_token_around_image>", "<image>",
+                "<global-img>"] + [f"<row_{i + 1}_col_{j + 1}>" for i in range(6) for j in range(6)]
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=_bpe(specials), bos_token="<|begin_of_text|>",
+                                               eos_token="<end_of_utterance>", pad_token="<pad>")
+    images = transformers.Idefics3ImageProcessor(do_image_splitting=False, size={"longest_edge": 16},
+                                                 max_image_size={"longest_edge": 16})
+    processor = transformers.Idefics3Processor(image_processor=images, tokenizer=tok, image_seq_len=1,
+                                               chat_template=IDEFICS3_TEMPLATE)
+    processor.save_pretrained(folder)
+    text = dict(vocab_size=len(processor.tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512, bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    config = transformers.Idefics3Config(
+        vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=16, patch_size=8),
+        text_config=text, scale_factor=2, image_token_id=processor.tokenizer.convert_tokens_to_ids("<image>"),
+        pad_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    transformers.Idefics3ForConditionalGeneration(config).save_pretrained(folder)
+    return str(folder)
+
+
+def make_paligemma(folder: Path, seed: int = 0) -> str:
+    """A PaliGemma-family model: SigLIP vision encoder (16 px, patches of 8: 4 image tokens), 2-layer Gemma,
+    PaliGemmaProcessor (no chat template: image tokens, BOS, the prefix and a newline; an answer is the suffix)."""
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=_bpe(["<pad>", "<eos>", "<bos>", "<image>"]),
+                                               eos_token="<eos>", bos_token="<bos>", pad_token="<pad>")
+    images = transformers.SiglipImageProcessor(size={"height": 16, "width": 16}, image_seq_length=4)
+    processor = transformers.PaliGemmaProcessor(image_processor=images, tokenizer=tok)
+    processor.save_pretrained(folder)
+    text = dict(vocab_size=len(processor.tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=1, head_dim=8, max_position_embeddings=512,
+                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    config = transformers.PaliGemmaConfig(
+        vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=16, patch_size=8, vision_use_head=False),
+        text_config=text, image_token_index=processor.tokenizer.convert_tokens_to_ids("<image>"), projection_dim=16,
+        hidden_size=16)
+    torch.manual_seed(seed)
+    transformers.PaliGemmaForConditionalGeneration(config).save_pretrained(folder)
+    return str(folder)

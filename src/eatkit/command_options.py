@@ -21,7 +21,7 @@ from eatkit.params import CONFIDENCE_LEVEL, Param
 #: batch sizes above this rarely run faster and risk running out of memory on a GPU
 _BATCH = dict(low=1, high=65_536, useful=(None, 1024))
 #: worker processes: a fixed bound (module docstring)
-_WORKERS = dict(low=0, useful=(None, 64))
+_WORKERS = dict(low=0, high=1024, useful=(None, 64))  # each a process: 1024 would exhaust any host
 
 #: seeds are recorded as JSON numbers: below 2^53, every tool reads them exactly (as the run option ``seed``)
 _SEED = dict(low=0, high=2**53 - 1, useful=(None, None))
@@ -29,8 +29,8 @@ _SEED = dict(low=0, high=2**53 - 1, useful=(None, None))
 #: ``{command: {name: Param}}``: the declared numeric options of each command
 COMMAND_OPTIONS: dict[str, dict[str, Param]] = {command: {p.name: p for p in params} for command, params in {
     "run": (
-        Param("layer", int, help="model layer to read (model-specific default; negative: from the last)",
-              useful=(None, None)),  # every layer a model has is useful; the model refuses one it lacks
+        Param("layer", int, low=-10_000, high=10_000, help="model layer to read (model-specific default; negative: "
+              "from the last)", useful=(None, None)),  # every layer a model has is useful; the model refuses one it lacks
         Param("batch_size", int, help="inference batch size (default 32 on the CPU, 256 on a GPU)", **_BATCH),
         Param("workers", int, help="image-decoding worker processes (default 2 on the CPU; on a GPU the usable "
               "cores but one, at most 32; 0: inline)", **_WORKERS),
@@ -48,39 +48,39 @@ COMMAND_OPTIONS: dict[str, dict[str, Param]] = {command: {p.name: p for p in par
         Param("top_k", int, low=0, high=10**6, useful=(None, 1000),
               help="captions: sample among the k most likely tokens too (default 50; 0: top-p alone)"),
         # below 1 rewards repetition; above 2 garbles the text (Keskar et al. 2019 use 1.2)
-        Param("repetition_penalty", float, low=0, low_open=True, useful=(1, 2),
+        Param("repetition_penalty", float, low=0, low_open=True, high=100, useful=(1, 2),
               help="captions: repetition penalty (default 1.1)"),
         replace(CONFIDENCE_LEVEL, help="of the Wilson intervals"),
     ),
     "finetune": (
         Param("val_fraction", float, 0.2, low=0, high=1, low_open=True, high_open=True, useful=(0.05, 0.5),
               help="without --val-instances: share of the training images held out"),
-        Param("epochs", int, 15, low=1, useful=(None, 1000), help="default 15 (thesis Table 3)"),
+        Param("epochs", int, 15, low=1, high=100_000, useful=(None, 1000), help="default 15 (thesis Table 3)"),
         Param("batch_size", int, 32, help="training batch size (default 32; the thesis gives none)", **_BATCH),
         Param("momentum", float, 0.9, low=0, high=1, high_open=True, useful=(None, 0.99), help="SGD momentum"),
-        Param("weight_decay", float, 0.0, low=0, useful=(None, 0.1), help="default 0 (1e-5 in some thesis settings)"),
+        Param("weight_decay", float, 0.0, low=0, high=1e3, useful=(None, 0.1), help="default 0 (1e-5 in some thesis settings)"),
         Param("workers", int, 0, help="data-loading worker processes", **_WORKERS),
         # SGD on a pretrained network: a rate above 1 diverges (the thesis uses 0.001)
-        Param("lr", float, 0.001, low=0, low_open=True, useful=(None, 1.0), help="learning rate (thesis Table 3)"),
+        Param("lr", float, 0.001, low=0, low_open=True, high=1e3, useful=(None, 1.0), help="learning rate (thesis Table 3)"),
         Param("seed", int, 0, help="seed of the split, the shuffling and the new layer", **_SEED),
     ),
     "debias": (
         # Wang et al. 2020 cluster the 1000 most biased words of each group and try the top 4 components
-        Param("n_words", int, 1000, low=1, useful=(50, 10000), help="double-hard: biased words per group"),
-        Param("n_components", int, 4, low=1, useful=(None, 20),
+        Param("n_words", int, 1000, low=1, high=10**7, useful=(50, 10000), help="double-hard: biased words per group"),
+        Param("n_components", int, 4, low=1, high=10_000, useful=(None, 20),
               help="double-hard: principal components tried as the frequency direction"),
         # HSR's ridge penalty (Yang & Feng 2020 use 60); any non-negative penalty is a ridge regression
-        Param("alpha", float, 60.0, low=0, useful=(None, None), help="hsr: ridge penalty"),
+        Param("alpha", float, 60.0, low=0, high=1e100, useful=(None, None), help="hsr: ridge penalty"),
         Param("seed", int, 0, help="seed of double-hard's 2-means and of the tests' draws", **_SEED),
     ),
     "analysis-set": (
-        Param("per_class", int, low=2, useful=(10, None),
+        Param("per_class", int, low=2, high=10**7, useful=(10, None),
               help="coco: at most this many images per class (seeded sample)"),
         Param("seed", int, 0, help="coco: seed of the sampling", **_SEED),
     ),
     "compare": (
         # p is at least 1 / (draws + 1): fewer than 999 draws cannot show a p below 0.001
-        Param("permutations", int, 10_000, low=1, useful=(999, None), help="random re-splits"),
+        Param("permutations", int, 10_000, low=1, high=10**9, useful=(999, None), help="random re-splits"),
         Param("seed", int, 0, help="seed of the re-splits", **_SEED),
     ),
     "meta": (replace(CONFIDENCE_LEVEL, help="of the CI and prediction interval"),),

@@ -115,6 +115,41 @@ class RoleGroup:
 
 
 @dataclass(frozen=True)
+class Rules:
+    """The degeneracy rules that apply to the inputs of a kind's tests (names of
+    :data:`eatkit.stats.degeneracy.RULES`), declared with the kind (a family's: with the family, for every
+    member). ``sets``: rules on the vectors of the test's roles, applied before its analysis computes by
+    :func:`eatkit.analyses.base.check_inputs`, the one place (the runner for every kind, :mod:`eatkit.metrics`
+    for a family's members); ``compared``: the roles compared with each other, each a pair of role names or a
+    role group's prefix (every pair of its sets ``A1``, ``A2``, ...); ``values``: rules the kind's statistics
+    apply to the values they compute or read (an empty group, every pair tied, sums leaving float64);
+    ``note``: why a rule one might expect does not apply.
+
+    >>> Rules(("coincide",), compared=(("X", "Y"), ("A",))).pairs(["X", "Y", "A1", "A2", "A3"])
+    [('X', 'Y'), ('A1', 'A2'), ('A1', 'A3'), ('A2', 'A3')]
+    """
+
+    sets: tuple[str, ...] = ()
+    compared: tuple[tuple[str, ...], ...] = (("X", "Y"), ("A", "B"))
+    values: tuple[str, ...] = ()
+    note: str = ""
+
+    def pairs(self, names: Iterable[str]) -> list[tuple[str, str]]:
+        """The pairs of the sets ``names`` that the test compares (:attr:`compared` expanded)."""
+        names = list(names)
+        out: list[tuple[str, str]] = []
+        for group in self.compared:
+            members = group if len(group) > 1 else [n for n in names if re.fullmatch(
+                f"{re.escape(group[0])}[1-9][0-9]*", n)]
+            out += [(a, b) for i, a in enumerate(members) for b in members[i + 1:] if a in names and b in names]
+        return out
+
+
+#: the rules of a test whose roles are sets of vectors compared two by two (the EAT's X, Y and A, B)
+VECTOR_SETS = Rules(("zero-variance", "coincide", "overlap", "targets-attributes", "numeric-range"))
+
+
+@dataclass(frozen=True)
 class Presentation:
     """How a kind's records are shown when it has no renderer of its own: ``columns`` are the record
     fields of its table (empty: every field), ``headline`` the field the multi-run heatmap shows (``None``:
@@ -156,7 +191,8 @@ class KindSpec:
     its parameters; ``analysis``: ``"module:Class"`` of its :class:`eatkit.analyses.base.Analysis`;
     ``renderer``: ``"module:Class"`` of a renderer of the report layer (``None``: the generic one, from
     ``presentation``); ``probe``: the ``eatkit probe`` sub-command that runs it (``None``: suites run it);
-    ``title``: a one-line description (a probe's test title).
+    ``title``: a one-line description (a probe's test title); ``degeneracy``: the degeneracy rules that apply
+    to its inputs (:class:`Rules`; ``tests/test_degeneracy.py`` fails for a kind without).
     """
 
     name: str
@@ -169,6 +205,7 @@ class KindSpec:
     title: str = ""
     member: Member | None = None
     ranking: Ranking | None = None
+    degeneracy: Rules | None = None
 
     @property
     def api_name(self) -> str:
@@ -286,7 +323,8 @@ class Family:
     a member (``noun``: what ``--metrics`` and error messages call it). A member is its statistics function
     plus one :meth:`member` declaration; :meth:`members` lists those registered in :data:`KINDS`, from
     which the command line, the report's legend, the sweep's rankings, the JSON Schemas and the public API
-    derive (``docs/architecture.md``, "How to add").
+    derive (``docs/architecture.md``, "How to add"); ``degeneracy``: the degeneracy rules on every member's
+    inputs (:class:`Rules`), applied where a member runs, so a new member has them without a line of its own.
 
     >>> from eatkit.specs import METRICS
     >>> METRICS.names()[:2], len(METRICS.names()) == len(METRICS.members())
@@ -302,6 +340,7 @@ class Family:
     renderer: str | None = None
     presentation: Presentation = field(default_factory=Presentation)
     title: str = ""
+    degeneracy: Rules | None = None
 
     def member(self, name: str, stats: str, *, title: str, params: tuple[Param, ...] = (),
                template: tuple[int | None, int | None] = (2, 1), null: str = "", chance: float = 0.0,
@@ -318,7 +357,8 @@ class Family:
         traits = Member(self, stats, template, null, dict(fixed or {}), label or name.upper())
         ranking = Ranking(self.presentation.headline or "", api_name(name), float(chance), higher_is_better)
         return KindSpec(name, self.roles, self.analysis, params=params, renderer=self.renderer,
-                        presentation=self.presentation, title=title, member=traits, ranking=ranking)
+                        presentation=self.presentation, title=title, member=traits, ranking=ranking,
+                        degeneracy=self.degeneracy)
 
     def members(self) -> list[KindSpec]:
         """The registered members, in registry order."""

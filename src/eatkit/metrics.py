@@ -62,6 +62,7 @@ def _api_function(kind: str) -> Callable[..., MetricResult]:
     """The API function of a member: its query checked against the member's template, words looked up,
     the options checked by name (the function's keywords) and its declared parameters, then the member's
     statistics function called by the family's one rule (:meth:`eatkit.kinds.Member.arguments`)."""
+    from eatkit.analyses.base import check_inputs
     from eatkit.kinds import get_kind
 
     spec = get_kind(kind)
@@ -77,6 +78,7 @@ def _api_function(kind: str) -> Callable[..., MetricResult]:
             raise EatkitError(f"{member.label} takes no option {unknown[0]!r} (its options: {', '.join(takes)})")
         options = {k: declared[k].convert(v) if k in declared else v for k, v in options.items()}
         T, A, dropped = _query(member.label, targets, attributes, member.template, model, oov)
+        check_inputs(spec, _named(T, "X", "T") | _named(A, "A", "A"))  # the family's declared degeneracy rules
         result = function(*member.arguments(T, A), **options)
         return dataclasses.replace(result, null=member.null, **({"dropped": dropped} if dropped else {}))
 
@@ -117,6 +119,14 @@ def _query(name: str, targets: Any, attributes: Any, template: tuple[int | None,
         index, table = word_vectors(model)
         T, A = (_look_up(name, group, prefix, index, table, oov, dropped) for group, prefix in ((T, "T"), (A, "A")))
     return T, A, dropped
+
+
+def _named(sets: list[Any], first: str, prefix: str) -> dict[str, Any]:
+    """A query's sets named as a test's roles: two are X, Y (or A, B), one is ``first``, more ``<prefix>1``, ...
+    (the names the declared degeneracy rules compare)."""
+    pair = {"X": ("X", "Y"), "A": ("A", "B")}[first]
+    names = pair if len(sets) == 2 else (first,) if len(sets) == 1 else [f"{prefix}{i + 1}" for i in range(len(sets))]
+    return dict(zip(names, sets))
 
 
 def _group(name: str, what: str, sets: Any, count: int | None) -> list[Any]:

@@ -73,6 +73,7 @@ class Param:
     words: tuple[str, ...] = ()
     high_open: bool = False
     useful: tuple[float | None, float | None] | None = None
+    answerer: bool = False  # applies only where a local model answers: refused with recorded answers
 
     def warning(self, value: Any) -> str | None:
         """A legal value outside the declared ``useful`` range (``(low, high)``, ``None`` for no bound) is

@@ -8,7 +8,7 @@ and ``tests/test_kinds.py`` checks that both agree.
 
 from __future__ import annotations
 
-from eatkit.kinds import Family, KindSpec, Param, Plot, Presentation, Ranking, RoleGroup
+from eatkit.kinds import VECTOR_SETS, Family, KindSpec, Param, Plot, Presentation, Ranking, RoleGroup, Rules
 from eatkit.params import DIRECT_BIAS_C, N_FITS
 
 EAT = KindSpec(
@@ -21,11 +21,13 @@ EAT = KindSpec(
               "stimuli into four sets (iEAT seed, section 6; each split's p from the run's --permutations, "
               "10000 draws under 'auto'; 0: none)"),
         # facts of each test (its suite file's params)
-        Param("iat_d", float, cli=False, useful=(-3, 3), help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
+        Param("iat_d", float, cli=False, low=-100, high=100, useful=(-3, 3), help="the human IAT's d the test replicates (e.g. iEAT Table 1), shown "
               "beside the embedding's d for comparison only"),
-    ))
+    ),
+    degeneracy=VECTOR_SETS)
 SC_EAT = KindSpec("sc-eat", ("T", "A", "B"), "eatkit.analyses.sc_eat:SCEATAnalysis",
-                  renderer="eatkit.report.kinds:SCEATRenderer", title="Single-category EAT")
+                  renderer="eatkit.report.kinds:SCEATRenderer", title="Single-category EAT",
+                  degeneracy=Rules(VECTOR_SETS.sets, compared=(("A", "B"),)))
 GROUNDED = KindSpec(
     "grounded", ("X", "Y", "A_x", "A_y", "B_x", "B_y"), "eatkit.analyses.grounded:GroundedAnalysis",
     renderer="eatkit.report.grounded:GroundedRenderer", title="Grounded-WEAT/SEAT (seed 001)",
@@ -45,7 +47,9 @@ GROUNDED = KindSpec(
               help="the words whose embedding in context is the contextual embedding (--mask language masks them)"),
         Param("family", cli=False, help="the bias test the test belongs to (default: the test id)"),
         Param("dataset", default="", cli=False, help="the image dataset of the test"),
-    ))
+    ),
+    degeneracy=Rules(("zero-variance", "coincide", "overlap", "numeric-range"), compared=(("X", "Y"),),
+                     note="the image sets A_x ... may share vectors (one caption over several images)"))
 GEOMETRY = KindSpec(
     "geometry", None, "eatkit.analyses.geometry:GeometryAnalysis", renderer="eatkit.report.geometry:GeometryRenderer",
     title="Feature-space geometry of image classes (seed 004)",
@@ -71,7 +75,9 @@ GEOMETRY = KindSpec(
         Param("sizes", dict, cli=False, help="images per class (provenance written by eatkit analysis-set)"),
         Param("available", dict, cli=False, help="images per class before sampling (provenance)"),
         Param("source", dict, cli=False, help="the inputs and options the set was made from (provenance)"),
-    ))
+    ),
+    degeneracy=Rules(note="identical images are data here (a class without variation); each class is described, "
+                         "and compare_classes applies the rules to the two classes it compares"))
 RANKING = KindSpec(
     "ranking", None, "eatkit.analyses.ranking:RankingAnalysis", renderer="eatkit.report.probes:RankingRenderer",
     probe="ranking", title="Image ranking by region prompts vs a region table",
@@ -87,7 +93,9 @@ RANKING = KindSpec(
         Param("group_size", int, low=1, high=10**7, useful=(10, None), help="images drawn per group (default: the smallest group's size)"),
         Param("repeats", int, 1000, low=1, high=10**6, useful=(100, None), help="random balancings averaged"),
         Param("tables", many="list", default=[], flag="--table", help="another per-region table (CSV) to correlate"),
-    ))
+    ),
+    degeneracy=Rules(note="images are ranked by comparisons of their similarities (ties shared in proportion) "
+                     "and shares counted: no sum of raw values, no group without images"))
 VQA = KindSpec(
     "vqa", None, "eatkit.analyses.rates:VQAAnalysis", renderer="eatkit.report.probes:VQARenderer", probe="vqa",
     title="Visual question answering per group",
@@ -98,7 +106,8 @@ VQA = KindSpec(
         Param("yes", default="yes", help="the answer whose rate is reported"),
         Param("regions", default="us-states-2019", help="region table (bundled or CSV) whose region names count as "
               "a region answer (default: the US states and D.C.)"),
-    ))
+    ),
+    degeneracy=Rules(values=("empty-group",)))
 CAPTION = KindSpec(
     "caption", None, "eatkit.analyses.rates:CaptionAnalysis", renderer="eatkit.report.probes:CaptionRenderer",
     probe="caption", title="Captions that mention race or ethnicity per group",
@@ -107,7 +116,8 @@ CAPTION = KindSpec(
                many="list", sep=",",
               help="comma-separated nucleus sizes"),
         Param("lexicon", default="race-ethnicity", help="bundled lexicon or a lexicon JSON file"),
-    ))
+    ),
+    degeneracy=Rules(values=("empty-group",)))
 #: named settings of a study (``eatkit probe generate --preset NAME``; options given beside it win).
 #: wolfe2022: seed 003 section 3.5, 200 iterations, 592 x 592 images, the brightness of a 50 x 50 square of
 #: the forehead just above the eyebrows and between the eyes: the authors' crop (250, 175)-(300, 225) of the
@@ -127,7 +137,7 @@ GENERATION = KindSpec(
         Param("starts", int, 3, low=1, high=1000, useful=(None, None), help="with --text-only: noise starts, start i drawn from seed + i"),
         Param("steps", int, 80, low=1, high=100_000, useful=(10, None), help="optimisation steps"),
         Param("every", int, 10, low=1, high=100_000, useful=(None, None), help="keep a frame every N steps"),
-        Param("lr", float, 0.05, low=0, low_open=True, useful=(None, 1), help="Adam learning rate"),
+        Param("lr", float, 0.05, low=0, low_open=True, high=1e3, useful=(None, 1), help="Adam learning rate"),
         Param("parameterization", choices=("pixel", "fourier"), default="pixel", help="image parameterization"),
         Param("size", int, low=1, high=4096, useful=(32, 2048), help="side of the generated image (default: the model's input size)"),
         Param("cutouts", int, 4, low=0, high=1024, useful=(None, 64), help="random crops per step (0: the whole image)"),
@@ -141,7 +151,8 @@ GENERATION = KindSpec(
         Param("initial", choices=("center-square", "stretch"), default="center-square",
               help="the start image: its centre square resized (bicubic), or the whole image stretched to the "
               "square (Lanczos, as VQGAN-CLIP)"),
-    ))
+    ),
+    degeneracy=Rules(note="optimises an image toward a prompt: no sets compared, no statistic of a group"))
 
 
 # the field's metrics (eatkit.analyses.metrics, docs/metrics.md): a family on the EAT's roles, one analysis,
@@ -149,7 +160,7 @@ GENERATION = KindSpec(
 METRICS = Family(
     "metrics", "metric", ("X", "Y", "A", "B"), "eatkit.analyses.metrics:MetricAnalysis",
     renderer="eatkit.report.kinds:MetricRenderer", presentation=Presentation(headline="value"),
-    title="The field's bias metrics (WEFE's definitions) on an EAT test's sets")
+    title="The field's bias metrics (WEFE's definitions) on an EAT test's sets", degeneracy=VECTOR_SETS)
 RND = METRICS.member(
     "rnd", "eatkit.stats.metrics:rnd", title="Relative norm distance (Garg et al. 2018)",
     null="X ∪ Y re-partitioned", params=(
@@ -199,7 +210,8 @@ RETRIEVAL = KindSpec(
               help="label shuffles of the permutation p of each prompt's MaxSkew@k and NDKL (group-blind null)"),
         Param("n_bootstrap", int, 1000, low=0, high=10**7, useful=(None, None), metavar="N", flag="--bootstrap",
               help="bootstrap resamples of the images for the CIs of MaxSkew@k and NDKL (0: none)"),
-    ))
+    ),
+    degeneracy=Rules(values=("value-range",)))
 T2IAT = KindSpec(
     "t2iat", ("X", "Y", "A", "B", "N"), "eatkit.analyses.t2iat:T2IATAnalysis",
     renderer="eatkit.report.generated:T2IATRenderer",
@@ -218,7 +230,9 @@ T2IAT = KindSpec(
     params=(
         Param("template", default="a photo of a {attribute} studying {concept}", cli=False,
               help="the prompt, with {attribute} (a word of N, A or B) and {concept} (a word of X or Y)"),
-    ))
+    ),
+    degeneracy=Rules(note="each concept's sets are generated images, checked by check_embeddings (finite, non-zero, "
+                         "one dimension); identical generated images are data"))
 #: the zero-shot classifier's default classes and prompts per perceived attribute (depiction tests); the
 #: classes are perceived presentation, not identity (Luccioni et al. 2023, section 3)
 DEPICTION_CLASSES: dict[str, dict[str, str]] = {
@@ -240,7 +254,8 @@ DEPICTION = KindSpec(
         Param("reference", default="uniform",
               help="the reference distribution: uniform, or a CSV of group,attribute,class,share rows (e.g. a "
               "labour-statistics table; groups it does not list are compared with uniform)"),
-    ))
+    ),
+    degeneracy=Rules(note="shares of generated images per class: every group holds the images generated for it"))
 # language models (eatkit.analyses.language_models, docs/language-models.md): a model hf-mlm:/hf-lm: scores or answers
 CROWS_PAIRS = KindSpec(
     "crows-pairs", (), "eatkit.analyses.language_models:CrowsPairsAnalysis",
@@ -262,7 +277,8 @@ CROWS_PAIRS = KindSpec(
         Param("decimals", int, 3, low=0, high=15, useful=(3, None),
               help="compare scores rounded to this many decimals, as CrowS-Pairs' "
               "metric.py (3)"),
-    ))
+    ),
+    degeneracy=Rules(values=("value-range", "all-tied")))
 STEREOSET = KindSpec(
     "stereoset", (), "eatkit.analyses.language_models:StereoSetAnalysis",
     title="StereoSet intrasentence: stereotype score, language-model score, ICAT (Nadeem et al. 2021)",
@@ -279,7 +295,13 @@ STEREOSET = KindSpec(
         Param("stereoset_file", default="stereoset", flag="--stereoset", metavar="JSON",
               help="StereoSet's dev.json (default: the dataset of 'eatkit data get stereoset --allow-unverified')"),
         Param("max_examples", int, low=1, high=10**7, useful=(100, None), help="score only the first N examples (default: all)"),
-    ))
+    ),
+    degeneracy=Rules(values=("value-range",)))
+#: how a local model answers a multiple-choice question (the bbq and answers kinds: one --answer-mode flag)
+ANSWER_MODE = Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode", answerer=True,
+                    help="how a local model answers a multiple-choice question: the option of highest "
+                    "log-likelihood, or a generated answer parsed as the authors parse a prediction (an answers "
+                    "test's open-ended item is always answered by generation)")
 # answer benchmarks (eatkit.analyses.answers, docs/answers.md): recorded answers (--answers) or a local answerer
 ANSWERS = KindSpec(
     "answers", (), "eatkit.analyses.answers:AnswersAnalysis",
@@ -322,7 +344,16 @@ ANSWERS = KindSpec(
         Param("scorer", default="", cli=False,
               help="a declared scorer of text answers (lexicon:<name>, words); its value is the outcome 'score'"),
         Param("task", default="", cli=False, help="the benchmark's task name (asked of a local answerer)"),
-    ))
+        Param("items", default="", cli=False,
+              help="the benchmark's items, a JSON Lines file (id, question, options, context, image, group, pair, "
+              "...; relative to the suite file): a local model (--model) answers them, and recorded answers get "
+              "their facts by item id"),
+        Param("items_sha256", default="", cli=False,
+              help="the items file's SHA-256 (set when the suite loads; given in a suite file, a different file "
+              "is refused)"),
+        ANSWER_MODE,
+    ),
+    degeneracy=Rules(values=("value-range", "all-tied", "empty-group")))
 LLM_IAT = KindSpec(
     "llm-iat", ("X", "Y", "A", "B"), "eatkit.analyses.language_models:LLMIATAnalysis",
     title="Prompted word-association test of a language model (LLM-IAT, Bai et al. 2025)",
@@ -346,7 +377,7 @@ LLM_IAT = KindSpec(
               help="prompt templates: the authors' instruction1, instruction2, replication, or a text with {a}, {b} "
               "(the group names) and {words}"),
         Param("answer_tokens", int, 200, low=1, high=32_768, useful=(64, None), help="longest answer in tokens"),
-        Param("temperature", float, 1.0, low=0, useful=(0, 2),
+        Param("temperature", float, 1.0, low=0, high=100, useful=(0, 2),
               help="sampling temperature (0: greedy; the authors' API default 1)"),
         # facts of each test (the suite file's params)
         Param("category", cli=False, help="the dataset's name in the authors' response files"),
@@ -355,7 +386,8 @@ LLM_IAT = KindSpec(
         Param("domain", default="", cli=False, help="the test's domain (race, gender, religion, health, age)"),
         Param("unscored", many="list", default=[], cli=False, empty=True,
               help="words of the prompts whose side is unknown: their pairings are read, counted apart, not scored"),
-    ))
+    ),
+    degeneracy=Rules(values=("value-range",)))
 
 BBQ_CATEGORIES = ("Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance", "Race_ethnicity",
                   "Race_x_SES", "Race_x_gender", "Religion", "SES", "Sexual_orientation")
@@ -384,10 +416,11 @@ BBQ = KindSpec(
               flag="--bbq-categories", help="comma-separated BBQ categories to score (default: all found)"),
         Param("max_items", int, low=1, high=10**7, useful=(100, None), flag="--bbq-max-items",
               help="score only the first N items of each category (a quick look; default: all)"),
-        Param("answer_mode", choices=("loglik", "generate"), default="loglik", flag="--answer-mode",
-              help="how a local model answers: the option of highest log-likelihood, or a generated answer "
-              "parsed as the authors parse a prediction"),
-    ))
+        ANSWER_MODE,
+    ),
+    degeneracy=Rules(note="a category and context whose answers name no option, or only the unknown one, is "
+                     "recorded, not refused, with a warning (analyses.bbq: nothing scored; UNDEFINED_BIAS): the "
+                     "test's other categories count"))
 
 _MULTIGROUP_LEGEND = ("roles: target sets T1..Tn and attribute sets A1..Am; p: permutation p (exact: every "
                       "distinct assignment counted); CI: percentile bootstrap over target words")
@@ -400,7 +433,8 @@ SAME = KindSpec(
                               plots=(Plot("value", ("ci",), label=("test", "statistic"), axis="SAME"),),
                               legend="mean over target words of |cos(t, d_1)| (+ length-weighted |cos| with the "
                               "orthogonalised further directions); skew: signed mean with two attribute sets; p: "
-                              "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND))
+                              "attribute words re-assigned among the attribute sets. " + _MULTIGROUP_LEGEND),
+    degeneracy=Rules(VECTOR_SETS.sets, compared=(("A",),)))
 GENERALIZED_WEAT = KindSpec(
     "generalized-weat", (RoleGroup("T", 2, help="target sets"), RoleGroup("A", 2, help="attribute sets, paired with them")),
     "eatkit.analyses.multigroup:GeneralizedWEATAnalysis",
@@ -410,7 +444,8 @@ GENERALIZED_WEAT = KindSpec(
                               plots=(Plot("value", ("ci",), label=("test", "statistic"), axis="generalised WEAT"),),
                               legend="sum over groups of <mean X_i - mean of means, mean A_i - mean of means> "
                               "(unit vectors); p: target words re-assigned among the target sets. "
-                              + _MULTIGROUP_LEGEND))
+                              + _MULTIGROUP_LEGEND),
+    degeneracy=Rules(VECTOR_SETS.sets, compared=(("T",), ("A",))))
 CEAT = KindSpec(
     "ceat", ("X", "Y", "A", "B"), "eatkit.analyses.ceat:CEATAnalysis",
     title="CEAT: effect sizes over sampled sentence contexts, combined by random effects (Guo & Caliskan 2021)",
@@ -440,7 +475,8 @@ CEAT = KindSpec(
         Param("meta_method", choices=("dl", "pm", "reml"), default="dl",
               help="CEAT: the estimator of the between-context variance tau² (DerSimonian-Laird, Paule-Mandel, "
               "REML)"),
-    ))
+    ),
+    degeneracy=VECTOR_SETS)
 SEED_SETS = KindSpec(
     "seed-sets", None, "eatkit.analyses.seed_sets:SeedSetsAnalysis",
     title="Seed-set sensitivity: the EAT with alternative attribute sets A_<variant>, B_<variant> "
@@ -464,4 +500,5 @@ SEED_SETS = KindSpec(
               help="seed-sets: the catalogue's B sets, by Category or Seeds ID"),
         Param("catalogue_sha256", default="", cli=False,
               help="seed-sets: the catalogue file's SHA-256 (checked when given; recorded by eatkit)"),
-    ))
+    ),
+    degeneracy=VECTOR_SETS)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ from eatkit.errors import EatkitError
 from eatkit.records import Record
 from eatkit.sources.answers import Answer, answers_request
 from eatkit.sources.base import Embedded
+from eatkit.stimuli.answer_items import RECORD_FIELDS, AnswerItem, read_answer_items
 from eatkit.stimuli.types import AssociationTest, StimulusSet
 
 ALL = "all"
@@ -150,6 +151,61 @@ def score_answers(answers: Sequence[Answer], params: Mapping[str, Any]) -> Score
                   outcomes=np.array([_outcome(a, params, v) for a, v in zip(answers, values)], dtype=float),
                   pairs=np.array([str(value_of(a, params["pair_by"]) or a.item) for a in answers], dtype=object),
                   levels=column(params["paired"]), clusters=column(params["cluster"]))
+
+
+# -- the benchmark's items -------------------------------------------------------------------------------------
+
+
+def _items(options: RunOptions) -> list[AnswerItem]:
+    """The test's items (its ``items`` file), none without one."""
+    return read_answer_items(options.params["items"]) if options.params["items"] else []
+
+
+def with_item_facts(answers: Sequence[Answer], items: Sequence[AnswerItem], where: str = "items") -> list[Answer]:
+    """Each answer with its item's facts, joined by item id (:mod:`eatkit.stimuli.answer_items`): the record
+    fields it lacks (``group``, ``pair``, ...) and the item's other fields beside its own (its own win); an
+    answer to no item of ``items`` is a one-line error naming its file and line. Without items, ``answers``.
+
+    >>> from eatkit.stimuli.answer_items import AnswerItem
+    >>> item = AnswerItem("q1", "Who?", facts={"group": "f", "pair": 3, "topic": "work"})
+    >>> (a,) = with_item_facts([Answer(item="q1", choice="a", pair="7")], [item])
+    >>> a.group, a.pair, a.fields["topic"]
+    ('f', '7', 'work')
+    """
+    if not items:
+        return list(answers)
+    by_id = {item.id: item for item in items}
+    out = []
+    for answer in answers:
+        item = by_id.get(answer.item)
+        if item is None:
+            raise EatkitError(f"{answer.file}: line {answer.line}: item {answer.item!r} is not in {where}")
+        out.append(_with_facts(answer, item.facts))
+    return out
+
+
+def _with_facts(answer: Answer, facts: Mapping[str, Any]) -> Answer:
+    """``answer`` with the record fields of ``facts`` it lacks, and the other facts beside its own fields."""
+    lacking = {k: str(v) for k, v in facts.items() if k in RECORD_FIELDS and v is not None and getattr(answer, k) is None}
+    others = {k: v for k, v in facts.items() if k not in RECORD_FIELDS}
+    return replace(answer, **lacking, fields={**others, **answer.fields})
+
+
+def asked_items(items: Sequence[AnswerItem], select: Sequence[str]) -> list[AnswerItem]:
+    """The items a local model is asked: those that pass the rules of ``select`` naming the item's id or one of
+    its facts (a rule on what the answer says applies to the answers only).
+
+    >>> from eatkit.stimuli.answer_items import AnswerItem
+    >>> items = [AnswerItem("1", "Who?", facts={"template": "hire"}), AnswerItem("2", "Who?", facts={"template": "x"})]
+    >>> [i.id for i in asked_items(items, ["template=hire", "choice=a"])]
+    ['1']
+    """
+    out = []
+    for item, answer in zip(items, with_item_facts([Answer(item=i.id) for i in items], items)):
+        known = {"item", *RECORD_FIELDS, *item.facts}
+        if _selected([answer], [rule for rule in select if rule.partition("=")[0] in known]):
+            out.append(item)
+    return out
 
 
 # -- the record ------------------------------------------------------------------------------------------------
@@ -324,6 +380,7 @@ class AnswersAnalysis(Analysis):
     def check(self, test: AssociationTest, options: RunOptions) -> None:
         params = options.params
         scorer_of(params["scorer"])
+        _items(options)  # the items read and checked before a model runs
         if params["measure"] == "rate" and not params["values"]:
             raise EatkitError(f"test '{test.id}': measure rate needs values (the outcome values counted)")
         if params["measure"] == "paired" or params["paired"]:
@@ -336,13 +393,16 @@ class AnswersAnalysis(Analysis):
         return {}
 
     def embed(self, test: AssociationTest, embed: Embed, options: RunOptions) -> dict[str, Embedded]:
-        request = answers_request(test=test.id, task=options.params["task"] or None)
-        return {"answers": embed(StimulusSet(f"{test.id} answers", "sentence", (), category=request))}
+        items = tuple(item.request() for item in asked_items(_items(options), options.params["select"]))
+        request = answers_request(test=test.id, task=options.params["task"] or None,
+                                  mode=options.params["answer_mode"] if items else None)
+        return {"answers": embed(StimulusSet(f"{test.id} answers", "sentence", items, category=request))}
 
     def compute(self, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, *,
                 suite: str, seed: int) -> list[Outcome]:
         params = options.params
-        answers = _selected([a for a in embedded["answers"].vectors if isinstance(a, Answer)], params["select"])
+        given = [a for a in embedded["answers"].vectors if isinstance(a, Answer)]
+        answers = _selected(with_item_facts(given, _items(options), params["items"]), params["select"])
         if not answers:
             raise EatkitError(f"no answer{' matches ' + ', '.join(params['select']) if params['select'] else ''}")
         if params["measure"] == "decision":

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.kinds import get_kind, param_owners
+from eatkit.kinds import KindSpec, get_kind, param_owners
 from eatkit.records import Record
 from eatkit.sources.base import Embedded
 from eatkit.stats.options import OBSERVED, OPTIONS, TestOptions, check_option
@@ -160,6 +160,42 @@ def checked_options(tests: Sequence[AssociationTest], options: RunOptions) -> Ru
     by_test = options_by_test(tests, options)
     return dataclasses.replace(options, params={k: v for o in by_test.values() for k, v in o.params.items()
                                                 if k in options.params})
+
+
+def check_inputs(spec: KindSpec, sets: Mapping[str, Any]) -> None:
+    """The one place a kind's declared degeneracy rules on sets of vectors (``spec.degeneracy.sets``,
+    :class:`eatkit.kinds.Rules`) run on a test's sets, by role, before its statistics: the runner calls it for
+    every test of every kind, :mod:`eatkit.metrics` for every call of a family's member (a member reads its
+    roles only: ``Member.reads``). A set is an :class:`~eatkit.sources.base.Embedded` or an array of vectors;
+    what is neither (answers, prompts) is left to the kind's statistics and their ``values`` rules.
+
+    >>> import numpy as np; from eatkit.kinds import get_kind
+    >>> X = np.eye(3)[:2]; check_inputs(get_kind("eat"), {"X": X, "Y": X, "A": np.eye(3)[1:], "B": np.eye(3)[::2]})
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: sets 'X' and 'Y' hold the same vectors: the test would compare a set with itself, and its effect size and p-value would mean nothing
+    """
+    from eatkit.stats import check_sets
+
+    rules = spec.degeneracy
+    if rules is None or not rules.sets:
+        return
+    unread = set("XYAB") - set(spec.member.reads) if spec.member is not None else set()
+    arrays = {role: _vectors(value) for role, value in sets.items() if role not in unread}
+    arrays = {role: v for role, v in arrays.items() if v is not None}
+    if arrays:
+        check_sets(1, rules=rules.sets, compared=rules.pairs(arrays), **arrays)
+
+
+def _vectors(value: Any) -> np.ndarray | None:
+    """A set's vectors as a float ``(n, d)`` array, or None for what is not a set of vectors."""
+    import numpy as np
+
+    try:
+        arr = np.asarray(getattr(value, "vectors", value))
+    except (TypeError, ValueError):
+        return None
+    return arr.astype(float) if arr.ndim == 2 and arr.dtype.kind in "biuf" else None
 
 
 @dataclass(frozen=True)

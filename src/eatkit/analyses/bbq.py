@@ -109,6 +109,11 @@ def _dropped(rows: list[_Scored]) -> dict[str, int]:
             "no_target": sum(s.answer is not None and s.target.index is None for s in rows)}
 
 
+#: the warning of a category and context whose every scored answer is the unknown option
+UNDEFINED_BIAS = ("every scored answer is the unknown option: the bias score, a share among the answers that name a "
+                  "group, is undefined (recorded as NaN)")
+
+
 def _warnings(counts: dict[str, int], scored: bool) -> list[str]:
     out = [f"{counts['unanswered']} items not answered"] if counts["unanswered"] else []
     return out + ([] if scored else ["no answer maps to an option of an item with a target: nothing scored"])
@@ -192,7 +197,7 @@ class BBQAnalysis(Analysis):
         target = np.array([s.answer == s.target.index for s in kept], dtype=bool)
         result = bbq_score(correct, unknown, target, context=context, confidence_level=options.confidence_level)
         counts = _dropped(rows)
-        warnings = _warnings(counts, bool(kept))
+        warnings = _warnings(counts, bool(kept)) + ([UNDEFINED_BIAS] if kept and result.n_unknown == result.n else [])
         record = BBQRecord(
             suite=suite, test=test.id, title=test.title, seed=seed, p_value=result.p_value if kept else None,
             warnings=warnings,

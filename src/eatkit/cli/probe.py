@@ -96,7 +96,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     run = run_probe(kind, model, images, groups=groups, seed=args.seed, params=params,
                     confidence_level=args.confidence_level, command=command, warnings=warnings)
     out = run.save(out)
-    print_warnings(warnings)
+    print_warnings(run.manifest["statistics"]["warnings"])  # the settings' and the inputs' (a tiny image), once
     extra = "".join(f", {name}" for name in dict.fromkeys(f"{Path(f).parts[0]}/" if "/" in f else f for f in run.files))
     written = f"{out / 'results.json'}, results.csv, similarities.npz, manifest.json{extra}"
     return show_run(console_tables(run.records), written, out, args)

@@ -198,12 +198,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
                             warnings=model_warnings, flag=model_flag)
     done = run_request(request, out)
     warnings = [*model_warnings, *request.options.warnings()]
+    warnings += _input_warnings(done, warnings)
     _print_notices(done.records)
     print_warnings(warnings)  # recorded in every record and the manifest; a record's own are in the table
     table, written = _tables(done, warnings)
     if request.options.correction_family == "run":  # the legends state the default family
         table += "\nq: Benjamini-Hochberg over all of the run's tested records (--correction-family run), not per kind"
     return show_run(table, written, done.out, args)
+
+
+def _input_warnings(done: Any, known: list[str]) -> list[str]:
+    """The run's warnings about its inputs (an image far smaller than the model's input), found while embedding
+    and recorded in each run's manifest and records: printed once with the settings' warnings."""
+    found = (w for run in done.runs for w in getattr(run, "manifest", {}).get("statistics", {}).get("warnings", []))
+    return [w for w in dict.fromkeys(found) if w not in known]
 
 
 def _tables(done: Any, run_warnings: list[str]) -> tuple[str, str]:

@@ -5,15 +5,18 @@ questions of a request for answers (:func:`eatkit.sources.answers.answers_reques
 :class:`~eatkit.sources.answers.Answer` records that recorded answer files give.
 
 A request's items are questions as JSON objects (``id``, ``context``, ``question``, ``options``, ``image``: an
-image file, or none; BBQ's :meth:`eatkit.stimuli.bbq.BBQItem.request`), its ``mode`` how to answer:
+image file, or none; BBQ's :meth:`eatkit.stimuli.bbq.BBQItem.request`, an answer benchmark's
+:meth:`eatkit.stimuli.answer_items.AnswerItem.request`), its ``mode`` how to answer a multiple-choice question
+(one with options; ``loglik`` when not given), an open-ended one (no options) always by generation
+(:func:`answer_questions`):
 
 - ``loglik`` (multiple choice by log-likelihood): the prompt (:func:`prompt_text`, in the model's chat
   template) followed by each option, ``" " + option``; the option's log-likelihood is the sum of
   log p(token | everything before it) over the option's tokens. ``logprobs`` holds one per option, ``choice``
   the letter of the largest, ``score`` its value. All options of all questions go through the model in
   batches of ``batch_size`` sequences (right-padded, the padding masked).
-- ``generate``: the model writes an answer (greedy, or sampled: answer ``i`` from its own generator seeded
-  ``seed + i``, :class:`RowSampler`); ``text`` holds it and ``choice`` the option it names (:func:`parse_choice`:
+- ``generate``: the model writes an answer (greedy, or sampled: the ``i``-th question it writes for from its own
+  generator seeded ``seed + i``, :class:`RowSampler`); ``text`` holds it and ``choice`` the option it names (:func:`parse_choice`:
   a leading option letter, else the one option text it contains), or nothing. ``batch_size`` prompts a
   ``generate`` call, left-padded.
 
@@ -25,8 +28,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -42,11 +45,13 @@ from eatkit.stimuli.types import StimulusSet
 
 #: the decoding settings of a model's answers (``--generation KEY=VALUE``), with their legal and useful ranges
 DECODING: tuple[Param, ...] = (
-    Param("max_new_tokens", int, 16, low=1, useful=(None, 512), help="longest answer, in new tokens"),
+    Param("max_new_tokens", int, 16, low=1, high=32_768, useful=(None, 512), help="longest answer, in new tokens"),
     # above 2 the distribution is close to uniform over the vocabulary: text without meaning
-    Param("temperature", float, 0.0, low=0, useful=(None, 2), help="0: greedy; above 0: sampled at this temperature"),
+    Param("temperature", float, 0.0, low=0, high=100, useful=(None, 2), help="0: greedy; above 0: sampled at this temperature"),
     Param("seed", int, 0, low=0, high=2**53 - 1, useful=(None, None), help="answer i is sampled from seed + i"),
 )
+#: image-text-to-text models without a chat template that take the question as a prefix (``model_type``)
+PREFIX_MODELS = frozenset({"paligemma"})
 #: the ways to answer a multiple-choice question (a request's ``mode``)
 MODES = ("loglik", "generate")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -181,6 +186,38 @@ def answer_records(model: str, asked: Sequence[Question], *, logprobs: Sequence[
     return out
 
 
+def answer_questions(model: str, asked: Sequence[Question], mode: str,
+                     score: Callable[[list[Question]], list[list[float]]],
+                     write: Callable[[list[Question]], list[str]]) -> list[Answer]:
+    """The :class:`Answer` of each question, in order: a multiple-choice question by ``mode`` (``loglik``: its
+    options' log-likelihoods from ``score``; ``generate``: the answer ``write`` gives, parsed), an open-ended
+    one (no options) always by ``write``; ``line`` is the question's position (1-based).
+
+    >>> q = [Question("1", "", "Who?", ("Ann", "Bob")), Question("2", "", "Describe her.", ())]
+    >>> got = answer_questions("m", q, "loglik", lambda a: [[-2.0, -1.0]] * len(a), lambda a: ["Tall."] * len(a))
+    >>> [(a.item, a.choice, a.text, a.line) for a in got]
+    [('1', 'b', None, 1), ('2', None, 'Tall.', 2)]
+    """
+    if mode not in MODES:
+        raise EatkitError(f"'{model}' answers in mode {' or '.join(MODES)}, not {mode!r}")
+    by_loglik = [i for i, q in enumerate(asked) if q.options and mode == "loglik"]
+    written = sorted(set(range(len(asked))) - set(by_loglik))
+    found: dict[int, Answer] = {}
+    for chosen, how in ((by_loglik, "loglik"), (written, "generate")):
+        found |= dict(zip(chosen, _answered(model, [asked[i] for i in chosen], how, score, write)))
+    return [replace(found[i], line=i + 1) for i in range(len(asked))]
+
+
+def _answered(model: str, asked: list[Question], how: str, score: Callable[[list[Question]], list[list[float]]],
+              write: Callable[[list[Question]], list[str]]) -> list[Answer]:
+    """The answers of ``asked`` (a request's questions of one way of answering, :func:`answer_questions`)."""
+    if not asked:
+        return []
+    if how == "loglik":
+        return answer_records(model, asked, logprobs=score(asked))
+    return answer_records(model, asked, texts=write(asked))
+
+
 def option_requests(asked: Sequence[Question]) -> list[tuple[int, str]]:
     """Every (question index, continuation) to score by log-likelihood: ``" " + option``."""
     return [(i, " " + option) for i, q in enumerate(asked) for option in q.options]
@@ -305,6 +342,7 @@ class VisionLanguageModel(EmbeddingSource):
         self.weights = hf_weights_identity(name, revision)
         self._model: Any = None
         self._processor: Any = None
+        self._prefix = False
 
     def _load(self) -> None:
         if self._model is not None:
@@ -318,7 +356,8 @@ class VisionLanguageModel(EmbeddingSource):
             model = model.to(device=torch.device(self.device), dtype=getattr(torch, PRECISIONS[self.precision]))
         except (RuntimeError, ValueError) as exc:
             raise EatkitError(f"cannot place '{self.id}' on device {self.device!r}: {exc}") from None
-        if not getattr(processor, "chat_template", None):
+        self._prefix = getattr(model.config, "model_type", "") in PREFIX_MODELS
+        if not self._prefix and not getattr(processor, "chat_template", None):
             raise EatkitError(f"'{self.id}' has no chat template: its processor cannot place the image in a prompt")
         self._model, self._processor = model.eval(), processor
 
@@ -328,13 +367,10 @@ class VisionLanguageModel(EmbeddingSource):
             raise EatkitError(f"'{self.id}' is an image-text-to-text model: it answers questions (bbq and other "
                               f"answer tests); it does not embed set '{stimuli.name}'")
         asked = questions(stimuli)
-        mode = settings.get("mode") or "generate"
-        if mode not in MODES:
-            raise EatkitError(f"'{self.id}' answers in mode {' or '.join(MODES)}, not {mode!r}")
-        self._load()
-        if mode == "loglik":
-            return embedded_answers(answer_records(self.id, asked, logprobs=self.option_logprobs(asked)))
-        return embedded_answers(answer_records(self.id, asked, texts=self.generate(asked)))
+        if asked:
+            self._load()
+        return embedded_answers(answer_questions(self.id, asked, settings.get("mode") or "loglik",
+                                                 self.option_logprobs, self.generate))
 
     def manifest(self) -> dict[str, Any]:
         return {"id": self.id, "model": self.name, "weights": self.weights, "revision": self.revision,
@@ -346,25 +382,36 @@ class VisionLanguageModel(EmbeddingSource):
 
     # -- inputs ------------------------------------------------------------------------------------------
     def _chat(self, question: Question, continuation: str = "") -> str:
+        """The prompt: in the processor's chat template, the image first (LLaVA, Qwen2-VL, Idefics); for a
+        prefix model (PaliGemma) the image token then the question, to which the processor adds BOS and "\n"."""
+        if self._prefix:
+            return (self._processor.image_token if question.image else "") + prompt_text(question) + continuation
         content: list[dict[str, str]] = [{"type": "image"}] if question.image else []
         content.append({"type": "text", "text": prompt_text(question)})
         text = self._processor.apply_chat_template([{"role": "user", "content": content}],
                                                    add_generation_prompt=True)
         return text + continuation
 
-    def _inputs(self, texts: Sequence[str], images: Sequence[str | None], *, left: bool) -> Any:
+    def _inputs(self, texts: Sequence[str], images: Sequence[str | None], *, left: bool,
+                suffixes: Sequence[str] | None = None) -> Any:
         from eatkit.encoders.images import load_image
 
-        tokenizer = self._processor.tokenizer
-        tokenizer.padding_side = "left" if left else "right"
+        self._processor.tokenizer.padding_side = "left" if left else "right"
         # Image.open(path).convert("RGB"), through the one image decoder (an unreadable file: one line)
         pictures = [load_image(path, decoder="pil-open", alpha="drop") for path in images if path]
         if pictures and len(pictures) != len(texts):
             raise EatkitError(f"'{self.id}' answers a batch of questions all with images or all without")
+        extra = {} if suffixes is None else {"suffix": list(suffixes)}
         try:
-            inputs = self._processor(text=list(texts), images=pictures or None, padding=True, return_tensors="pt")
+            inputs = self._processor(text=list(texts), images=pictures or None, padding=True, return_tensors="pt",
+                                     **extra)
         except (ValueError, TypeError) as exc:
             raise EatkitError(f"'{self.id}': its processor refused the questions: {exc}") from None
+        inputs.pop("labels", None)  # PaliGemma's processor adds training labels
+        return self._on_device(inputs)
+
+    def _on_device(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The processor's tensors on the model's device, floating ones in its precision."""
         dtype = self._model.dtype
         return {k: (v.to(self._model.device, dtype=dtype) if v.is_floating_point() else v.to(self._model.device))
                 for k, v in inputs.items()}
@@ -398,6 +445,21 @@ class VisionLanguageModel(EmbeddingSource):
                 out[i] = self._processor.tokenizer.decode(row[width:], skip_special_tokens=True)
         return out
 
+    def _option_inputs(self, asked: Sequence[Question], options: Sequence[str]) -> tuple[Any, list[int], list[int]]:
+        """The inputs of each question's prompt followed by an option (right-padded), and the option's tokens'
+        span in each row: after the chat prompt, ``" " + option``; after a prefix model's prompt, the option as
+        its suffix (its tokens causal, the prefix attended bidirectionally, as the model was trained; the EOS the
+        processor appends left out)."""
+        images = [q.image for q in asked]
+        if self._prefix:
+            full = self._inputs([self._chat(q) for q in asked], images, left=False,
+                                suffixes=[option.strip() for option in options])
+            mask = full["attention_mask"]
+            return full, (mask * (full["token_type_ids"] == 0)).sum(1).tolist(), (mask.sum(1) - 1).tolist()
+        full = self._inputs([self._chat(q, option) for q, option in zip(asked, options)], images, left=False)
+        prompt = self._inputs([self._chat(q) for q in asked], images, left=False)
+        return full, prompt["attention_mask"].sum(1).tolist(), full["attention_mask"].sum(1).tolist()
+
     def option_logprobs(self, asked: Sequence[Question]) -> list[list[float]]:
         """Each option's log-likelihood after its question's prompt (module docstring), in batches."""
         import torch
@@ -406,11 +468,7 @@ class VisionLanguageModel(EmbeddingSource):
         flat = [asked[i] for i, _ in requests]
         values = [0.0] * len(requests)
         for batch in progress(self._groups(flat), desc="scoring: batches of options"):
-            full = self._inputs([self._chat(flat[r], requests[r][1]) for r in batch],
-                                [flat[r].image for r in batch], left=False)
-            prompt = self._inputs([self._chat(flat[r]) for r in batch], [flat[r].image for r in batch], left=False)
-            ends = full["attention_mask"].sum(1).tolist()
-            starts = prompt["attention_mask"].sum(1).tolist()
+            full, starts, ends = self._option_inputs([flat[r] for r in batch], [requests[r][1] for r in batch])
             with torch.inference_mode():
                 logits = self._model(**full).logits
             for r, value in zip(batch, continuation_sums(logits, full["input_ids"], list(zip(starts, ends)))):

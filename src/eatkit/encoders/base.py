@@ -55,7 +55,7 @@ from eatkit.encoders.device import (
     torch_device,
 )
 from eatkit.encoders.hf import hub_pin
-from eatkit.encoders.images import Preprocessing
+from eatkit.encoders.images import Preprocessing, check_small_images
 from eatkit.encoders.streams import BatchStreams, done
 from eatkit.encoders.workers import Prefetcher, start_pool, stop_pool
 from eatkit.errors import EatkitError, MissingExtraError
@@ -387,6 +387,8 @@ class NeuralEncoder(EmbeddingSource):
         items, ids = self._stimuli(stimuli)
         modality = stimuli.modality
         contents = self._contents(modality, items)
+        if modality == "image" and self.preprocessing is not None:
+            check_small_images(stimuli.name, items, self.preprocessing.size)  # upscaled far: a recorded warning
         first, copies = drop_duplicates(ids, contents, "byte-identical to" if modality == "image" else "same as")
         items, ids, contents = [items[i] for i in first], tuple(ids[i] for i in first), [contents[i] for i in first]
         keys, vectors = self._lookup(modality, contents)

@@ -47,14 +47,21 @@ SCHEDULERS: dict[str, str] = {
 }
 #: the settings of a generation (``--generation KEY=VALUE``, a sweep model's ``generation`` table)
 GENERATION_SETTINGS: tuple[Param, ...] = (
-    Param("images_per_prompt", int, 4, low=1, help="images generated per prompt"),
-    Param("seed", int, 0, low=0, help="image i of a prompt starts from the noise of seed + i"),
-    Param("steps", int, 25, low=1, help="denoising steps"),
-    Param("guidance_scale", float, 7.5, low=0, help="classifier-free guidance scale"),
+    # each image a pipeline run: 10,000 per prompt is days on a GPU (the useful ranges here are not yet printed)
+    Param("images_per_prompt", int, 4, low=1, high=10_000, useful=(None, None), help="images generated per prompt"),
+    # seed + i stays below 2^53 (recorded exactly in JSON) and below torch's 2^64
+    Param("seed", int, 0, low=0, high=2**53 - 10_001, useful=(None, None),
+          help="image i of a prompt starts from the noise of seed + i"),
+    Param("steps", int, 25, low=1, high=10_000, useful=(None, None), help="denoising steps"),
+    Param("guidance_scale", float, 7.5, low=0, high=1000, useful=(None, None), help="classifier-free guidance scale"),
     Param("scheduler", choices=tuple(SCHEDULERS), help="the sampler (default: the pipeline's own)"),
     Param("negative_prompt", help="the negative prompt (default: none)"),
-    Param("size", int, low=8, help="image height and width in pixels (default: the pipeline's)"),
+    # a latent diffusion pipeline takes multiples of 8 (its VAE downsamples 8x); 4096 pixels a side fill a GPU
+    Param("size", int, low=8, high=4096, useful=(None, None), help="image height and width in pixels, a multiple "
+          "of 8 (default: the pipeline's)"),
 )
+#: a generated image's side is a multiple of this (the VAE of a latent diffusion pipeline downsamples 8x)
+SIZE_STEP = 8
 #: bump when a change here changes the generated images (part of every image's cache key)
 GENERATOR_VERSION = "1"
 
@@ -84,8 +91,16 @@ def generation_settings(given: Mapping[str, Any] | Sequence[str] | None) -> dict
     for name in given:
         if name not in names:
             raise EatkitError(f"unknown generation setting {name!r} (known: {', '.join(names)})")
-    return {p.name: p.convert(given[p.name]) if given.get(p.name) is not None else p.default
-            for p in GENERATION_SETTINGS}
+    return _checked_size({p.name: p.convert(given[p.name]) if given.get(p.name) is not None else p.default
+                          for p in GENERATION_SETTINGS})
+
+
+def _checked_size(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` whose image size, when given, is a multiple of :data:`SIZE_STEP`, or a one-line error."""
+    if settings["size"] is not None and settings["size"] % SIZE_STEP:
+        raise EatkitError(f"size must be a multiple of {SIZE_STEP} (a latent diffusion pipeline's VAE downsamples "
+                          f"{SIZE_STEP}x), got {settings['size']}")
+    return settings
 
 
 def folder_sha256(folder: str | os.PathLike[str]) -> str:

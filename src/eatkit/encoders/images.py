@@ -32,6 +32,7 @@ Conventions (recorded in every image encoder's configuration through :meth:`Prep
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,18 +60,54 @@ def load_image(path: str | Path, *, draft: tuple[int, int] | None = None, decode
     """
     check_choice_of("decoder", decoder, DECODERS)
     check_choice_of("alpha", alpha, ALPHAS)
-    pil = require("PIL.Image", "image loading", "image")
     ops = require("PIL.ImageOps", "image loading", "image")
+
+    def decode(image: Any, pil: Any) -> Any:
+        if draft is not None and image.format == "JPEG":
+            image.draft(None, draft)
+        image.load()
+        if decoder != "pil-open":
+            ops.exif_transpose(image, in_place=True)
+        return _to_rgb(image, pil, decoder, alpha)
+
+    return _opened(path, decode)
+
+
+def _opened(path: str | Path, use: Callable[[Any, Any], Any]) -> Any:
+    """``use(image, PIL.Image)`` of the image file ``path`` opened by Pillow (the one place eatkit opens an
+    image file); an unreadable file is an :class:`EatkitError` naming it."""
+    pil = require("PIL.Image", "image loading", "image")
     try:
         with pil.open(path) as image:
-            if draft is not None and image.format == "JPEG":
-                image.draft(None, draft)
-            image.load()
-            if decoder != "pil-open":
-                ops.exif_transpose(image, in_place=True)
-            return _to_rgb(image, pil, decoder, alpha)
+            return use(image, pil)
     except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as exc:
         raise EatkitError(f"cannot read image {path}: {one_line(exc)}") from None
+
+
+def image_sizes(paths: list[str]) -> list[tuple[str, int, int]]:
+    """``(path, width, height)`` of each image file, from its header only (nothing decoded; EXIF orientation
+    ignored: the shorter side is the same); a file Pillow cannot open is left out (:func:`load_image` names it).
+
+    >>> import tempfile, pathlib; from PIL import Image
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.png"; Image.new("RGB", (3, 2)).save(p)
+    >>> image_sizes([str(p)])[0][1:]
+    (3, 2)
+    """
+    out = []
+    for path in paths:
+        try:
+            out.append((path, *_opened(path, lambda image, _: image.size)))  # the header only: nothing decoded
+        except EatkitError:
+            continue
+    return out
+
+
+def check_small_images(name: str, paths: list[str], side: int) -> None:
+    """The ``small-image`` degeneracy rule on an image set about to be embedded at ``side`` x ``side``: one
+    warning naming the images far smaller than that (:func:`eatkit.stats.degeneracy.check_image_sizes`)."""
+    from eatkit.stats.degeneracy import check_image_sizes
+
+    check_image_sizes(name, image_sizes(paths), side)
 
 
 def check_choice_of(name: str, value: Any, known: tuple[str, ...]) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from eatkit.encoders.answerers import (MODES, PRECISIONS, answer_records, batches, continuation_sums,
+from eatkit.encoders.answerers import (PRECISIONS, Question, answer_questions, batches, continuation_sums,
                                        decoding_settings, decoding_warnings, model_settings, option_requests, padded,
                                        per_question, prompt_text, questions, sampler)
 from eatkit.encoders.hf import hf_weights_identity, hub_pin, load_pretrained, pinned_revision
@@ -130,7 +130,7 @@ class LanguageModel(EmbeddingSource):
             settings.pop("recorded")
             vectors = np.asarray(self.generate(items, **settings), dtype=object)
         elif (asked := request_of(stimuli)) is not None:
-            return self.answer(stimuli, asked.get("mode") or "generate")
+            return self.answer(stimuli, asked.get("mode") or "loglik")
         else:
             vectors = self._represent(stimuli)
         return Embedded(vectors=vectors, ids=tuple(items))
@@ -284,23 +284,27 @@ class LanguageModel(EmbeddingSource):
         (:mod:`eatkit.encoders.answerers`: ``loglik`` or ``generate``, in the chat template where it has one)."""
         if self.masked:
             raise EatkitError(f"'{self.id}' is a masked language model: questions need a causal one (hf-lm:)")
-        if mode not in MODES:
-            raise EatkitError(f"'{self.id}' answers in mode {' or '.join(MODES)}, not {mode!r}")
         asked = questions(stimuli)
         if any(q.image for q in asked):
             raise EatkitError(f"'{self.id}' reads text only: questions with an image need an image-text-to-text "
                               "model (hf-vlm:<name>)")
-        self._load()
-        if mode == "loglik":
-            prompts = [self._prompt_ids(i, prompt_text(q), 0) for i, q in enumerate(asked)]
-            requests = option_requests(asked)
-            seqs = [prompts[i] + list(self._tokenizer.encode(text, add_special_tokens=False)) for i, text in requests]
-            values = self._causal_sums(seqs, [len(prompts[i]) for i, _ in requests])
-            return embedded_answers(answer_records(self.id, asked, logprobs=per_question(asked, values)))
+        if asked:
+            self._load()
+        return embedded_answers(answer_questions(self.id, asked, mode, self.option_logprobs, self.written))
+
+    def option_logprobs(self, asked: Sequence[Question]) -> list[list[float]]:
+        """Each option's log-likelihood after its question's prompt (:mod:`eatkit.encoders.answerers`)."""
+        prompts = [self._prompt_ids(i, prompt_text(q), 0) for i, q in enumerate(asked)]
+        requests = option_requests(asked)
+        seqs = [prompts[i] + list(self._tokenizer.encode(text, add_special_tokens=False)) for i, text in requests]
+        return per_question(asked, self._causal_sums(seqs, [len(prompts[i]) for i, _ in requests]))
+
+    def written(self, asked: Sequence[Question]) -> list[str]:
+        """Each question's written answer, decoded as :attr:`decoding` says; the ``i``-th of ``asked`` sampled
+        from seed + ``i`` (:meth:`generate`)."""
         s = self.decoding
-        texts = self.generate([prompt_text(q) for q in asked], max_new_tokens=s["max_new_tokens"],
-                              temperature=s["temperature"], seed=s["seed"])
-        return embedded_answers(answer_records(self.id, asked, texts=texts))
+        return self.generate([prompt_text(q) for q in asked], max_new_tokens=s["max_new_tokens"],
+                             temperature=s["temperature"], seed=s["seed"])
 
     # -- generation -----------------------------------------------------------------------------------------
     def generate(self, prompts: Sequence[str], *, max_new_tokens: int, temperature: float, seed: int) -> list[str]:

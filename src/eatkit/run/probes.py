@@ -26,6 +26,7 @@ from eatkit.kinds import get_kind, probe_kinds
 from eatkit.run.folder import set_entry
 from eatkit.run.manifest import build_manifest
 from eatkit.run.runner import RunResult, resolve_run_seed
+from eatkit.stats.degeneracy import collected
 from eatkit.stimuli.image_groups import group_sets
 from eatkit.stimuli.images import image_ids, resolve_image_set
 from eatkit.stimuli.types import AssociationTest, Suite
@@ -71,8 +72,10 @@ def run_probe(kind: str, model: Any, images: str | Path | None, *, groups: Seque
         from eatkit.registry import build_model
 
         model = build_model(model)
-    observed = analysis.observe(test, model, options)
-    outcomes = analysis.compute(test, observed, options, suite=suite.id, seed=run_seed)
+    with collected() as found:  # findings of the inputs (an image far smaller than the model's input)
+        observed = analysis.observe(test, model, options)
+        outcomes = analysis.compute(test, observed, options, suite=suite.id, seed=run_seed)
+    warnings = [*warnings, *found]
     # what the observation settled beyond the options (e.g. the generator's resolved size) is recorded too
     outcomes = [dataclasses.replace(o, record=dataclasses.replace(o.record, warnings=[*o.record.warnings, *warnings]))
                 for o in outcomes]

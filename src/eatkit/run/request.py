@@ -137,9 +137,29 @@ def build_request(suite: Suite | str | os.PathLike[str], model: Mapping[str, Any
     options = options or RunOptions()
     params = {**options.params, **geometry_params(model, selected, flag)}
     options = checked_options(selected, dataclasses.replace(options, params=params).validated())
+    refuse_answerer_params(model, options.params, flag)
     points = request_points(suite, model, series=series, decades=decades, compare_prompts=compare_prompts, flag=flag)
     kind = "prompts" if compare_prompts is not None else "series" if series is not None else None
     return RunRequest(suite, points, options, tests, postprocess, kind, command, warnings)
+
+
+def refuse_answerer_params(model: Mapping[str, Any], params: Mapping[str, Any], flag: Flag = option_name) -> None:
+    """A parameter declared for a local model's answering (``Param.answerer``: how it answers, e.g.
+    ``answer_mode``) given with recorded answers (``model["answers"]``) is an error, not silently ignored.
+
+    >>> refuse_answerer_params({"answers": "a.jsonl"}, {"answer_mode": "generate"})
+    Traceback (most recent call last):
+    ...
+    eatkit.errors.EatkitError: 'answer_mode' applies to a local model ('name'), not to recorded answers ('answers')
+    """
+    from eatkit.kinds import param_owners
+
+    if not model.get("answers"):
+        return
+    for name in params:
+        if param_owners(name)[0].param(name).answerer:
+            raise EatkitError(f"{flag(name)} applies to a local model ({flag('name')}), not to recorded answers "
+                              f"({flag('answers')})")
 
 
 def geometry_params(model: Mapping[str, Any], selected: Sequence[Any], flag: Flag = option_name) -> dict[str, Any]:

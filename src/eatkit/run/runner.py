@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from eatkit.analyses import get_analysis
-from eatkit.analyses.base import Outcome, RunOptions, checked_options, options_by_test
+from eatkit.analyses.base import Outcome, RunOptions, check_inputs, checked_options, options_by_test
 from eatkit.encoders.cache import cache_dir
 from eatkit.errors import EatkitError
 from eatkit.flags import option_name
 from eatkit.io import checked_path, text_sha256
+from eatkit.kinds import get_kind
 from eatkit.progress import activity, enabled
 from eatkit.progress import progress as progressing
 from eatkit.records import Record
@@ -141,7 +142,9 @@ def _run_suite(suite: Any, source: Any, tests: Sequence[str] | None, options: Ru
     _refuse_kind_options(selected, options, analyses)
     stage = _Stage(analyses, options_by_test(selected, options), isolate)  # each test's parameters, validated once
     selected = stage.each(selected, lambda t: analyses[t.id].check(t, stage.given[t.id]))
-    selected, embedded = _embed_tests(stage, source, selected)
+    with collected() as found:  # findings of the inputs (an image far smaller than the model's): the run's warnings
+        selected, embedded = _embed_tests(stage, source, selected)
+    extra_warnings = [*extra_warnings, *found]
     outcomes, selected = _analyse(stage, suite, selected, embedded, options.seed)
     outcomes = _correct(outcomes, options, extra_warnings)
     manifest = _record(suite, source, selected, embedded, options, command, stage.failed,
@@ -243,14 +246,22 @@ def _analyse(stage: _Stage, suite: Suite, selected: list[AssociationTest], embed
     # counts made by an earlier run on the same values are read, not made again (same integers)
     with count_store(cache_dir() / "counts"):
         for test in progressing(selected, desc=suite.id, unit="tests"):
-            outcomes += stage.attempt(test, lambda t=test: _with_findings(lambda: stage.analyses[t.id].compute(
-                t, embedded[t.id], stage.given[t.id], suite=suite.id, seed=derived_seed(run_seed, t.id))),
+            outcomes += stage.attempt(test, lambda t=test: _with_findings(lambda: _compute(
+                stage.analyses[t.id], t, embedded[t.id], stage.given[t.id], suite.id, derived_seed(run_seed, t.id))),
                 named=True) or []
     selected, failed = stage.alive(selected), stage.failed
     if failed and not selected:
         raise EatkitError(next(iter(failed.values())) + (f" (and {len(failed) - 1} other test(s) failed)"
                                                           if len(failed) > 1 else ""))
     return outcomes, selected
+
+
+def _compute(analysis: Any, test: AssociationTest, embedded: dict[str, Embedded], options: RunOptions, suite: str,
+             seed: int) -> list[Outcome]:
+    """One test's outcomes: its kind's declared degeneracy rules on its sets (:func:`check_inputs`, the one
+    place), then its analysis' statistics."""
+    check_inputs(get_kind(analysis.kind), embedded)
+    return analysis.compute(test, embedded, options, suite=suite, seed=seed)
 
 
 def _correct(outcomes: list[Outcome], options: RunOptions, extra_warnings: Sequence[str]) -> list[Outcome]:

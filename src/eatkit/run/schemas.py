@@ -77,6 +77,7 @@ def sweep_json_schema() -> dict[str, Any]:
     >>> sorted(sweep_json_schema()["$defs"])
     ['model', 'setting', 'slurm', 'suite']
     """
+    from eatkit.command_options import COMMAND_OPTIONS
     from eatkit.sources.vectors import OOV_POLICIES
     from eatkit.run.sweep_file import METADATA_KEYS, MODEL_KEYS, SOURCE_KEYS, SUITE_KEYS, TOP_KEYS
     from eatkit.specs import METRICS
@@ -84,15 +85,15 @@ def sweep_json_schema() -> dict[str, Any]:
     text = {"type": "string", "minLength": 1}
     slurm = {"type": "object", "additionalProperties": False, "properties": _slurm_properties()}
     model_properties: dict[str, Any] = {k: {} for k in MODEL_KEYS}
-    whole = {"type": "integer", "minimum": 1}
     model_properties.update({"label": text, "name": text, "vectors": text, "embeddings": text, "answers": text,
                              "answer_field": text, "answer_format": text,
                              "embeddings_model": text, "images": text, "checkpoint": text, "revision": text,
-                             "device": text, "prompt": {"type": "string"}, "batch_size": whole,
-                             "workers": {"type": "integer", "minimum": 0}, "cache": {"type": "boolean"},
+                             "device": text, "prompt": {"type": "string"}, "cache": {"type": "boolean"},
                              "lowercase": {"type": "boolean"}, "oov": {"enum": list(OOV_POLICIES)},
                              "slurm": {"$ref": "#/$defs/slurm"}, **{k: {"description": "report metadata"}
                                                                     for k in METADATA_KEYS}})
+    # the model options eatkit run declares (batch size, layer, workers): typed by their declarations
+    model_properties.update({k: param_schema(p) for k, p in COMMAND_OPTIONS["run"].items() if k in MODEL_KEYS})
     model = {"oneOf": [text, {"type": "object", "properties": model_properties, "additionalProperties": False,
                               "oneOf": [{"required": [k]} for k in SOURCE_KEYS]}]}
     suite = {"oneOf": [text, {"type": "object", "required": ["suite"], "additionalProperties": False,

@@ -14,6 +14,8 @@ with :func:`eatkit.io.inside`, so a manifest cannot make eatkit read outside the
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,10 +60,13 @@ def verify_run(run_dir: str | Path, images: str | Path | None = None) -> Verific
     for test_id, sets in _mapping(manifest.get("stimuli"), "stimuli").items():
         for role, entry in _mapping(sets, f"stimuli.{test_id}").items():
             _check_set(check, test_id, role, entry)
-    _check_source_files(check)
-    for entry in _answer_files(source):
-        check.count("answer files")
-        check.changes += _check_answer_file(entry)
+    records = _records_json(run_dir)
+    for input_ in CHECKSUMMED:
+        for name, path, recorded in input_.inputs(manifest, records, run_dir):
+            check.count(input_.what)
+            check.changes += input_.changed(name, path, recorded)
+    check.changes += [f"{field}: a SHA-256 of an input that verify does not check (verify cannot tell whether it "
+                      "changed)" for field in unchecked_fields(manifest, records)]
     notes: list[str] = []
     if isinstance(source.get("hub"), dict):
         check.count("model revision")
@@ -126,15 +131,6 @@ def _recorded_items(run_dir: Path, test_id: str, role: str, entry: Any) -> list[
         raise EatkitError(f"{run_dir / 'manifest.json'}: stimuli.{test_id}.{role} has no list of "
                           "[id, sha256] items (a manifest of eatkit before 0.2 cannot be verified)")
     return items
-
-
-def _check_source_files(check: _Check) -> None:
-    for name, path, recorded in _source_files(check.source):
-        check.count("embedding files" if check.named else "source files")
-        if not path.is_file():
-            check.changes.append(f"source file {name}: {path} is missing")
-        elif file_sha256(path) != recorded:
-            check.changes.append(f"source file {name}: {path} changed (sha256 {recorded[:12]}... recorded)")
 
 
 def _check_revision(source: dict[str, Any], changes: list[str], notes: list[str]) -> None:
@@ -231,35 +227,198 @@ def _added(where: str, entry: dict[str, Any], items: list[list[str]], root: Path
             if item_id not in recorded and file_sha256(path) not in hashes]
 
 
-def _source_files(source: dict[str, Any]) -> list[tuple[str, Path, str]]:
-    """(name, path, recorded sha256) of the source's files: a vectors file, precomputed embeddings."""
+@dataclass(frozen=True)
+class Checksummed:
+    """An input file whose SHA-256 a run records, checked by :func:`verify_run`: ``what`` it is (plural, as
+    counted), ``label`` (singular, as a change names it), ``fields``: where the run records its checksum
+    (dotted paths in ``manifest.json``, ``records.<i>.<field>`` in ``results.json``; ``*``: any key or index),
+    ``inputs(manifest, records, run_dir)``: each such input's ``(name, path, recorded sha256)``, and ``digest``
+    how its checksum is made (a file's bytes; a folder's files)."""
+
+    what: str
+    label: str
+    fields: tuple[str, ...]
+    inputs: Callable[[dict[str, Any], list[Any], Path], list[tuple[str, Path, str]]]
+    digest: Callable[[Path], str] = file_sha256
+
+    def changed(self, name: str, path: Path, recorded: str) -> list[str]:
+        """The one line of a missing or changed input, or nothing."""
+        exists = path.is_dir() if self.digest is not file_sha256 else path.is_file()
+        if not exists:
+            return [f"{self.label} {name}: {path} is missing"]
+        if self.digest(path) != recorded:
+            return [f"{self.label} {name}: {path} changed (sha256 {recorded[:12]}... recorded)"]
+        return []
+
+
+def _source(manifest: dict[str, Any]) -> dict[str, Any]:
+    return manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
+
+
+def _source_file(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """A vectors file (``source.path``, ``source.sha256``)."""
+    source = _source(manifest)
+    path, digest = source.get("path"), source.get("sha256")
+    return [(Path(path).name, Path(path), digest)] if isinstance(path, str) and isinstance(digest, str) else []
+
+
+def _embedding_files(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """Precomputed embeddings' files (``source.root``, ``source.files``: name -> sha256)."""
+    source = _source(manifest)
+    files, root = source.get("files"), source.get("root")
+    if not (isinstance(root, str) and isinstance(files, dict)):
+        return []
+    return [(name, inside(root, name, "source file"), digest) for name, digest in files.items() if isinstance(digest, str)]
+
+
+def _vocabulary(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """A HistWords decade's vocabulary file (``source.vocabulary``, ``source.vocabulary_sha256``)."""
+    source = _source(manifest)
+    path, digest = source.get("vocabulary"), source.get("vocabulary_sha256")
+    return [(Path(path).name, Path(path), digest)] if isinstance(path, str) and isinstance(digest, str) else []
+
+
+def _answer_files(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """The answer files a source of recorded answers read (:class:`eatkit.sources.answers.RecordedAnswers`)."""
+    files = _source(manifest).get("answer_files")
+    return [(Path(f["path"]).name, Path(f["path"]), f["sha256"]) for f in files if isinstance(f, dict)
+            and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str)] if isinstance(files, list) else []
+
+
+def _generator_folders(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """A text-to-image pipeline's local folder (``source.generator.folder``, ``folder_sha256``)."""
+    generator = _source(manifest).get("generator")
+    if not isinstance(generator, dict):
+        return []
+    path, digest = generator.get("folder"), generator.get("folder_sha256")
+    return [(Path(path).name, Path(path), digest)] if isinstance(path, str) and isinstance(digest, str) else []
+
+
+def _catalogues(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """Each seed-sets test's catalogue (``test_params.<test>.catalogue``, ``catalogue_sha256``), found as the
+    run found it: a registered one in the data folder, a file relative to the suite file's folder."""
+    params = manifest.get("test_params") if isinstance(manifest.get("test_params"), dict) else {}
+    suite = (manifest.get("suite") or {}).get("file")
+    base = Path(suite).parent if isinstance(suite, str) else None
+    given = [(g.get("catalogue"), g.get("catalogue_sha256")) for g in params.values() if isinstance(g, dict)]
+    return [_catalogue(name, digest, base) for name, digest in given
+            if isinstance(name, str) and name and isinstance(digest, str)]
+
+
+def _catalogue(name: str, digest: str, base: Path | None) -> tuple[str, Path, str]:
+    """A catalogue's (name, file, recorded sha256); a registered one no longer in the data folder: its name."""
+    from eatkit.stimuli.seed_catalogue import catalogue_path
+
+    try:
+        return name, catalogue_path(name, base), digest
+    except EatkitError:
+        return name, Path(name), digest
+
+
+def _annotation_files(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """The annotation files an analysis set was made from (``eatkit analysis-set``: COCO's instances and
+    captions, Open Images' boxes and classes), as the suite records them in a test's ``params.source``:
+    ``<name>`` a path, ``<name>_sha256`` its SHA-256."""
+    params = manifest.get("test_params") if isinstance(manifest.get("test_params"), dict) else {}
     out = []
-    if isinstance(source.get("path"), str) and isinstance(source.get("sha256"), str):
-        out.append((Path(source["path"]).name, Path(source["path"]), source["sha256"]))
-    files = source.get("files")
-    if isinstance(source.get("root"), str) and isinstance(files, dict):
-        out += [(name, inside(source["root"], name, "source file"), digest) for name, digest in files.items()
-                if isinstance(digest, str)]
+    for given in params.values():
+        source = (given or {}).get("source") if isinstance(given, dict) else None
+        if isinstance(source, dict):
+            out += [(Path(source[k[:-7]]).name, Path(source[k[:-7]]), v) for k, v in source.items()
+                    if k.endswith("_sha256") and isinstance(v, str) and isinstance(source.get(k[:-7]), str)]
     return out
 
 
-def _answer_files(source: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer files a source of recorded answers read (:class:`eatkit.sources.answers.RecordedAnswers`:
-    path, sha256, format, tool, model, task)."""
-    files = source.get("answer_files")
-    return [f for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)
-            and isinstance(f.get("sha256"), str)] if isinstance(files, list) else []
+def _items_files(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """Each answers test's items file (``test_params.<test>.items``, ``items_sha256``;
+    :mod:`eatkit.stimuli.answer_items`), named with its test."""
+    params = manifest.get("test_params") if isinstance(manifest.get("test_params"), dict) else {}
+    return [(f"{Path(p['items']).name} (test '{test}')", Path(p["items"]), p["items_sha256"])
+            for test, p in params.items() if isinstance(p, dict) and isinstance(p.get("items"), str) and p["items"]
+            and isinstance(p.get("items_sha256"), str)]
 
 
-def _check_answer_file(entry: dict[str, Any]) -> list[str]:
-    """The change of one answer file: missing, or its bytes changed (the message names its tool, model, task)."""
-    path = Path(entry["path"])
-    made = ", ".join(f"{k} {entry[k]}" for k in ("tool", "model", "task") if entry.get(k))
-    if not path.is_file():
-        return [f"answer file {path.name}: {path} is missing ({made})"]
-    if file_sha256(path) != entry["sha256"]:
-        return [f"answer file {path.name}: {path} changed (sha256 {entry['sha256'][:12]}... recorded; {made})"]
-    return []
+def _corpora(manifest: dict[str, Any], records: list[Any], run_dir: Path) -> list[tuple[str, Path, str]]:
+    """A CEAT run's ``--corpus`` (its path in the run's parameters, its SHA-256 in each CEAT record)."""
+    params = (manifest.get("statistics") or {}).get("params") or {}
+    corpus = params.get("corpus") if isinstance(params, dict) else None
+    digests = {r.get("corpus_sha256") for r in records if isinstance(r, dict) and r.get("corpus_sha256")}
+    return [(Path(corpus).name, Path(corpus), d) for d in sorted(digests) if isinstance(corpus, str) and corpus]
+
+
+def _folder_sha256(path: Path) -> str:
+    from eatkit.encoders.diffusion import folder_sha256
+
+    return folder_sha256(path)
+
+
+#: every input whose SHA-256 a run records, and how verify checks it (one row per kind of input: a new input
+#: recorded without a row here is reported by :func:`unchecked_fields`, so it cannot bypass verify)
+CHECKSUMMED: tuple[Checksummed, ...] = (
+    Checksummed("source files", "source file", ("source.sha256",), _source_file),
+    Checksummed("embedding files", "source file", ("source.files.*",), _embedding_files),
+    Checksummed("vocabulary files", "vocabulary file", ("source.vocabulary_sha256",), _vocabulary),
+    Checksummed("answer files", "answer file", ("source.answer_files.*.sha256",), _answer_files),
+    Checksummed("generator folders", "generator folder", ("source.generator.folder_sha256",), _generator_folders,
+                _folder_sha256),
+    Checksummed("seed catalogues", "seed catalogue", ("test_params.*.catalogue_sha256", "records.*.catalogue_sha256"),
+                _catalogues),
+    Checksummed("annotation files", "annotation file", ("test_params.*.source.*",), _annotation_files),
+    Checksummed("CEAT corpora", "CEAT corpus", ("records.*.corpus_sha256",), _corpora),
+    Checksummed("items files", "items file", ("test_params.*.items_sha256",), _items_files),
+)
+
+#: fields holding a SHA-256 that verify checks otherwise, or that is not an input's: why
+CHECKED_OTHERWISE: dict[str, str] = {
+    "stimuli.*.*.sha256": "a set's fingerprint over its items (each set, _check_set)",
+    "stimuli.*.*.items.*.*": "each stimulus' SHA-256 (_check_item)",
+    "suite.content_sha256": "the suite's content: its stimuli are checked one by one",
+    "source.postprocess.reference_sha256": "the post-processing's reference vectors, embedded from the stimuli",
+}
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _walk(value: Any, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The paths of every string of ``value`` that is a SHA-256 (64 hex digits; JSON objects and lists)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _SHA256.fullmatch(str(key)):  # keyed by checksum (an image-caption pair's record)
+                continue
+            yield from _walk(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _walk(item, (*path, str(i)))
+    elif isinstance(value, str) and _SHA256.fullmatch(value):
+        yield path
+
+
+def _covered(path: tuple[str, ...], pattern: str) -> bool:
+    parts = pattern.split(".")
+    return len(parts) == len(path) and all(p == "*" or p == k for p, k in zip(parts, path))
+
+
+def unchecked_fields(manifest: dict[str, Any], records: list[Any]) -> list[str]:
+    """The fields of a run's manifest (and records, ``records.<i>.<field>``) holding a SHA-256 that neither
+    :data:`CHECKSUMMED` nor :data:`CHECKED_OTHERWISE` names: an input verify would not check.
+
+    >>> unchecked_fields({"source": {"sha256": "0" * 64, "table_sha256": "1" * 64}}, [])
+    ['source.table_sha256']
+    """
+    patterns = [f for c in CHECKSUMMED for f in c.fields] + list(CHECKED_OTHERWISE)
+    found = [*_walk(manifest, ()), *_walk(list(records), ("records",))]
+    return [".".join(p) for p in found if not any(_covered(p, pattern) for pattern in patterns)]
+
+
+def _records_json(run_dir: Path) -> list[Any]:
+    """The run's records as JSON objects (read, and checked, by :func:`read_records` already), or none."""
+    path = run_dir / "results.json"
+    if not path.exists():
+        return []
+    from eatkit.io import read_json
+
+    data = read_json(path, "results file")
+    return data if isinstance(data, list) else []
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

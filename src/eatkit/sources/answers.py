@@ -443,9 +443,31 @@ def _read_vlmevalkit(path: Path, names: Mapping[str, str]) -> Read:
         if missing:
             raise EatkitError(f"{path.name}: line 1: field {missing[0]} missing (not a VLMEvalKit result table)")
         records.append(replace(plain_answer(row, defaults, path.name, number), choice=_letter(row, defaults)))
-    stem = re.sub(r"(_result|_openai_result|_gpt-4o-mini_result)?\.(xlsx|tsv|csv)$", "", name)
+    model, task = _vlmevalkit_names(path)
+    return Read(records, "VLMEvalKit", model=model, task=task)
+
+
+#: the suffix of VLMEvalKit's evaluated tables, ``<model>_<dataset>_<judge>[_vanilla[_circN]]_result.xlsx`` (a
+#: judge: exact_matching, openai, or a judge model's name such as gpt-4o-mini)
+_VLMEVAL_RESULT = re.compile(r"(_(exact_matching|openai|[A-Za-z0-9.]+-[A-Za-z0-9.-]+))?(_vanilla(_circ\d+)?)?_result$")
+#: the run folder of VLMEvalKit's run.py, ``<work_dir>/<model>/T<date>_G<commit>/``
+_VLMEVAL_RUN = re.compile(r"T\d{8}_G")
+
+
+def _vlmevalkit_names(path: Path) -> tuple[str | None, str | None]:
+    """The model and dataset of a VLMEvalKit table: ``<model>_<dataset>`` with the judge's suffix dropped, the
+    model being the folder run.py names after it (``<model>/T<date>_G<commit>/``) where the name starts so,
+    else the part before the first underscore.
+
+    >>> _vlmevalkit_names(Path("outputs/llava_v1.5_7b/T20250101_Gabc/llava_v1.5_7b_MMBench_DEV_EN_gpt-4o-mini_result.xlsx"))
+    ('llava_v1.5_7b', 'MMBench_DEV_EN')
+    """
+    stem = _VLMEVAL_RESULT.sub("", re.sub(r"\.(xlsx|tsv|csv)$", "", path.name.removesuffix(".gz")))
+    folder = path.parent.parent.name if _VLMEVAL_RUN.match(path.parent.name) else path.parent.name
+    if folder and stem.startswith(folder + "_"):
+        return folder, stem[len(folder) + 1:]
     model, _, task = stem.partition("_")
-    return Read(records, "VLMEvalKit", model=model or None, task=task or None)
+    return model or None, task or None
 
 
 def _letter(row: Mapping[str, str], names: Mapping[str, str]) -> str | None:
@@ -457,24 +479,42 @@ def _letter(row: Mapping[str, str], names: Mapping[str, str]) -> str | None:
 
 
 # -- HELM per-instance outputs ------------------------------------------------------------------------------
+#
+# As crfm-helm 0.5.16 writes them (tests/data/answers/helm/README.md): one request state per instance (and
+# perturbation, train trial) for generation and multiple_choice_joint, whose completion is the answer (an option
+# letter of its output_mapping); one per instance and reference (``reference_index``, ``request_mode``
+# "original" or "calibration") for multiple_choice_separate_original / _calibrated, whose echoed completion
+# ends in the reference's tokens.
+
+
+def _helm_where(file: str, number: int) -> str:
+    return f"{file}: request_states[{number - 1}]"
+
+
+def _helm_instance(state: Mapping[str, Any], where: str) -> dict[str, Any]:
+    instance = state.get("instance")
+    if not isinstance(instance, dict) or "id" not in instance:
+        raise EatkitError(f"{where}: field instance.id missing (not a HELM scenario_state.json)")
+    return instance
+
+
+def _helm_fields(instance: Mapping[str, Any], mapping: Any) -> dict[str, Any]:
+    return {"input": (instance.get("input") or {}).get("text"), "split": instance.get("split"),
+            "sub_split": instance.get("sub_split"), "output_mapping": mapping}
 
 
 def _helm_answer(state: Mapping[str, Any], file: str, number: int) -> Answer:
-    where = f"{file}: request_states[{number - 1}]"
-    instance, result = state.get("instance"), state.get("result")
-    if not isinstance(instance, dict) or "id" not in instance:
-        raise EatkitError(f"{where}: field instance.id missing (not a HELM scenario_state.json)")
-    completion = _helm_completion(result, where)
+    """The answer of a generation or multiple_choice_joint request state: its completion."""
+    where = _helm_where(file, number)
+    instance = _helm_instance(state, where)
+    completion = _helm_completion(state.get("result"), where)
     text = str(completion.get("text", ""))
     mapping = state.get("output_mapping") or {}
     perturbation = instance.get("perturbation") or {}
     return Answer(item=str(instance["id"]), pair=str(instance["id"]), condition=perturbation.get("name"),
                   sample=int(state.get("train_trial_index", 0)), choice=_helm_choice(mapping, text), text=text,
                   score=_number(completion.get("logprob"), f"{where}: field logprob"),
-                  target=_helm_target(instance),
-                  fields={"input": (instance.get("input") or {}).get("text"), "split": instance.get("split"),
-                          "sub_split": instance.get("sub_split"), "output_mapping": mapping},
-                  file=file, line=number)
+                  target=_helm_target(instance), fields=_helm_fields(instance, mapping), file=file, line=number)
 
 
 def _helm_completion(result: Any, where: str) -> dict[str, Any]:
@@ -498,14 +538,94 @@ def _helm_target(instance: Mapping[str, Any]) -> str | None:
     return correct[0] if correct else None
 
 
+def _helm_reference_logprob(state: Mapping[str, Any], where: str) -> tuple[float, int]:
+    """The sum of the log-probabilities of the echoed completion's last tokens that spell " " + the reference
+    (as HELM's ``compute_logprob_and_length``, the tokens found by their text rather than by re-tokenising) and
+    their number."""
+    references = _helm_instance(state, where).get("references") or []
+    index = state.get("reference_index")
+    if not isinstance(index, int) or not 0 <= index < len(references):
+        raise EatkitError(f"{where}: field reference_index is not an index of instance.references")
+    wanted = " " + str((references[index].get("output") or {}).get("text", ""))
+    spelled, total = "", 0.0
+    tokens = _helm_tokens(state, where)
+    for count, token in enumerate(reversed(tokens), 1):
+        spelled = str(token.get("text", "")) + spelled
+        total += _number(token.get("logprob"), f"{where}: field tokens.logprob") or 0.0
+        if len(spelled) >= len(wanted):
+            return total, count
+    raise EatkitError(f"{where}: the completion's tokens do not end in the reference {wanted.strip()!r}")
+
+
+def _helm_tokens(state: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """The tokens (text, logprob) of a request state's completion."""
+    tokens = _helm_completion(state.get("result"), where).get("tokens")
+    if not isinstance(tokens, list) or not all(isinstance(t, dict) for t in tokens):
+        raise EatkitError(f"{where}: field result.completions[0].tokens missing")
+    return tokens
+
+
+def _helm_separate(states: list[tuple[int, Mapping[str, Any]]], file: str) -> Answer:
+    """The answer of one instance asked reference by reference (multiple_choice_separate_original: the mean
+    log-probability of each reference's tokens; _calibrated: original minus calibration sums, as HELM scores
+    them): ``logprobs`` per reference, ``choice`` the letter of the first best, ``score`` its value."""
+    number, first = states[0]
+    instance = _helm_instance(first, _helm_where(file, number))
+    sums: dict[tuple[int, str], tuple[float, int]] = {}
+    for n, state in states:
+        sums[(int(state["reference_index"]), str(state.get("request_mode") or "original"))] = \
+            _helm_reference_logprob(state, _helm_where(file, n))
+    count = len(instance.get("references") or [])
+    if any((i, "original") not in sums for i in range(count)):
+        raise EatkitError(f"{_helm_where(file, number)}: instance {instance['id']} lacks a request for some reference")
+    calibrated = any(mode == "calibration" for _, mode in sums)
+    scores = tuple(sums[(i, "original")][0] - sums[(i, "calibration")][0] if calibrated
+                   else sums[(i, "original")][0] / sums[(i, "original")][1] for i in range(count))
+    best = int(np.argmax(scores))
+    perturbation = instance.get("perturbation") or {}
+    return Answer(item=str(instance["id"]), pair=str(instance["id"]), condition=perturbation.get("name"),
+                  sample=int(first.get("train_trial_index", 0)), choice=LETTERS_UPPER[best], score=scores[best],
+                  logprobs=scores, target=_helm_target(instance), fields=_helm_fields(instance, None), file=file,
+                  line=number)
+
+
+LETTERS_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _helm_answers(states: list[Any], file: str) -> list[Answer]:
+    """Every answer of a scenario state's request states: one per state, or one per instance asked reference by
+    reference (states with a ``reference_index``: grouped by instance, perturbation and train trial)."""
+    out: list[Answer] = []
+    groups: dict[tuple[Any, ...], list[tuple[int, Mapping[str, Any]]]] = {}
+    for number, state in enumerate(states, 1):
+        state = state if isinstance(state, dict) else {}
+        if state.get("reference_index") is None:
+            out.append(_helm_answer(state, file, number))
+            continue
+        instance = _helm_instance(state, _helm_where(file, number))
+        key = (str(instance["id"]), json.dumps(instance.get("perturbation"), sort_keys=True),
+               state.get("train_trial_index", 0))
+        groups.setdefault(key, []).append((number, state))
+    return sorted(out + [_helm_separate(g, file) for g in groups.values()], key=lambda a: a.line)
+
+
+def _helm_run_name(path: Path) -> str | None:
+    """The run's name: ``run_spec.json``'s ``name`` beside the file (HELM writes it), else the folder's name."""
+    spec = path.parent / "run_spec.json"
+    if spec.is_file():
+        name = parse_json(_text(spec, "HELM run spec"), str(spec))
+        if isinstance(name, dict) and isinstance(name.get("name"), str):
+            return name["name"]
+    return path.resolve().parent.name or None
+
+
 def _read_helm(path: Path, names: Mapping[str, str]) -> Read:
     state = parse_json(_text(path), str(path))
     if not isinstance(state, dict) or not isinstance(state.get("request_states"), list):
         raise EatkitError(f"{path}: field request_states missing (not a HELM scenario_state.json)")
     spec = state.get("adapter_spec") if isinstance(state.get("adapter_spec"), dict) else {}
-    records = [_helm_answer(s if isinstance(s, dict) else {}, path.name, n)
-               for n, s in enumerate(state["request_states"], 1)]
-    return Read(records, "HELM", model=_text_or_none(spec.get("model")), task=path.parent.name or None)
+    return Read(_helm_answers(state["request_states"], path.name), "HELM", model=_text_or_none(spec.get("model")),
+                task=_helm_run_name(path))
 
 
 # -- DecodingTrust stereotype generations --------------------------------------------------------------------
@@ -744,14 +864,27 @@ def detect_format(path: Path) -> str:
     raise EatkitError(f"answer file {path}: format not recognised (give --answer-format: {', '.join(FORMATS)})")
 
 
+#: what HELM writes beside a run's scenario_state.json (its run spec, scenario, statistics) and VLMEvalKit
+#: beside its tables (scores, pickled intermediates)
+_SIDE_FILES = re.compile(r"(run_spec|scenario|stats|per_instance_stats|instances)\.json(\.gz)?$"
+                         r"|.*_(acc|score|fine|metrics)\.(csv|xlsx|json)$|.*\.pkl$")
+
+
+def _is_answer_file(path: Path, root: Path) -> bool:
+    """Whether ``path`` under the answers folder ``root`` may hold answers: not hidden, a README, a harness's
+    results file, HELM's or VLMEvalKit's side files, nor in a ``dataset``, ``items`` or ``prompts`` folder (the
+    items answered)."""
+    name, folders = path.name, path.parts[len(root.parts):-1]
+    return (not name.startswith((".", "README")) and not re.match(r"(.*_)?results.*\.json$", name)
+            and not _SIDE_FILES.match(name) and not {"dataset", "items", "prompts"} & set(folders))
+
+
 def answer_files(path: Path) -> list[Path]:
-    """``path`` itself, or every file under the folder ``path`` (sorted; hidden files, READMEs and harness
-    results files skipped)."""
+    """``path`` itself, or every file under the folder ``path`` (sorted; hidden files, READMEs, harness
+    results files and the side files of HELM and VLMEvalKit skipped: :func:`_is_answer_file`)."""
     if not path.is_dir():
         return [path]
-    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "README"))
-                   and not re.match(r"(.*_)?results.*\.json$", p.name) and "dataset" not in p.parts[len(path.parts):]
-                   and "items" not in p.parts[len(path.parts):] and "prompts" not in p.parts[len(path.parts):])
+    files = sorted(p for p in path.rglob("*") if p.is_file() and _is_answer_file(p, path))
     if not files:
         raise EatkitError(f"the answers folder {path} holds no file")
     return files

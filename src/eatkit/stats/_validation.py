@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 
 from eatkit.errors import EatkitError
-from eatkit.stats.degeneracy import check_degenerate, check_range, fail
+from eatkit.stats.degeneracy import COMPARED, SET_RULES, check_degenerate, check_range, fail
 
 
 def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | None = None) -> np.ndarray:
@@ -47,12 +48,13 @@ def check_embeddings(name: str, vectors: Any, *, min_rows: int = 1, dim: int | N
     return arr
 
 
-def check_sets(min_rows: int | dict[str, int] = 2, *, scaled: bool = False, rules: bool = True,
-               **sets: Any) -> dict[str, np.ndarray]:
+def check_sets(min_rows: int | dict[str, int] = 2, *, scaled: bool = False, rules: bool | Collection[str] = True,
+               compared: Sequence[tuple[str, str]] = COMPARED, **sets: Any) -> dict[str, np.ndarray]:
     """Check several named sets (at least ``min_rows`` stimuli each, or per name), that they share one
     dimension, and the degeneracy rules (:func:`eatkit.stats.degeneracy.check_degenerate`; ``scaled``: the
     statistic depends on the vectors' scale; ``rules=False`` only for what describes sets rather than comparing
-    them: image-class geometry, set diagnostics). Two per group is the default: with one, Cohen's d is ±√2
+    them: image-class geometry, set diagnostics; or the names of the rules to apply, a kind's declared ones;
+    ``compared``: the pairs of sets compared with each other). Two per group is the default: with one, Cohen's d is ±√2
     whatever the data.
 
     >>> check_sets(X=[[1.0, 0.0], [1.0, 0.0]], Y=[[0.0, 1.0], [1.0, 1.0]])   # doctest: +ELLIPSIS
@@ -67,7 +69,7 @@ def check_sets(min_rows: int | dict[str, int] = 2, *, scaled: bool = False, rule
         dim = arr.shape[1]
         out[name] = arr
     if rules:
-        check_degenerate(out, scaled=scaled)
+        check_degenerate(out, scaled=scaled, compared=compared, rules=SET_RULES if rules is True else rules)
     return out
 
 

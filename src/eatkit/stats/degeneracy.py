@@ -27,7 +27,17 @@ rule                   level     when
                                  where their squares and sums stay in float64 (:data:`VALUE_RANGE`; the
                                  range a statistic declares, e.g. a meta-analysis' :data:`META_RANGE`)
 ``p-floor``            warning   the smallest p-value the test can reach is above the run's alpha
+``all-tied``           warning   every pair of a paired comparison is tied (all differences zero): the exact
+                                 p is 1, whatever the test
+``empty-group``        error     a group (a proportion's n, a group of answers) holds nothing: its share is 0/0
+``small-image``        warning   an image whose shorter side is under 1/:data:`SMALL_IMAGE_RATIO` of the model's
+                                 input side is upscaled that much: the files and sizes are named, once per set
 =====================  ========  =============================================================================
+
+Which rules apply to a kind's inputs is declared with the kind (:class:`eatkit.kinds.Rules`, a family's for
+all its members): the rules on sets of vectors (:data:`SET_RULES`) run on a test's sets in one place before
+its statistics (:func:`eatkit.analyses.base.check_inputs`: the runner, every kind; :mod:`eatkit.metrics`, the
+family's members), the rules on values (:data:`VALUE_RULES`) in the statistics that compute those values.
 
 Scale-free statistics need no rescaling: their formulas divide by norms, and the permutation tolerance
 is relative to the size of the terms (:func:`eatkit.stats.metrics`), so vectors scaled by 1e-42 or 1e30
@@ -37,9 +47,10 @@ give the same p.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,9 +82,21 @@ RULES: dict[str, Rule] = {
                                    "[{lo:g}, {hi:g}] where {why}; rescale the vectors"),
     "value-range": Rule("error", "'{name}' has a value of magnitude {value:.3g} (entry {index}), outside "
                                  "[{lo:g}, {hi:g}] where {why}; rescale the values"),
+    "all-tied": Rule("warning", "every one of the {n} pairs of '{name}' is tied (all differences zero): no "
+                                "difference can be detected, and the exact p is 1"),
+    "empty-group": Rule("error", "{what} '{group}' is empty (n = 0): its share would be 0/0"),
+    "small-image": Rule("warning", "image set '{set}': {count} image(s) far smaller than the model's {size} x {size} "
+                                   "input ({files}): upscaled {factor:g}x or more, their embeddings carry little "
+                                   "more than a few pixels"),
     "p-floor": Rule("warning", "the smallest p-value this test can reach is {floor:.3g} ({how}), above "
                                "alpha={alpha:g}: no result can be significant"),
 }
+
+#: the rules on a test's sets of vectors (:func:`check_degenerate`; ``one-dimensional``: every statistic's
+#: :func:`eatkit.stats._validation.check_embeddings`)
+SET_RULES: tuple[str, ...] = ("zero-variance", "coincide", "overlap", "targets-attributes", "numeric-range")
+#: the rules on the values a statistic computes or reads (answers, scores, effects, pairs)
+VALUE_RULES: tuple[str, ...] = ("value-range", "all-tied", "empty-group", "p-floor")
 
 #: the norms whose squares float64 holds without under- or overflow
 NORM_RANGE: tuple[float, float] = (1e-150, 1e150)
@@ -83,6 +106,10 @@ SCALED_RANGE: tuple[float, float] = (1e-6, 1e6)
 VALUE_RANGE: tuple[float, float] = (0.0, 1e150)
 #: the magnitudes of a meta-analysis' effects and variances: weights 1/v times squared effects stay in float64
 META_RANGE: tuple[float, float] = (1e-100, 1e100)
+#: an image whose shorter side times this is below the model's input side is a ``small-image``
+SMALL_IMAGE_RATIO: int = 8
+#: the desired shares of a ranking's groups (MaxSkew@k, NDKL): ln(share / desired) stays finite
+SHARE_RANGE: tuple[float, float] = (1e-100, 1.0)
 #: the roles read as target sets and as attribute sets (``T1``, ``A2`` ...: the numbered sets of a metric)
 TARGET_ROLES, ATTRIBUTE_ROLES = ("X", "Y", "T"), ("A", "B")
 #: the pairs of roles a test compares with each other (a shared vector is an ``overlap``)
@@ -145,13 +172,14 @@ def _role(name: str, roles: tuple[str, ...]) -> bool:
 
 
 def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False,
-                     compared: Sequence[tuple[str, str]] = COMPARED) -> None:
+                     compared: Sequence[tuple[str, str]] = COMPARED, rules: Collection[str] = SET_RULES) -> None:
     """Apply the rules to named, already shaped and finite ``(n, d)`` sets (dimension 1 is refused by
     :func:`eatkit.stats._validation.check_embeddings`, for every statistic). Errors: zero variance, norms
     out of range (``scaled``: the statistic depends on the vectors' scale), compared sets that coincide, a
     target set equal to an attribute set; a warning (:func:`warn`): compared sets sharing some vectors.
     ``compared``: the pairs of set names compared with each other (default :data:`COMPARED`; a multi-group
-    test compares every pair of its attribute sets, and of its target sets).
+    test compares every pair of its attribute sets, and of its target sets); ``rules``: the rules of
+    :data:`SET_RULES` to apply (a kind's declared ones; default all).
 
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); check_degenerate({"X": X, "Y": X[::-1] + 1})
     >>> with collected() as found:
@@ -159,12 +187,15 @@ def check_degenerate(sets: dict[str, np.ndarray], *, scaled: bool = False,
     >>> found   # doctest: +ELLIPSIS
     ["sets 'X' and 'Y' share 1 vector(s) (row(s) 0 of 'X'): ..."]
     """
+    unknown = sorted(set(rules) - set(SET_RULES))
+    assert not unknown, f"not rules on sets of vectors: {unknown}"
     for name, arr in sets.items():
-        _check_set(name, arr, scaled)
+        _check_set(name, arr, scaled, rules)
     for first, second in compared:
         if first in sets and second in sets:
-            _check_compared(first, second, sets[first], sets[second])
-    _check_targets_attributes(sets)
+            _check_compared(first, second, sets[first], sets[second], rules)
+    if "targets-attributes" in rules:
+        _check_targets_attributes(sets)
 
 
 def _check_targets_attributes(sets: dict[str, np.ndarray]) -> None:
@@ -175,11 +206,14 @@ def _check_targets_attributes(sets: dict[str, np.ndarray]) -> None:
                 fail("targets-attributes", first=first, second=second)
 
 
-def _check_set(name: str, arr: np.ndarray, scaled: bool) -> None:
+def _check_set(name: str, arr: np.ndarray, scaled: bool, rules: Collection[str] = SET_RULES) -> None:
     """One set's rules: no zero variance (a stimulus or probe set of two or more), norms in range."""
     low, high = SCALED_RANGE if scaled else NORM_RANGE
-    if len(arr) >= 2 and _role(name, TARGET_ROLES + ATTRIBUTE_ROLES + ("N",)) and not np.ptp(arr, axis=0).any():
+    if ("zero-variance" in rules and len(arr) >= 2 and _role(name, TARGET_ROLES + ATTRIBUTE_ROLES + ("N",))
+            and not np.ptp(arr, axis=0).any()):
         fail("zero-variance", set=name, n=len(arr))
+    if "numeric-range" not in rules:
+        return
     largest = np.abs(arr).max()
     norms = np.linalg.norm(arr / largest, axis=1) * largest  # no overflow of the squares
     if norms.min() < low or norms.max() > high:
@@ -188,11 +222,12 @@ def _check_set(name: str, arr: np.ndarray, scaled: bool) -> None:
         fail("numeric-range", set=name, low=float(norms.min()), high=float(norms.max()), lo=low, hi=high, why=why)
 
 
-def _check_compared(first: str, second: str, a: np.ndarray, b: np.ndarray) -> None:
+def _check_compared(first: str, second: str, a: np.ndarray, b: np.ndarray,
+                    rules: Collection[str] = SET_RULES) -> None:
     """Two compared sets: an error when they coincide, a warning when they share vectors."""
-    if _same_rows(a, b):
+    if "coincide" in rules and _same_rows(a, b):
         fail("coincide", first=first, second=second)
-    shared = _shared_rows(a, b)
+    shared = _shared_rows(a, b) if "overlap" in rules else []
     if shared:
         warn("overlap", first=first, second=second, count=len(shared), rows=_listed(shared))
 
@@ -213,14 +248,53 @@ def check_range(name: str, values: np.ndarray, bounds: tuple[float, float] = VAL
         fail("value-range", name=name, value=float(magnitude[bad[0]]), index=int(bad[0]), lo=low, hi=high, why=why)
 
 
+def check_tied(name: str, differences: np.ndarray) -> None:
+    """The ``all-tied`` rule: a warning when every one of the paired ``differences`` is zero.
+
+    >>> with collected() as found:
+    ...     check_tied("first - second", np.zeros(3))
+    >>> found   # doctest: +ELLIPSIS
+    ["every one of the 3 pairs of 'first - second' is tied (all differences zero): ..."]
+    """
+    if differences.size and not np.any(differences):
+        warn("all-tied", n=int(differences.size), name=name)
+
+
+def check_image_sizes(name: str, sizes: Sequence[tuple[str, int, int]], side: int) -> None:
+    """The ``small-image`` rule: a warning naming the images of set ``name`` (``(file, width, height)``) whose
+    shorter side is under 1/:data:`SMALL_IMAGE_RATIO` of the model's input ``side``.
+
+    >>> with collected() as found:
+    ...     check_image_sizes("X", [("a.png", 1, 1), ("b.png", 300, 200)], 224)
+    >>> found   # doctest: +ELLIPSIS
+    ["image set 'X': 1 image(s) far smaller than the model's 224 x 224 input (a.png 1 x 1): upscaled 224x ..."]
+    """
+    small = [(f, w, h) for f, w, h in sizes if min(w, h) * SMALL_IMAGE_RATIO < side]
+    if small:
+        files = _listed([f"{Path(f).name} {w} x {h}" for f, w, h in small], 5)
+        factor = side / max(1, min(min(w, h) for _, w, h in small))
+        warn("small-image", set=name, count=len(small), size=side, files=files, factor=round(factor, 1))
+
+
+def check_group(what: str, group: str, n: int) -> None:
+    """The ``empty-group`` rule: a one-line error when the group ``group`` (a ``what``) holds nothing.
+
+    >>> check_group("group of answers", "women", 0)
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: group of answers 'women' is empty (n = 0): its share would be 0/0
+    """
+    if n == 0:
+        fail("empty-group", what=what, group=group)
+
+
 def _shared_rows(first: np.ndarray, second: np.ndarray) -> list[int]:
     """The rows of ``first`` that are also rows of ``second``."""
     seen = {row.tobytes() for row in second}
     return [i for i, row in enumerate(first) if row.tobytes() in seen]
 
 
-def _listed(rows: list[int], limit: int = 8) -> str:
-    """Row numbers for a message: the first ``limit``, then how many more."""
+def _listed(rows: list[Any], limit: int = 8) -> str:
+    """Row numbers (or names) for a message: the first ``limit``, then how many more."""
     shown = ", ".join(map(str, rows[:limit]))
     return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 

@@ -24,6 +24,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_values
+from eatkit.stats.degeneracy import check_tied
 from eatkit.stats.options import check_choice, check_option
 from eatkit.stats.outcomes import bootstrap_mean, proportion
 
@@ -75,6 +76,7 @@ def pair_preference(first: Any, second: Any, *, decimals: int | None = 3, altern
     if decimals is not None:
         a, b = np.round(a, decimals), np.round(b, decimals)
     wins, ties = a > b, a == b
+    check_tied("first - second", a - b)  # no untied pair: the sign test's p is 1
     k, n, t = int(wins.sum()), int(a.size), int(ties.sum())
     # the sign test: exact binomial test of k among the untied pairs (Nangia et al. 2020 report the share only)
     p = float(proportion(k, n - t, p0=0.5, alternative=alternative).p_value) if n > t else 1.0

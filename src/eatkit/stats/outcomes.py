@@ -36,6 +36,7 @@ from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_share, check_values
 from eatkit.stats.cost import check_cost
+from eatkit.stats.degeneracy import check_group, check_tied
 from eatkit.stats.options import check_choice, check_option
 
 INTERVALS = ("wilson", "clopper-pearson")
@@ -52,8 +53,10 @@ def _whole(name: str, value: Any, low: int = 0) -> int:
 
 
 def _counts(successes: Any, n: Any, suffix: str = "") -> tuple[int, int]:
-    """``(successes, n)`` checked: whole numbers, ``n >= 1``, ``0 <= successes <= n``."""
-    k, m = _whole(f"successes{suffix}", successes), _whole(f"n{suffix}", n, low=1)
+    """``(successes, n)`` checked: whole numbers, ``n >= 1`` (n = 0: the ``empty-group`` rule),
+    ``0 <= successes <= n``."""
+    k, m = _whole(f"successes{suffix}", successes), _whole(f"n{suffix}", n)
+    check_group("sample", f"n{suffix}", m)
     if k > m:
         raise EatkitError(f"successes{suffix} ({k}) must not exceed n{suffix} ({m})")
     return k, m
@@ -303,6 +306,7 @@ def paired_choices(first: Any, second: Any, *, confidence_level: float = 0.95,
     level, alternative = _settings(confidence_level, alternative)
     a, b, c = int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y))
     n = x.size
+    check_tied("first - second", (x != y).astype(float))  # no discordant pair: McNemar's p is 1
     d = n - a - b - c
     # exact McNemar: b ~ Binomial(b + c, 1/2) under H0 (McNemar 1947; the exact form of Liddell 1983)
     pv = float(sps.binomtest(b, b + c, 0.5, alternative=alternative).pvalue) if b + c else 1.0
@@ -460,6 +464,7 @@ def paired_scores(first: Any, second: Any, *, permutations: str | int = "auto", 
     b_count = n_bootstrap if n_bootstrap == 0 else check_count("n_bootstrap", n_bootstrap)
     generator, seed = resolve_rng(rng)
     diff = a - b
+    check_tied("first - second", diff)  # every sign vector gives the same sum: p = 1
     # rounding bound of two summation orders of the same signed values (as eatkit.stats.permutation)
     tol = 4.0 * diff.size * np.finfo(float).eps * float(np.abs(diff).sum())
     counts, evaluated, exact = _sign_flip_counts(diff, permutations, generator, tol)

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from eatkit.errors import EatkitError
+from eatkit.stats.degeneracy import check_group
 from eatkit.stats.outcomes import proportion
 
 
@@ -45,6 +46,12 @@ class GroupRates:
                 "p_value": self.p_value, "dof": self.dof, "min_expected": self.min_expected}
 
 
+def _check_groups(totals: Mapping[str, int]) -> None:
+    """The ``empty-group`` rule on every group's total."""
+    for g in sorted(totals):
+        check_group("group", str(g), int(totals[g]))
+
+
 def group_rates(counts: Mapping[str, int], totals: Mapping[str, int],
                 confidence_level: float = 0.95) -> GroupRates:
     """Rate ``counts[g] / totals[g]`` per group, Wilson intervals, and the chi-square test of the
@@ -59,6 +66,7 @@ def group_rates(counts: Mapping[str, int], totals: Mapping[str, int],
     if set(counts) != set(totals) or len(counts) < 1:
         raise EatkitError("counts and totals must name the same groups")
     groups = sorted(counts)
+    _check_groups(totals)
     shares = {g: proportion(int(counts[g]), int(totals[g]), confidence_level=confidence_level) for g in groups}
     intervals = {g: (r.ci_low, r.ci_high) for g, r in shares.items()}
     table = np.array([[counts[g], totals[g] - counts[g]] for g in groups], dtype=np.float64)

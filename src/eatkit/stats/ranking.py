@@ -31,6 +31,7 @@ import numpy as np
 from eatkit.errors import EatkitError
 from eatkit.stats._random import resolve_rng
 from eatkit.stats._validation import check_count, check_values
+from eatkit.stats.degeneracy import SHARE_RANGE, check_range
 from eatkit.stats.options import check_option
 
 #: at most this many similarity values are held at once while ranking (chunks of repeats)
@@ -457,6 +458,8 @@ def _ranked_proportions(ranked: Any, desired: Mapping[str, float] | None
         target = np.array([float(desired[n]) for n in names])
         if not np.isfinite(target).all() or (target <= 0).any() or abs(target.sum() - 1) > 1e-9:
             raise EatkitError("desired proportions must be positive and sum to 1")
+        check_range("desired proportions", target, SHARE_RANGE, "ln(share in the top k / desired share) leaves double "
+                    "precision")
     return names, top, target
 
 

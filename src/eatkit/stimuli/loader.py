@@ -10,6 +10,7 @@ from pathlib import Path
 
 from eatkit.errors import EatkitError
 from eatkit.io import read_text
+from eatkit.stimuli.answer_items import with_items
 from eatkit.stimuli.schema import parse_suite
 from eatkit.stimuli.seed_catalogue import with_catalogue_variants
 from eatkit.stimuli.types import Suite
@@ -69,6 +70,7 @@ def _load_file(path: Path) -> Suite:
 
 def _with_catalogues(suite: Suite, base: Path | None) -> Suite:
     """``suite`` with the seed-set variants its tests select from a catalogue added as their sets
-    (:mod:`eatkit.stimuli.seed_catalogue`; a catalogue's relative path is from ``base``, the suite's folder)."""
-    tests = tuple(with_catalogue_variants(t, base) for t in suite.tests)
+    (:mod:`eatkit.stimuli.seed_catalogue`; a catalogue's relative path is from ``base``, the suite's folder)
+    and its answer tests' ``items`` files found from ``base`` (:mod:`eatkit.stimuli.answer_items`)."""
+    tests = tuple(with_items(with_catalogue_variants(t, base), base) for t in suite.tests)
     return suite if tests == suite.tests else dataclasses.replace(suite, tests=tests)
