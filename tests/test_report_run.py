@@ -68,7 +68,7 @@ def test_missing_folder_and_files_are_named(tmp_path):
 def test_malformed_json_and_records_are_named(tmp_path):
     run_dir = write_run(tmp_path, [record()])
     (run_dir / "results.json").write_text("[{")
-    assert _error(run_dir).startswith(f"{run_dir / 'results.json'} is not valid JSON: ")
+    assert _error(run_dir).startswith(f"{run_dir / 'results.json'}: invalid JSON at line 1, column 3: ")
     (run_dir / "results.json").write_text("{}")
     assert _error(run_dir) == f"{run_dir / 'results.json'} must be a non-empty JSON list of results"
     (run_dir / "results.json").write_text(json.dumps([record(), record()]))
@@ -95,4 +95,5 @@ def test_similarities_must_cover_every_test(tmp_path):
     np.savez(run_dir / "similarities.npz", **arrays)
     assert _error(run_dir) == f"{run_dir / 'similarities.npz'} lacks the arrays weat3/ya, weat3/yb"
     (run_dir / "similarities.npz").write_bytes(b"not a zip")
-    assert _error(run_dir).startswith(f"{run_dir / 'similarities.npz'} is not a readable .npz file: ")
+    assert _error(run_dir).startswith(f"similarities file {run_dir / 'similarities.npz'} is not a readable .npz "
+                                      "archive (it does not start as an .npz (zip) file does)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # outputs of each command
     assert main(["run", str(root / "suite.json"), "--vectors", str(root / "v.txt"), "--permutations", "10",
                  "--n-bootstrap", "0", "-q", "-o", str(root / "run")]) == 0
+    _fifo_outputs(root)
     for command in ("sweep", "series", "debias"):
         (root / command).mkdir()
         (root / command / OWNER_FILE).write_bytes(owner_marker(command))
@@ -150,6 +152,27 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for sub in ("x", "y"):
         (root / "collide" / sub / "same.jpg").write_bytes(b"img")
     return root
+
+
+def _fifo_outputs(root: Path) -> None:
+    """eatkit's own outputs with a FIFO in place of one of their files (issue 45: read through eatkit.io, which
+    names it, where a plain open blocked): run folders (results.json, manifest.json, similarities.npz), a series
+    (series.json) and sweep folders (audit.json, rankings.csv, meta-analysis.csv)."""
+    for name in ("results.json", "manifest.json", "similarities.npz"):
+        shutil.copytree(root / "run", root / f"run-fifo-{name}")
+        (root / f"run-fifo-{name}" / name).unlink()
+        os.mkfifo(root / f"run-fifo-{name}" / name)
+    (root / "series-fifo").mkdir()
+    os.mkfifo(root / "series-fifo" / "series.json")
+    audit = {"settings": ["default"], "models": ["m1"], "metadata": {}, "cells": [],
+             "columns": [{"suite": "weat", "test": "weat1", "measure": "d"}], "values": {"default": [[0.5]]},
+             "p": {"default": [[0.01]]}, "order": {"default": {"rows": [0], "how": "sweep order"}}}
+    for name in ("audit.json", "rankings.csv", "meta-analysis.csv"):
+        (root / f"sweep-fifo-{name}").mkdir()
+        (root / f"sweep-fifo-{name}" / "sweep.json").write_text(json.dumps({"cells": []}))
+        (root / f"sweep-fifo-{name}" / "audit.json").write_text(json.dumps(audit))
+        (root / f"sweep-fifo-{name}" / name).unlink(missing_ok=True)
+        os.mkfifo(root / f"sweep-fifo-{name}" / name)
 
 
 R = ["run", "{d}/suite.json", "--vectors", "{d}/v.txt", "-q", "-o", "{o}"]
@@ -294,6 +317,13 @@ CLI: list[tuple[str, list[str], str]] = [
          "age_young_m.csv is a FIFO"),
         (["run", "{d}/suite.json", "--model", "hf-vilt:{d}/folder", "--regions", "{d}/fifo.json", "-q", "-o", "{o}"],
          "fifo.json does not exist"),
+        # eatkit's own outputs, read back through eatkit.io (a FIFO blocked report and verify)
+        *[(["report", "{d}/run-fifo-" + name, "--html", "{o}.html"], f"run-fifo-{name}/{name} is a FIFO")
+          for name in ("results.json", "manifest.json", "similarities.npz")],
+        (["verify", "{d}/run-fifo-manifest.json"], "run-fifo-manifest.json/manifest.json is a FIFO"),
+        (["report", "{d}/series-fifo", "--html", "{o}.html"], "series-fifo/series.json is a FIFO"),
+        *[(["report", "{d}/sweep-fifo-" + name], f"sweep-fifo-{name}/{name} is a FIFO")
+          for name in ("audit.json", "rankings.csv", "meta-analysis.csv")],
     ]],
     ("setting", ["run", "{d}/suite.json", "--model", "efficientnet_lite0", "--compare-prompts", "a {x}", "b {x}", "-q",
                  "-o", "{o}"], "model 'efficientnet_lite0' does not take the option --compare-prompts"),

@@ -113,7 +113,7 @@ def test_verify_checks_an_edited_manifest_and_the_vectors_file(tmp_path: Path, c
     (lambda d: None, "run folder {d}/nothing does not exist"),
     (lambda d: (d / "nothing").mkdir(), "has no manifest.json"),
     (lambda d: ((d / "nothing").mkdir(), (d / "nothing" / "manifest.json").write_text("{")),
-     "manifest.json is not valid JSON"),
+     "manifest.json: invalid JSON at line 1, column 2"),
     (lambda d: ((d / "nothing").mkdir(), (d / "nothing" / "manifest.json").write_text('{"stimuli": {"t": {"X": '
                                                                                        '{"items": 3}}}}')),
      "stimuli.t.X has no list of [id, sha256] items"),

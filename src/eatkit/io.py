@@ -570,6 +570,36 @@ def read_json(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_I
     return parse_json(read_text(path, what, max_bytes=max_bytes), f"{what} {path}", object_pairs_hook=object_pairs_hook)
 
 
+def read_config(path: str | os.PathLike[str], what: str) -> Any:
+    """An input configuration file parsed within the limits (:func:`read_text`, nesting :func:`check_depth`):
+    YAML for a ``.yaml`` / ``.yml`` name (PyYAML's ``safe_load``: plain data only, the ``yaml`` extra), TOML for
+    any other; a file that does not parse is one line naming it.
+
+    >>> import pathlib, tempfile; p = pathlib.Path(tempfile.mkdtemp()) / "s.toml"; _ = p.write_text("a = [1, 2]")
+    >>> read_config(p, "sweep file")
+    {'a': [1, 2]}
+    >>> _ = p.write_text("a = ["); read_config(p, "sweep file")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: sweep file .../s.toml: not valid TOML: ...
+    """
+    text = read_text(path, what)
+    if Path(path).suffix.lower() in (".yaml", ".yml"):
+        yaml = require("yaml", f"a YAML {what}", "yaml")
+        try:
+            data = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError) as err:
+            raise EatkitError(f"{what} {path}: not valid YAML: {one_line(err)}") from None
+    else:
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError) as err:
+            raise EatkitError(f"{what} {path}: not valid TOML: {one_line(err)}") from None
+    check_depth(data, f"{what} {path}")
+    return data
+
+
 def read_csv(path: str | os.PathLike[str], what: str, columns: Sequence[str], *,
              max_bytes: int = MAX_INPUT_BYTES) -> list[dict[str, str]]:
     """The rows of an input CSV file (comma-separated, UTF-8 with or without a byte-order mark), each a dict
@@ -674,6 +704,33 @@ def open_image(path: str | os.PathLike[str], what: str = "image") -> Any:
     return require("PIL.Image", "image loading", "image").open(target)
 
 
+
+def read_image(path: str | os.PathLike[str], what: str = "image", *, draft: tuple[int, int] | None = None) -> Any:
+    """An input image file decoded as a :class:`PIL.Image.Image` in the mode it was stored in (its first frame):
+    a regular file (:func:`check_regular`) that Pillow reads; anything else (a folder, a FIFO, no image, a
+    truncated file, a decompression bomb) is a one-line error naming it. ``draft`` lets a JPEG decode at 1/2,
+    1/4 or 1/8 scale, keeping both sides at least ``draft`` (Pillow's ``draft``: much faster for thumbnails).
+
+    >>> import pathlib, tempfile; from PIL import Image; p = pathlib.Path(tempfile.mkdtemp()) / "a.png"
+    >>> Image.new("RGB", (3, 2)).save(p); read_image(p).size
+    (3, 2)
+    >>> _ = p.write_bytes(b"no image"); read_image(p)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    eatkit.errors.EatkitError: cannot read image .../a.png: cannot identify image file '.../a.png'
+    """
+    pil = require("PIL.Image", f"reading the {what}", "image")
+    try:
+        with open_image(path, what) as image:
+            if draft is not None and image.format == "JPEG":
+                image.draft(None, draft)
+            image.load()
+            return image
+    except EatkitError:  # (no regular file: open_image's own line)
+        raise
+    except (OSError, SyntaxError, ValueError, pil.DecompressionBombError) as err:
+        raise EatkitError(f"cannot read {what} {path}: {one_line(err)}") from None
+
+
 # ---------------------------------------------------------------- numpy and pandas files: parsed here only
 
 _NPY_MAGIC, _NPZ_MAGIC = b"\x93NUMPY", b"PK"
@@ -729,7 +786,14 @@ def load_npz(path: str | os.PathLike[str], what: str, *, data: bytes | None = No
         if not buffer.getvalue().startswith(_NPZ_MAGIC):
             raise ValueError("it does not start as an .npz (zip) file does")
         with np.load(buffer, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+            unpacked = sum(info.file_size for info in archive.zip.infolist())
+            if unpacked > max_bytes:
+                raise ValueError(f"its arrays unpack to {unpacked} bytes, more than eatkit reads ({max_bytes})")
+            arrays = {key: archive[key] for key in archive.files}
+        other = next((key for key, value in arrays.items() if not isinstance(value, np.ndarray)), None)
+        if other is not None:  # (numpy returns the bytes of a member that is no .npy file)
+            raise ValueError(f"its member {other!r} is not a .npy array")
+        return arrays
 
     buffer = io.BytesIO(read_input(path, what, max_bytes=max_bytes) if data is None else data)
     return _parse_numpy(path, what, lambda: parse(buffer), kind=".npz archive")

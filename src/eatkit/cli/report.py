@@ -21,7 +21,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from eatkit.errors import EatkitError
 
     folders = [Path(d) for d in args.run_dirs]
-    if len(folders) == 1 and (folders[0] / "sweep.json").is_file():
+    if len(folders) == 1 and (folders[0] / "sweep.json").exists():  # (its readers name a FIFO or a folder)
         from eatkit.report.audit import write_audit_report
 
         out = write_audit_report(folders[0], Path(args.html) if args.html else None)

@@ -9,6 +9,7 @@ from typing import Any
 
 from eatkit.cli import add_declared, declared_warnings, print_warnings
 from eatkit.errors import EatkitError
+from eatkit.io import read_text
 
 
 def register(sub: Any) -> None:
@@ -76,4 +77,4 @@ def _summary(result: Any, no_report: bool) -> None:
           f"{counts['failed']} failed, {counts['inapplicable']} inapplicable (no test applies to the model); "
           f"wrote {written} in {result.out}")
     if rankings.exists():
-        print(rankings.read_text(encoding="utf-8").rstrip())
+        print(read_text(rankings, "rankings table").rstrip())

@@ -21,7 +21,6 @@ Plain HTML, CSS and a little inline script, no network: one self-contained file.
 
 from __future__ import annotations
 
-import csv
 import functools
 import html
 import json
@@ -30,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from eatkit.io import read_csv
 from eatkit.report.formatting import fmt_interval
 from eatkit.report.meta_analysis import meta_analysis_html
 
@@ -85,10 +85,9 @@ def _overview(data: Mapping[str, Any], setting: str, suites: list[str]) -> str:
 
 
 def _csv_rows(path: Path) -> list[dict[str, str]]:
-    if not path.is_file():
-        return []
-    with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
+    """The rows of a sweep's table (eatkit's one reader, :func:`eatkit.io.read_csv`); none when the sweep wrote
+    none (no ranking)."""
+    return read_csv(path, "sweep table", ()) if path.exists() else []
 
 
 def _interval(row: Mapping[str, str]) -> str:

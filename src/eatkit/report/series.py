@@ -12,14 +12,13 @@ with that value, ``*`` for q < 0.05 and ``~`` for a sign change.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eatkit.errors import EatkitError
-from eatkit.io import inside
+from eatkit.io import inside, read_json
 from eatkit.kinds import get_kind
 from eatkit.report.formatting import fmt_d, is_missing
 from eatkit.report.run import Run, load_run
@@ -61,18 +60,16 @@ class Series:
 
 
 def is_series(folder: str | Path) -> bool:
-    """Whether ``folder`` holds a series (``series.json``) rather than one run."""
-    return (Path(folder) / "series.json").is_file()
+    """Whether ``folder`` holds a series (``series.json``: a FIFO or folder of that name too, which its reader
+    then names) rather than one run."""
+    return (Path(folder) / "series.json").exists()
 
 
 def load_series(folder: str | Path) -> Series:
     """Read ``series.json`` and every point's run folder (each checked as :func:`load_run` checks it)."""
     folder = Path(folder)
     path = folder / "series.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise EatkitError(f"cannot read {path}: {err}") from None
+    data = read_json(path, "series file")  # (eatkit's one reader: a regular file, bounded, nesting checked)
     points = data.get("points") if isinstance(data, dict) else None
     if not isinstance(points, list) or len(points) < 2 or data.get("schema") != "eatkit.series/1" or \
             not all(map(_is_point, points)):

@@ -73,10 +73,16 @@ def to_svg(fig: Figure) -> str:
     False
     """
     import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "eatkit", "svg.fonttype": "path"}):
-        fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
+    canvas, dpi = fig.canvas, fig.dpi
+    try:  # (savefig draws a figure with a layout engine twice, once without rendering: the same SVG, ~1.3x the CPU)
+        with matplotlib.rc_context({"svg.hashsalt": "eatkit", "svg.fonttype": "path"}):
+            FigureCanvasSVG(fig).print_svg(buffer, metadata=_NO_METADATA)  # one layout, one draw
+    finally:
+        fig.set_canvas(canvas)
+        fig.dpi = dpi  # (print_svg leaves it at 72)
     svg = buffer.getvalue()
     tag = re.search(r"<svg\b[^>]*>", svg)
     return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", tag.group()) + svg[tag.end():]

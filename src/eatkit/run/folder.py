@@ -16,7 +16,6 @@ import json
 import os
 import secrets
 import shutil
-import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import checked_path, os_error, text_sha256
+from eatkit.io import atomic_write, checked_path, load_npz, os_error, parse_json, read_json, read_text, text_sha256
 from eatkit.records import Record, flatten_record, plain_json
 
 #: the files every run writes into its output folder
@@ -169,7 +168,7 @@ def output_owner(folder: Path) -> str | None:
     'sweep'
     """
     try:
-        data = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+        data = read_json(folder / OWNER_FILE, "owner file")
         if isinstance(data, dict) and data.get("command") in OWNERS:
             return str(data["command"])
     except (OSError, ValueError):
@@ -244,8 +243,8 @@ def _has_eatkit_json(folder: Path) -> bool:
     """Whether ``folder`` holds a run's manifest (with eatkit's version) or a series file of eatkit's schema."""
     for name, key in (("manifest.json", "eatkit_version"), ("series.json", "schema")):
         try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(folder / name, "eatkit file")
+        except (OSError, ValueError):  # (an EatkitError too: missing, no regular file, no JSON)
             continue
         if isinstance(data, dict) and key in data and (key != "schema" or str(data[key]).startswith("eatkit.")):
             return True
@@ -329,8 +328,7 @@ def write_run(out_dir: str | Path, records: Sequence[Record], arrays: Mapping[st
         staging.mkdir()  # (not mkdtemp, whose private mode the renamed folder would keep)
         for name, write in files.items():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
-            with open(staging / name, "wb") as handle:
-                write(handle)
+            atomic_write(staging / name, write)
         if not out.exists():
             staging.rename(out)  # the whole folder appears at once
             return out
@@ -356,16 +354,12 @@ def _replace_into(out: Path, staging: Path, files: list[str]) -> None:
         shutil.rmtree(out / "tables")  # an earlier run's panels
 
 
-def read_json(path: Path, run_dir: Path) -> Any:
-    """A JSON file of a run folder; a missing or malformed one is a one-line error naming it."""
-    if not path.is_file():
+def _run_json(path: Path, run_dir: Path) -> Any:
+    """A JSON file of a run folder, through eatkit's one reader (a regular file, bounded, nesting checked); a
+    missing, unreadable or malformed one is a one-line error naming it."""
+    if not path.exists():
         raise EatkitError(f"run folder {run_dir} has no {path.name} (is it an eatkit run folder?)")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EatkitError(f"{path} is not valid JSON: {one_line(exc)}") from None
-    except OSError as exc:
-        raise EatkitError(f"cannot read {path}: {one_line(exc.strerror or exc)}") from None
+    return parse_json(read_text(path, "run file"), str(path))
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
@@ -373,7 +367,7 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
-    manifest = read_json(run_dir / "manifest.json", run_dir)
+    manifest = _run_json(run_dir / "manifest.json", run_dir)
     if not isinstance(manifest, dict):
         raise EatkitError(f"{run_dir / 'manifest.json'} must be a JSON object")
     return manifest
@@ -385,7 +379,7 @@ def read_run(run_dir: str | Path) -> tuple[tuple[Record, ...], dict[str, Any], d
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
-    records = read_json(run_dir / "results.json", run_dir)
+    records = _run_json(run_dir / "results.json", run_dir)
     manifest = read_manifest(run_dir)
     typed = _typed(records, run_dir)
     npz = run_dir / "similarities.npz"
@@ -400,7 +394,7 @@ def read_records(run_dir: str | Path) -> tuple[Record, ...]:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise EatkitError(f"run folder {run_dir} does not exist or is not a folder")
-    return _typed(read_json(run_dir / "results.json", run_dir), run_dir)
+    return _typed(_run_json(run_dir / "results.json", run_dir), run_dir)
 
 
 def _typed(records: Any, run_dir: Path) -> tuple[Record, ...]:
@@ -421,13 +415,12 @@ def _typed(records: Any, run_dir: Path) -> tuple[Record, ...]:
 
 
 def _read_arrays(path: Path) -> dict[str, dict[str, np.ndarray]]:
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {key: np.asarray(npz[key], dtype=float).ravel() for key in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise EatkitError(f"{path} is not a readable .npz file: {exc}") from exc
+    """The arrays of a run's ``similarities.npz`` (eatkit's one reader, :func:`eatkit.io.load_npz`) by test and
+    name, as flat float arrays."""
     out: dict[str, dict[str, np.ndarray]] = {}
-    for key, array in arrays.items():
+    for key, array in load_npz(path, "similarities file").items():
+        if array.dtype.kind not in "biuf":  # (booleans, integers, floats)
+            raise EatkitError(f"{path}: array {key!r} holds {array.dtype} values, not real numbers")
         test, _, name = key.rpartition("/")
-        out.setdefault(test, {})[name] = array
+        out.setdefault(test, {})[name] = np.asarray(array, dtype=float).ravel()
     return out

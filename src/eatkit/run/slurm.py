@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import require
+from eatkit.io import read_input, read_json, read_text, require
 
 #: the keys of a ``slurm`` table and their meaning (``sbatch`` option)
 RESOURCE_KEYS: dict[str, str] = {
@@ -206,10 +206,11 @@ def _task_process(pid: str) -> bool:
     """Whether process ``pid`` lives (not a zombie) and is a submitit task (its id may have been reused)."""
     proc = Path("/proc") / pid
     if proc.is_dir():
-        try:
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            command = (proc / "cmdline").read_bytes()
-        except (OSError, IndexError):
+        try:  # (eatkit's one reader: /proc's files are regular ones; a process gone is an EatkitError)
+            stat = read_input(proc / "stat", "process status").decode("utf-8", "replace")  # (any process name)
+            state = stat.rsplit(")", 1)[1].split()[0]
+            command = read_input(proc / "cmdline", "process command line")
+        except (OSError, IndexError, EatkitError):
             return False
         return state not in ("Z", "X") and b"submitit" in command
     try:
@@ -262,8 +263,8 @@ def _kill_trees(pids: list[int]) -> None:
 
     def tree(pid: int) -> list[int]:
         try:
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except OSError:
+            children = read_text(f"/proc/{pid}/task/{pid}/children", "process children").split()
+        except (OSError, EatkitError):  # (the process is gone)
             children = []
         return [pid] + [d for c in children for d in tree(int(c))]
 
@@ -341,8 +342,8 @@ def _by_resources(queue: list[list[Any]]) -> list[list[list[Any]]]:
 def _recorded(record_path: Path) -> dict[str, Any]:
     """The tasks an earlier driver recorded (``slurm/jobs.json``; none when absent or unreadable)."""
     try:
-        return json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
-    except (OSError, ValueError):
+        return read_json(record_path, "task record") if record_path.exists() else {}
+    except (OSError, ValueError):  # (an EatkitError too: no regular file, no JSON)
         return {}
 
 

@@ -63,6 +63,7 @@ from typing import Any
 
 from eatkit.command_options import command_option, option_warnings
 from eatkit.errors import EatkitError
+from eatkit.io import read_json
 from eatkit.progress import progress
 from eatkit.run.runner import build_source
 from eatkit.run.sweep_executors import CellOutcome, connect_ray, local_cells, ray_cells, run_cell
@@ -96,8 +97,8 @@ class SweepResult:
         out = {}
         for cell in self.computed:
             try:
-                state = json.loads((self.out / "cells" / cell / "cell.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                state = read_json(self.out / "cells" / cell / "cell.json", "cell state")
+            except (OSError, ValueError):  # (an EatkitError too: missing, no regular file, no JSON)
                 continue
             if state.get("failed_tests"):
                 out[cell] = state["failed_tests"]
@@ -197,8 +198,8 @@ def pin_revisions(cells: list[Cell], out: Path) -> list[Cell]:
 
     path = out / REVISIONS_FILE
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
+        recorded = read_json(path, "revisions file") if path.exists() else {}
+    except (OSError, ValueError):  # (an EatkitError too: no regular file, no JSON)
         recorded = {}
     pins: dict[str, dict[str, str]] = {}
     for cell in cells:
@@ -271,8 +272,8 @@ def slurm_task(out: Path, cells: list[Cell]) -> list[tuple[str, str | None, floa
 
 def _finished(out: Path, cell: Cell) -> bool:
     try:
-        state = json.loads((out / "cells" / cell.id / "cell.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = read_json(out / "cells" / cell.id / "cell.json", "cell state")
+    except (OSError, ValueError):  # (an EatkitError too: missing, no regular file, no JSON)
         return False
     return isinstance(state, dict) and state.get("status") == "done" and state.get("hash") == cell.hash
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from eatkit._version import __version__
 from eatkit.errors import EatkitError, one_line
-from eatkit.io import check_depth, read_text, require
+from eatkit.io import read_config
 from eatkit.run.runner import MODEL_OPTIONS
 from eatkit.run.slurm import parse_resources
 
@@ -79,21 +79,7 @@ def load_sweep(path: str | os.PathLike[str]) -> Sweep:
     ['glove-6b-50d__weat__default']
     """
     path = Path(path)
-    text = read_text(path, "sweep file")  # the one reader: regular files only, bounded
-    if path.suffix.lower() in (".yaml", ".yml"):
-        yaml = require("yaml", "a YAML sweep file", "yaml")
-        try:
-            data = yaml.safe_load(text)
-        except (yaml.YAMLError, RecursionError) as exc:
-            raise EatkitError(f"sweep file {path}: not valid YAML: {one_line(exc)}") from None
-    else:
-        import tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, RecursionError) as exc:
-            raise EatkitError(f"sweep file {path}: not valid TOML: {one_line(exc)}") from None
-    check_depth(data, f"sweep file {path}")
+    data = read_config(path, "sweep file")  # the one reader: regular files only, bounded, nesting checked
     return parse_sweep(data, base=path.parent, source=str(path))
 
 

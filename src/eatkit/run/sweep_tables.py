@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from eatkit.errors import EatkitError
-from eatkit.run.folder import read_records
+from eatkit.io import read_json
+from eatkit.run.folder import read_records, records_frame
 from eatkit.run.meta_analysis import write_meta_analysis
 
 #: the index of a sweep's output folder that :func:`write_tables` reads
@@ -65,11 +66,12 @@ def read_sweep_json(out: str | Path, name: str, what: str) -> dict[str, Any]:
     """The JSON file ``name`` of a sweep's output folder ``out``; a one-line error saying ``out`` is not
     ``what`` when it cannot be read (``sweep.json``: the cells; ``audit.json``: the audit page's data)."""
     path = Path(out) / name
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EatkitError(f"{out} is not {what} (cannot read {name}: "
-                          f"{getattr(exc, 'strerror', None) or exc})") from None
+    if not path.exists():
+        raise EatkitError(f"{out} is not {what} (it has no {name})")
+    data = read_json(path, "file")  # (eatkit's one reader: a regular file, bounded, nesting checked)
+    if not isinstance(data, dict):
+        raise EatkitError(f"file {path} must hold a JSON object")
+    return data
 
 
 def write_tables(out: str | Path) -> None:
@@ -88,9 +90,10 @@ def write_tables(out: str | Path) -> None:
         state: dict[str, Any] = {}
         if cell["status"] not in ("failed", "inapplicable"):
             folder = out / "cells" / cell["id"]
-            state = json.loads((folder / "cell.json").read_text(encoding="utf-8"))
-            read_records(folder)  # a cell finished before (a resume) is checked as any run folder is
-            table = pd.read_csv(folder / "results.csv")
+            state = read_json(folder / "cell.json", "cell state")
+            # the one reader of records (a cell finished before, a resume, is checked as any run folder is);
+            # its results.csv's rows made from them, not parsed a second time
+            table = records_frame(read_records(folder))
             frames.append(table)
             owners += [tuple(labels.values())] * len(table)
             test_rows += [{**labels, "test": t, "status": "done", "reason": None}
