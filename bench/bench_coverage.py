@@ -74,7 +74,7 @@ def exact_coverage(method: str, n: int, shares=GRID, level: float = LEVEL) -> np
     sum_k Binomial(k; n, p) [low_k <= p <= high_k].
 
     >>> round(float(exact_coverage("clopper-pearson", 20).mean()), 3)
-    0.972
+    0.975
     """
     from scipy import stats as sps
 

@@ -114,7 +114,7 @@ def test_bad_input_one_line(coco, tmp_path):
     bad.write_text("not json")
     with pytest.raises(EatkitError, match="invalid JSON"):
         coco_analysis_set(bad, captions, images, ["car"])
-    with pytest.raises(EatkitError, match=re.escape("per_class must be an integer in [2, 1e+07], got ")):
+    with pytest.raises(EatkitError, match=re.escape("per_class must be an integer in [2, 10000000], got ")):
         coco_analysis_set(instances, captions, images, ["car"], per_class=1)
 
 

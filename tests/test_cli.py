@@ -106,7 +106,7 @@ def test_list_commands(capsys):
         (["list", "tests"], ["needs a suite name"]),
         (["run", "weat", "--model", "glove-6b-50d", "--tests", ","], ["the list of tests to run is empty"]),
         (["run", "weat", "--model", "glove-6b-50d", "--tests", "weat7,weat7"], ["more than once: weat7"]),
-        (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["seed must be random or an integer in [0, 9.0072e+15], got -1"]),
+        (["run", "weat", "--model", "glove-6b-50d", "--seed", "-1"], ["seed must be random or an integer in [0, 9007199254740991], got -1"]),
         (["run", "weat", "--model", "glove-6b-50d", "--n-bootstrap", "-1"], ["--n-bootstrap"]),
         (["run", "weat", "--model", "glove-6b-50d", "--permutations", "0"], ["--permutations", "permutations must be auto, exact or an integer >= 1, got 0"]),
         (["run", "weat", "--model", "glove-6b-50d", "--sd", "pooled", "--ddof", "2"], ["ddof must be 0 or 1 with the pooled SD"]),

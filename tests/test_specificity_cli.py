@@ -32,4 +32,4 @@ def test_specificity_option_records_the_false_positive_rates(capsys, tmp_path):
                                                               expected.false_positive_rates.items()}}
     code, _, err = run_cli(capsys, "run", str(tmp_path / "s.json"), "--vectors", str(tmp_path / "v.txt"),
                            "--specificity", "-1", "-o", str(tmp_path / "bad"))
-    assert_one_line_error(code, err, "specificity must be an integer in [0, 1e+09], got")
+    assert_one_line_error(code, err, "specificity must be an integer in [0, 1000000000], got")

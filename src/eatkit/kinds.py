@@ -457,7 +457,7 @@ def check_params(given: Mapping[str, Any]) -> None:
     >>> check_params({"iterations": 0})
     Traceback (most recent call last):
     ...
-    eatkit.errors.EatkitError: iterations must be an integer in [1, 1e+06], got 0
+    eatkit.errors.EatkitError: iterations must be an integer in [1, 1000000], got 0
     """
     if not isinstance(given, Mapping):
         raise EatkitError(f"params must map parameter names to values, got {given!r:.60}")

@@ -191,14 +191,19 @@ class Param:
         return (self.low is None or value > self.low or (value == self.low and not self.low_open)) and \
                (self.high is None or value < self.high or (value == self.high and not self.high_open))
 
+    def _bound(self, bound: float) -> str:
+        """A bound as a message prints it: an integer parameter's exactly (2**53 - 1, not 9.0072e+15)."""
+        return str(int(bound)) if self.type is int and float(bound).is_integer() else f"{bound:g}"
+
     def _range(self) -> str:
         what = _TYPE_NAMES.get(self.type, self.type.__name__)
-        if self.low is not None and self.high is not None:
-            what = f"{what} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
-        elif self.low is not None:
-            what = f"{what} {'>' if self.low_open else '>='} {self.low:g}"
-        elif self.high is not None:
-            what = f"{what} {'<' if self.high_open else '<='} {self.high:g}"
+        low, high = (None if b is None else self._bound(b) for b in (self.low, self.high))
+        if low is not None and high is not None:
+            what = f"{what} in {'(' if self.low_open else '['}{low}, {high}{')' if self.high_open else ']'}"
+        elif low is not None:
+            what = f"{what} {'>' if self.low_open else '>='} {low}"
+        elif high is not None:
+            what = f"{what} {'<' if self.high_open else '<='} {high}"
         return ", ".join(self.words) + f" or {what}" if self.words else what
 
     def json_schema(self, *, nullable: bool = False) -> dict[str, Any]:
