@@ -438,7 +438,7 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "images_per_prompt=1000000000",
       "-q", "-o", "{o}"], "images_per_prompt must be an integer in [1, 10000], got 1000000000"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "seed=18446744073709551615",
-      "-q", "-o", "{o}"], "seed must be an integer in [0, 9007199254740991], got 18446744073709551615"),
+      "-q", "-o", "{o}"], "seed must be an integer in [0, 9007199254730991], got 18446744073709551615"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--generation", "scheduler=fast", "-q", "-o",
       "{o}"], "scheduler must be one of ddim"),
     (["run", "{d}/suite.json", "--model", "diffusers:{d}/t2i-pipe", "--embedder", "glove-6b-50d", "-q", "-o", "{o}"],

@@ -251,6 +251,25 @@ def test_spearman_matches_scipy_and_exact_enumeration():
     assert big[1].group == "half" and big[1].n == 6
 
 
+@pytest.mark.parametrize("sign, alternative", [(1, "two-sided"), (-1, "two-sided"), (1, "greater"), (-1, "greater"),
+                                               (1, "less"), (-1, "less")])
+def test_a_perfect_rank_agreement_beyond_the_exact_limit_has_its_exact_p(sign, alternative):
+    """|rho| = 1 over 9 untied classes (above SPEARMAN_EXACT_MAX): the p of enumerating all 9! = 362,880
+    orderings, not the t-approximation's 0."""
+    keys = [f"c{i}" for i in range(9)]
+    a = {k: float(i) for i, k in enumerate(keys)}
+    b = {k: sign * float(i) ** 2 for i, k in enumerate(keys)}
+    r = spearman_by_group(a, b, alternative=alternative)[0]
+    ranks = np.arange(9.0) - 4
+    null = np.array(list(itertools.permutations(ranks))) @ ranks / (ranks @ ranks)
+    rho = float(sign)
+    expected = {"two-sided": np.mean(np.abs(null) >= 1 - 1e-12), "greater": np.mean(null >= rho - 1e-12),
+                "less": np.mean(null <= rho + 1e-12)}[alternative]
+    assert r.rho == pytest.approx(rho) and r.method == "exact" and r.p_value == pytest.approx(expected, rel=1e-12)
+    if expected < 0.5:  # (on the observed side, the t-approximation says 0)
+        assert sps.spearmanr(list(a.values()), list(b.values()), alternative=alternative).pvalue == 0
+
+
 def test_spearman_bad_groups_and_constant_scores():
     a, b = {"x": 1.0, "y": 2.0, "z": 3.0}, {"x": 1.0, "y": 1.0, "z": 1.0}
     r = spearman_by_group(a, b)[0]

@@ -94,7 +94,7 @@ class GeometryRenderer:
                           fmt_p(s["p_value"]) + ("" if s["method"] == "exact" else "*")] for s in r.spearman]
                 parts.append(aligned(rows, numeric=range(3, 6)))
         parts.append(SCORE_LEGEND + ". " + COMPARISON_LEGEND + ". Spearman p: exact over all orderings (* "
-                     "t-approximation for more than 8 classes).")
+                     "t-approximation for more than 8 classes, but for rho = +-1 without ties: 2/n!).")
         return "\n".join(parts)
 
     def html_section(self, run: Any, records: Sequence[Any], label: str) -> str:

@@ -603,6 +603,9 @@ def spearman_by_group(
     >>> r = spearman_by_group(a, b)[0]
     >>> r.rho, round(r.p_value, 4), r.method      # 1 of the 24 orderings is as concordant, 1 as discordant
     (1.0, 0.0833, 'exact')
+    >>> many = {f"c{i}": float(i) for i in range(12)}   # 12 classes, same order: 2 of the 12! orderings
+    >>> r = spearman_by_group(many, many)[0]; r.p_value == 2 / math.factorial(12), r.method
+    (True, 'exact')
     """
     check_choice("alternative", alternative)
     if groups is None:
@@ -636,5 +639,11 @@ def _spearman(group: str, keys: tuple[str, ...], x: np.ndarray, y: np.ndarray, a
         count = {"greater": np.count_nonzero(null >= rho - tol), "less": np.count_nonzero(null <= rho + tol),
                  "two-sided": np.count_nonzero(np.abs(null) >= abs(rho) - tol)}[alternative]
         return SpearmanResult(group, keys, rho, float(count / len(null)), n, "exact", alternative)
+    if abs(abs(rho) - 1) < 1e-12 and len(np.unique(rx)) == len(np.unique(ry)) == n:
+        # |rho| = 1 without ties: of the n! orderings only the identity (rho = 1) and its reverse (-1) reach it,
+        # so the exact p is 2/n! two-sided, 1/n! on the observed side, 1 on the other (the t-approximation: 0)
+        side = {"two-sided": 2, "greater": 1 if rho > 0 else math.factorial(n),
+                "less": 1 if rho < 0 else math.factorial(n)}[alternative]
+        return SpearmanResult(group, keys, rho, side / math.factorial(n), n, "exact", alternative)
     p = float(sps.spearmanr(x, y, alternative=alternative).pvalue)
     return SpearmanResult(group, keys, rho, p, n, "t-approximation", alternative)
