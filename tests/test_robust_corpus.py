@@ -271,7 +271,7 @@ CLI: list[tuple[str, list[str], str]] = [
         (["run", "{d}/deep.json", "--vectors", "{d}/v.txt"], "nested deeper than"),
         (["run", "{d}/deepobj.json", "--vectors", "{d}/v.txt"], "nested deeper than 64 levels"),
         (["run", "{d}/bignum.json", "--vectors", "{d}/v.txt"], "a number of 100000 digits"),
-        (["run", "{d}/bigfloat.json", "--vectors", "{d}/v.txt"], "digits (at most 400)"),
+        (["run", "{d}/bigfloat.json", "--vectors", "{d}/v.txt"], "digits (at most 4300)"),
         (["sweep", "{d}/fifo.toml"], "is a FIFO"),
         (["sweep", "/dev/zero"], "is a character device"),
         (["sweep", "{d}/folder"], "is a folder"),

@@ -449,8 +449,10 @@ MAX_INPUT_BYTES = 256 << 20
 MAX_ARRAY_BYTES = 8 << 30
 #: the longest line of a text file read line by line (a word-vector file's line of 4096 numbers is ~50 KB)
 MAX_LINE_BYTES = 1 << 20
-#: the deepest nesting of a JSON (or TOML / YAML) input, and the most digits of one of its numbers
-MAX_JSON_DEPTH, MAX_NUMBER_DIGITS = 64, 400
+#: the deepest nesting of a JSON (or TOML / YAML) input, and the most digits of one of its numbers (CPython's own
+#: limit on converting text to an int, ``sys.int_info.default_max_str_digits``: eatkit's records hold exact counts
+#: such as the number of a large test's splits, 954 digits for a grounded test)
+MAX_JSON_DEPTH, MAX_NUMBER_DIGITS = 64, 4300
 
 
 def check_regular(path: str | os.PathLike[str], what: str) -> Path:
@@ -522,9 +524,9 @@ def parse_json(text: str, where: str, *, object_pairs_hook: Callable[[list[tuple
     >>> parse_json("[" * 100 + "]" * 100, "suite file s.json")
     Traceback (most recent call last):
     eatkit.errors.EatkitError: suite file s.json: JSON nested deeper than 64 levels
-    >>> parse_json("1" * 500, "sweep.json")
+    >>> parse_json("1" * 5000, "sweep.json")
     Traceback (most recent call last):
-    eatkit.errors.EatkitError: sweep.json: a number of 500 digits (at most 400)
+    eatkit.errors.EatkitError: sweep.json: a number of 5000 digits (at most 4300)
     """
     def number(kind: type) -> Callable[[str], Any]:
         def parse(digits: str) -> Any:
